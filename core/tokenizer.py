@@ -1,0 +1,79 @@
+"""UTF-8 byte tokenizer: every string in, 256 token ids, never fails.
+
+GPT-2 itself uses byte-level BPE over these same 256 bytes (Radford et al. 2019);
+the course keeps only the byte layer so any text — emoji, Japanese, control
+characters — becomes tokens with no vocabulary file and no unknown token.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+VOCAB_SIZE = 256
+
+# Lone surrogates ("\ud800") are legal in a Python str but not in UTF-8;
+# "surrogatepass" lets them through so that decode(encode(s)) == s for every s.
+_ERRORS = "surrogatepass"
+
+
+def encode(text: str) -> list[int]:
+    """Text → byte ids in [0, 256)."""
+    if not isinstance(text, str):
+        raise TypeError(f"encode() wants a str, got {type(text).__name__}")
+    return list(text.encode("utf-8", errors=_ERRORS))
+
+
+def decode(ids: list[int] | tuple[int, ...], errors: str = _ERRORS) -> str:
+    """Byte ids → text. A partial multi-byte character (mid-generation) becomes U+FFFD."""
+    data = bytes(int(i) for i in ids)
+    try:
+        return data.decode("utf-8", errors=errors)
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors="replace")
+
+
+def token_label(token_id: int) -> str:
+    """A short readable label for one byte: printable ASCII as itself, others as hex."""
+    token_id = int(token_id)
+    if not 0 <= token_id < VOCAB_SIZE:
+        raise ValueError(f"token id {token_id} is outside 0..{VOCAB_SIZE - 1}")
+    ch = chr(token_id)
+    if ch == " ":
+        return "␣"
+    if ch == "\n":
+        return "⏎"
+    if 33 <= token_id < 127:
+        return ch
+    return f"x{token_id:02X}"
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A prompt ready for a model: its ids and whether it had to be cut to fit."""
+
+    ids: list[int]
+    original_length: int
+
+    @property
+    def was_cut(self) -> bool:
+        return len(self.ids) < self.original_length
+
+    def note(self) -> str:
+        """The sentence a page shows when the prompt was cut ('' when it was not)."""
+        if not self.was_cut:
+            return ""
+        return (
+            f"Your prompt is {self.original_length} bytes; the model's context window holds "
+            f"{len(self.ids)}, so only the last {len(self.ids)} bytes are used."
+        )
+
+
+def prepare_prompt(text: str, max_tokens: int) -> Prompt:
+    """Encode `text` and keep its last `max_tokens` ids (the model's context window).
+
+    An empty prompt becomes a single newline so that generation has something to start from.
+    """
+    if max_tokens < 1:
+        raise ValueError("max_tokens must be at least 1")
+    ids = encode(text) or encode("\n")
+    return Prompt(ids=ids[-max_tokens:], original_length=len(ids))

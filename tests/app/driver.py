@@ -1,0 +1,82 @@
+"""Drive every widget of a Streamlit page under AppTest, the way a curious reader would."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+READER_TEXT = "Hello 🌍 — こんにちは\tthe cat sat"
+
+
+def fresh(path: str, timeout: float = 120) -> AppTest:
+    """Run a page file (path relative to the repository root) once; fail on any exception."""
+    at = AppTest.from_file(str(ROOT / path), default_timeout=timeout)
+    at.run()
+    assert_clean(at, f"first run of {path}")
+    return at
+
+
+def assert_clean(at: AppTest, when: str) -> None:
+    errors = [e.value for e in at.exception]
+    assert not errors, f"exception after {when}: {errors}"
+
+
+def click_steps(at: AppTest, times: int = 20) -> int:
+    """Click every step button (key ending in '_step') `times` times; returns buttons found."""
+    keys = [b.key for b in at.button if b.key and b.key.endswith("_step")]
+    for key in keys:
+        for i in range(times):
+            at.button(key=key).click().run()
+            assert_clean(at, f"step click {i + 1} on {key}")
+    return len(keys)
+
+
+def sweep_sliders(at: AppTest) -> int:
+    """Move every slider to its minimum, then its maximum (by key, since elements are re-created)."""
+    keys = [s.key for s in at.slider if s.key]
+    for key in keys:
+        for end in ("min", "max"):
+            if key not in {s.key for s in at.slider}:
+                break  # a previous move hid this slider
+            slider = at.slider(key=key)
+            value = getattr(slider, end)
+            if isinstance(slider.value, tuple | list):
+                value = (slider.min, slider.max)
+            slider.set_value(value).run()
+            assert_clean(at, f"slider {key} → {end}")
+    keys = [s.key for s in at.select_slider if s.key]
+    for key in keys:
+        for pick in (0, -1):
+            if key not in {s.key for s in at.select_slider}:
+                break
+            widget = at.select_slider(key=key)
+            widget.set_value(widget.options[pick]).run()
+            assert_clean(at, f"select_slider {key} → {pick}")
+    return len(keys)
+
+
+def type_text(at: AppTest, text: str = READER_TEXT) -> int:
+    """Type the reader's text into every text input."""
+    keys = [t.key for t in at.text_input if t.key]
+    for key in keys:
+        widget = at.text_input(key=key)
+        limit = widget.max_chars or len(text)
+        widget.input(text[:limit]).run()
+        assert_clean(at, f"typing into {key}")
+    return len(keys)
+
+
+def try_selectboxes(at: AppTest) -> int:
+    """Pick the last option of every selectbox."""
+    keys = [s.key for s in at.selectbox if s.key]
+    for key in keys:
+        if key not in {s.key for s in at.selectbox}:
+            continue
+        box = at.selectbox(key=key)
+        if box.options:
+            box.select(box.options[-1]).run()
+            assert_clean(at, f"selectbox {key}")
+    return len(keys)

@@ -1,0 +1,156 @@
+"""The lesson frame every page follows, and the few widgets every lesson shares.
+
+Frame (DESIGN.md): the problem the last stage left → the live model → what to
+notice → the formula and the code → what is still missing → the next lesson.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from ui.course import lesson, next_available
+
+PLOTLY_CONFIG = {"displayModeBar": False, "responsive": True}
+
+
+def lesson_header(number: int) -> None:
+    """Title and one-line subtitle of lesson `number`, from the course outline."""
+    item = lesson(number)
+    st.title(f"{item.number} · {item.title}")
+    st.caption(item.subtitle)
+
+
+def problem(md: str) -> None:
+    """The problem the previous stage left, in two or three plain sentences."""
+    with st.container(border=True):
+        st.markdown("**:material/report: The problem the last stage left**")
+        st.markdown(md)
+
+
+def notice(question: str, answer: str, key: str) -> None:
+    """A 'predict before you click' prompt: the question in view, the answer behind a reveal."""
+    with st.container(border=True):
+        st.markdown(f"**:material/psychology_alt: Predict before you click.** {question}")
+        if st.toggle("Show the answer", key=f"{key}_reveal"):
+            st.markdown(answer)
+
+
+def formula(latex: str, caption: str = "", key: str = "formula") -> None:
+    """The maths behind the picture, hidden until the reader asks for it."""
+    if st.toggle("Show the formula", key=key):
+        st.latex(latex)
+        if caption:
+            st.caption(caption)
+
+
+def code(*objects, key: str = "code") -> None:
+    """The real source of the core functions the page runs (not a copy: read at run time)."""
+    if st.toggle("Show the code", key=key):
+        for obj in objects:
+            module = getattr(obj, "__module__", "")
+            st.caption(f"`{module}.{obj.__qualname__}`")
+            st.code(inspect.getsource(obj), language="python")
+
+
+def still_missing(md: str) -> None:
+    """What this stage still cannot do — the bridge to the next lesson."""
+    with st.container(border=True):
+        st.markdown("**:material/arrow_forward: What is still missing**")
+        st.markdown(md)
+
+
+def next_lesson(number: int) -> None:
+    """A link to the next lesson; plain text when the page runs outside the router."""
+    item = next_available(number)
+    if item is None:
+        st.markdown("**That is the end of the course.** Go back to the map to revisit any stage.")
+        return
+    try:
+        st.page_link(item.file, label=f"Next: {item.label} — {item.subtitle}", icon=":material/east:")
+    except Exception:  # the page was opened on its own (tests, `streamlit run pages/…`)
+        st.markdown(f"**Next:** {item.label} — {item.subtitle}")
+
+
+def show_figure(fig: go.Figure, key: str) -> None:
+    """Draw a plotly figure exactly as built (theme=None keeps fixed colour ranges)."""
+    st.plotly_chart(fig, key=key, theme=None, width="stretch", config=PLOTLY_CONFIG)
+
+
+def prompt_input(key: str, default: str, max_chars: int = 400, label: str = "Your text") -> str:
+    """The reader's own text: any characters are fine (emoji, Japanese …); they become bytes."""
+    return st.text_input(
+        label,
+        value=default,
+        max_chars=max_chars,
+        key=key,
+        help="Anything you like: the tiny models read raw UTF-8 bytes, so emoji and any script work.",
+    )
+
+
+def _advance(key: str, total: int, delta: int) -> None:
+    st.session_state[key] = min(total, max(0, st.session_state.get(key, 0) + delta))
+
+
+def _reset(key: str) -> None:
+    st.session_state[key] = 0
+    st.session_state[f"{key}_playing"] = False
+
+
+def _toggle_play(key: str, total: int) -> None:
+    playing = not st.session_state.get(f"{key}_playing", False)
+    if playing and st.session_state.get(key, 0) >= total:
+        st.session_state[key] = 0  # Play at the end starts over
+    st.session_state[f"{key}_playing"] = playing
+
+
+def step_controls(key: str, total: int, unit: str = "token", interval_s: float = 0.8) -> int:
+    """Step / Back / Reset / Play for a precomputed run of `total` steps; returns the current step.
+
+    State lives in st.session_state[key], so each reader steps on their own. Play
+    advances one step per `interval_s` through a timed fragment that reruns the page.
+    """
+    total = max(0, int(total))
+    st.session_state.setdefault(key, 0)
+    st.session_state.setdefault(f"{key}_playing", False)
+    st.session_state[key] = min(st.session_state[key], total)
+    playing = st.session_state[f"{key}_playing"]
+
+    cols = st.columns([1, 1, 1, 1, 4], vertical_alignment="center")
+    cols[0].button("Step", key=f"{key}_step", icon=":material/skip_next:", on_click=_advance,
+                   args=(key, total, 1), width="stretch", type="primary")
+    cols[1].button("Back", key=f"{key}_back", icon=":material/skip_previous:", on_click=_advance,
+                   args=(key, total, -1), width="stretch")
+    cols[2].button("Reset", key=f"{key}_reset", icon=":material/restart_alt:", on_click=_reset,
+                   args=(key,), width="stretch")
+    cols[3].button("Pause" if playing else "Play", key=f"{key}_play",
+                   icon=":material/pause:" if playing else ":material/play_arrow:",
+                   on_click=_toggle_play, args=(key, total), width="stretch")
+    t = st.session_state[key]
+    status = f"{unit} {t} of {total}"
+    if t >= total and total > 0:
+        status += " — the end; press Reset to start again"
+    cols[4].markdown(f"**{status}**")
+    if playing:
+        _play_ticker(key, total, interval_s)
+    return t
+
+
+def _play_ticker(key: str, total: int, interval_s: float) -> None:
+    """While playing, a timer fragment moves one step and reruns the page each tick."""
+    armed = f"{key}_tick_armed"
+    st.session_state[armed] = False  # this is a full run: the next fragment call is inline
+
+    @st.fragment(run_every=interval_s)
+    def ticker() -> None:
+        if st.session_state.get(armed):
+            if st.session_state[key] >= total:
+                st.session_state[f"{key}_playing"] = False
+            else:
+                st.session_state[key] += 1
+            st.rerun()
+        st.session_state[armed] = True
+
+    ticker()
