@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,7 +54,7 @@ def sweep_sliders(at: AppTest) -> int:
             if key not in {s.key for s in at.select_slider}:
                 break
             widget = at.select_slider(key=key)
-            widget.set_value(widget.options[pick]).run()
+            choose_label(widget, widget.options[pick]).run()
             assert_clean(at, f"select_slider {key} → {pick}")
     return len(keys)
 
@@ -77,6 +78,24 @@ def try_selectboxes(at: AppTest) -> int:
             continue
         box = at.selectbox(key=key)
         if box.options:
-            box.select(box.options[-1]).run()
+            choose_label(box, box.options[-1]).run()
             assert_clean(at, f"selectbox {key}")
     return len(keys)
+
+
+def choose_label(widget, label: str):
+    """Pick an option of a selectbox / select_slider by its *displayed* label.
+
+    AppTest only sees the labels a `format_func` produced, and its own setters want
+    the underlying values; the browser sends the label, so we send it the same way.
+    """
+    state = WidgetState()
+    state.id = widget.id
+    if widget.type == "select_slider":
+        state.string_array_value.data[:] = [label]
+    else:
+        state.string_value = label
+    widget.__class__ = type(
+        f"Labelled{type(widget).__name__}", (type(widget),), {"_widget_state": property(lambda self: state)}
+    )
+    return widget

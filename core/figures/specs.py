@@ -1,0 +1,404 @@
+"""Charts for real model specs, memory and the roofline (lessons 0, 2, 8 and 11).
+
+Data in (specs, cards, lists of kinds), plotly figures out; every number drawn is
+computed by `core.specs` / `core.roofline`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from core.figures.style import COLORS, LABELS, base_layout, format_bytes
+from core.roofline import (
+    Card,
+    Width,
+    hybrid_macs_per_token,
+    hybrid_memory_bytes,
+    mechanism_macs_per_token,
+    mechanism_memory_bytes,
+    speed_curve,
+    spill_context,
+    weight_bytes,
+)
+from core.specs import MECHANISMS, ModelSpec
+
+# Layer kind → (colour key, legend label)
+KIND_STYLE: dict[str, tuple[str, str]] = {
+    "mha": ("attention", "Full attention (MHA)"),
+    "gqa": ("attention", "Full attention (GQA)"),
+    "mla": ("mla", "Full attention (MLA)"),
+    "kda": ("kda", LABELS["kda"]),
+    "gdn": ("gated_delta", LABELS["gated_delta"]),
+    "attention": ("attention", LABELS["attention"]),
+    "linear": ("linear", LABELS["linear"]),
+    "delta": ("delta", LABELS["delta"]),
+    "gated_delta": ("gated_delta", LABELS["gated_delta"]),
+}
+
+MECHANISM_COLORS = {
+    "no_cache": COLORS["dense"],
+    "attention": COLORS["attention"],
+    "linear": COLORS["linear"],
+    "delta": COLORS["delta"],
+    "gated_delta": COLORS["gated_delta"],
+    "kda": COLORS["kda"],
+    "hybrid": COLORS["mla"],
+}
+
+
+def format_params(n: float) -> str:
+    """Parameter counts the way papers say them: 124M, 8.0B, 671B, 2.8T."""
+    for size, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if abs(n) >= size:
+            value = n / size
+            return f"{value:.1f}{suffix}" if value < 10 else f"{value:,.0f}{suffix}"
+    return f"{n:,.0f}"
+
+
+def format_context(tokens: int) -> str:
+    """1024 → '1K', 131072 → '128K', 1048576 → '1M' (binary steps, as context lengths are quoted)."""
+    if tokens >= 1024**2 and tokens % 1024**2 == 0:
+        return f"{tokens // 1024**2}M"
+    if tokens >= 1024 and tokens % 1024 == 0:
+        return f"{tokens // 1024}K"
+    return f"{tokens:,}"
+
+
+def _kind_color(kind: str) -> str:
+    return COLORS[KIND_STYLE.get(kind, ("dense", kind))[0]]
+
+
+def _kind_label(kind: str) -> str:
+    return KIND_STYLE.get(kind, ("dense", kind))[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Lesson 0: memory per token across the stages
+# ---------------------------------------------------------------------------------------------
+
+
+def memory_per_token_figure(specs: list[ModelSpec], bytes_per_element: float = 2) -> go.Figure:
+    """One bar per model: how much the cache grows with each token of context (bf16 by default).
+
+    The bar's colour is the kind of layer that keeps the growing cache; hybrids say how many
+    of their layers grow at all, and the hover gives the fixed state their other layers keep.
+    """
+    names, values, colors, texts, hovers = [], [], [], [], []
+    for spec in specs:
+        per_token = spec.kv_cache_bytes_per_token(bytes_per_element)
+        grow = spec.num_full_attention_layers
+        names.append(f"{spec.name} ({spec.year})")
+        values.append(per_token / 1024)
+        colors.append(_kind_color(spec.attention.kind))
+        layers = (
+            f"{grow} of {spec.num_layers} layers grow"
+            if spec.linear
+            else f"all {spec.num_layers} layers grow"
+        )
+        texts.append(f"{format_bytes(per_token)}<br>{layers}")
+        fixed = spec.state_bytes()
+        hovers.append(
+            f"<b>{spec.name}</b><br>{_kind_label(spec.attention.kind)}<br>"
+            f"cache per token: {format_bytes(per_token)}<br>{layers}<br>"
+            f"fixed state (any length): {format_bytes(fixed) if fixed else 'none'}<extra></extra>"
+        )
+    fig = go.Figure(
+        go.Bar(
+            x=names,
+            y=values,
+            marker_color=colors,
+            text=texts,
+            textposition="outside",
+            cliponaxis=False,
+            hovertemplate=hovers,
+        )
+    )
+    base_layout(
+        fig,
+        title="Memory each new token adds to the cache",
+        x_title="model (release year)",
+        y_title="cache growth per token (KiB)",
+        height=420,
+    )
+    fig.update_yaxes(range=[0, max(values) * 1.25])
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# Lesson 2: the calculator — predicted speed vs context on a card
+# ---------------------------------------------------------------------------------------------
+
+
+def speed_vs_context_figure(
+    spec: ModelSpec,
+    card: Card,
+    contexts: list[int],
+    weight_bytes_per_param: float = 2.0,
+    **roofline_kwargs,
+) -> go.Figure:
+    """Bandwidth-bound tokens/s vs context for one model on one card, spill point marked.
+
+    Solid: the prediction with the card's VRAM (cache beyond it streamed over the host link).
+    Dashed: the same model if VRAM were unlimited — the gap after the spill is the cliff.
+    When the weights alone do not fit, the figure says so instead of drawing a curve.
+    """
+    contexts = sorted({int(t) for t in contexts if t >= 0})
+    if not contexts:
+        raise ValueError("contexts must contain at least one non-negative length")
+    points = speed_curve(spec, card, contexts, weight_bytes_per_param, **roofline_kwargs)
+    title = f"{spec.name} on {card.name}"
+    fig = go.Figure()
+    log_x = contexts[0] > 0 and contexts[-1] / contexts[0] >= 100
+
+    if not points[0].weights_fit:
+        need = weight_bytes(spec, weight_bytes_per_param)
+        fig.add_annotation(
+            text=(
+                f"The weights alone need {format_bytes(need)} at {weight_bytes_per_param:g} bytes per parameter;<br>"
+                f"the card holds {format_bytes(card.vram_bytes)}. Nothing to predict: it does not fit."
+            ),
+            x=0.5,
+            y=0.5,
+            xref="paper",
+            yref="paper",
+            showarrow=False,
+            font=dict(size=14, color=COLORS["warning"]),
+        )
+        base_layout(fig, title=title, x_title="context (tokens)", y_title="predicted tokens per second")
+        lo, hi = (math.log10(contexts[0]), math.log10(contexts[-1])) if log_x else (contexts[0], contexts[-1])
+        fig.update_xaxes(type="log" if log_x else "linear", range=[lo, hi] if hi > lo else None)
+        fig.update_yaxes(range=[0, 1])
+        return fig
+
+    unlimited = dict(roofline_kwargs)
+    unlimited["vram_budget_bytes"] = math.inf
+    unlimited.pop("reserve_bytes", None)
+    ideal = speed_curve(spec, card, contexts, weight_bytes_per_param, **unlimited)
+    fig.add_scatter(
+        x=contexts,
+        y=[p.tokens_per_s for p in ideal],
+        mode="lines",
+        name="if VRAM were unlimited",
+        line=dict(color=COLORS["predicted"], dash="dash"),
+        hovertemplate="%{x:,} tokens<br>%{y:.1f} tokens/s (no spill)<extra></extra>",
+    )
+    fig.add_scatter(
+        x=contexts,
+        y=[p.tokens_per_s for p in points],
+        mode="lines+markers",
+        name=f"predicted on {card.name}",
+        line=dict(color=_kind_color(spec.attention.kind), width=3),
+        marker=dict(size=5),
+        customdata=[[format_bytes(p.resident_bytes), format_bytes(p.spilled_bytes)] for p in points],
+        hovertemplate=(
+            "%{x:,} tokens<br>%{y:.1f} tokens/s<br>weights + cache: %{customdata[0]}"
+            "<br>read over the host link: %{customdata[1]}<extra></extra>"
+        ),
+    )
+    spill = spill_context(spec, card, weight_bytes_per_param, **roofline_kwargs)
+    if spill is not None and contexts[0] <= spill <= contexts[-1]:
+        top = max(p.tokens_per_s for p in ideal)
+        # a trace, not a shape: shapes and annotations take log10 units on log axes, traces take data
+        fig.add_scatter(
+            x=[spill, spill],
+            y=[0, top],
+            mode="lines+text",
+            name=f"cache spills at {spill:,} tokens",
+            line=dict(color=COLORS["warning"], dash="dot", width=2),
+            text=["", f" spills at {spill:,}"],
+            textposition="middle right",
+            textfont=dict(color=COLORS["warning"]),
+            hovertemplate=f"spill point: {spill:,} tokens<extra></extra>",
+        )
+    base_layout(
+        fig, title=title, x_title="context (tokens)", y_title="predicted tokens per second", height=400
+    )
+    fig.update_xaxes(type="log" if log_x else "linear")
+    fig.update_yaxes(rangemode="tozero")
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# Lesson 8: the layer map
+# ---------------------------------------------------------------------------------------------
+
+
+def layer_map_figure(kinds: list[str], block_edges: list[int] | None = None, title: str = "") -> go.Figure:
+    """A strip with one cell per layer, coloured by kind (layers numbered from 1, as configs do).
+
+    block_edges: 0-based layers that open a new block (K3's Attention Residuals: 0, 12, …, 84);
+    a dashed line is drawn on the left edge of each, except the first.
+    """
+    if not kinds:
+        raise ValueError("kinds must not be empty")
+    fig = go.Figure()
+    for kind in dict.fromkeys(kinds):
+        layers = [i + 1 for i, k in enumerate(kinds) if k == kind]
+        fig.add_bar(
+            x=layers,
+            y=[1] * len(layers),
+            width=0.9,
+            name=f"{_kind_label(kind)} ({len(layers)})",
+            marker_color=_kind_color(kind),
+            hovertemplate=f"layer %{{x}}: {_kind_label(kind)}<extra></extra>",
+        )
+    edges = [edge for edge in block_edges or [] if 0 < edge < len(kinds)]
+    for edge in edges:
+        fig.add_vline(x=edge + 0.5, line=dict(color="#212529", dash="dash", width=1.5))
+    if edges:  # a legend entry for the dashed lines
+        fig.add_scatter(
+            x=[None], y=[None], mode="lines", name="block edge", line=dict(color="#212529", dash="dash")
+        )
+    base_layout(
+        fig,
+        title=title or f"{len(kinds)} layers, in order",
+        x_title="layer (1 = first)",
+        y_title="",
+        height=200,
+    )
+    fig.update_yaxes(visible=False, range=[0, 1.05])
+    fig.update_xaxes(range=[0.4, len(kinds) + 0.6], showgrid=False)
+    fig.update_layout(bargap=0.0, margin=dict(l=20, r=20, t=50, b=45))
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# Lesson 11: every mechanism at one width
+# ---------------------------------------------------------------------------------------------
+
+STORY = ("no_cache", "attention", "linear", "delta", "gated_delta", "kda")
+
+
+def _story_rows(width: Width, context: int) -> list[tuple[str, str, float, float]]:
+    rows = []
+    for key in STORY:
+        m = MECHANISMS[key]
+        rows.append(
+            (
+                key,
+                f"{m.label} · {m.verb}",
+                mechanism_memory_bytes(key, context, width),
+                mechanism_macs_per_token(key, context, width),
+            )
+        )
+    rows.append(
+        (
+            "hybrid",
+            "K3-style mix 3:1 · share the work",
+            hybrid_memory_bytes(context, width),
+            hybrid_macs_per_token(context, width),
+        )
+    )
+    return rows
+
+
+def story_figure(width: Width, context: int) -> go.Figure:
+    """The story in one picture: per stage, memory kept and work per token at one context length.
+
+    Two panels, same rows (stages, top to bottom in story order), log-scaled bars.
+    """
+    rows = _story_rows(width, context)
+    labels = [r[1] for r in rows]
+    colors = [MECHANISM_COLORS[r[0]] for r in rows]
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        shared_yaxes=True,
+        horizontal_spacing=0.04,
+        subplot_titles=("memory kept per sequence", "multiply-adds for the next token"),
+    )
+    memory = [max(r[2], 1.0) for r in rows]  # 'no cache' keeps 0 B: draw it at the axis floor
+    fig.add_bar(
+        y=labels,
+        x=memory,
+        orientation="h",
+        marker_color=colors,
+        row=1,
+        col=1,
+        showlegend=False,
+        text=[format_bytes(r[2]) for r in rows],
+        textposition="auto",
+        hovertemplate="%{y}<br>%{text}<extra></extra>",
+    )
+    fig.add_bar(
+        y=labels,
+        x=[r[3] for r in rows],
+        orientation="h",
+        marker_color=colors,
+        row=1,
+        col=2,
+        showlegend=False,
+        text=[format_params(r[3]) for r in rows],
+        textposition="outside",
+        cliponaxis=False,
+        hovertemplate="%{y}<br>%{text} multiply-adds<extra></extra>",
+    )
+    base_layout(
+        fig,
+        title=f"Every stage at {format_context(context)} tokens of context ({width.name or 'same width'})",
+        height=440,
+    )
+    powers = [1024**i for i in range(6)]
+    fig.update_xaxes(
+        type="log",
+        title_text="bytes (log scale)",
+        row=1,
+        col=1,
+        tickvals=powers,
+        ticktext=["1 B", "1 KiB", "1 MiB", "1 GiB", "1 TiB", "1 PiB"],
+        range=[0, math.log10(max(memory)) + 0.3],
+    )
+    thousands = [1000**i for i in range(1, 7)]
+    fig.update_xaxes(
+        range=[math.log10(min(r[3] for r in rows)) - 0.5, math.log10(max(r[3] for r in rows)) + 1.0],
+        tickvals=thousands,
+        ticktext=[format_params(v).replace(".0", "") for v in thousands],
+        row=1,
+        col=2,
+    )
+    fig.update_xaxes(type="log", title_text="multiply-adds per token (log scale)", row=1, col=2)
+    fig.update_yaxes(autorange="reversed", row=1, col=1)
+    fig.update_layout(margin=dict(l=250, r=20, t=80, b=50))
+    return fig
+
+
+def memory_vs_context_figure(width: Width, contexts: list[int]) -> go.Figure:
+    """Memory kept vs context, one line per mechanism (the boards are one flat line)."""
+    fig = go.Figure()
+    series = {
+        "attention": [mechanism_memory_bytes("attention", t, width) for t in contexts],
+        "kda": [mechanism_memory_bytes("kda", t, width) for t in contexts],
+        "hybrid": [hybrid_memory_bytes(t, width) for t in contexts],
+    }
+    names = {
+        "attention": "KV cache (keeps every token)",
+        "kda": "any board: add / rewrite / forget / per channel",
+        "hybrid": "K3-style mix (1 layer in 4 keeps a cache)",
+    }
+    for key, values in series.items():
+        fig.add_scatter(
+            x=contexts,
+            y=[v / 1024**3 for v in values],
+            mode="lines+markers",
+            name=names[key],
+            line=dict(color=MECHANISM_COLORS[key], width=3),
+            hovertemplate="%{x:,} tokens<br>%{y:.3f} GiB<extra></extra>",
+        )
+    base_layout(
+        fig,
+        title=f"Memory kept as the text grows ({width.name or 'same width'})",
+        x_title="context (tokens, log scale)",
+        y_title="memory per sequence (GiB, log scale)",
+        height=380,
+    )
+    fig.update_xaxes(type="log")
+    fig.update_yaxes(type="log")
+    fig.update_layout(
+        legend=dict(
+            x=0.01, y=0.99, xanchor="left", yanchor="top", orientation="v", bgcolor="rgba(255,255,255,0.85)"
+        )
+    )
+    return fig

@@ -1,0 +1,123 @@
+"""Energy of a window of GPU work: the hardware counter where there is one, sampled power otherwise.
+
+Method as in Zeus (`zeus/monitor/energy.py`) and vLLM (`benchmarks/lib/energy.py`):
+read `nvmlDeviceGetTotalEnergyConsumption` (millijoules since driver load, Volta and
+newer) right before and right after the window (after a device sync) and take the
+difference; discard the result if the counter went backwards. Older cards have no
+counter, so a background thread samples board power and the energy is the trapezoid
+integral of watts over time. Zeus reports the two agree within about 1 %.
+NVML measures the GPU board only, never the wall socket.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from core.gpu.sampler import Sampler
+
+
+class CounterWentBackwards(RuntimeError):
+    """The energy counter read less at the end of a window than at its start."""
+
+
+@dataclass
+class EnergyReading:
+    joules: float
+    seconds: float
+    method: str  # "energy counter" or "sampled power"
+    n_samples: int = 0
+
+    @property
+    def avg_watts(self) -> float:
+        return self.joules / self.seconds if self.seconds > 0 else 0.0
+
+    def net_joules(self, idle_watts: float | None) -> float:
+        """Energy above the idle baseline: gross − idle watts × seconds (never below zero)."""
+        if idle_watts is None:
+            return self.joules
+        return max(0.0, self.joules - idle_watts * self.seconds)
+
+
+def trapezoid_joules(samples: Sequence[tuple[float, float]]) -> float:
+    """∫ P dt over (seconds, watts) samples by the trapezoid rule; exact for piecewise-linear P."""
+    total = 0.0
+    for (t0, p0), (t1, p1) in zip(samples, samples[1:], strict=False):
+        if t1 < t0:
+            raise ValueError("power samples must be in time order")
+        total += 0.5 * (p0 + p1) * (t1 - t0)
+    return total
+
+
+class EnergyMeter:
+    """begin() … end() around a window of work → an EnergyReading (or None if nothing can be read).
+
+    read_counter_mj: total-energy counter in millijoules, or None for cards without one.
+    read_power_w:    instantaneous board power in watts (fallback, and sampled for the record).
+    background:      sample power on a thread every `interval_s`; tests set it False and call
+                     `record()` themselves with a fake clock.
+    """
+
+    def __init__(
+        self,
+        read_counter_mj: Callable[[], float | None] | None = None,
+        read_power_w: Callable[[], float | None] | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+        interval_s: float = 0.05,
+        background: bool = True,
+    ) -> None:
+        self.read_counter_mj = read_counter_mj
+        self.read_power_w = read_power_w
+        self.clock = clock
+        self.interval_s = interval_s
+        self.background = background
+        self.samples: list[tuple[float, float]] = []
+        self._t0 = 0.0
+        self._counter0: float | None = None
+        self._sampler: Sampler | None = None
+
+    @property
+    def can_measure(self) -> bool:
+        return self.read_counter_mj is not None or self.read_power_w is not None
+
+    def record(self) -> None:
+        """Take one power sample now (called by the sampler thread, or by hand)."""
+        if self.read_power_w is None:
+            return
+        t, watts = self.clock(), self.read_power_w()
+        if watts is not None:
+            self.samples.append((t, float(watts)))
+
+    def begin(self) -> None:
+        self.samples = []
+        self._counter0 = self.read_counter_mj() if self.read_counter_mj else None
+        self._t0 = self.clock()
+        self.record()
+        if self.background and self.read_power_w is not None:
+            self._sampler = Sampler(self._record_for_sampler, interval_s=self.interval_s, maxlen=1_000_000)
+            self._sampler.start()
+
+    def _record_for_sampler(self) -> None:
+        self.record()
+
+    def end(self) -> EnergyReading | None:
+        """Close the window. Raises CounterWentBackwards if the counter decreased."""
+        if self._sampler is not None:
+            self._sampler.stop()
+            self._sampler = None
+        t1 = self.clock()
+        counter1 = self.read_counter_mj() if self.read_counter_mj else None
+        self.record()
+        seconds = t1 - self._t0
+        if self._counter0 is not None and counter1 is not None:
+            delta_mj = counter1 - self._counter0
+            if delta_mj < 0:
+                raise CounterWentBackwards(
+                    f"energy counter went from {self._counter0:.0f} mJ to {counter1:.0f} mJ; result discarded"
+                )
+            return EnergyReading(delta_mj / 1000.0, seconds, "energy counter", len(self.samples))
+        if len(self.samples) >= 2:
+            span = self.samples[-1][0] - self.samples[0][0]
+            return EnergyReading(trapezoid_joules(self.samples), span, "sampled power", len(self.samples))
+        return None

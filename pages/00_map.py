@@ -1,0 +1,235 @@
+"""Lesson 0 · Map — the whole progression in one table and one chart."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.figures.specs import format_context, format_params, memory_per_token_figure
+from core.figures.style import format_bytes
+from core.specs import SPECS, ModelSpec, gpt2s_in, hybrid_layer_kinds
+from ui.course import available
+from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, show_figure, still_missing
+
+CONTEXTS = [1024, 8192, 131072, 1048576]
+# the slider shows labels (AppTest and readers both see "128K"); the page maps them back
+CONTEXT_LABELS = {format_context(t): t for t in CONTEXTS}
+PRECISIONS = {"16-bit (bf16)": 2, "8-bit (fp8)": 1}
+
+# The story, one row per lesson: (lesson, stage, what it fixed, what it left)
+STORY = [
+    (
+        1,
+        "GPT-2, plain (2019)",
+        "Predicts the next piece of text with 12 stacked blocks.",
+        "Every new token re-reads the whole text from the start.",
+    ),
+    (
+        2,
+        "KV cache",
+        "Keeps each token's key and value, so nothing is recomputed.",
+        "The cache grows with every token; reading it back becomes the bottleneck.",
+    ),
+    (
+        3,
+        "Linear attention",
+        "Folds everything into one board of fixed size: memory stops growing.",
+        "Writing over the same board is coarser than looking everything up.",
+    ),
+    (
+        4,
+        "Collisions",
+        "Shows why: with more pairs than board dimensions, writes pile on each other.",
+        "A full board blurs old and new until neither reads back.",
+    ),
+    (
+        5,
+        "DeltaNet",
+        "Erases the old value under a key before writing the new one.",
+        "Each rewrite depends on the last, so the steps queue up one by one.",
+    ),
+    (
+        6,
+        "Chunks",
+        "Cuts the text into chunks: all at once inside, hand-over only at the edges.",
+        "The board still cannot drop a whole topic at once.",
+    ),
+    (
+        7,
+        "Forgetting",
+        "Gated DeltaNet fades the board; KDA picks a fade rate per channel.",
+        "A fixed board, however well kept, cannot hold every detail exactly.",
+    ),
+    (
+        8,
+        "Kimi K3",
+        "Three fixed boards to one full-attention layer, plus a look back over depth.",
+        "The full-attention layers' cache still grows, a quarter as fast.",
+    ),
+    (
+        9,
+        "Experts",
+        "898 experts, 18 awake per token: a giant that reads a sliver per token.",
+        "All 2.8T weights must still be stored somewhere.",
+    ),
+]
+
+
+@st.cache_data(show_spinner=False)
+def model_rows(context: int, bytes_per_element: float) -> list[dict]:
+    """One row per released model, every number computed from its config."""
+    rows = []
+    for spec in SPECS.values():
+        rows.append(
+            {
+                "model": spec.name,
+                "year": spec.year,
+                "parameters (published)": format_params(spec.published_params),
+                "counted from config": format_params(spec.total_params()),
+                "active per token": format_params(spec.active_params()),
+                "cache per token": format_bytes(spec.kv_cache_bytes_per_token(bytes_per_element)),
+                "fixed state": format_bytes(spec.state_bytes()) if spec.linear else "—",
+                f"memory at {format_context(context)}": format_bytes(
+                    spec.cache_bytes(context, bytes_per_element)
+                ),
+            }
+        )
+    return rows
+
+
+@st.cache_data(show_spinner=False)
+def memory_chart(bytes_per_element: float):
+    return memory_per_token_figure(list(SPECS.values()), bytes_per_element)
+
+
+def lesson_link(number: int, label: str) -> None:
+    """A link into the course; plain text when the page runs outside the router (tests)."""
+    item = next((i for i in available() if i.number == number), None)
+    if item is None:
+        st.markdown(f"- {label} *(page coming)*")
+        return
+    try:
+        st.page_link(item.file, label=label, icon=item.icon)
+    except Exception:  # opened on its own: no router, no links
+        st.markdown(f"- {label}")
+
+
+def headline(gpt2: ModelSpec, k3: ModelSpec) -> None:
+    cols = st.columns(3)
+    cols[0].metric(f"{gpt2.name} ({gpt2.year})", f"{format_params(gpt2.published_params)} parameters")
+    cols[1].metric(f"{k3.name} ({k3.year})", f"{format_params(k3.published_params)} parameters")
+    cols[2].metric("GPT-2s that fit in one Kimi K3", f"{int(gpt2s_in(k3, gpt2)):,}")
+    st.caption(
+        f"Published totals. Counted from the released configs: {gpt2.name} {gpt2.total_params():,} parameters; "
+        f"{k3.name}'s text model {format_params(k3.total_params())}, of which "
+        f"{format_params(k3.active_params())} work on any one token."
+    )
+
+
+lesson_header(0)
+gpt2, k3 = SPECS["gpt2"], SPECS["kimi_k3"]
+headline(gpt2, k3)
+
+st.markdown(
+    "Seven years separate these two models. The size is the obvious change, but it is not the story. "
+    "The story is one question asked again and again: **how much must a model remember about the text "
+    "it has read so far, and how does it keep it?** Every stage below exists because the one before it "
+    "left something broken."
+)
+
+problem(
+    "A language model writes one token at a time, and each new token depends on everything before it. "
+    "So it must either redo its reading of the whole text at every step, or keep notes. Notes cost memory, "
+    "and on a real graphics card, memory — how much fits, and how fast it can be read — is what runs out first."
+)
+
+st.subheader("The whole progression")
+st.dataframe(
+    [
+        {"lesson": n, "stage": stage, "what it fixed": fixed, "what it left": left}
+        for n, stage, fixed, left in STORY
+    ],
+    hide_index=True,
+    width="stretch",
+    key="map_story_table",
+)
+with st.expander("Go to a lesson", expanded=False, icon=":material/list:"):
+    for number, stage, _, _ in STORY:
+        lesson_link(number, f"{number} · {stage}")
+    lesson_link(10, "10 · Your GPU — measure it on your own card")
+    lesson_link(11, "11 · What changed — every stage side by side")
+
+st.subheader("Memory per token, stage by stage")
+st.markdown(
+    "Every model that keeps a cache adds a little to it with each token it reads. The chart shows how much, "
+    "for real released models, from their config files. Lower is better: it decides how long a text fits "
+    "on your card and how much must be read back for every new token."
+)
+precision = st.radio(
+    "Cache precision",
+    list(PRECISIONS),
+    horizontal=True,
+    key="map_precision",
+    help="Bytes per stored number. Real engines keep the cache in 16-bit; some squeeze it to 8-bit.",
+)
+bytes_per_element = PRECISIONS[precision]
+show_figure(memory_chart(bytes_per_element), key="map_memory_chart")
+
+llama, ds = SPECS["llama3_8b"], SPECS["deepseek_v3"]
+st.markdown(
+    f"- **{gpt2.name}** stores a key and a value for every head in every layer: "
+    f"{format_bytes(gpt2.kv_cache_bytes_per_token(bytes_per_element))} per token.\n"
+    f"- **{llama.name}** lets {llama.attention.heads // llama.attention.kv_heads} query heads share one "
+    f"key/value head (grouped-query attention, *GQA*): "
+    f"{format_bytes(llama.kv_cache_bytes_per_token(bytes_per_element))} per token for a model "
+    f"{llama.total_params() / gpt2.total_params():.0f}× larger.\n"
+    f"- **{ds.name}** squeezes each token into a {ds.attention.cache_elements_per_token()}-number latent "
+    f"(multi-head latent attention, *MLA*): "
+    f"{format_bytes(ds.kv_cache_bytes_per_token(bytes_per_element))} per token across {ds.num_layers} layers.\n"
+    f"- **{k3.name}** keeps a cache in only {k3.num_full_attention_layers} of its {k3.num_layers} layers; the "
+    f"other {k3.num_linear_layers} keep a fixed-size board (a *fixed state*: the same size at any length) — "
+    f"{format_bytes(k3.kv_cache_bytes_per_token(bytes_per_element))} per token plus "
+    f"{format_bytes(k3.state_bytes())} that never grows."
+)
+
+notice(
+    f"{k3.name} is about {int(gpt2s_in(k3, gpt2)):,} times bigger than {gpt2.name}. "
+    "Which of the two adds more memory per token of text?",
+    f"{gpt2.name}: {format_bytes(gpt2.kv_cache_bytes_per_token())} per token against "
+    f"{format_bytes(k3.kv_cache_bytes_per_token())} for {k3.name} (16-bit). Parameters and memory per token "
+    "are different fights; the second one is what this course is about.",
+    key="map_notice_size",
+)
+
+st.subheader("Every model at one context length")
+context_label = st.select_slider(
+    "Context length (tokens)",
+    options=list(CONTEXT_LABELS),
+    value="128K",
+    key="map_context",
+    help="How much text the model has read so far in one conversation.",
+)
+context = CONTEXT_LABELS[context_label]
+st.dataframe(model_rows(context, bytes_per_element), hide_index=True, width="stretch", key="map_models_table")
+k3_memory = k3.cache_bytes(context, bytes_per_element)
+full_memory = context * k3.all_full_attention_bytes_per_token(bytes_per_element)
+st.caption(
+    f"At {format_context(context)} tokens {k3.name} keeps {format_bytes(k3_memory)}; with MLA in all "
+    f"{k3.num_layers} layers it would keep {format_bytes(full_memory)}. "
+    "Cache in the chosen precision, fixed states in 32-bit as the reference code keeps them."
+)
+
+formula(
+    r"\text{cache per token} = \sum_{\text{full-attention layers}} \begin{cases}"
+    r"2\,n_{kv}\,d_h & \text{MHA / GQA}\\ d_c + d_R & \text{MLA}\end{cases} \times \text{bytes}"
+    r"\qquad \text{memory}(T) = T\cdot\text{cache per token} + \sum_{\text{board layers}} H\,d_k\,d_v",
+    caption="n_kv key/value heads of size d_h; MLA caches a latent of d_c = 512 plus a key of d_R = 64. "
+    "A board layer keeps one d_k × d_v matrix per head, whatever the length T.",
+    key="map_formula",
+)
+code(ModelSpec.kv_cache_bytes_per_token, ModelSpec.cache_bytes, hybrid_layer_kinds, key="map_code")
+
+still_missing(
+    "This page is the map, not the territory. To see *why* each row exists, start where the story starts: "
+    "a plain GPT-2 that re-reads its whole text for every new token."
+)
+next_lesson(0)

@@ -1,0 +1,57 @@
+"""Lesson 0 · Map under AppTest: headline numbers, the story table, the memory chart, every widget."""
+
+from __future__ import annotations
+
+import json
+
+from core.figures.specs import format_context
+from core.figures.style import format_bytes
+from core.specs import SPECS
+from tests.app import driver
+
+PAGE = "pages/00_map.py"
+
+
+def test_headline_numbers_come_from_specs():
+    at = driver.fresh(PAGE)
+    assert at.title[0].value.startswith("0 · Map")
+    values = [m.value for m in at.metric]
+    assert values == ["124M parameters", "2.8T parameters", "22,580"]
+    assert any(f"{SPECS['gpt2'].total_params():,}" in c.value for c in at.caption)
+
+
+def test_story_table_and_memory_chart():
+    at = driver.fresh(PAGE)
+    story = at.dataframe[0].value
+    assert list(story.columns) == ["lesson", "stage", "what it fixed", "what it left"]
+    assert list(story["lesson"]) == list(range(1, 10))
+    charts = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    assert len(charts) == 1
+    bars = charts[0]["data"][0]
+    assert bars["y"] == [spec.kv_cache_bytes_per_token() / 1024 for spec in SPECS.values()]
+    assert charts[0]["layout"]["yaxis"]["title"]["text"] == "cache growth per token (KiB)"
+
+
+def test_precision_and_context_controls():
+    at = driver.fresh(PAGE)
+    at.radio(key="map_precision").set_value("8-bit (fp8)").run()
+    driver.assert_clean(at, "8-bit cache")
+    bars = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]
+    assert bars["y"][0] == SPECS["gpt2"].kv_cache_bytes_per_token(1) / 1024 == 18.0
+    for context in (1024, 1048576):
+        at.select_slider(key="map_context").set_value(format_context(context)).run()
+        driver.assert_clean(at, f"context {context}")
+        table = at.dataframe[1].value
+        column = f"memory at {format_context(context)}"
+        k3_row = table[table["model"] == "Kimi K3"].iloc[0]
+        assert k3_row[column] == format_bytes(SPECS["kimi_k3"].cache_bytes(context, 1))
+
+
+def test_a_curious_reader_breaks_nothing():
+    at = driver.fresh(PAGE)
+    driver.sweep_sliders(at)
+    driver.try_selectboxes(at)
+    for key in ("map_notice_size_reveal", "map_formula", "map_code"):
+        at.toggle(key=key).set_value(True).run()
+        driver.assert_clean(at, f"toggle {key}")
+    assert at.latex and at.code

@@ -1,0 +1,67 @@
+"""Lesson 11 · What changed under AppTest: the story picture and table follow core's numbers."""
+
+from __future__ import annotations
+
+import json
+
+from core.figures.specs import format_context
+from core.figures.style import format_bytes
+from core.roofline import Width, hybrid_memory_bytes, mechanism_memory_bytes
+from core.specs import SPECS
+from tests.app import driver
+
+PAGE = "pages/11_what_changed.py"
+
+
+def charts(at) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def test_story_picture_and_table():
+    at = driver.fresh(PAGE)
+    assert at.title[0].value.startswith("11 · What changed")
+    story, memory = charts(at)
+    width = Width.of(SPECS["llama3_8b"])
+    labels = story["data"][0]["y"]
+    assert [label.split(" · ")[1] for label in labels] == [
+        "recompute",
+        "keep everything",
+        "add",
+        "rewrite",
+        "forget",
+        "forget per channel",
+        "share the work",
+    ]
+    assert story["data"][0]["text"][1] == format_bytes(mechanism_memory_bytes("attention", 131072, width))
+    table = at.dataframe[0].value
+    assert list(table["what it does"])[2:6] == ["add", "rewrite", "forget", "forget per channel"]
+    assert table.iloc[-1]["memory at 1M"] == format_bytes(hybrid_memory_bytes(1048576, width))
+    board = format_bytes(mechanism_memory_bytes("kda", 1, width))
+    assert set(table.iloc[2:6]["memory at 1K"]) == {board} == set(table.iloc[2:6]["memory at 1M"])
+    assert memory["layout"]["yaxis"]["type"] == "log"
+
+
+def test_width_and_context_controls():
+    at = driver.fresh(PAGE)
+    at.selectbox(key="wc_width").select("GPT-2 small's width").run()
+    driver.assert_clean(at, "GPT-2 width")
+    width = Width.of(SPECS["gpt2"])
+    for context in (1024, 1048576):
+        at.select_slider(key="wc_context").set_value(format_context(context)).run()
+        driver.assert_clean(at, f"context {context}")
+        story = charts(at)[0]
+        assert format_context(context) in story["layout"]["title"]["text"]
+        assert story["data"][0]["text"][1] == format_bytes(
+            mechanism_memory_bytes("attention", context, width)
+        )
+
+
+def test_a_curious_reader_breaks_nothing():
+    at = driver.fresh(PAGE)
+    driver.sweep_sliders(at)
+    driver.try_selectboxes(at)
+    for key in ("wc_notice_same_size_reveal", "wc_notice_mix_reveal", "wc_formula", "wc_code"):
+        at.toggle(key=key).set_value(True).run()
+        driver.assert_clean(at, f"toggle {key}")
+    assert at.latex and at.code
+    assert any("Neither" in m.value for m in at.markdown)

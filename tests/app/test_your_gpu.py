@@ -1,0 +1,201 @@
+"""Lesson 10 · Your GPU under AppTest, with NVML faked (no GPU here or on CI)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from core.gpu import bench, nvml
+from core.gpu.fake_nvml import CALLS, FakeNvml
+from tests.app import driver
+
+PAGE = str(driver.ROOT / "pages/10_your_gpu.py")
+
+
+@pytest.fixture(autouse=True)
+def small_and_quiet(monkeypatch):
+    """A trimmed tiny preset on one thread, so a page benchmark takes a second or two."""
+    tiny = bench.PRESETS["tiny"]
+    trimmed = dataclasses.replace(tiny, depths=(0, 512, 1024, 2048), repeats=2, n_steps=4, copy_bytes=1024**2)
+    monkeypatch.setitem(bench.PRESETS, "tiny", trimmed)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(autouse=True)
+def quiet_runner():
+    """No benchmark may leak from one test into the next."""
+    yield
+    for owner in list(bench.RUNNER._jobs):
+        job = bench.RUNNER.job(owner)
+        if job is not None:
+            job.stop.set()
+            job.wait(60)
+        bench.RUNNER.forget(owner)
+    assert not bench.benchmark_running()
+
+
+def use_nvml(monkeypatch, fake):
+    monkeypatch.setattr(nvml, "load_module", lambda: fake)
+
+
+def page() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.run()
+    driver.assert_clean(at, "first run")
+    return at
+
+
+def texts(elements) -> str:
+    return " ".join(str(e.value) for e in elements)
+
+
+def finish(at: AppTest) -> AppTest:
+    job = bench.RUNNER.job(at.session_state["gpu_owner"])
+    assert job is not None
+    assert job.wait(120)
+    at.run()
+    driver.assert_clean(at, "after the benchmark")
+    return at
+
+
+def test_no_driver_says_so_and_offers_the_cpu(monkeypatch):
+    use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
+    at = page()
+    assert at.title[0].value.startswith("10 · Your GPU")
+    assert "No NVIDIA GPU here" in texts(at.info) and "CPU" in texts(at.info)
+    assert at.selectbox(key="gpu_preset").options[0].startswith("cpu")
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)  # the roofline before any run
+    names = [trace["name"] for trace in spec["data"]]
+    assert names == ["full attention: roofline", "fixed state: roofline"]
+    attention_y = spec["data"][0]["y"]
+    assert attention_y[-1] < attention_y[0]
+    assert not at.button(key="gpu_run_context").disabled
+
+
+def test_fake_gpu_shows_the_card_and_telemetry(monkeypatch):
+    use_nvml(monkeypatch, FakeNvml())
+    at = page()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["GPU"] == "NVIDIA GeForce RTX 3060"
+    assert metrics["Peak bandwidth"] == "360 GB/s" and metrics["Power limit"] == "170 W"
+    if not torch.cuda.is_available():
+        assert "without CUDA" in texts(at.warning)
+    at.button(key="gpu_tel_start").click().run()
+    driver.assert_clean(at, "telemetry start")
+    sampler = at.session_state["gpu_sampler"]
+    assert sampler.running
+    sampler.sample_now()
+    at.run()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Power"] == "42 W" and metrics["Temperature"] == "61 °C"
+    assert metrics["Clock held back by"] == "software power cap"
+    at.button(key="gpu_tel_stop").click().run()
+    driver.assert_clean(at, "telemetry stop")
+    assert not sampler.running
+
+
+def test_every_call_unsupported_at_once_still_works(monkeypatch):
+    use_nvml(monkeypatch, FakeNvml(unsupported=set(CALLS)))
+    at = page()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["GPU"] == "unknown" and metrics["Peak bandwidth"] == "unknown"
+    at.button(key="gpu_tel_start").click().run()
+    at.session_state["gpu_sampler"].sample_now()
+    at.run()
+    driver.assert_clean(at, "telemetry with nothing supported")
+    assert {m.label: m.value for m in at.metric}["Power"] == "unknown"
+    at.button(key="gpu_tel_stop").click().run()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("call", CALLS)
+def test_each_call_unsupported_in_turn(monkeypatch, call):
+    use_nvml(monkeypatch, FakeNvml(unsupported={call}))
+    at = page()
+    assert at.metric  # the device card is there
+
+
+def test_cpu_context_run_with_simulated_oom(monkeypatch):
+    use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
+
+    def oom(series: str, depth: int) -> None:
+        if series == "full attention" and depth >= 1024:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
+
+    monkeypatch.setattr(bench, "OOM_HOOK", oom)
+    at = page()
+    at.selectbox(key="gpu_preset").select("tiny — " + bench.PRESETS["tiny"].description).run()
+    at.button(key="gpu_run_context").click().run()
+    driver.assert_clean(at, "run clicked")
+    finish(at)
+    result = at.session_state["gpu_context"]
+    assert result.series[0].oom_depth == 1024
+    assert "out of memory at depth 1,024" in texts(at.warning)
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    names = [trace["name"] for trace in spec["data"]]
+    assert "full attention: measured" in names and "full attention: out of memory" in names
+    measured = next(t for t in spec["data"] if t["name"] == "fixed state: measured")
+    assert len(measured["y"]) == len(bench.PRESETS["tiny"].depths) and "array" in measured["error_y"]
+    assert at.get("download_button")
+    # the page keeps working: run the MoE test next, with the budget slider at its end
+    budget = at.select_slider(key="gpu_budget_tiny")
+    budget.set_value(budget.options[-1]).run()
+    at.button(key="gpu_run_moe").click().run()
+    finish(at)
+    moe = at.session_state["gpu_moe"]
+    assert [r.model for r in moe.rows] == ["dense", "experts (MoE)"]
+    assert len(at.get("plotly_chart")) >= 2
+
+
+def test_spilled_run_marks_the_spill_point(monkeypatch):
+    use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
+    at = page()
+    at.selectbox(key="gpu_preset").select("tiny — " + bench.PRESETS["tiny"].description).run()
+    budget = at.select_slider(key="gpu_budget_tiny")
+    budget.set_value(budget.options[1]).run()  # the smallest card
+    at.button(key="gpu_run_context").click().run()
+    finish(at)
+    series = at.session_state["gpu_context"].series[0]
+    assert series.spill_depth is not None
+    assert f"position {series.spill_position:,}" in texts(at.info)
+
+
+def test_a_second_reader_is_told_to_wait(monkeypatch):
+    use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
+    release = threading.Event()
+    real = bench.context_benchmark
+
+    def held(**kwargs):
+        release.wait(60)
+        return real(**kwargs)
+
+    monkeypatch.setattr(bench, "context_benchmark", held)
+    first, second = page(), page()
+    first.selectbox(key="gpu_preset").select("tiny — " + bench.PRESETS["tiny"].description).run()
+    first.button(key="gpu_run_context").click().run()
+    driver.assert_clean(first, "first reader starts")
+    assert first.get("progress")  # the first reader sees progress and a Stop button
+    assert first.button(key="gpu_stop")
+    second.run()
+    assert "Another benchmark is running" in texts(second.warning)
+    second.button(key="gpu_run_moe").click().run()
+    driver.assert_clean(second, "second reader clicks run")
+    assert "Another benchmark is running" in texts(second.warning)
+    assert bench.RUNNER.job(second.session_state["gpu_owner"]) is None
+    first.button(key="gpu_stop").click().run()  # the first reader changes their mind
+    driver.assert_clean(first, "stop clicked")
+    release.set()
+    finish(first)
+    stopped = first.session_state["gpu_context"]
+    assert stopped.stopped and sum(len(s.points) for s in stopped.series) == 0
+    assert "Stopped early" in texts(first.caption)
+    second.run()
+    assert "Another benchmark is running" not in texts(second.warning)

@@ -1,0 +1,275 @@
+"""The decode benchmarks on the CPU (tiny preset): well-formed results, roofline, spill, OOM, the lock."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+
+import pytest
+import torch
+
+from core.gpu import bench, nvml
+from core.gpu.energy import EnergyMeter
+from core.gpu.fake_nvml import FakeNvml
+from core.gpu.models import PRESETS, build
+from core.roofline import bandwidth_bound_tokens_per_s
+
+TINY = PRESETS["tiny"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def env():
+    return bench.make_env("cpu", nvml_module=FakeNvml(init_error="LibraryNotFound"))
+
+
+@pytest.fixture(scope="module")
+def bw(env):
+    return bench.measure_copy_bandwidth(env, TINY.copy_bytes, repeats=2)
+
+
+@pytest.fixture(scope="module")
+def context(env, bw):
+    return bench.run_context(TINY, env, bw)
+
+
+def test_env_without_a_gpu_is_the_cpu(env):
+    assert env.device.type == "cpu" and env.dtype == torch.float32
+    assert env.gpu is None and not env.snapshot.available
+    assert bench.make_energy_meter(env) is None
+
+
+def test_copy_bandwidth_is_measured(bw):
+    assert bw.device_bytes_per_s > 1e8 and bw.link_bytes_per_s > 0
+    assert "memcpy" in bw.method
+
+
+def test_context_run_is_well_formed(context):
+    assert [s.model for s in context.series] == ["full attention", "fixed state"]
+    for s in context.series:
+        assert [p.depth for p in s.points] == list(TINY.depths)
+        assert s.oom_depth is None and s.spill_depth is None and not context.stopped
+        for p in s.points:
+            assert p.tokens_per_s > 0 and p.std_tokens_per_s >= 0
+            assert len(p.samples_tokens_per_s) == TINY.repeats
+            assert p.predicted_tokens_per_s > 0 and 0 < p.percent_of_roofline
+            assert p.spilled_bytes == 0
+    attention, state = context.series
+    # the cache grows by 2 × layers × width × 4 bytes per token; the state does not grow
+    assert attention.points[-1].memory_bytes == 2 * TINY.n_layers * TINY.depths[-1] * TINY.d_model * 4
+    assert len({p.memory_bytes for p in state.points}) == 1
+    assert attention.points[-1].predicted_tokens_per_s < attention.points[0].predicted_tokens_per_s
+    assert state.points[-1].predicted_tokens_per_s == state.points[0].predicted_tokens_per_s
+    blob = json.loads(bench.to_json(context.to_dict()))
+    assert blob["series"][0]["points"][0]["percent_of_roofline"] > 0
+    csv_text = bench.to_csv(context)
+    assert csv_text.count("\n") == 1 + 2 * len(TINY.depths)
+
+
+def test_roofline_of_a_snapshot_matches_a_hand_calculation():
+    snap = nvml.probe(FakeNvml())  # RTX 3060: 2 × 7501 MHz × 192 bit / 8, PCIe 4.0 x16
+    bw = bench.Bandwidth(snap.peak_bandwidth_bytes_per_s, snap.pcie_bandwidth_bytes_per_s, "spec")
+    active, cache = 1_600_000_000, 4 * 1024**3
+    expected = 360.048e9 / (active + cache)  # ≈ 60.9 tokens/s
+    assert bench.predicted_tokens_per_s(active, cache, 0, None, bw) == pytest.approx(expected)
+    assert bandwidth_bound_tokens_per_s(active + cache, bw.device_bytes_per_s) == pytest.approx(expected)
+    # under a 4 GiB budget: (4 GiB in VRAM) / 360 GB/s + (the rest) / 31.5 GB/s
+    budget = 4 * 1024**3
+    spilled = active + cache - budget
+    by_hand = 1.0 / (budget / 360.048e9 + spilled / 31.5e9)
+    assert bench.predicted_tokens_per_s(active, cache, 0, budget, bw) == pytest.approx(by_hand)
+
+
+def test_spill_point_is_where_the_cache_exceeds_the_budget(env, bw):
+    model = build("attention", TINY, "cpu", torch.float32)
+    weights = model.total_params() * 4
+    per_position = model.memory_bytes(1)
+    budget = weights + 700 * per_position + 123  # room for 700 cache positions
+    assert bench.resident_positions(budget, weights, per_position) == 700
+    assert bench.resident_positions(None, weights, per_position) is None
+    result = bench.run_context(TINY, env, bw, budget, kinds=("attention",))
+    series = result.series[0]
+    assert series.spill_position == 700
+    assert series.spill_depth == 1024  # first depth in (0, 256, 512, 1024, 2048) past 700 positions
+    by_depth = {p.depth: p for p in series.points}
+    assert by_depth[512].spilled_bytes == 0 and by_depth[1024].spilled_bytes > 0
+    assert by_depth[2048].spilled_bytes == pytest.approx((2048 - 700) * per_position, abs=per_position)
+    assert by_depth[1024].predicted_tokens_per_s < bench.predicted_tokens_per_s(
+        model.active_weight_bytes(), model.memory_bytes(1024), 0, None, bw
+    )
+
+
+def test_streamed_cache_computes_the_same_tokens_as_a_resident_one():
+    torch.manual_seed(0)
+    model = build("attention", TINY, "cpu", torch.float64)
+    tokens = torch.randint(0, TINY.vocab, (40,))
+    model.allocate(64)
+    model.fill(0)
+    resident = torch.stack([model.step(t) for t in tokens])
+    model.allocate(64, resident_positions=10)  # 30 of the 40 positions live in "host" memory
+    model.fill(0)
+    streamed = torch.stack([model.step(t) for t in tokens])
+    torch.testing.assert_close(streamed, resident, rtol=1e-12, atol=1e-12)
+
+
+def test_simulated_oom_ends_the_series_with_a_recorded_depth(env, bw):
+    def oom_at_1024(series: str, depth: int) -> None:
+        if series == "full attention" and depth >= 1024:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB (simulated)")
+
+    result = bench.run_context(TINY, env, bw, oom_hook=oom_at_1024)
+    attention, state = result.series
+    assert attention.oom_depth == 1024 and "simulated" in attention.oom_message
+    assert [p.depth for p in attention.points] == [0, 256, 512]
+    assert state.oom_depth is None and len(state.points) == len(TINY.depths)
+    assert "out of memory" in bench.to_csv(result)
+
+
+def test_other_errors_are_not_swallowed(env, bw):
+    def broken(series: str, depth: int) -> None:
+        raise ValueError("a real bug")
+
+    with pytest.raises(ValueError):
+        bench.run_context(TINY, env, bw, oom_hook=broken)
+
+
+def test_stop_keeps_the_points_measured_so_far(env, bw):
+    seen = []
+
+    def progress(fraction, message):
+        seen.append((fraction, message))
+
+    result = bench.run_context(TINY, env, bw, progress=progress, should_stop=lambda: len(seen) >= 3)
+    assert result.stopped
+    assert 1 <= sum(len(s.points) for s in result.series) < 2 * len(TINY.depths)
+    assert seen[-1] == (1.0, "stopped")
+
+
+def test_moe_run_on_the_cpu(env, bw):
+    result = bench.run_moe(TINY, env, bw)
+    dense, moe = result.rows
+    assert (dense.model, moe.model) == ("dense", "experts (MoE)")
+    router = TINY.n_layers * TINY.d_model * (TINY.moe_experts - TINY.moe_shared)
+    assert moe.total_params == dense.total_params + router  # equal size, up to the router
+    # awake per token: 2 shared + 2 routed of 32 experts → 4/32 of the feed-forward weights
+    ffn_total = TINY.n_layers * 2 * TINY.d_model * TINY.moe_ffn_hidden
+    awake = TINY.n_layers * 2 * TINY.d_model * TINY.expert_hidden * (TINY.moe_shared + TINY.moe_top_k)
+    assert dense.active_params - moe.active_params == ffn_total - awake - router
+    for row in result.rows:
+        assert row.tokens_per_s > 0 and row.std_tokens_per_s >= 0
+        assert row.avg_watts is None and row.joules_per_token is None  # no NVML on the CPU
+    assert moe.predicted_tokens_per_s > dense.predicted_tokens_per_s
+    assert "NVIDIA" in result.note
+    assert json.loads(bench.to_json(result.to_dict()))["rows"][1]["model"] == "experts (MoE)"
+
+
+def test_moe_energy_per_token_with_an_injected_meter(env, bw):
+    """The energy path of the benchmark, driven on the CPU by a synthetic 100 W card."""
+    import time
+
+    t0 = time.perf_counter()
+    meter = EnergyMeter(lambda: 1e6 + 100_000.0 * (time.perf_counter() - t0), lambda: 100.0, interval_s=0.01)
+    preset = dataclasses.replace(TINY, idle_seconds=0.05, energy_seconds=0.05)
+    result = bench.run_moe(preset, env, bw, meter=meter)
+    assert result.idle_watts == pytest.approx(100.0, rel=0.05)
+    for row in result.rows:
+        assert row.energy_method == "energy counter"
+        assert row.avg_watts == pytest.approx(100.0, rel=0.05)
+        assert row.joules_per_token == pytest.approx(row.avg_watts * row.energy_seconds / row.energy_tokens)
+        assert row.net_joules_per_token < row.joules_per_token * 0.1  # all of it was "idle" power
+
+
+def test_two_concurrent_requests_one_runs_one_waits():
+    release = threading.Event()
+    started = threading.Event()
+    results = {}
+
+    def slow_benchmark():
+        started.set()
+        release.wait(10)
+        return "measured"
+
+    first = threading.Thread(target=lambda: results.setdefault("first", bench.run_exclusive(slow_benchmark)))
+    first.start()
+    assert started.wait(10)
+    second = threading.Thread(
+        target=lambda: results.setdefault("second", bench.run_exclusive(slow_benchmark))
+    )
+    second.start()
+    second.join(10)
+    assert isinstance(results["second"], bench.Busy) and "Wait" in results["second"].message
+    assert bench.benchmark_running()
+    release.set()
+    first.join(10)
+    assert results["first"] == "measured" and not bench.benchmark_running()
+
+
+def test_runner_refuses_a_second_job_and_reports_progress():
+    runner = bench.BenchRunner()
+    release = threading.Event()
+
+    def job_fn(progress, should_stop, value):
+        progress(0.5, "half way")
+        release.wait(10)
+        return value * 2
+
+    job = runner.submit("reader-a", "test", job_fn, value=21)
+    assert isinstance(job, bench.Job)
+    busy = runner.submit("reader-b", "test", job_fn, value=1)
+    assert isinstance(busy, bench.Busy)
+    assert runner.job("reader-b") is None
+    release.set()
+    assert job.wait(10) and job.result == 42 and job.error is None
+    assert job.fraction == 0.5 and job.message == "half way"
+    again = runner.submit("reader-b", "test", job_fn, value=2)
+    assert again.wait(10) and again.result == 4
+
+
+def test_runner_reports_errors_and_honours_stop():
+    runner = bench.BenchRunner()
+
+    def failing(progress, should_stop):
+        raise RuntimeError("boom")
+
+    job = runner.submit("r", "fail", failing)
+    job.wait(10)
+    assert job.done and "boom" in job.error and not bench.benchmark_running()
+
+    def until_stopped(progress, should_stop):
+        while not should_stop():
+            threading.Event().wait(0.01)
+        return "stopped"
+
+    job = runner.submit("r", "stop", until_stopped)
+    job.stop.set()
+    assert job.wait(10) and job.result == "stopped"
+
+
+def test_cli_writes_the_json(tmp_path, capsys):
+    out = tmp_path / "results.json"
+    code = bench.main(["--preset", "tiny", "--device", "cpu", "--out", str(out), "--vram-budget-gb", "0.001"])
+    assert code == 0
+    data = json.loads(out.read_text())
+    assert set(data) >= {"settings", "versions", "device", "bandwidth", "context", "context_budget", "moe"}
+    assert data["versions"]["torch"] == torch.__version__
+    assert data["settings"]["preset"]["name"] == "tiny"
+    assert data["context_budget"]["series"][0]["spill_depth"] is not None
+    assert len(data["context"]["series"][1]["points"]) == len(TINY.depths)
+    assert "full attention" in capsys.readouterr().out
+
+
+def test_prediction_without_a_run():
+    bw = bench.Bandwidth(360e9, 31.5e9, "spec")
+    pred = bench.predict_context(PRESETS["small"], bw, budget_bytes=8 * 1024**3)
+    attention, state = pred["full attention"], pred["fixed state"]
+    assert [d for d, _ in attention] == list(PRESETS["small"].depths)
+    assert attention[-1][1] < attention[0][1] / 3  # 64K tokens × 128 KiB = 8 GiB of cache, partly spilled
+    assert state[0][1] == state[-1][1]

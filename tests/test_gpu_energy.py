@@ -1,0 +1,132 @@
+"""Energy meter: the counter path and the sampled-power path agree; a counter going backwards is rejected."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core.gpu import nvml
+from core.gpu.energy import CounterWentBackwards, EnergyMeter, trapezoid_joules
+from core.gpu.fake_nvml import FakeNvml
+
+# A synthetic power trace, piecewise linear in time: idle, ramp, plateau, drop (seconds, watts).
+KNOTS_T = np.array([0.0, 1.0, 1.5, 4.0, 4.2, 6.0])
+KNOTS_W = np.array([40.0, 40.0, 220.0, 230.0, 60.0, 55.0])
+
+
+def power(t: float) -> float:
+    return float(np.interp(t, KNOTS_T, KNOTS_W))
+
+
+def energy_mj(t: float) -> float:
+    """Exact ∫₀ᵗ P dt in millijoules (closed form of the piecewise-linear trace)."""
+    ts = np.concatenate([KNOTS_T[KNOTS_T < t], [t]])
+    ws = np.interp(ts, KNOTS_T, KNOTS_W)
+    return 5.0e6 + 1000.0 * float(np.sum(0.5 * (ws[1:] + ws[:-1]) * np.diff(ts)))
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def run_window(meter: EnergyMeter, clock: FakeClock, times) -> None:
+    clock.now = times[0]
+    meter.begin()
+    for t in times[1:-1]:
+        clock.now = t
+        meter.record()
+    clock.now = times[-1]
+
+
+def test_trapezoid_is_exact_on_a_linear_ramp():
+    assert trapezoid_joules([(0.0, 0.0), (2.0, 100.0)]) == pytest.approx(100.0)
+    assert trapezoid_joules([]) == 0.0
+    with pytest.raises(ValueError):
+        trapezoid_joules([(1.0, 5.0), (0.0, 5.0)])
+
+
+def test_counter_and_integration_give_the_same_joules():
+    times = list(KNOTS_T)  # sampling at the knots → trapezoid is exact
+    clock = FakeClock()
+    by_counter = EnergyMeter(
+        lambda: energy_mj(clock.now), lambda: power(clock.now), clock=clock, background=False
+    )
+    run_window(by_counter, clock, times)
+    a = by_counter.end()
+    clock2 = FakeClock()
+    by_power = EnergyMeter(None, lambda: power(clock2.now), clock=clock2, background=False)
+    run_window(by_power, clock2, times)
+    b = by_power.end()
+    assert a.method == "energy counter" and b.method == "sampled power"
+    expected = (energy_mj(6.0) - energy_mj(0.0)) / 1000.0
+    assert a.joules == pytest.approx(expected, rel=1e-12)
+    assert b.joules == pytest.approx(expected, rel=1e-12)
+    assert a.seconds == b.seconds == 6.0
+    assert a.avg_watts == pytest.approx(expected / 6.0)
+
+
+def test_dense_sampling_of_a_curved_trace_converges_to_the_counter():
+    clock = FakeClock()
+    watts = lambda t: 150.0 + 50.0 * np.sin(t)  # noqa: E731
+    counter = lambda t: 1000.0 * (150.0 * t - 50.0 * np.cos(t) + 50.0)  # noqa: E731
+    times = list(np.linspace(0.0, 5.0, 501))
+    by_power = EnergyMeter(None, lambda: watts(clock.now), clock=clock, background=False)
+    run_window(by_power, clock, times)
+    integrated = by_power.end().joules
+    assert integrated == pytest.approx((counter(5.0) - counter(0.0)) / 1000.0, rel=1e-4)
+
+
+def test_through_a_fake_gpu_both_paths_agree():
+    """The same trace read through NVML calls (mW and integer mJ, as the driver reports them)."""
+    clock = FakeClock()
+    fake = FakeNvml(power_w=power, energy_mj=energy_mj, clock=clock)
+    gpu = nvml.open_gpu(fake)
+    with_counter = EnergyMeter(gpu.energy_mj, gpu.power_w, clock=clock, background=False)
+    run_window(with_counter, clock, list(KNOTS_T))
+    a = with_counter.end()
+    clock.now = 0.0
+    sampled = EnergyMeter(None, gpu.power_w, clock=clock, background=False)
+    run_window(sampled, clock, list(KNOTS_T))
+    b = sampled.end()
+    assert a.joules == pytest.approx(b.joules, abs=2e-3)  # integer-mJ rounding at the two ends
+
+
+def test_counter_going_backwards_is_rejected():
+    readings = iter([9_000.0, 4_000.0])
+    meter = EnergyMeter(lambda: next(readings), None, background=False)
+    meter.begin()
+    with pytest.raises(CounterWentBackwards, match="discarded"):
+        meter.end()
+
+
+def test_idle_baseline_is_subtracted():
+    clock = FakeClock()
+    meter = EnergyMeter(None, lambda: 100.0, clock=clock, background=False)
+    run_window(meter, clock, [0.0, 1.0, 2.0])
+    reading = meter.end()
+    assert reading.joules == pytest.approx(200.0)
+    assert reading.net_joules(30.0) == pytest.approx(140.0)
+    assert reading.net_joules(None) == pytest.approx(200.0)
+    assert reading.net_joules(500.0) == 0.0
+
+
+def test_nothing_to_read_gives_none():
+    meter = EnergyMeter(None, None, background=False)
+    assert not meter.can_measure
+    meter.begin()
+    assert meter.end() is None
+
+
+def test_background_sampling_thread():
+    meter = EnergyMeter(None, lambda: 50.0, interval_s=0.005)
+    meter.begin()
+    import time
+
+    time.sleep(0.1)
+    reading = meter.end()
+    assert reading.method == "sampled power" and reading.n_samples >= 3
+    assert reading.avg_watts == pytest.approx(50.0)
