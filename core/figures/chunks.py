@@ -1,0 +1,118 @@
+"""Pictures for lesson 6: a timeline cut into chunks, hand-overs counted, speed measured.
+
+Chunkwise-parallel DeltaNet: Yang et al. 2024 (arXiv 2406.06484) App. B; fla
+`fla/ops/delta_rule/README.md`. Data in, go.Figure out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from core.figures.style import COLORS, base_layout
+
+CHUNK_SHADES = ("#d0ebff", "#a5d8ff")
+
+
+def timeline_figure(T: int, chunk_size: int, title: str = "") -> go.Figure:
+    """Two rows of T tokens: step by step (a hand-over after every token) and chunked
+    (tokens of a chunk computed together, the board handed over only at chunk edges)."""
+    tokens = np.arange(T)
+    chunk_of = tokens // chunk_size
+    fig = go.Figure()
+    rows = {"step by step": 1.0, f"chunks of {chunk_size}": 0.0}
+    fig.add_trace(
+        go.Scatter(
+            x=tokens,
+            y=[rows["step by step"]] * T,
+            mode="markers",
+            name="token (one at a time)",
+            marker=dict(symbol="square", size=14, color=COLORS["delta"]),
+            hovertemplate="token %{x}: waits for token %{x}−1<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=tokens,
+            y=[rows[f"chunks of {chunk_size}"]] * T,
+            mode="markers",
+            name="token (whole chunk at once)",
+            marker=dict(
+                symbol="square",
+                size=14,
+                color=[CHUNK_SHADES[c % 2] for c in chunk_of],
+                line=dict(color=COLORS["gated_delta"], width=1),
+            ),
+            customdata=chunk_of,
+            hovertemplate="token %{x} is in chunk %{customdata}<extra></extra>",
+        )
+    )
+    # a hand-over of the board: after every token on the top row, at chunk edges below
+    for t in range(1, T):
+        fig.add_shape(
+            type="line", x0=t - 0.5, x1=t - 0.5, y0=0.82, y1=1.18, line=dict(color=COLORS["warning"], width=1)
+        )
+    for edge in range(chunk_size, T, chunk_size):
+        fig.add_shape(
+            type="line",
+            x0=edge - 0.5,
+            x1=edge - 0.5,
+            y0=-0.25,
+            y1=0.25,
+            line=dict(color=COLORS["warning"], width=3),
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=[None],
+            y=[None],
+            mode="lines",
+            name="board handed over (a wait in line)",
+            line=dict(color=COLORS["warning"], width=3),
+        )
+    )
+    base_layout(fig, title, "token #", "", height=230)
+    fig.update_yaxes(tickvals=list(rows.values()), ticktext=list(rows), range=[-0.6, 1.6], showgrid=False)
+    fig.update_xaxes(range=[-1, T], showgrid=False)
+    return fig
+
+
+def waits_figure(T: int, chunk_sizes: Sequence[int], title: str = "") -> go.Figure:
+    """Sequential hand-overs of the board for T tokens: T step by step, ⌈T/C⌉ in chunks of C."""
+    labels = ["step by step"] + [f"C = {c}" for c in chunk_sizes]
+    waits = [T] + [-(-T // c) for c in chunk_sizes]
+    fig = go.Figure(
+        go.Bar(
+            x=labels,
+            y=waits,
+            text=waits,
+            textposition="outside",
+            marker_color=[COLORS["delta"]] + [COLORS["gated_delta"]] * len(chunk_sizes),
+            hovertemplate="%{x}: %{y} hand-overs<extra></extra>",
+        )
+    )
+    base_layout(fig, title, "form", f"waits in line for T = {T} tokens", height=300)
+    fig.update_yaxes(range=[0, max(waits) * 1.18])
+    return fig
+
+
+def speed_figure(
+    labels: Sequence[str], ms: Sequence[float], hand_overs: Sequence[int], title: str = ""
+) -> go.Figure:
+    """Measured time of one forward pass per form, on this machine."""
+    colors = [COLORS["delta"] if lab == "step by step" else COLORS["gated_delta"] for lab in labels]
+    fig = go.Figure(
+        go.Bar(
+            x=list(labels),
+            y=list(ms),
+            marker_color=colors,
+            customdata=list(hand_overs),
+            text=[f"{m:.1f} ms" for m in ms],
+            textposition="outside",
+            hovertemplate="%{x}: %{y:.2f} ms, %{customdata} hand-overs<extra></extra>",
+        )
+    )
+    base_layout(fig, title, "form", "time per forward pass (ms, median)", height=320)
+    fig.update_yaxes(range=[0, max(ms) * 1.2 if len(ms) else 1])
+    return fig

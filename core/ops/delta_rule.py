@@ -1,0 +1,138 @@
+"""DeltaNet's delta rule: erase what the board holds under a key, then write the new value.
+
+Source: Yang, Wang, Zhang, Shen, Kim, "Parallelizing Linear Transformers with the Delta Rule
+over Sequence Length", NeurIPS 2024 (arXiv 2406.06484), chunkwise algorithm from its App. B;
+Schlag, Irie, Schmidhuber 2021 (arXiv 2102.11174); layout as flash-linear-attention
+`fla/ops/delta_rule/naive.py` and `fla/ops/delta_rule/README.md` (state `K × V`).
+
+Per token (fla layout, `β_t ∈ (0, 1)`, unit keys):
+
+    S_t = (I − β_t k_t k_tᵀ) S_{t-1} + β_t k_t v_tᵀ          o_t = S_tᵀ (scale · q_t)
+
+equivalently `S_t = S_{t-1} + k_t (β_t (v_t − S_{t-1}ᵀ k_t))ᵀ`: one gradient step on
+`½‖Sᵀk_t − v_t‖²`. With `β = 1` and a unit key, reading `k_t` right after returns `v_t`.
+
+Two forms, equal (tested):
+- `recurrent` — one token at a time, a loop over `step` (fla's naive recurrence);
+- `chunk` — the WY / UT-transform algorithm: inside each chunk of C tokens the product of
+  Householder-like updates is rewritten with matrices (`W = T K`, `U = T V`,
+  `T = (I + strictLower(diag(β) K Kᵀ))^{-1} diag(β)`), so only the hand-over of the board
+  between chunks is sequential: T/C steps of matmuls instead of T rank-1 updates.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from core.ops.common import (
+    StepResult,
+    causal_mask,
+    check_chunk_size,
+    check_qkv,
+    check_shape,
+    check_step_inputs,
+    erase_and_write,
+    from_chunks,
+    initial_board,
+    pad_time,
+    reject_unused,
+    resolve_scale,
+    scan_chunks,
+    solve_unit_lower,
+    to_chunks,
+)
+
+__all__ = ["step", "recurrent", "chunk"]
+
+
+def step(
+    S: Tensor,
+    q_t: Tensor,
+    k_t: Tensor,
+    v_t: Tensor,
+    *,
+    beta_t: Tensor | None = None,
+    g_t: Tensor | None = None,
+    scale: float | None = None,
+    keep_parts: bool = True,
+) -> StepResult:
+    """One token: erase a β-share of what `k_t` reads, write a β-share of `v_t`, then read with `q_t`.
+
+    S: (B, H, K, V); q_t, k_t: (B, H, K); v_t: (B, H, V); beta_t: (B, H) (required).
+    The delta rule has no gate (`g_t` must be None). Parts: decayed = S, erase, write.
+    """
+    reject_unused("the delta rule", g_t=g_t)
+    B, H, K, _ = check_step_inputs(S, q_t, k_t, v_t)
+    if beta_t is None:
+        raise ValueError("the delta rule needs beta_t of shape (B, H)")
+    check_shape(beta_t, "beta_t", (B, H), "(B, H)")
+    return _step(S, q_t, k_t, v_t, beta_t, resolve_scale(scale, K), keep_parts)
+
+
+def _step(
+    S: Tensor, q_t: Tensor, k_t: Tensor, v_t: Tensor, beta_t: Tensor, scale: float, keep_parts: bool
+) -> StepResult:
+    dt = S.dtype
+    return erase_and_write(S, q_t.to(dt), k_t.to(dt), v_t.to(dt), beta_t.to(dt), scale, keep_parts)
+
+
+def recurrent(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    *,
+    beta: Tensor,
+    scale: float | None = None,
+    initial_state: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
+    """Token by token: a loop over `step`. Returns `o: (B, T, H, V)` and the final board `(B, H, K, V)`."""
+    B, T, H, K, V = check_qkv(q, k, v)
+    check_shape(beta, "beta", (B, T, H), "(B, T, H)")
+    scale = resolve_scale(scale, K)
+    S = initial_board(initial_state, q, B, H, K, V)  # (B, H, K, V)
+    k, v, beta = k.to(q.dtype), v.to(q.dtype), beta.to(q.dtype)
+    outputs = []
+    for t in range(T):
+        result = _step(S, q[:, t], k[:, t], v[:, t], beta[:, t], scale, keep_parts=False)
+        S = result.state
+        outputs.append(result.output)  # (B, H, V)
+    return torch.stack(outputs, dim=1), S
+
+
+def chunk(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    *,
+    beta: Tensor,
+    scale: float | None = None,
+    initial_state: Tensor | None = None,
+    chunk_size: int = 64,
+) -> tuple[Tensor, Tensor]:
+    """Chunkwise WY / UT transform (facts.md §1.4). Any T (padded inside), power-of-two `chunk_size`.
+
+    For each chunk (K, V, β, Q of C tokens) and the board S entering it:
+        T_ut = (I + strictLower(diag(β) K Kᵀ))^{-1} diag(β)      the UT transform, (C, C)
+        W = T_ut K,  U = T_ut V                                  done for all chunks at once
+        Ṽ = U − W S;  O = Q S + (Q Kᵀ ⊙ M) Ṽ;  S ← S + Kᵀ Ṽ       the only sequential part
+    """
+    B, T, H, K, V = check_qkv(q, k, v)
+    check_shape(beta, "beta", (B, T, H), "(B, T, H)")
+    C = check_chunk_size(chunk_size)
+    scale = resolve_scale(scale, K)
+    S0 = initial_board(initial_state, q, B, H, K, V)  # (B, H, K, V)
+    T_padded = -(-T // C) * C
+    qc = to_chunks(pad_time(scale * q, T_padded), C)  # (B, H, N, C, K)
+    kc = to_chunks(pad_time(k.to(q.dtype), T_padded), C)  # (B, H, N, C, K)
+    vc = to_chunks(pad_time(v.to(q.dtype), T_padded), C)  # (B, H, N, C, V)
+    bc = to_chunks(pad_time(beta.to(q.dtype), T_padded), C)  # (B, H, N, C)
+
+    # UT transform for every chunk at once: solve (I + L) [W | U] = diag(β) [K | V].
+    L = (bc.unsqueeze(-1) * (kc @ kc.transpose(-1, -2))).tril(-1)  # (B, H, N, C, C) strictly lower
+    WU = solve_unit_lower(L, bc.unsqueeze(-1) * torch.cat([kc, vc], dim=-1))  # (B, H, N, C, K + V)
+    w, u = WU[..., :K], WU[..., K:]  # (B, H, N, C, K), (B, H, N, C, V)
+
+    attn = (qc @ kc.transpose(-1, -2)).masked_fill(~causal_mask(C, q.device), 0.0)  # (B, H, N, C, C)
+    o, S = scan_chunks(qc, w, u, attn, kc, None, S0)  # (B, H, N, C, V), (B, H, K, V)
+    return from_chunks(o, T), S

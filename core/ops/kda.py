@@ -1,0 +1,190 @@
+"""Kimi Delta Attention (KDA): the delta rule on a board whose every key channel fades at its own rate.
+
+Source: Kimi Team, "Kimi Linear: An Expressive, Efficient Hybrid Linear Attention
+Architecture", 2025 (arXiv 2510.26692); layout and chunk form as flash-linear-attention
+`fla/ops/kda/naive.py` (state `K × V`); KDA is the attention of the Kimi K3 KDA layers.
+
+Per token, with a per-channel gate in log space `g_t = log α_t ∈ (−∞, 0]^K`:
+
+    S_t = (I − β_t k_t k_tᵀ) Diag(α_t) S_{t-1} + β_t k_t v_tᵀ          o_t = S_tᵀ (scale · q_t)
+
+(code order: fade row d of the board by `α_{t,d}`, then the delta rule's erase and write).
+The same rate on every channel is Gated DeltaNet; rate 1 everywhere is DeltaNet.
+
+Two forms, equal (tested):
+- `recurrent` — one token at a time, a loop over `step`;
+- `chunk` — the WY / UT transform with per-channel decay. With `Γ_r = Σ_{i≤r} g_i ∈ R^K`
+  inside a chunk:
+      L_rj = β_r Σ_d k_rd k_jd e^{Γ_rd − Γ_jd}  (j < r),   A_rj = Σ_d q_rd k_jd e^{Γ_rd − Γ_jd}  (j ≤ r)
+      T_ut = (I + L)^{-1} diag(β),  W = T_ut (K ⊙ e^Γ),  U = T_ut V
+      Ṽ = U − W S,   O = (Q ⊙ e^Γ) S + A Ṽ,   S ← Diag(e^{Γ_C}) S + (K ⊙ e^{Γ_C − Γ})ᵀ Ṽ
+  The pair scores carry a different decay per channel, so they are not one matmul, and
+  splitting `e^{Γ_r − Γ_j}` into `e^{Γ_r} · e^{−Γ_j}` would overflow. `_decayed_scores` cuts
+  the chunk into halves, quarters, …: between two neighbouring blocks the split is taken at
+  their edge, where both factors are ≤ 1, and the block is an ordinary matmul. No
+  `(C, C, K)` tensor is ever built (fla's naive code builds one; its kernels tile it).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from core.ops.common import (
+    StepResult,
+    check_chunk_size,
+    check_qkv,
+    check_shape,
+    check_step_inputs,
+    erase_and_write,
+    from_chunks,
+    initial_board,
+    pad_time,
+    resolve_scale,
+    scan_chunks,
+    solve_unit_lower,
+    to_chunks,
+)
+
+__all__ = ["step", "recurrent", "chunk"]
+
+
+def step(
+    S: Tensor,
+    q_t: Tensor,
+    k_t: Tensor,
+    v_t: Tensor,
+    *,
+    beta_t: Tensor | None = None,
+    g_t: Tensor | None = None,
+    scale: float | None = None,
+    keep_parts: bool = True,
+) -> StepResult:
+    """One token: fade key channel d of the board by `exp(g_t[d])`, then erase and write, then read.
+
+    S: (B, H, K, V); q_t, k_t: (B, H, K); v_t: (B, H, V); beta_t: (B, H); g_t: (B, H, K) (both required).
+    Parts: decayed = Diag(exp(g_t)) S, erase, write.
+    """
+    B, H, K, _ = check_step_inputs(S, q_t, k_t, v_t)
+    if beta_t is None or g_t is None:
+        raise ValueError("KDA needs beta_t of shape (B, H) and g_t of shape (B, H, K)")
+    check_shape(beta_t, "beta_t", (B, H), "(B, H)")
+    check_shape(g_t, "g_t", (B, H, K), "(B, H, K)")
+    return _step(S, q_t, k_t, v_t, beta_t, g_t, resolve_scale(scale, K), keep_parts)
+
+
+def _step(
+    S: Tensor,
+    q_t: Tensor,
+    k_t: Tensor,
+    v_t: Tensor,
+    beta_t: Tensor,
+    g_t: Tensor,
+    scale: float,
+    keep_parts: bool,
+) -> StepResult:
+    dt = S.dtype
+    decayed = g_t.to(dt).exp().unsqueeze(-1) * S  # (B, H, K, V) row d fades by α_{t,d}
+    return erase_and_write(decayed, q_t.to(dt), k_t.to(dt), v_t.to(dt), beta_t.to(dt), scale, keep_parts)
+
+
+def recurrent(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    *,
+    beta: Tensor,
+    g: Tensor,
+    scale: float | None = None,
+    initial_state: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
+    """Token by token: a loop over `step`. `beta: (B, T, H)`, `g: (B, T, H, K)`.
+
+    Returns `o: (B, T, H, V)` and the final board `(B, H, K, V)`.
+    """
+    B, T, H, K, V = check_qkv(q, k, v)
+    check_shape(beta, "beta", (B, T, H), "(B, T, H)")
+    check_shape(g, "g", (B, T, H, K), "(B, T, H, K)")
+    scale = resolve_scale(scale, K)
+    S = initial_board(initial_state, q, B, H, K, V)  # (B, H, K, V)
+    k, v, beta, g = k.to(q.dtype), v.to(q.dtype), beta.to(q.dtype), g.to(q.dtype)
+    outputs = []
+    for t in range(T):
+        result = _step(S, q[:, t], k[:, t], v[:, t], beta[:, t], g[:, t], scale, keep_parts=False)
+        S = result.state
+        outputs.append(result.output)  # (B, H, V)
+    return torch.stack(outputs, dim=1), S
+
+
+def _decayed_scores(a: Tensor, b: Tensor, G: Tensor) -> Tensor:
+    """`M_rj = Σ_d a_rd b_jd exp(G_rd − G_jd)` for j < r, and 0 on and above the diagonal; per chunk.
+
+    a, b, G: (..., C, K), G the cumulative log decay inside the chunk (non-increasing in r).
+    Returns (..., C, C). The decay differs per channel d, so M is not one matmul, and splitting
+    `exp(G_r − G_j) = exp(G_r) · exp(−G_j)` would overflow. Instead build M by doubling: pair
+    neighbouring sub-blocks of s tokens (left, right) and take the edge e = last token of the left:
+
+        exp(G_r − G_j) = exp(G_r − G_e) · exp(G_e − G_j)      r in right, j in left: both exponents ≤ 0
+
+    so the right×left block is one matmul `(a ⊙ e^{G − G_e}) (b ⊙ e^{G_e − G})ᵀ`; the two diagonal
+    s×s blocks came from the level below. s = 1, 2, 4, …, C/2: log2(C) levels, no (C, C, K) tensor.
+    """
+    C = G.shape[-2]
+    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2], G.shape[:-2])
+    M = a.new_zeros(*batch, C, 1, 1)  # (..., C/s, s, s) diagonal blocks for s = 1: zero (strict)
+    s = 1
+    while s < C:
+        n = C // (2 * s)  # pairs of s-blocks
+        G_pairs = G.unflatten(-2, (n, 2, s))  # (..., n, 2, s, K)
+        G_edge = G_pairs[..., 0, -1:, :]  # (..., n, 1, K) decay at the last token of each left block
+        a_right = a.unflatten(-2, (n, 2, s))[..., 1, :, :]  # (..., n, s, K) rows r of each right block
+        b_left = b.unflatten(-2, (n, 2, s))[..., 0, :, :]  # (..., n, s, K) columns j of each left block
+        left = a_right * (G_pairs[..., 1, :, :] - G_edge).exp()  # (..., n, s, K) exponent ≤ 0
+        right = b_left * (G_edge - G_pairs[..., 0, :, :]).exp()  # (..., n, s, K) exponent ≤ 0
+        cross = left @ right.transpose(-1, -2)  # (..., n, s, s) right block's rows × left block's columns
+        upper_left, lower_right = M[..., 0::2, :, :], M[..., 1::2, :, :]  # (..., n, s, s) each
+        top = torch.cat([upper_left, torch.zeros_like(upper_left)], dim=-1)  # (..., n, s, 2s)
+        bottom = torch.cat([cross, lower_right], dim=-1)  # (..., n, s, 2s)
+        M = torch.cat([top, bottom], dim=-2)  # (..., n, 2s, 2s)
+        s *= 2
+    return M.squeeze(-3)  # (..., C, C)
+
+
+def chunk(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    *,
+    beta: Tensor,
+    g: Tensor,
+    scale: float | None = None,
+    initial_state: Tensor | None = None,
+    chunk_size: int = 64,
+) -> tuple[Tensor, Tensor]:
+    """Chunkwise WY / UT transform with per-channel decay (facts.md §1.6)."""
+    B, T, H, K, V = check_qkv(q, k, v)
+    check_shape(beta, "beta", (B, T, H), "(B, T, H)")
+    check_shape(g, "g", (B, T, H, K), "(B, T, H, K)")
+    C = check_chunk_size(chunk_size)
+    scale = resolve_scale(scale, K)
+    S0 = initial_board(initial_state, q, B, H, K, V)  # (B, H, K, V)
+    T_padded = -(-T // C) * C
+    qc = to_chunks(pad_time(scale * q, T_padded), C)  # (B, H, N, C, K)
+    kc = to_chunks(pad_time(k.to(q.dtype), T_padded), C)  # (B, H, N, C, K)
+    vc = to_chunks(pad_time(v.to(q.dtype), T_padded), C)  # (B, H, N, C, V)
+    bc = to_chunks(pad_time(beta.to(q.dtype), T_padded), C)  # (B, H, N, C)
+    gc = to_chunks(pad_time(g.to(q.dtype), T_padded), C)  # (B, H, N, C, K)
+    Gam = gc.cumsum(-2)  # (B, H, N, C, K) per-channel log-fade from the chunk start to token r
+
+    L = bc.unsqueeze(-1) * _decayed_scores(kc, kc, Gam)  # (B, H, N, C, C) strictly lower
+    decay_in = Gam.exp()  # (B, H, N, C, K) fade from the chunk start to token r, per channel
+    rhs = bc.unsqueeze(-1) * torch.cat([kc * decay_in, vc], dim=-1)  # (B, H, N, C, K + V)
+    WU = solve_unit_lower(L, rhs)
+    w, u = WU[..., :K], WU[..., K:]  # (B, H, N, C, K), (B, H, N, C, V)
+
+    same_token = torch.diag_embed((qc * kc).sum(-1))  # (B, H, N, C, C) r = j: no decay between them
+    attn = _decayed_scores(qc, kc, Gam) + same_token  # (B, H, N, C, C)
+    Gam_end = Gam[..., -1, :]  # (B, H, N, K) total fade over the chunk, per channel
+    k_out = kc * (Gam_end.unsqueeze(-2) - Gam).exp()  # (B, H, N, C, K) fade from token r to the chunk end
+    o, S = scan_chunks(qc * decay_in, w, u, attn, k_out, Gam_end.exp(), S0)
+    return from_chunks(o, T), S

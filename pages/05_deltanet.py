@@ -1,0 +1,213 @@
+"""Lesson 5 · DeltaNet: erase what the key held, then write the new value."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from core import board as bd
+from core.figures import board as fb
+from core.ops import delta_rule
+from ui.lesson import (
+    code,
+    formula,
+    lesson_header,
+    next_lesson,
+    notice,
+    problem,
+    show_figure,
+    step_controls,
+    still_missing,
+)
+
+KEY_CHOICES = {"random": "random unit vectors", "orthogonal": "orthogonal (one row each)"}
+SEEDS = (0, 1, 2, 3, 4, 5)
+
+
+def num(x: float) -> str:
+    return f"{round(float(x), 2) + 0.0:.2f}"  # + 0.0 turns -0.00 into 0.00
+
+
+@st.cache_data(show_spinner=False)
+def rewrite_run(n: int, d: int, keys: str, rule: str, beta: float) -> bd.BoardRun:
+    return bd.write_stream(bd.rewrite_stream(n), rule, d=d, keys=keys, beta=beta)
+
+
+@st.cache_data(show_spinner=False)
+def lesson4_run(n: int, d: int, keys: str, rule: str, beta: float) -> bd.BoardRun:
+    return bd.write_stream(bd.word_stream(n), rule, d=d, keys=keys, beta=beta)
+
+
+@st.cache_data(show_spinner="Writing boards of every size …")
+def curves(d: int, keys: str, beta: float) -> tuple[list[int], np.ndarray, np.ndarray]:
+    ns = sorted({int(x) for x in np.linspace(1, 4 * d, 13)})
+    return (
+        ns,
+        bd.recall_curve("linear", d, ns, SEEDS, keys=keys),
+        bd.recall_curve("delta", d, ns, SEEDS, keys=keys, beta=beta),
+    )
+
+
+lesson_header(5)
+problem(
+    "Linear attention only adds. Write *apple → red* and later *apple → green*, and reading apple "
+    "returns a mix of both. A full board blurs, and nothing on it is ever cleaned up."
+)
+st.markdown(
+    "DeltaNet changes one thing: before writing, it **reads what the key currently returns, "
+    "erases that, and writes the new value** — like wiping one line of a blackboard before writing "
+    "on it. How much it erases and writes is the **write strength β** (between 0 and 1; β = 1 "
+    "replaces completely)."
+)
+
+st.header("1 · Erase, then write — step by step")
+c1, c2, c3 = st.columns(3)
+d = c1.slider("board rows d", 2, 16, 8, key="dn_d")
+beta = c2.slider("write strength β", 0.1, 1.0, 1.0, 0.05, key="dn_beta")
+keys = c3.radio("keys", list(KEY_CHOICES), format_func=KEY_CHOICES.get, key="dn_keys", horizontal=True)
+n = 6
+run = rewrite_run(n, d, keys, "delta", float(beta))
+st.markdown(
+    f"The stream: {', '.join(f'{k} → {v}' for k, v in run.pairs[:-1])}, and then **apple again, "
+    f"now → {run.pairs[-1][1]}**."
+)
+
+
+@st.fragment
+def parts_stepper(run: bd.BoardRun) -> None:
+    """Step controls and the stepped picture: a Step click reruns only this part."""
+    t = step_controls("dn_t", run.T, unit="token")
+    limit = fb.color_limit(run.old, run.erase, run.write, run.new)
+    if t == 0:
+        st.markdown("Press **Step** to write the first pair. The four panels show each write's parts.")
+        show_figure(
+            fb.board_figure(run.board(0), limit, value_names=run.value_names, title="the empty board"),
+            key="dn_parts",
+        )
+    else:
+        i = t - 1
+        k_name, v_name = run.pairs[i]
+        show_figure(
+            fb.update_parts_figure(
+                {
+                    "old board": run.old[i],
+                    "− erase (β × what the key held)": run.erase[i],
+                    "+ write (β × new value)": run.write[i],
+                    "= new board": run.new[i],
+                },
+                limit,
+                value_names=run.value_names,
+                title=f"token {t}: {k_name} → {v_name}",
+            ),
+            key="dn_parts",
+        )
+        erased = float(np.abs(run.erase[i]).sum())
+        st.caption(
+            f"Old board + erase + write = new board (one colour scale for all four and for every step). "
+            f"This token erased {erased:.2f} in total: "
+            + (
+                "nothing, because the key's rows held nothing yet."
+                if erased < 1e-6
+                else "what its key was already returning — from earlier pairs that share its rows."
+            )
+        )
+
+
+parts_stepper(run)
+
+st.subheader("The rewritten key")
+lin = rewrite_run(n, d, keys, "linear", 1.0)
+rec_d, rec_l = run.recall(), lin.recall()
+apple = rec_l.names.index("apple")
+show_figure(
+    fb.compare_readbacks_figure(
+        {
+            f"linear attention: {rec_l.accuracy:.0%} recalled": rec_l.readback,
+            f"DeltaNet (β = {beta:.2f}): {rec_d.accuracy:.0%} recalled": rec_d.readback,
+        },
+        [f"{name} {'✓' if ok else '✗'}" for name, ok in zip(rec_d.names, rec_d.correct, strict=True)],
+        value_names=run.value_names,
+        zmax=max(1.0, fb.color_limit(rec_l.readback, rec_d.readback)),
+    ),
+    key="dn_rewrite",
+)
+
+
+green = run.values[run.value_names.index(run.pairs[-1][1])]  # value vectors: project onto them
+red = run.values[run.value_names.index(run.pairs[0][1])]
+st.caption(
+    f"Reading **apple** after the whole stream (how much of each value comes back): linear attention returns red {num(rec_l.readback[apple] @ red)} "
+    f"and {run.pairs[-1][1]} {num(rec_l.readback[apple] @ green)} — a blend; DeltaNet returns red "
+    f"{num(rec_d.readback[apple] @ red)} and {run.pairs[-1][1]} {num(rec_d.readback[apple] @ green)}. "
+    "(✓/✗ on the rows are DeltaNet's.)"
+)
+
+st.header("2 · The stream of lesson 4, both rules")
+st.markdown(
+    "Now n different pairs, no key repeated — the collisions of lesson 4. Erasing first helps when a "
+    "key comes back; with only new keys, the erase removes whatever an overlapping key left there, "
+    "so it can also wipe older pairs."
+)
+c1, c2 = st.columns(2)
+n4 = c1.slider("pairs written n", 1, 48, 12, key="dn_n")
+run_l, run_d = lesson4_run(n4, d, keys, "linear", 1.0), lesson4_run(n4, d, keys, "delta", float(beta))
+r_l, r_d = run_l.recall(), run_d.recall()
+c2.metric("keys recalled: linear → DeltaNet", f"{r_l.accuracy:.0%} → {r_d.accuracy:.0%}")
+show_figure(
+    fb.compare_readbacks_figure(
+        {
+            f"linear attention: {r_l.accuracy:.0%}": r_l.readback,
+            f"DeltaNet (β = {beta:.2f}): {r_d.accuracy:.0%}": r_d.readback,
+        },
+        r_d.names,
+        value_names=run_d.value_names,
+        zmax=max(1.0, fb.color_limit(r_l.readback, r_d.readback)),
+    ),
+    key="dn_side",
+)
+ns, acc_l, acc_d = curves(d, keys, float(beta))
+show_figure(
+    fb.recall_curves_figure(
+        ns,
+        {
+            "linear attention": (acc_l, "linear", "solid"),
+            f"DeltaNet, β = {beta:.2f}": (acc_d, "delta", "solid"),
+        },
+        d,
+        title=f"recall vs pairs, d = {d}, {keys} keys, {len(SEEDS)} draws",
+    ),
+    key="dn_curves",
+)
+st.caption(
+    "Neither rule gets past the d-row limit: n > d pairs cannot all be read back exactly from d rows. "
+    "In a single pass with β = 1 DeltaNet can even do worse than plain adding — each write wipes part of "
+    "older pairs that share its rows. Lower β and watch the curves. Trained models learn β per token."
+)
+
+notice(
+    "With β = 1, what does reading apple return right after apple → green is written?",
+    "Exactly green: the erase removes everything apple's key returned and the write puts green in its "
+    "place. With β < 1 only a share is replaced, so some red remains.",
+    key="dn_q1",
+)
+notice(
+    "With orthogonal keys, which board entries does a write touch?",
+    "Only the key's own row: erase and write both have the shape k·(something)ᵀ, so they live in the "
+    "rows the key uses. With random keys every row moves a little.",
+    key="dn_q2",
+)
+formula(
+    r"S_t = S_{t-1} \underbrace{-\,\beta_t\, k_t\,(S_{t-1}^\top k_t)^\top}_{\text{erase}}"
+    r"\underbrace{+\,\beta_t\, k_t v_t^\top}_{\text{write}}"
+    r"= (I-\beta_t k_t k_t^\top)\,S_{t-1} + \beta_t k_t v_t^\top",
+    caption="One step of gradient descent on ½‖Sᵀk_t − v_t‖² with learning rate β_t (Schlag et al. 2021; "
+    "DeltaNet, Yang et al. 2024, arXiv 2406.06484; fla `fla/ops/delta_rule/naive.py`).",
+    key="dn_formula",
+)
+code(delta_rule.step, key="dn_code")
+still_missing(
+    "Each write now depends on the board the previous write left. Token 5 must wait for token 4, which "
+    "waits for token 3 … a GPU that could do thousands of things at once stands in line. Can the "
+    "erase-then-write be done in parallel?"
+)
+next_lesson(5)

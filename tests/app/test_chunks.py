@@ -1,0 +1,49 @@
+"""Lesson 6 under AppTest: the live equality check and the speed measurement."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.app import driver
+
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "06_chunks.py")
+
+
+def chart(at: AppTest, key: str) -> dict:
+    for element in at.get("plotly_chart"):
+        if element.proto.id.endswith(f"-{key}"):
+            return json.loads(element.proto.spec)
+    raise AssertionError(f"no chart with key {key!r}")
+
+
+def test_equality_check_and_speed():
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    driver.assert_clean(at, "first run")
+    assert at.success and "equals step-by-step" in at.success[0].value
+    diff = float(next(m.value for m in at.metric if m.label == "largest output difference"))
+    assert diff < 1e-5
+    waits = next(m.value for m in at.metric if m.label.startswith("waits in line, chunks"))
+    assert waits == "4"  # 32 tokens in chunks of 8
+    at.select_slider(key="ch_speed_T").set_value(64).run()
+    at.slider(key="ch_repeats").set_value(1).run()
+    at.button(key="ch_measure").click().run()
+    driver.assert_clean(at, "measuring")
+    speed = chart(at, "ch_speed")
+    assert list(speed["data"][0]["x"]) == ["step by step", "C = 4", "C = 8", "C = 16", "C = 32", "C = 64"]
+
+
+@pytest.mark.slow
+def test_every_rule_and_precision():
+    at = AppTest.from_file(PAGE, default_timeout=300).run()
+    for rule in ("linear", "delta", "gated_delta", "kda"):
+        at.selectbox(key="ch_rule").set_value(rule).run()
+        for dtype in ("fp32", "fp64"):
+            at.radio(key="ch_dtype").set_value(dtype).run()
+            driver.assert_clean(at, f"{rule} {dtype}")
+            assert at.success, f"{rule} {dtype}: chunked and step-by-step disagree"
+    driver.sweep_sliders(at)
+    driver.assert_clean(at, "slider sweep")

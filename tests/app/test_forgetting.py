@@ -1,0 +1,49 @@
+"""Lesson 7 under AppTest: three boards step together; KDA keeps the fact, Gated DeltaNet fades it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.app import driver
+
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "07_forgetting.py")
+
+
+def chart(at: AppTest, key: str) -> dict:
+    for element in at.get("plotly_chart"):
+        if element.proto.id.endswith(f"-{key}"):
+            return json.loads(element.proto.spec)
+    raise AssertionError(f"no chart with key {key!r}")
+
+
+def fact_strength(at: AppTest) -> dict[str, float]:
+    spec = chart(at, "fg_strength")
+    return {trace["name"]: trace["y"][0] for trace in spec["data"]}
+
+
+def test_kda_keeps_the_fact():
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    driver.assert_clean(at, "first run")
+    s = fact_strength(at)
+    assert s["Kimi Delta Attention"] == pytest.approx(1.0, abs=1e-4)
+    assert s["Gated DeltaNet"] == pytest.approx(0.1, abs=1e-4)
+    for _ in range(6):
+        at.button(key="fg_t_step").click().run()
+    driver.assert_clean(at, "stepping")
+    assert [t["type"] for t in chart(at, "fg_boards")["data"]] == ["heatmap"] * 3
+    at.slider(key="fg_alpha_fact").set_value(0.5).run()
+    assert fact_strength(at)["Kimi Delta Attention"] == pytest.approx(0.5, abs=1e-4)
+
+
+@pytest.mark.slow
+def test_a_curious_reader_cannot_break_it():
+    at = AppTest.from_file(PAGE, default_timeout=300).run()
+    driver.sweep_sliders(at)
+    at.radio(key="fg_when").set_value("every").run()
+    at.radio(key="fg_keys").set_value("orthogonal").run()
+    assert driver.click_steps(at, times=20) == 1
+    driver.assert_clean(at, "after 20 steps")
