@@ -4,8 +4,12 @@ Run with `./run.sh` (sets up a venv on first use) or `streamlit run app.py`.
 """
 
 import streamlit as st
+import torch
 
 from ui.course import SECTIONS, available
+
+# The live models are tiny: one thread avoids thread hand-off costs that dwarf their maths.
+torch.set_num_threads(1)
 
 st.set_page_config(
     page_title="From GPT-2 to Kimi K3",
