@@ -99,12 +99,21 @@ def page(browser):
     context.close()
 
 
-def wait_for_app(page, timeout_ms: int = 120_000) -> None:
-    """Wait until Streamlit is connected and the script has finished running."""
+def wait_for_app(page, timeout_ms: int = 180_000) -> None:
+    """Wait until Streamlit is connected, its script has finished, and nothing is still loading.
+
+    A rerun can begin a moment after a click or a page load, so 'not running' must
+    hold twice, a beat apart; skeletons are the placeholders of elements still coming.
+    """
     page.wait_for_selector("[data-testid='stAppViewContainer']", timeout=timeout_ms)
     page.wait_for_selector(
         "[data-testid='stApp'][data-test-connection-state='CONNECTED']", timeout=timeout_ms
     )
-    page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=timeout_ms)
-    page.wait_for_timeout(400)
-    page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=timeout_ms)
+    for _ in range(2):
+        page.wait_for_selector(
+            "[data-testid='stApp'][data-test-script-state='notRunning']", timeout=timeout_ms
+        )
+        page.wait_for_timeout(700)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=stSkeleton], [data-stale=true]')", timeout=timeout_ms
+    )

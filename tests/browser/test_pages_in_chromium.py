@@ -29,8 +29,19 @@ def test_lesson_renders(page, server_url, item):
             step.first.click()
             wait_for_app(page)
         _assert_no_exception(page, f"{item.slug} after Step")
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{item.number:02d}_{item.slug}.png"), full_page=True)
+    save_whole_page(page, SCREENSHOTS / f"{item.number:02d}_{item.slug}.png")
+
+
+def save_whole_page(page, path) -> None:
+    """Screenshot the whole lesson: Streamlit scrolls inside its main pane, so grow the window to fit."""
+    height = page.evaluate(
+        "() => Math.max(...[...document.querySelectorAll('[data-testid=stMain], section.main, "
+        "[data-testid=stAppViewContainer]')].map(e => e.scrollHeight), 1000)"
+    )
+    page.set_viewport_size({"width": 1400, "height": min(int(height) + 40, 16000)})
+    page.wait_for_timeout(800)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path), full_page=True)
 
 
 def test_sidebar_lists_every_lesson(page, server_url):
