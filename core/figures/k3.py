@@ -1,0 +1,431 @@
+"""Figures for lessons 8 (Kimi K3) and 9 (Experts): the real model from core/specs, mini-K3 live.
+
+Real numbers come from `core.specs.SPECS["kimi_k3"]` (config of the release) and
+`core.roofline`; live numbers from mini-K3 traces (`core.models.mini_k3`). This
+module only reshapes those into arrays and draws them — no model maths here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+
+from core.figures.specs import format_context, format_params, layer_map_figure
+from core.figures.style import COLORS, LABELS, SEQUENTIAL, base_layout, format_bytes, heatmap
+from core.roofline import active_weight_bytes, weight_bytes
+from core.specs import ModelSpec, attn_res_block_starts
+from core.tokenizer import token_label
+from core.trace import Trace
+
+GIB = 1024**3
+
+
+# ---------------------------------------------------------------------------------------------
+# Lesson 8: the real K3
+# ---------------------------------------------------------------------------------------------
+
+
+def k3_layer_map(spec: ModelSpec) -> go.Figure:
+    """K3's layers in order, coloured by kind, with the Attention Residuals block edges."""
+    edges = attn_res_block_starts(spec.num_layers, spec.attn_res_block_size or spec.num_layers)
+    n_full, n_linear = spec.num_full_attention_layers, spec.num_linear_layers
+    return layer_map_figure(
+        spec.layer_kinds(),
+        edges,
+        title=f"{spec.name}: {spec.num_layers} layers = {n_linear} KDA + {n_full} MLA "
+        f"(dashed: a new AttnRes block every {spec.attn_res_block_size} layers)",
+    )
+
+
+def full_attention_twin(spec: ModelSpec) -> ModelSpec:
+    """The same model with every layer full attention (its own MLA): what K3 would cache without KDA."""
+    return dataclasses.replace(
+        spec, key=f"{spec.key}_all_attention", name=f"{spec.name}, all layers MLA", kinds=(), linear=None
+    )
+
+
+@dataclass(frozen=True)
+class MemoryAtContext:
+    context: int
+    hybrid_cache: float  # bytes of growing MLA cache
+    hybrid_state: float  # bytes of fixed KDA boards (+ conv buffers)
+    twin_cache: float  # bytes an all-attention model of the same width keeps
+
+    @property
+    def hybrid_total(self) -> float:
+        return self.hybrid_cache + self.hybrid_state
+
+
+def memory_at_contexts(spec: ModelSpec, contexts: list[int]) -> list[MemoryAtContext]:
+    """Per-sequence memory of the hybrid and its all-attention twin (bf16 cache, fp32 boards)."""
+    twin = full_attention_twin(spec)
+    rows = []
+    for context in contexts:
+        cache = context * spec.kv_cache_bytes_per_token()
+        rows.append(MemoryAtContext(context, cache, spec.state_bytes(), twin.cache_bytes(context)))
+    return rows
+
+
+def crossover_tokens(spec: ModelSpec) -> float:
+    """Context length at which the growing cache weighs as much as the fixed boards."""
+    return spec.state_bytes() / spec.kv_cache_bytes_per_token()
+
+
+def mini_cache_bytes_per_token(cfg) -> int:
+    """mini-K3: bytes one latent-attention layer adds per token (fp32 latent + shared key part)."""
+    return (cfg.kv_latent_dim + cfg.shared_key_dim) * 4
+
+
+def mini_board_bytes(cfg) -> int:
+    """mini-K3: bytes of one KDA layer's boards (fp32), whatever the length."""
+    return cfg.kda_heads * cfg.kda_head_dim * cfg.kda_head_dim * 4
+
+
+def memory_at_context_figure(spec: ModelSpec, rows: list[MemoryAtContext]) -> go.Figure:
+    """Grouped bars per context length: hybrid (cache + fixed boards, stacked) vs all-attention."""
+    x = [f"{format_context(r.context)} tokens" for r in rows]
+    fig = go.Figure()
+    fig.add_bar(
+        x=x,
+        y=[r.hybrid_state / GIB for r in rows],
+        name="K3: fixed KDA boards (69 layers)",
+        marker_color=COLORS["kda"],
+        offsetgroup="hybrid",
+        hovertemplate="%{x}<br>boards: %{y:.2f} GiB<extra></extra>",
+    )
+    fig.add_bar(
+        x=x,
+        y=[r.hybrid_cache / GIB for r in rows],
+        name="K3: growing MLA cache (24 layers)",
+        marker_color=COLORS["mla"],
+        offsetgroup="hybrid",
+        base=[r.hybrid_state / GIB for r in rows],
+        text=[format_bytes(r.hybrid_total) for r in rows],
+        textposition="outside",
+        hovertemplate="%{x}<br>cache: %{y:.2f} GiB<extra></extra>",
+    )
+    fig.add_bar(
+        x=x,
+        y=[r.twin_cache / GIB for r in rows],
+        name="same width, all 93 layers MLA",
+        marker_color=COLORS["predicted"],
+        offsetgroup="twin",
+        text=[format_bytes(r.twin_cache) for r in rows],
+        textposition="outside",
+        hovertemplate="%{x}<br>all-MLA cache: %{y:.2f} GiB<extra></extra>",
+    )
+    top = max(max(r.twin_cache, r.hybrid_total) for r in rows) / GIB
+    base_layout(
+        fig,
+        title=f"Memory one conversation keeps in {spec.name} (bf16 cache, fp32 boards)",
+        x_title="context length",
+        y_title="memory per sequence (GiB)",
+        height=380,
+    )
+    fig.update_yaxes(range=[0, top * 1.18])
+    fig.update_layout(barmode="group")
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# Lesson 8: mini-K3 stepping
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RunSummary:
+    """A mini-K3 run reduced to the small arrays the pictures need (cheap to cache and copy)."""
+
+    kinds: list[str]  # per layer: 'kda' or 'mla'
+    tokens_in: list[int]  # byte fed at each step
+    tokens_out: list[int]  # greedy next byte after each step
+    prompt_length: int
+    memory_bytes: np.ndarray  # (steps, layers)
+    attn_res: (
+        np.ndarray
+    )  # (steps, 2·layers + 1, sources) AttnRes weights, NaN where a source does not exist yet
+    mix_labels: list[str]  # rows of attn_res
+    source_labels: list[str]  # columns of attn_res
+    experts: list[list[list[int] | None]]  # [step][layer] → routed experts picked (None for the dense layer)
+    wall_ms: np.ndarray  # (steps,)
+
+
+def source_labels(num_layers: int, block_size: int) -> list[str]:
+    """Names of the AttnRes sources: the embedding, then one sum per block of layers (1-based)."""
+    labels = ["embedding"]
+    for start in range(0, num_layers, block_size):
+        end = min(start + block_size, num_layers)
+        labels.append(f"block {len(labels)}: layers {start + 1}–{end}")
+    return labels
+
+
+def summarise_run(traces: list[Trace], kinds: list[str], block_size: int, prompt: list[int]) -> RunSummary:
+    """Turn the traces of `MiniK3.run(prompt, n)` into a RunSummary (bytes fed: the prompt, then its guesses)."""
+    L = len(kinds)
+    sources = source_labels(L, block_size)
+    mix_labels = []
+    for i, kind in enumerate(kinds):
+        name = "KDA" if kind == "kda" else "MLA"
+        mix_labels += [f"layer {i + 1} before {name}", f"layer {i + 1} before FFN"]
+    mix_labels.append("output")
+    attn_res = np.full((len(traces), 2 * L + 1, len(sources)), np.nan, dtype=np.float32)
+    for s, trace in enumerate(traces):
+        for i, layer in enumerate(trace.layers):
+            for row, weights in ((2 * i, layer.attn_res_weights), (2 * i + 1, layer.parts["attn_res_ffn"])):
+                attn_res[s, row, : len(weights)] = weights
+        final = trace.layers[-1].parts["attn_res_output"]
+        attn_res[s, -1, : len(final)] = final
+    return RunSummary(
+        kinds=list(kinds),
+        tokens_in=list(prompt) + [t.token for t in traces[len(prompt) - 1 : -1]],
+        tokens_out=[t.token for t in traces],
+        prompt_length=len(prompt),
+        memory_bytes=np.array([[lt.memory_bytes for lt in t.layers] for t in traces], dtype=np.int64),
+        attn_res=attn_res,
+        mix_labels=mix_labels,
+        source_labels=sources,
+        experts=[[lt.experts for lt in t.layers] for t in traces],
+        wall_ms=np.array([t.wall_ms for t in traces], dtype=np.float32),
+    )
+
+
+def layer_memory_figure(run: RunSummary, step: int) -> go.Figure:
+    """Bars per layer: bytes of memory held after `step` (1-based); y range fixed to the run's end."""
+    memory = run.memory_bytes[step - 1]
+    names = ["KDA board" if k == "kda" else "MLA latent cache" for k in run.kinds]
+    fig = go.Figure()
+    for kind in ("kda", "mla"):
+        idx = [i for i, k in enumerate(run.kinds) if k == kind]
+        fig.add_bar(
+            x=[i + 1 for i in idx],
+            y=[int(memory[i]) for i in idx],
+            name=f"{LABELS[kind]} ({'fixed board' if kind == 'kda' else 'grows per token'})",
+            marker_color=COLORS[kind],
+            text=[format_bytes(memory[i]) for i in idx],
+            textposition="outside",
+            customdata=[names[i] for i in idx],
+            hovertemplate="layer %{x}: %{customdata}<br>%{y:,} bytes<extra></extra>",
+        )
+    top = float(run.memory_bytes.max())
+    base_layout(
+        fig,
+        title=f"Memory each layer holds after {step} tokens",
+        x_title="layer",
+        y_title="bytes held (fp32)",
+        height=330,
+    )
+    fig.update_yaxes(range=[0, top * 1.2])
+    fig.update_xaxes(tickmode="linear", dtick=1)
+    return fig
+
+
+def memory_over_time_figure(run: RunSummary, step: int) -> go.Figure:
+    """Total bytes in boards vs in caches as tokens arrive, up to `step`; axes fixed to the whole run."""
+    steps = np.arange(1, len(run.memory_bytes) + 1)
+    kda = np.array([k == "kda" for k in run.kinds])
+    boards = run.memory_bytes[:, kda].sum(axis=1)
+    cache = run.memory_bytes[:, ~kda].sum(axis=1)
+    fig = go.Figure()
+    fig.add_scatter(
+        x=steps[:step],
+        y=boards[:step],
+        name=f"KDA boards ({int(kda.sum())} layers)",
+        line=dict(color=COLORS["kda"], width=3),
+    )
+    fig.add_scatter(
+        x=steps[:step],
+        y=cache[:step],
+        name=f"MLA caches ({int((~kda).sum())} layers)",
+        line=dict(color=COLORS["mla"], width=3),
+    )
+    base_layout(
+        fig,
+        title="Fixed boards stay flat; only the attention layers' cache grows",
+        x_title="tokens read",
+        y_title="bytes held (fp32)",
+        height=330,
+    )
+    fig.update_xaxes(range=[0, len(steps) + 1])
+    fig.update_yaxes(range=[0, float(max(boards.max(), cache.max())) * 1.1])
+    return fig
+
+
+def attn_res_figure(run: RunSummary, step: int) -> go.Figure:
+    """Heatmap of the AttnRes weights for the token of `step`: sub-layer mixes × depth sources."""
+    z = run.attn_res[step - 1]  # (mixes, sources)
+    token = token_label(run.tokens_in[step - 1])
+    fig = go.Figure(
+        heatmap(
+            z,
+            zmin=0.0,
+            zmax=1.0,
+            x_labels=run.source_labels,
+            y_labels=run.mix_labels,
+            colorscale=SEQUENTIAL,
+            colorbar_title="weight",
+            hover="%{y}<br>source: %{x}<br>weight %{z:.2f}<extra></extra>",
+        )
+    )
+    base_layout(
+        fig,
+        title=f"Attention Residuals for byte '{token}': where each sub-layer takes its input from",
+        x_title="source (earlier outputs, summed per block)",
+        y_title="mix before …",
+        height=560,
+    )
+    fig.update_yaxes(autorange="reversed", showgrid=False)
+    fig.update_xaxes(showgrid=False)
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# Lesson 9: experts
+# ---------------------------------------------------------------------------------------------
+
+
+def expert_grid_figure(
+    num_routed: int, num_shared: int, top_k: int, picked: list[int], title: str
+) -> go.Figure:
+    """Every expert of one MoE layer as a dot: shared (always on), the k picked, the rest asleep."""
+    total = num_routed + num_shared
+    cols = int(np.ceil(np.sqrt(total * 2)))
+    idx = np.arange(total)
+    x, y = idx % cols, idx // cols
+    state = np.array(["asleep"] * total, dtype=object)
+    state[:num_shared] = "shared"
+    for e in picked:
+        state[num_shared + e] = "picked"
+    fig = go.Figure()
+    styles = {"asleep": ("#ced4da", 6), "shared": (COLORS["dense"], 11), "picked": (COLORS["moe"], 11)}
+    names = {
+        "asleep": f"asleep ({total - num_shared - len(picked)})",
+        "shared": f"shared, always on ({num_shared})",
+        "picked": f"routed, picked for this token ({len(picked)} of {num_routed})",
+    }
+    for key, (color, size) in styles.items():
+        m = state == key
+        fig.add_scatter(
+            x=x[m],
+            y=y[m],
+            mode="markers",
+            name=names[key],
+            marker=dict(color=color, size=size, symbol="square"),
+            hoverinfo="skip",
+        )
+    base_layout(fig, title=title, height=max(240, 16 * (total // cols + 1) + 110))
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False, autorange="reversed", scaleanchor="x")
+    return fig
+
+
+def router_heatmap_figure(weights: np.ndarray, tokens: list[int], layer: int, zmax: float) -> go.Figure:
+    """Tokens × experts: the weight each routed expert got for each byte (0 = not picked)."""
+    labels = [f"{i}:{token_label(t)}" for i, t in enumerate(tokens)]
+    fig = go.Figure(
+        heatmap(
+            weights,
+            zmin=0.0,
+            zmax=zmax,
+            x_labels=[str(e) for e in range(weights.shape[1])],
+            y_labels=labels,
+            colorscale=SEQUENTIAL,
+            colorbar_title="weight",
+            hover="byte %{y}<br>expert %{x}<br>weight %{z:.2f}<extra></extra>",
+        )
+    )
+    base_layout(
+        fig,
+        title=f"Layer {layer}: which routed experts each byte woke",
+        x_title="routed expert",
+        y_title="byte of your text",
+        height=min(900, 140 + 14 * len(tokens)),
+    )
+    fig.update_yaxes(autorange="reversed", showgrid=False, type="category")
+    fig.update_xaxes(showgrid=False, type="category")
+    return fig
+
+
+def expert_load_figure(load: np.ndarray, top_k: int, layer: int) -> go.Figure:
+    """Bytes served per routed expert in one layer, with the perfectly even share drawn as a line."""
+    even = load.sum() / len(load)
+    fig = go.Figure()
+    fig.add_bar(
+        x=[str(e) for e in range(len(load))],
+        y=load,
+        marker_color=COLORS["moe"],
+        name="bytes served",
+        hovertemplate="expert %{x}: %{y} bytes<extra></extra>",
+    )
+    fig.add_hline(
+        y=even,
+        line=dict(color=COLORS["predicted"], dash="dash"),
+        annotation_text=f"even share ({even:.1f})",
+        annotation_position="top left",
+    )
+    base_layout(
+        fig,
+        title=f"Layer {layer}: load per expert (each byte wakes {top_k})",
+        x_title="routed expert",
+        y_title="bytes routed to it",
+        height=300,
+    )
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(range=[0, max(float(load.max()), even) * 1.15 + 1])
+    return fig
+
+
+def params_figure(rows: list[tuple[str, float, float]]) -> go.Figure:
+    """Total vs active parameters, one pair of bars per model: rows of (name, total, active). Log scale."""
+    fig = go.Figure()
+    names = [r[0] for r in rows]
+    fig.add_bar(
+        x=names,
+        y=[r[1] for r in rows],
+        name="total (must be stored)",
+        marker_color=COLORS["predicted"],
+        text=[format_params(r[1]) for r in rows],
+        textposition="outside",
+    )
+    fig.add_bar(
+        x=names,
+        y=[r[2] for r in rows],
+        name="active (read per token)",
+        marker_color=COLORS["moe"],
+        text=[format_params(r[2]) for r in rows],
+        textposition="outside",
+    )
+    base_layout(
+        fig,
+        title="Parameters stored vs parameters used per token",
+        x_title="",
+        y_title="parameters (log scale)",
+        height=340,
+    )
+    fig.update_yaxes(type="log")
+    fig.update_layout(barmode="group")
+    return fig
+
+
+def bytes_per_token_rows(spec: ModelSpec, bytes_per_param: float = 2.0) -> list[tuple[str, float]]:
+    """Weight bytes one token reads: a dense model of K3's total size vs K3's experts (bf16)."""
+    return [
+        (f"dense, {format_params(spec.total_params())} all read", weight_bytes(spec, bytes_per_param)),
+        (f"{spec.name}: shared + {spec.moe.top_k} routed", active_weight_bytes(spec, bytes_per_param)),
+    ]
+
+
+def bytes_per_token_figure(rows: list[tuple[str, float]], title: str) -> go.Figure:
+    fig = go.Figure()
+    fig.add_bar(
+        y=[r[0] for r in rows],
+        x=[r[1] / 1e9 for r in rows],
+        orientation="h",
+        marker_color=[COLORS["dense"], COLORS["moe"]][: len(rows)],
+        text=[f"{r[1] / 1e9:,.0f} GB" for r in rows],
+        textposition="auto",
+    )
+    base_layout(fig, title=title, x_title="weight bytes read per token (GB)", y_title="", height=240)
+    return fig

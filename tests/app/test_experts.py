@@ -1,0 +1,88 @@
+"""Lesson 9 page: K3's experts from core/specs and mini-K3's router live on the reader's text."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.models.mini_k3 import CHECKPOINT
+from core.tokenizer import encode
+from tests.app.driver import READER_TEXT, ROOT, assert_clean
+
+PAGE = str(ROOT / "pages" / "09_experts.py")
+pytestmark = pytest.mark.skipif(not CHECKPOINT.exists(), reason="mini-K3 checkpoint not built")
+
+
+def _metric(at: AppTest, label_start: str) -> str:
+    for m in at.metric:
+        if m.label.startswith(label_start):
+            return m.value
+    raise AssertionError(f"no metric starting with {label_start!r}")
+
+
+def _spec(at: AppTest, key: str) -> dict:
+    for chart in at.get("plotly_chart"):
+        if chart.proto.id.endswith(key) or key in chart.proto.id:
+            return json.loads(chart.proto.spec)
+    raise AssertionError(f"no plotly chart with key {key}")
+
+
+def _array(value) -> np.ndarray:
+    """A plotly array from a figure spec: a plain list, or plotly's typed-array form {dtype, bdata, shape}."""
+    if isinstance(value, dict) and "bdata" in value:
+        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        if shape:
+            data = data.reshape([int(n) for n in str(shape).split(",")])
+        return data
+    return np.asarray(value, dtype=float)
+
+
+@pytest.fixture(scope="module")
+def at() -> AppTest:
+    app = AppTest.from_file(PAGE, default_timeout=300)
+    app.run()
+    assert_clean(app, "first run")
+    return app
+
+
+def test_k3_counts_come_from_specs(at):
+    assert at.title[0].value.startswith("9 · Experts")
+    assert _metric(at, "experts per MoE layer") == "898"
+    assert _metric(at, "routed / shared") == "896 / 2"
+    assert _metric(at, "awake per token") == "18"
+    bars = _array(_spec(at, "ex_bytes")["data"][0]["x"])
+    assert bars[0] > 10 * bars[1]  # dense of the same size reads far more per token
+
+
+def test_router_heatmap_is_the_real_routing(at):
+    at.text_input(key="ex_prompt").input(READER_TEXT).run()
+    assert_clean(at, "typing")
+    n = len(encode(READER_TEXT))
+    for end in ("min", "max"):
+        slider = at.select_slider(key="ex_layer")
+        slider.set_value(slider.options[0] if end == "min" else slider.options[-1]).run()
+        assert_clean(at, f"layer slider {end}")
+        z = _array(_spec(at, "ex_router")["data"][0]["z"])
+        assert z.shape == (n, 16)
+        assert ((z > 0).sum(axis=1) == 2).all()  # exactly top-2 routed experts per byte
+        np.testing.assert_allclose(z.sum(axis=1), 1.0, atol=1e-3)  # renormalised × scaling factor 1.0
+        load = _array(_spec(at, "ex_load")["data"][0]["y"])
+        assert load.sum() == 2 * n
+
+
+def test_stepping_through_bytes(at):
+    for i in range(20):
+        at.button(key="ex_step_step").click().run()
+        assert_clean(at, f"step {i + 1}")
+    assert at.session_state["ex_step"] == 20
+    grid = _spec(at, "ex_mini_grid")["data"]
+    picked = [trace for trace in grid if trace["name"].startswith("routed, picked")][0]
+    assert len(_array(picked["x"])) == 2
+    for key in ("ex_formula", "ex_code", "ex_n1_reveal", "ex_n2_reveal"):
+        at.toggle(key=key).set_value(True).run()
+        assert_clean(at, f"toggle {key}")

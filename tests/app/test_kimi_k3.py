@@ -1,0 +1,96 @@
+"""Lesson 8 page: the real K3 map and memory from core/specs, and mini-K3 stepping live."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.figures.k3 import mini_cache_bytes_per_token
+from core.figures.style import format_bytes
+from core.models.mini_k3 import CHECKPOINT, MiniK3Config
+from tests.app.driver import READER_TEXT, ROOT, assert_clean
+
+PAGE = str(ROOT / "pages" / "08_kimi_k3.py")
+pytestmark = pytest.mark.skipif(not CHECKPOINT.exists(), reason="mini-K3 checkpoint not built")
+
+
+def _metric(at: AppTest, label_start: str) -> str:
+    for m in at.metric:
+        if m.label.startswith(label_start):
+            return m.value
+    raise AssertionError(f"no metric starting with {label_start!r}: {[m.label for m in at.metric]}")
+
+
+def _spec(at: AppTest, key: str) -> dict:
+    for chart in at.get("plotly_chart"):
+        spec = json.loads(chart.proto.spec)
+        if key in chart.proto.id or chart.proto.id.endswith(key):
+            return spec
+    raise AssertionError(f"no plotly chart with key {key}")
+
+
+def _array(value) -> np.ndarray:
+    """A plotly array from a figure spec: a plain list, or plotly's typed-array form {dtype, bdata, shape}."""
+    if isinstance(value, dict) and "bdata" in value:
+        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        if shape:
+            data = data.reshape([int(n) for n in str(shape).split(",")])
+        return data
+    return np.asarray(value, dtype=float)
+
+
+@pytest.fixture(scope="module")
+def at() -> AppTest:
+    app = AppTest.from_file(PAGE, default_timeout=300)
+    app.run()
+    assert_clean(app, "first run")
+    return app
+
+
+def test_page_shows_the_real_k3_from_specs(at):
+    assert at.title[0].value.startswith("8 · Kimi K3")
+    assert _metric(at, "layers") == "93"
+    assert _metric(at, "KDA layers") == "69"
+    assert _metric(at, "MLA layers") == "24"
+    assert _metric(at, "AttnRes blocks") == "8"
+    names = [trace["name"] for trace in _spec(at, "k3_map")["data"]]
+    assert any("(69)" in n for n in names) and any("(24)" in n for n in names)
+    memory = _spec(at, "k3_memory")["data"]
+    twin = _array(memory[-1]["y"])
+    hybrid = _array(memory[0]["y"]) + _array(memory[1]["y"])
+    assert len(twin) == 2 and (twin > 3 * hybrid).all()
+
+
+def test_stepping_grows_only_the_cache(at):
+    per_token = mini_cache_bytes_per_token(MiniK3Config())
+    boards_before = _metric(at, "KDA boards")
+    for i in range(20):
+        at.button(key="k3_step_step").click().run()
+        assert_clean(at, f"step {i + 1}")
+    assert at.session_state["k3_step"] == 20
+    assert _metric(at, "MLA caches") == format_bytes(3 * 20 * per_token)
+    assert _metric(at, "KDA boards") == boards_before
+    heat = _array(_spec(at, "k3_attn_res")["data"][0]["z"])
+    assert heat.shape == (2 * 9 + 1, 4)  # every sub-layer mix + the output × (embedding + 3 blocks)
+    np.testing.assert_allclose(np.nansum(heat, axis=1), 1.0, atol=1e-3)
+    at.button(key="k3_step_back").click().run()
+    assert at.session_state["k3_step"] == 19
+    at.button(key="k3_step_reset").click().run()
+    assert at.session_state["k3_step"] == 0
+    assert_clean(at, "back and reset")
+
+
+def test_reader_text_with_emoji_and_toggles(at):
+    at.text_input(key="k3_prompt").input(READER_TEXT).run()
+    assert_clean(at, "typing")
+    at.text_input(key="k3_prompt").input("").run()
+    assert_clean(at, "empty prompt")
+    for key in ("k3_formula", "k3_code", "k3_n1_reveal", "k3_n2_reveal", "k3_n3_reveal"):
+        at.toggle(key=key).set_value(True).run()
+        assert_clean(at, f"toggle {key}")
+    assert at.latex and at.code
