@@ -143,14 +143,14 @@ problem(
 )
 
 st.subheader("The whole progression")
-st.dataframe(
+# a static table: its cells wrap, so every sentence can be read without scrolling sideways
+st.table(
     [
         {"lesson": n, "stage": stage, "what it fixed": fixed, "what it left": left}
         for n, stage, fixed, left in STORY
     ],
     hide_index=True,
-    width="stretch",
-    key="map_story_table",
+    border="horizontal",
 )
 with st.expander("Go to a lesson", expanded=False, icon=":material/list:"):
     for number, stage, _, _ in STORY:

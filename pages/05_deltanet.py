@@ -91,8 +91,8 @@ def parts_stepper(run: bd.BoardRun) -> None:
             fb.update_parts_figure(
                 {
                     "old board": run.old[i],
-                    "− erase (β × what the key held)": run.erase[i],
-                    "+ write (β × new value)": run.write[i],
+                    "− erase": run.erase[i],
+                    "+ write": run.write[i],
                     "= new board": run.new[i],
                 },
                 limit,
@@ -103,7 +103,8 @@ def parts_stepper(run: bd.BoardRun) -> None:
         )
         erased = float(np.abs(run.erase[i]).sum())
         st.caption(
-            f"Old board + erase + write = new board (one colour scale for all four and for every step). "
+            "Old board − erase (β × what the key held) + write (β × the new value) = new board "
+            "(one colour scale for all four panels and for every step). "
             f"This token erased {erased:.2f} in total: "
             + (
                 "nothing, because the key's rows held nothing yet."

@@ -327,17 +327,15 @@ if context_result is not None or moe_result is not None:
     )
 
 st.subheader("Yours beside published numbers")
-left, right = st.columns([1, 2])
-with left:
-    st.markdown("**Yours**")
-    mine = yours_rows(context_result, moe_result)
-    if mine:
-        st.dataframe(mine, hide_index=True, width="stretch")
-    else:
-        st.caption("Run a benchmark and your headline numbers appear here.")
-with right:
-    st.markdown("**Published** (other tools, models and quantisations: compare the shape, not the tokens/s)")
-    st.dataframe(published_rows(), hide_index=True, width="stretch")
+# one above the other, full width, as static tables whose cells wrap: no cell is cut off
+st.markdown("**Yours**")
+mine = yours_rows(context_result, moe_result)
+if mine:
+    st.table(mine, hide_index=True, border="horizontal")
+else:
+    st.caption("Run a benchmark and your headline numbers appear here.")
+st.markdown("**Published** (other tools, models and quantisations: compare the shape, not the tokens/s)")
+st.table(published_rows(), hide_index=True, border="horizontal")
 
 notice(
     "At depth 0 the full-attention model and the fixed-state model run at about the same speed. At the deepest "

@@ -118,7 +118,7 @@ def step_controls(key: str, total: int, unit: str = "token", interval_s: float =
     st.session_state[key] = min(st.session_state[key], total)
     playing = st.session_state[f"{key}_playing"]
 
-    cols = st.columns([1, 1, 1, 1, 4], vertical_alignment="center")
+    cols = st.columns([1, 1, 1, 1, 1.6], vertical_alignment="center")
     cols[0].button("Step", key=f"{key}_step", icon=":material/skip_next:", on_click=_advance,
                    args=(key, total, 1), width="stretch", type="primary")
     cols[1].button("Back", key=f"{key}_back", icon=":material/skip_previous:", on_click=_advance,

@@ -14,7 +14,16 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from core.figures.style import COLORS, DIVERGING, LABELS, SEQUENTIAL, base_layout, format_bytes, heatmap
+from core.figures.style import (
+    COLORS,
+    DIVERGING,
+    LABELS,
+    SEQUENTIAL,
+    base_layout,
+    format_bytes,
+    heatmap,
+    wrap_text,
+)
 
 KEY_AXIS = "key dimension (board row)"
 VALUE_AXIS = "value dimension (board column)"
@@ -43,7 +52,7 @@ def _layout(title: str, x_title: str, y_title: str, height: int) -> dict:
     """
     layout = copy.deepcopy(_style())
     layout["title"]["text"] = title
-    layout["margin"]["t"] = 50 if title else 20
+    layout["margin"]["t"] = 56 if title else 20
     layout["height"] = height
     for axis, text in (("xaxis", x_title), ("yaxis", y_title)):
         layout[axis].update(title={"text": text}, showgrid=False)
@@ -77,6 +86,10 @@ def panels_figure(
     n = len(traces)
     widths = list(widths) if widths is not None else [(1.0 - gap * (n - 1)) / n] * n
     layout = _layout(title, "", "", height)
+    # side-by-side panels are narrow: long panel titles go on two lines instead of into each other
+    titles = [_wrap_title(text, max(12, 56 // n)) if n > 1 else text for text in titles]
+    lines = max((text.count("<br>") + 1 for text in titles), default=1)
+    layout["margin"]["t"] += 17 * (lines - 1)
     layout["annotations"] = []
     data = []
     x0 = 0.0
@@ -105,6 +118,17 @@ def panels_figure(
     if coloraxis is not None:
         layout["coloraxis"] = coloraxis
     return go.Figure({"data": data, "layout": layout})
+
+
+def _wrap_title(text: str, width: int) -> str:
+    """A panel title in lines of about `width` characters, breaking after a colon first
+    ('DeltaNet (β = 1.00):<br>67% recalled'), so a score is never split from its words."""
+    if len(text) <= width:
+        return text
+    head, colon, tail = text.partition(": ")
+    if colon:
+        return wrap_text(head + ":", width) + "<br>" + wrap_text(tail, width)
+    return wrap_text(text, width)
 
 
 def value_labels(value_names: Sequence[str], V: int) -> list[str]:
@@ -153,7 +177,7 @@ def board_figure(
         return panels_figure(
             [board_trace],
             [""],
-            [{"title": {"text": VALUE_AXIS}}],
+            [{"title": {"text": VALUE_AXIS}, "type": "category"}],
             [{"title": {"text": KEY_AXIS}}],
             coloraxis=coloraxis,
             title=title,
@@ -170,7 +194,7 @@ def board_figure(
     return panels_figure(
         [key_trace, board_trace],
         ["this key", "the board"],
-        [{"title": {"text": ""}}, {"title": {"text": VALUE_AXIS}}],
+        [{"title": {"text": ""}}, {"title": {"text": VALUE_AXIS}, "type": "category"}],
         [{"title": {"text": KEY_AXIS}}, {"title": {"text": ""}, "showticklabels": False}],
         widths=(0.07, 0.89),
         gap=0.04,
@@ -207,9 +231,23 @@ def update_parts_figure(
         }
         for name in names
     ]
+    # narrow panels: up to 8 columns keep a short label each (the value's name, else its number),
+    # turned upright so none overlap; wider boards label every few columns by number
+    if V <= 8:
+        ticks, text = xl, [value_names[i] if i < len(value_names) else str(i) for i in range(V)]
+    else:
+        every = -(-V // 8)
+        ticks, text = xl[::every], [str(i) for i in range(0, V, every)]
     x_axes = [
-        {"title": {"text": VALUE_AXIS if i == 0 else "value dim"}, "showticklabels": False}
-        for i in range(len(names))
+        {
+            "title": {"text": "value dim."},
+            "type": "category",  # labels like "9" would otherwise turn the axis numeric
+            "tickvals": ticks,
+            "ticktext": text,
+            "tickangle": -90 if max(len(t) for t in text) > 2 else 0,
+            "tickfont": {"size": 10},
+        }
+        for _ in names
     ]
     y_axes = [
         {"title": {"text": KEY_AXIS if i == 0 else ""}, "showticklabels": i == 0} for i in range(len(names))
@@ -331,6 +369,7 @@ def readback_figure(
         height=height or max(260, 60 + 22 * n),
     )
     _matrix_axes(fig)
+    fig.update_xaxes(type="category")
     return fig
 
 
@@ -363,7 +402,11 @@ def compare_readbacks_figure(
     return panels_figure(
         traces,
         list(panels),
-        [{"title": {"text": VALUE_AXIS}, "showticklabels": V <= 12} for _ in range(n)],
+        # "value dimension": the long VALUE_AXIS would run into the next panel's title in a narrow window
+        [
+            {"title": {"text": "value dimension"}, "type": "category", "showticklabels": V <= 12}
+            for _ in range(n)
+        ],
         [{"title": {"text": "key read back" if i == 0 else ""}, "showticklabels": i == 0} for i in range(n)],
         gap=0.05,
         height=height or max(280, 80 + 22 * len(names)),
@@ -400,7 +443,8 @@ def recall_curves_figure(
         line_dash="dash",
         line_color=COLORS["predicted"],
         annotation_text=f"n = d = {d}",
-        annotation_position="top right",
+        annotation_position="bottom right",  # the curves start high: the bottom corner is free
+        annotation_bgcolor="rgba(255,255,255,0.85)",
     )
     base_layout(fig, title, "pairs written (n)", "keys recalled (fraction)", height=360)
     fig.update_yaxes(range=[-0.03, 1.05], tickformat=".0%")
@@ -451,7 +495,7 @@ def channel_rates_figure(rates: dict[str, np.ndarray], keep_channels: int, title
         annotation_text="fact channels",
         annotation_position="top left",
     )
-    base_layout(fig, title, "key channel", "fade rate α at the switch (1 = keep)", height=300)
+    base_layout(fig, title, "key channel", "fade rate α at the switch<br>(1 = keep everything)", height=320)
     fig.update_layout(barmode="group")
     fig.update_yaxes(range=[0, 1.1])
     return fig
@@ -478,6 +522,10 @@ def channel_fill_figure(fill: np.ndarray, zmax: float, switch: int, title: str =
         line_color=COLORS["warning"],
         annotation_text="topic switch",
         annotation_position="top right",
+        # on a white label: the cells under it can be the darkest blue
+        annotation_bgcolor="rgba(255,255,255,0.9)",
+        annotation_bordercolor=COLORS["warning"],
+        annotation_font_color=COLORS["warning"],
     )
     base_layout(fig, title, "tokens written (token #)", "key channel", height=300)
     _matrix_axes(fig)
@@ -502,7 +550,7 @@ def strength_figure(
             )
         )
     fig.add_hline(y=1.0, line_dash="dot", line_color=COLORS["predicted"])
-    base_layout(fig, title, "keys", "value strength (1 = as written, 0 = gone)", height=340)
+    base_layout(fig, title, "keys", "value strength<br>(1 = as written, 0 = gone)", height=340)
     fig.update_layout(barmode="group")
     fig.update_yaxes(range=[min(-0.1, min(min(v) for v in strengths.values()) - 0.1), 1.25])
     return fig

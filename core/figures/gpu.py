@@ -10,7 +10,7 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.figures.style import COLORS, base_layout
+from core.figures.style import COLORS, base_layout, log_axis
 from core.gpu.bench import ContextResult, MoeResult
 from core.gpu.nvml import TelemetrySample
 
@@ -74,7 +74,7 @@ def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:
     base_layout(
         fig, title, "context depth (tokens already in memory)", "tokens per second (log scale)", height=420
     )
-    fig.update_yaxes(type="log")
+    fig.update_yaxes(**log_axis(_y_values(fig)))
     fig.update_xaxes(rangemode="tozero")
     return fig
 
@@ -183,6 +183,11 @@ def telemetry_figure(samples: list[TelemetrySample]) -> go.Figure:
     return fig
 
 
+def _y_values(fig: go.Figure) -> list[float]:
+    """Every y value the traces draw (for the log axis ticks)."""
+    return [y for trace in fig.data if trace.y is not None for y in trace.y if y is not None]
+
+
 def _num(value: float | None) -> float | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
 
@@ -209,6 +214,6 @@ def prediction_figure(
     base_layout(
         fig, title, "context depth (tokens already in memory)", "tokens per second (log scale)", height=380
     )
-    fig.update_yaxes(type="log")
+    fig.update_yaxes(**log_axis(_y_values(fig)))
     fig.update_xaxes(rangemode="tozero")
     return fig

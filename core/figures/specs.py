@@ -11,7 +11,7 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.figures.style import COLORS, LABELS, base_layout, format_bytes
+from core.figures.style import COLORS, LABELS, base_layout, format_bytes, log_ticks, wrap_text
 from core.roofline import (
     Card,
     Width,
@@ -90,7 +90,7 @@ def memory_per_token_figure(specs: list[ModelSpec], bytes_per_element: float = 2
     for spec in specs:
         per_token = spec.kv_cache_bytes_per_token(bytes_per_element)
         grow = spec.num_full_attention_layers
-        names.append(f"{spec.name} ({spec.year})")
+        names.append(f"{wrap_text(spec.name)}<br>({spec.year})")  # short lines: horizontal labels that fit
         values.append(per_token / 1024)
         colors.append(_kind_color(spec.attention.kind))
         layers = (
@@ -98,7 +98,8 @@ def memory_per_token_figure(specs: list[ModelSpec], bytes_per_element: float = 2
             if spec.linear
             else f"all {spec.num_layers} layers grow"
         )
-        texts.append(f"{format_bytes(per_token)}<br>{layers}")
+        # narrow lines, so the label above a bar stays legible when the chart is narrow
+        texts.append(f"{format_bytes(per_token)}<br>{layers.replace(' layers', '<br>layers')}")
         fixed = spec.state_bytes()
         hovers.append(
             f"<b>{spec.name}</b><br>{_kind_label(spec.attention.kind)}<br>"
@@ -123,7 +124,8 @@ def memory_per_token_figure(specs: list[ModelSpec], bytes_per_element: float = 2
         y_title="cache growth per token (KiB)",
         height=420,
     )
-    fig.update_yaxes(range=[0, max(values) * 1.25])
+    fig.update_yaxes(range=[0, max(values) * 1.3])
+    fig.update_xaxes(tickfont=dict(size=12), title_standoff=12)  # turned only if the window is too narrow
     return fig
 
 
@@ -361,7 +363,8 @@ def story_figure(width: Width, context: int) -> go.Figure:
     )
     fig.update_xaxes(type="log", title_text="multiply-adds per token (log scale)", row=1, col=2)
     fig.update_yaxes(autorange="reversed", row=1, col=1)
-    fig.update_layout(margin=dict(l=250, r=20, t=80, b=50))
+    # the stage names set the left margin (automargin), the outside labels of the work bars get room right
+    fig.update_layout(margin=dict(l=20, r=50, t=80, b=50))
     return fig
 
 
@@ -394,8 +397,14 @@ def memory_vs_context_figure(width: Width, contexts: list[int]) -> go.Figure:
         y_title="memory per sequence (GiB, log scale)",
         height=380,
     )
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
+    if len(contexts) <= 8:  # few points: label each one the way context lengths are quoted
+        fig.update_xaxes(type="log", tickvals=list(contexts), ticktext=[format_context(t) for t in contexts])
+    else:
+        xticks, xtext = log_ticks(min(contexts), max(contexts))
+        fig.update_xaxes(type="log", tickvals=xticks, ticktext=xtext)
+    gib = [v / 1024**3 for values in series.values() for v in values if v > 0]
+    tickvals, ticktext = log_ticks(min(gib), max(gib))
+    fig.update_yaxes(type="log", tickvals=tickvals, ticktext=ticktext)
     fig.update_layout(
         legend=dict(
             x=0.01, y=0.99, xanchor="left", yanchor="top", orientation="v", bgcolor="rgba(255,255,255,0.85)"

@@ -6,6 +6,8 @@ so these choices — above all the fixed colour ranges — survive untouched.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -37,6 +39,8 @@ LABELS = {
 DIVERGING = "RdBu_r"  # signed values (board entries, keys, values): blue < 0 < red
 SEQUENTIAL = "Blues"  # non-negative values (weights, counts)
 
+TITLE_MARGIN = 60  # top margin of a titled chart: the title above, a horizontal legend under it
+
 
 def base_layout(
     fig: go.Figure,
@@ -47,18 +51,93 @@ def base_layout(
 ) -> go.Figure:
     """Apply the shared layout: white background, readable font, titled axes."""
     fig.update_layout(
-        title=dict(text=title, x=0.0, xanchor="left", font=dict(size=15)),
+        # the title sits at the very top, so a legend above the plot (y = 1.02) never runs into it
+        title=dict(
+            text=title,
+            x=0.0,
+            xanchor="left",
+            y=1.0,
+            yref="container",
+            yanchor="top",
+            pad=dict(t=8),
+            font=dict(size=15),
+        ),
         font=FONT,
         height=height,
-        margin=dict(l=60, r=20, t=50 if title else 20, b=50),
+        margin=dict(l=60, r=20, t=TITLE_MARGIN if title else 20, b=50),
         plot_bgcolor="white",
         paper_bgcolor="white",
         legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1.0),
         hoverlabel=dict(font_size=12),
     )
-    fig.update_xaxes(title_text=x_title, showgrid=True, gridcolor="#eceff1", zeroline=False, linecolor="#adb5bd")
-    fig.update_yaxes(title_text=y_title, showgrid=True, gridcolor="#eceff1", zeroline=False, linecolor="#adb5bd")
+    # automargin: long or rotated tick labels push the margin out and the axis title with them,
+    # instead of running into each other (standoff = gap between tick labels and axis title)
+    axis = dict(showgrid=True, gridcolor="#eceff1", zeroline=False, linecolor="#adb5bd", automargin=True)
+    fig.update_xaxes(title=dict(text=x_title, standoff=8), **axis)
+    fig.update_yaxes(title=dict(text=y_title, standoff=8), **axis)
     return fig
+
+
+def log_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
+    """Clean ticks for a log axis covering lo..hi: 1-2-5 steps over up to two decades, else powers of ten.
+
+    Plotly's own log ticks label every minor step ("2, 3, …, 9, 10k"); these stay readable.
+    """
+    if not (lo > 0 and hi > 0):
+        raise ValueError("a log axis needs positive bounds")
+    lo, hi = min(lo, hi), max(lo, hi)
+    first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    steps = (1, 2, 5) if last - first <= 2 else (1,)
+    values = [m * 10.0**e for e in range(first, last + 1) for m in steps]
+    inside = [v for v in values if lo / 1.001 <= v <= hi * 1.001]
+    if len(inside) < 2:  # less than a step wide: take the nearest steps on either side too
+        below = [v for v in values if v < lo]
+        above = [v for v in values if v > hi]
+        inside = below[-1:] + inside + above[:1]
+    return inside, [format_si(v) for v in inside]
+
+
+def log_axis(values, pad: float = 0.05) -> dict:
+    """Axis settings for a log axis over these values: clean ticks, and a range wide enough to show
+    at least two of them (a narrow band of values would otherwise show no tick label at all)."""
+    positive = [float(v) for v in values if v is not None and math.isfinite(v) and v > 0]
+    if not positive:
+        return dict(type="log")
+    lo, hi = min(positive), max(positive)
+    tickvals, ticktext = log_ticks(lo, hi)
+    axis = dict(type="log", tickvals=tickvals, ticktext=ticktext)
+    if tickvals[0] < lo / 1.001 or tickvals[-1] > hi * 1.001:  # ticks beyond the data: show them
+        low, high = min(lo, tickvals[0]), max(hi, tickvals[-1])
+        axis["range"] = [math.log10(low) - pad, math.log10(high) + pad]
+    return axis
+
+
+def wrap_text(text: str, width: int = 11) -> str:
+    """Break a label into lines of about `width` characters (at spaces, else after hyphens) with
+    <br>, so labels stay short where plotly cannot wrap: 'Qwen3-Next-80B-A3B' → 'Qwen3-Next-<br>80B-A3B'."""
+    pieces: list[str] = []
+    for word in text.split(" "):
+        if len(word) <= width or "-" not in word:
+            pieces.append(word)
+            continue
+        parts = word.split("-")
+        pieces.extend([p + "-" for p in parts[:-1]] + [parts[-1]])
+    lines: list[str] = []
+    for piece in pieces:
+        glue = "" if lines and lines[-1].endswith("-") else " "
+        if lines and len(lines[-1]) + len(glue) + len(piece) <= width:
+            lines[-1] += glue + piece
+        else:
+            lines.append(piece)
+    return "<br>".join(lines)
+
+
+def format_si(v: float) -> str:
+    """Short tick text: 2000 → '2k', 1.5e6 → '1.5M', 0.2 → '0.2'."""
+    for size, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= size:
+            return f"{v / size:g}{suffix}"
+    return f"{v:g}"
 
 
 def heatmap(

@@ -22,7 +22,7 @@ def test_headline_numbers_come_from_specs():
 
 def test_story_table_and_memory_chart():
     at = driver.fresh(PAGE)
-    story = at.dataframe[0].value
+    story = at.table[0].value
     assert list(story.columns) == ["lesson", "stage", "what it fixed", "what it left"]
     assert list(story["lesson"]) == list(range(1, 10))
     charts = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
@@ -41,7 +41,7 @@ def test_precision_and_context_controls():
     for context in (1024, 1048576):
         at.select_slider(key="map_context").set_value(format_context(context)).run()
         driver.assert_clean(at, f"context {context}")
-        table = at.dataframe[1].value
+        table = at.dataframe[0].value
         column = f"memory at {format_context(context)}"
         k3_row = table[table["model"] == "Kimi K3"].iloc[0]
         assert k3_row[column] == format_bytes(SPECS["kimi_k3"].cache_bytes(context, 1))

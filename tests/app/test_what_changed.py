@@ -33,8 +33,9 @@ def test_story_picture_and_table():
         "share the work",
     ]
     assert story["data"][0]["text"][1] == format_bytes(mechanism_memory_bytes("attention", 131072, width))
-    table = at.dataframe[0].value
-    assert list(table["what it does"])[2:6] == ["add", "rewrite", "forget", "forget per channel"]
+    rules, table = at.table[0].value, at.table[1].value
+    assert list(rules["what it does"])[2:6] == ["add", "rewrite", "forget", "forget per channel"]
+    assert list(table["stage"]) == list(rules["stage"])
     assert table.iloc[-1]["memory at 1M"] == format_bytes(hybrid_memory_bytes(1048576, width))
     board = format_bytes(mechanism_memory_bytes("kda", 1, width))
     assert set(table.iloc[2:6]["memory at 1K"]) == {board} == set(table.iloc[2:6]["memory at 1M"])
