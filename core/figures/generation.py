@@ -1,0 +1,286 @@
+"""Pictures of generation with and without a KV cache (lessons 1–2).
+
+Data in (lists and numpy arrays taken from `core.trace.Trace` records), plotly
+figure out. Sizes are fixed by the whole precomputed run, not the current step,
+so that stepping fills a frame instead of rescaling it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from core.figures.style import COLORS, DIVERGING, SEQUENTIAL, base_layout, format_bytes, heatmap
+from core.tokenizer import token_label
+from core.trace import Trace
+
+# Cell states of the recompute picture.
+NOT_RUN, RECOMPUTED, NEW = 0.0, 1.0, 2.0
+_WORK_SCALE = [
+    [0.0, "#f1f3f5"],
+    [0.33, "#f1f3f5"],
+    [0.33, "#91a7ff"],
+    [0.66, "#91a7ff"],
+    [0.66, COLORS["attention"]],
+    [1.0, COLORS["attention"]],
+]
+
+
+def computed_positions(trace: Trace) -> range:
+    """The positions the model ran at this step (the whole prefix, or only the new ones)."""
+    return range(trace.position - trace.positions_computed + 1, trace.position + 1)
+
+
+def work_grid(traces: list[Trace], shown: int) -> np.ndarray:
+    """(steps, positions) grid: NEW for the position read for the first time, RECOMPUTED for
+    positions run again, NOT_RUN elsewhere; rows after `shown` are NaN (not yet stepped)."""
+    n_positions = traces[-1].position + 1 if traces else 0
+    grid = np.full((len(traces), n_positions), np.nan, dtype=np.float32)
+    seen = 0  # positions read at least once before this step
+    for row, trace in enumerate(traces[:shown]):
+        grid[row] = NOT_RUN
+        for pos in computed_positions(trace):
+            grid[row, pos] = RECOMPUTED if pos < seen else NEW
+        seen = max(seen, trace.position + 1)
+    return grid
+
+
+def recompute_grid_figure(traces: list[Trace], shown: int, prompt_length: int, title: str = "") -> go.Figure:
+    """Rows = generation step, columns = position in the text; a cell is coloured when the
+    model ran that position at that step. Without a cache the rows form a growing triangle."""
+    grid = work_grid(traces, shown)
+    steps = np.arange(1, len(traces) + 1)
+    trace = go.Heatmap(
+        z=grid,
+        x=np.arange(grid.shape[1]),
+        y=steps,
+        zmin=0,
+        zmax=2,
+        colorscale=_WORK_SCALE,
+        hovertemplate="step %{y}, position %{x}<br>%{z}: 0 = not run, 1 = recomputed, 2 = new<extra></extra>",
+        colorbar=dict(
+            tickvals=[1 / 3, 1, 5 / 3],
+            ticktext=["not run", "recomputed", "new"],
+            thickness=12,
+        ),
+        xgap=0.5,
+        ygap=0.5,
+    )
+    fig = go.Figure(trace)
+    if prompt_length > 0:
+        fig.add_vline(x=prompt_length - 0.5, line=dict(color=COLORS["dense"], dash="dot", width=1))
+        fig.add_annotation(
+            x=prompt_length - 0.5,
+            y=1,
+            yref="paper",
+            text="end of prompt",
+            showarrow=False,
+            xanchor="left",
+            yanchor="bottom",
+            font=dict(size=11, color=COLORS["dense"]),
+        )
+    base_layout(fig, title, "position in the text (byte index)", "generation step", height=380)
+    fig.update_yaxes(autorange="reversed", range=None)
+    fig.update_xaxes(range=[-0.5, grid.shape[1] - 0.5], showgrid=False)
+    fig.update_yaxes(showgrid=False)
+    return fig
+
+
+def work_figure(
+    steps: list[int], measured: list[int], formula: list[int], cached: list[int] | None = None, shown: int = 0
+) -> go.Figure:
+    """Cumulative positions run through the model after each step: counted from the traces
+    (markers) against the closed formula (line); optionally the cached model beside it."""
+    fig = go.Figure()
+    fig.add_scatter(
+        x=steps,
+        y=formula,
+        mode="lines",
+        name="formula n(n+1)/2 − (p−1)p/2",
+        line=dict(color=COLORS["predicted"], width=2),
+    )
+    fig.add_scatter(
+        x=steps[:shown],
+        y=measured[:shown],
+        mode="markers",
+        name="counted from the model's steps",
+        marker=dict(color=COLORS["warning"], size=6),
+    )
+    if cached is not None:
+        fig.add_scatter(
+            x=steps[:shown],
+            y=cached[:shown],
+            mode="lines+markers",
+            name="with a KV cache",
+            line=dict(color=COLORS["attention"]),
+            marker=dict(size=4),
+        )
+    base_layout(fig, "", "generation step", "positions computed so far (total)", height=320)
+    fig.update_xaxes(range=[0, max(steps, default=1) + 1])
+    fig.update_yaxes(range=[0, max(formula + measured, default=1) * 1.05])
+    return fig
+
+
+def running_median(values: list[float], window: int = 7) -> list[float]:
+    """Median of each value and its neighbours: keeps the trend, drops one-off spikes
+    (another program taking the CPU for a moment)."""
+    data = np.asarray(values, dtype=float)
+    half = window // 2
+    return [float(np.median(data[max(0, i - half) : i + half + 1])) for i in range(len(data))]
+
+
+def ms_per_token_figure(
+    text_lengths: list[int], uncached_ms: list[float], cached_ms: list[float] | None = None, shown: int = 0
+) -> go.Figure:
+    """Measured wall time of each step against the length of the text it read: every step as a
+    faint marker, the running median as the line. The y axis is fixed by the medians, so a rare
+    spike may leave the top of the chart (its value is in the hover)."""
+    fig = go.Figure()
+    runs = [("no cache", uncached_ms, COLORS["warning"])]
+    if cached_ms is not None:
+        runs.append(("with KV cache", cached_ms, COLORS["attention"]))
+    top = 1.0
+    for name, ms, color in runs:
+        median = running_median(ms)
+        top = max(top, max(median, default=1.0))
+        fig.add_scatter(
+            x=text_lengths[:shown],
+            y=ms[:shown],
+            mode="markers",
+            name=f"{name}: each step",
+            marker=dict(color=color, size=4, opacity=0.35),
+            hovertemplate="%{x} bytes: %{y:.2f} ms<extra></extra>",
+        )
+        fig.add_scatter(
+            x=text_lengths[:shown],
+            y=median[:shown],
+            mode="lines",
+            name=f"{name}: running median",
+            line=dict(color=color, width=3),
+            hovertemplate="%{x} bytes: median %{y:.2f} ms<extra></extra>",
+        )
+    base_layout(fig, "", "length of the text read (bytes)", "time for this step (ms)", height=320)
+    fig.update_xaxes(range=[0, max(text_lengths, default=1) + 1])
+    fig.update_yaxes(range=[0, top * 1.6])
+    return fig
+
+
+def cache_heatmaps_figure(
+    keys: np.ndarray, values: np.ndarray, head: int, rows: int, token_ids: list[int]
+) -> go.Figure:
+    """One head's cached keys and values side by side: rows = positions held (one per byte
+    read), columns = channels of the head.
+
+    keys/values are a layer's final cache (H, T, Dh); the first `rows` rows of `head` are
+    shown. The y axis spans all T rows and the colour range the whole layer, so both stay
+    fixed while stepping: the cache visibly grows and an old row never changes colour.
+    """
+    zmax = float(max(np.abs(keys).max(), np.abs(values).max(), 1e-6))
+    max_rows = keys.shape[1]
+    every = max(1, max_rows // 16)  # tick spacing fixed by the axis, not by the rows shown
+    ticks = dict(
+        tickmode="array",
+        tickvals=list(range(0, rows, every)),
+        ticktext=[f"{i}: {token_label(token_ids[i])}" for i in range(0, rows, every)],
+    )
+    hover = "position %{y}<br>channel %{x}<br>%{z:.3f}<extra></extra>"
+    traces = []
+    for data, axis in ((keys[head], ""), (values[head], "2")):
+        z = np.full((max_rows, data.shape[1]), np.nan, dtype=np.float32)
+        z[:rows] = data[:rows]
+        hm = heatmap(z, -zmax, zmax, colorscale=DIVERGING, colorbar_title="value", hover=hover)
+        hm.update(xaxis=f"x{axis}", yaxis=f"y{axis}", showscale=axis == "2")
+        traces.append(hm)
+    fig = go.Figure(traces)
+    base_layout(fig, "", "channel of this head", "", height=420)
+    y_common = dict(autorange=False, range=[max_rows - 0.5, -0.5], showgrid=False, **ticks)
+    fig.update_layout(
+        xaxis=dict(domain=[0.0, 0.46], showgrid=False),
+        xaxis2=dict(domain=[0.54, 1.0], showgrid=False, title_text="channel of this head", anchor="y2"),
+        yaxis=dict(title_text="cached position (one row per byte read)", **y_common),
+        yaxis2=dict(anchor="x2", showticklabels=False, **y_common),
+        annotations=[
+            dict(
+                text="K: cached keys",
+                x=0.23,
+                y=1.0,
+                xref="paper",
+                yref="paper",
+                yanchor="bottom",
+                showarrow=False,
+            ),
+            dict(
+                text="V: cached values",
+                x=0.77,
+                y=1.0,
+                xref="paper",
+                yref="paper",
+                yanchor="bottom",
+                showarrow=False,
+            ),
+        ],
+    )
+    return fig
+
+
+def attention_figure(weights: np.ndarray, token_ids: list[int], max_len: int) -> go.Figure:
+    """This step's attention weights: rows = heads, columns = cached positions (each row sums to 1)."""
+    heads, length = weights.shape
+    z = np.full((heads, max_len), np.nan, dtype=np.float32)
+    z[:, :length] = weights
+    x_labels = [f"{i}: {token_label(t)}" for i, t in enumerate(token_ids[:max_len])]
+    x_labels += [str(i) for i in range(len(x_labels), max_len)]
+    fig = go.Figure(
+        heatmap(
+            z,
+            0.0,
+            1.0,
+            x_labels=x_labels,
+            y_labels=[f"head {h}" for h in range(heads)],
+            colorscale=SEQUENTIAL,
+            colorbar_title="weight",
+            hover="%{y}<br>position %{x}<br>weight %{z:.3f}<extra></extra>",
+        )
+    )
+    base_layout(fig, "", "position read (byte index: byte)", "", height=220)
+    fig.update_xaxes(showgrid=False, showticklabels=False)
+    fig.update_yaxes(showgrid=False, autorange="reversed")
+    return fig
+
+
+def cache_bytes_figure(
+    text_lengths: list[int], cache_bytes: list[int], shown: int, bytes_per_token: int
+) -> go.Figure:
+    """Bytes held by the KV cache after each step: a straight line, one row per byte."""
+    fig = go.Figure()
+    fig.add_scatter(
+        x=text_lengths,
+        y=[n * bytes_per_token for n in text_lengths],
+        mode="lines",
+        name=f"{format_bytes(bytes_per_token)} × bytes read",
+        line=dict(color=COLORS["predicted"], dash="dot"),
+    )
+    fig.add_scatter(
+        x=text_lengths[:shown],
+        y=cache_bytes[:shown],
+        mode="markers",
+        name="cache held (from the model)",
+        marker=dict(color=COLORS["attention"], size=6),
+    )
+    base_layout(fig, "", "bytes of text read", "KV cache held (bytes)", height=300)
+    fig.update_xaxes(range=[0, max(text_lengths, default=1) + 1])
+    fig.update_yaxes(range=[0, max(cache_bytes, default=1) * 1.05])
+    return fig
+
+
+class RunSeries:
+    """Per-step numbers of a precomputed run, read off its traces, for the charts and counters."""
+
+    def __init__(self, traces: list[Trace]):
+        self.steps = list(range(1, len(traces) + 1))
+        self.text_lengths = [t.position + 1 for t in traces]  # bytes read at each step
+        self.positions_computed = [t.positions_computed for t in traces]
+        self.cumulative_work = np.cumsum(self.positions_computed).astype(int).tolist()
+        self.wall_ms = [t.wall_ms for t in traces]
+        self.cache_bytes = [t.cache_bytes for t in traces]
+        self.tokens = [t.token for t in traces]

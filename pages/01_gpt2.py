@@ -1,0 +1,204 @@
+"""Lesson 1 · GPT-2, plain: every new byte re-reads the whole text."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from core.figures.generation import RunSeries, ms_per_token_figure, recompute_grid_figure, work_figure
+from core.models.gpt2 import (
+    GPT2,
+    GenerationRun,
+    Sampling,
+    Session,
+    load_model,
+    positions_computed_formula,
+    run_generation,
+)
+from core.tokenizer import decode, prepare_prompt
+from ui.lesson import (
+    code,
+    formula,
+    lesson_header,
+    next_lesson,
+    notice,
+    problem,
+    prompt_input,
+    show_figure,
+    step_controls,
+    still_missing,
+)
+
+DEFAULT_PROMPT = "One day, Mia went to the "
+
+
+@st.cache_resource(show_spinner="Loading the tiny GPT-2…")
+def get_model():
+    return load_model()
+
+
+@st.cache_data(show_spinner="Generating (recomputing the whole text at every step)…", max_entries=32)
+def precompute(
+    prompt_ids: tuple[int, ...], n_steps: int, temperature: float, top_k: int, seed: int
+) -> GenerationRun:
+    sampling = Sampling(temperature=temperature, top_k=top_k or None, seed=seed)
+    return run_generation(
+        get_model(), list(prompt_ids), n_steps, use_cache=False, sampling=sampling, timing_repeats=3
+    )
+
+
+@st.cache_resource(max_entries=512, show_spinner=False)
+def step_figures(settings: tuple, t: int, _run: GenerationRun) -> dict[str, go.Figure]:
+    """The step-t pictures, built once per (settings, step) and shared read-only."""
+    series = RunSeries(_run.traces)
+    p = len(_run.prompt_ids)
+    formula_counts = [positions_computed_formula(p, s, use_cache=False) for s in series.steps]
+    return {
+        "grid": recompute_grid_figure(_run.traces, t, p, "Which positions the model ran at each step"),
+        "work": work_figure(series.steps, series.cumulative_work, formula_counts, shown=t),
+        "ms": ms_per_token_figure(series.text_lengths, series.wall_ms, shown=t),
+    }
+
+
+lesson_header(1)
+problem(
+    "A language model writes one piece of text at a time: it reads everything so far and guesses "
+    "what comes next. GPT-2 (2019) did exactly that — and when it wrote the next piece, it read "
+    "**the whole text again from the start**, redoing all the work it had just done."
+)
+
+try:
+    model: GPT2 = get_model()
+except FileNotFoundError:
+    st.error("The tiny GPT-2 checkpoint is missing. Train it with `python -m core.train gpt2`.")
+    st.stop()
+cfg = model.config
+
+st.markdown(
+    f"Below is a real GPT-2-shaped model, shrunk to fit a laptop: {cfg.n_layer} blocks instead of 12, "
+    f"{model.num_parameters():,} numbers (*parameters*) instead of 124 million. It reads **bytes** — one "
+    "letter of plain English is one byte, a Japanese character three, an emoji four — and was trained for a "
+    f"few minutes on a small made-up corpus, so expect English-ish words, not wisdom. It can look at most "
+    f"{cfg.block_size} bytes back: that is its *context window*. When the text fills it, generation simply stops (no sliding)."
+)
+
+text = prompt_input("gpt2_prompt", DEFAULT_PROMPT)
+with st.expander("Generation settings", icon=":material/tune:"):
+    c1, c2, c3, c4 = st.columns(4)
+    n_steps = c1.slider("New bytes to write", 10, 200, 120, 10, key="gpt2_n")
+    temperature = c2.slider(
+        "Temperature",
+        0.0,
+        1.5,
+        0.0,
+        0.1,
+        key="gpt2_temp",
+        help="0 = always take the likeliest byte (greedy). Higher = bolder, more random choices.",
+    )
+    top_k = c3.slider(
+        "Top-k (0 = all 256)",
+        0,
+        64,
+        0,
+        1,
+        key="gpt2_topk",
+        help="Draw only among the k likeliest bytes. Ignored when temperature is 0.",
+    )
+    seed = c4.number_input("Seed", 0, 9999, 0, key="gpt2_seed", help="Same seed → same random draws.")
+
+prompt = prepare_prompt(text, cfg.block_size)
+if prompt.was_cut:
+    st.warning(prompt.note())
+settings = (tuple(prompt.ids), int(n_steps), float(temperature), int(top_k), int(seed))
+run = precompute(*settings)
+if run.stopped_at_window:
+    st.info(
+        f"The text fills the {cfg.block_size}-byte context window after {len(run.traces)} new bytes, so "
+        "generation **stops** there (it does not slide the window)."
+    )
+series = RunSeries(run.traces)
+p = len(run.prompt_ids)
+
+st.subheader("Step through it")
+t = step_controls("gpt2_t", len(run.traces), unit="byte")
+
+written = decode(run.prompt_ids + run.new_ids[:t], errors="replace")
+st.code(written or " ", language=None, wrap_lines=True)
+st.caption(f"Your prompt is the first {p} bytes; each Step adds one byte chosen by the model.")
+
+m1, m2, m3, m4 = st.columns(4)
+if t == 0:
+    m1.metric("Positions run this step", "—")
+    m2.metric("Total positions run", 0)
+    m3.metric("Time for this step", "—")
+else:
+    m1.metric(
+        "Positions run this step",
+        series.positions_computed[t - 1],
+        help="The model ran every byte of the text through all its layers again.",
+    )
+    m2.metric(
+        "Total positions run",
+        f"{series.cumulative_work[t - 1]:,}",
+        help="Counted from the model's own step records.",
+    )
+    m3.metric("Time for this step", f"{series.wall_ms[t - 1]:.1f} ms", help="Measured on this server.")
+expected = positions_computed_formula(p, t, use_cache=False)
+counted = series.cumulative_work[t - 1] if t else 0
+m4.metric(
+    "Formula says",
+    f"{expected:,}",
+    delta="matches the count" if expected == counted else "MISMATCH",
+    delta_color="normal" if expected == counted else "inverse",
+)
+
+figures = step_figures(settings, t, run)
+show_figure(figures["grid"], key="gpt2_grid")
+st.caption(
+    "Each row is one step, each column one byte of the text. Dark cells are bytes read for the first time; "
+    "light blue cells are bytes the model had already processed and **computed again**. Without a cache the "
+    "rows get longer and the shape becomes a triangle (a trapezoid when the prompt has several bytes)."
+)
+
+left, right = st.columns(2)
+with left:
+    st.markdown("**Work piles up** — total positions run so far")
+    show_figure(figures["work"], key="gpt2_work")
+with right:
+    st.markdown("**Each step gets slower** — measured time per byte")
+    show_figure(figures["ms"], key="gpt2_ms")
+st.caption(
+    "Times are wall-clock milliseconds measured when this generation was first computed on the server (each step "
+    "run 3 times, fastest kept), which other work shares. Faint dots are single steps (a dot far above the line is another program taking the CPU "
+    "for a moment); the line is the running median of 7 steps. `python bench/generation.py` measures it carefully."
+)
+
+notice(
+    "The text is 50 bytes long. How many positions will the model have run in total once it writes the "
+    "100th byte — twice as many as at 50, or more?",
+    "About **four times** as many. Step n re-reads n bytes, so the total is 1 + 2 + … + n = n(n+1)/2: "
+    "double the text and the work roughly quadruples (5,050 at 100 bytes against 1,275 at 50).",
+    key="gpt2_notice_total",
+)
+notice(
+    "Between two steps, which numbers inside the model actually change for the old bytes?",
+    "None. Byte 3 can only look at bytes 0–3, so its keys, values and outputs are the same at every step. "
+    "All the light-blue work in the picture produces numbers the model already had — the waste the next "
+    "lesson removes.",
+    key="gpt2_notice_same",
+)
+
+formula(
+    r"\text{work after the text reaches } n \text{ bytes} = \sum_{k=1}^{n} k = \frac{n(n+1)}{2}"
+    r"\quad\text{(from a prompt of } p \text{ bytes: } \tfrac{n(n+1)}{2} - \tfrac{(p-1)p}{2}\text{)}",
+    caption="Each step runs every byte of the text through every layer: cost per step grows like n, "
+    "total cost like n².",
+    key="gpt2_formula",
+)
+code(Session.step, GPT2.forward_with_attention, positions_computed_formula, key="gpt2_code")
+
+still_missing(
+    "Old bytes are computed again and again although their numbers never change. Keeping them — "
+    "their **keys and values** — would make every step cost one byte's work. That is the KV cache."
+)
+next_lesson(1)

@@ -1,0 +1,336 @@
+"""Lesson 2 · KV cache: keep what you computed — and watch the memory grow."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from core.figures.generation import (
+    RunSeries,
+    attention_figure,
+    cache_bytes_figure,
+    cache_heatmaps_figure,
+    ms_per_token_figure,
+    recompute_grid_figure,
+    work_figure,
+)
+from core.figures.specs import format_context, speed_vs_context_figure
+from core.figures.style import format_bytes
+from core.models.gpt2 import (
+    GPT2,
+    CausalSelfAttention,
+    GenerationRun,
+    KVCache,
+    RunComparison,
+    Sampling,
+    compare_runs_per_step,
+    kv_bytes_per_token,
+    load_model,
+    positions_computed_formula,
+    run_generation,
+)
+from core.roofline import CARDS, DEFAULT_CARD, predict, slowdown, spill_context, weight_bytes
+from core.specs import SPECS
+from core.tokenizer import decode, prepare_prompt
+from ui.lesson import (
+    code,
+    formula,
+    lesson_header,
+    next_lesson,
+    notice,
+    problem,
+    prompt_input,
+    show_figure,
+    step_controls,
+    still_missing,
+)
+
+DEFAULT_PROMPT = "The cache "
+CONTEXTS = [2**k for k in range(10, 21)]  # 1K … 1M tokens
+PRECISIONS = {"16-bit weights (bf16)": 2.0, "8-bit weights": 1.0, "4-bit weights": 0.5}
+
+
+@st.cache_resource(show_spinner="Loading the tiny GPT-2…")
+def get_model():
+    return load_model()
+
+
+@st.cache_data(show_spinner="Generating with and without the cache…", max_entries=32)
+def precompute(
+    prompt_ids: tuple[int, ...], n_steps: int, temperature: float, top_k: int, seed: int
+) -> tuple[GenerationRun, RunSeries, list[RunComparison]]:
+    """The cached run in full; of the recomputing run only its per-step numbers and the live check."""
+    sampling = Sampling(temperature=temperature, top_k=top_k or None, seed=seed)
+    model = get_model()
+    cached = run_generation(
+        model, list(prompt_ids), n_steps, use_cache=True, sampling=sampling, timing_repeats=3
+    )
+    plain = run_generation(
+        model, list(prompt_ids), n_steps, use_cache=False, sampling=sampling, timing_repeats=3
+    )
+    return cached, RunSeries(plain.traces), compare_runs_per_step(cached, plain)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def run_figures(settings: tuple, _cached: GenerationRun, _plain: RunSeries) -> dict[str, go.Figure]:
+    """Whole-run charts (work, time, bytes), built once per settings and shared read-only."""
+    series = RunSeries(_cached.traces)
+    p, n = len(_cached.prompt_ids), len(series.steps)
+    formula_plain = [positions_computed_formula(p, s, use_cache=False) for s in series.steps]
+    per_token = kv_bytes_per_token(get_model().config)
+    return {
+        "work": work_figure(
+            series.steps, _plain.cumulative_work, formula_plain, series.cumulative_work, shown=n
+        ),
+        "ms": ms_per_token_figure(series.text_lengths, _plain.wall_ms, series.wall_ms, shown=n),
+        "bytes": cache_bytes_figure(series.text_lengths, series.cache_bytes, n, per_token),
+    }
+
+
+@st.cache_resource(max_entries=512, show_spinner=False)
+def step_figures(
+    settings: tuple, t: int, layer: int, head: int, _cached: GenerationRun
+) -> dict[str, go.Figure]:
+    """The step-t pictures, built once per (settings, step, layer, head) and shared read-only,
+    so a warm rerun or a Back click only re-sends them."""
+    rows = _cached.traces[t - 1].position + 1 if t else 0  # cache rows after step t: one per byte read
+    final = _cached.traces[-1].layers[layer]
+    all_ids = _cached.prompt_ids + _cached.new_ids
+    p = len(_cached.prompt_ids)
+    figures = {
+        "heatmaps": cache_heatmaps_figure(final.keys, final.values, head, rows, all_ids),
+        "grid": recompute_grid_figure(
+            _cached.traces, t, p, "Which positions the model ran at each step (with a cache)"
+        ),
+    }
+    if t:
+        figures["attention"] = attention_figure(
+            _cached.traces[t - 1].layers[layer].attention, all_ids, final.keys.shape[1]
+        )
+    return figures
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def speed_figure(spec_key: str, card_key: str, weight_bytes_per_param: float) -> go.Figure:
+    return speed_vs_context_figure(SPECS[spec_key], CARDS[card_key], CONTEXTS, weight_bytes_per_param)
+
+
+lesson_header(2)
+problem(
+    "Plain GPT-2 re-read the whole text for every new byte, so each step got slower and the total work "
+    "grew with the *square* of the length. Yet the numbers it recomputed for the old bytes never changed: "
+    "byte 3 can only look at bytes 0–3, whatever comes later."
+)
+
+try:
+    model: GPT2 = get_model()
+except FileNotFoundError:
+    st.error("The tiny GPT-2 checkpoint is missing. Train it with `python -m core.train gpt2`.")
+    st.stop()
+cfg = model.config
+per_token = kv_bytes_per_token(cfg)
+
+st.markdown(
+    "Inside every layer, each byte becomes three vectors: a **query** (what am I looking for?), a **key** "
+    "(what do I contain?) and a **value** (what do I hand over if picked). A new byte compares its query with "
+    "the keys of all earlier bytes and mixes their values. The keys and values of old bytes never change — so "
+    "**keep them**. That store is the *KV cache*: each step now runs only the newest byte through the model and "
+    "adds one row of keys and one row of values to every layer."
+)
+
+text = prompt_input("kv_prompt", DEFAULT_PROMPT)
+with st.expander("Generation settings", icon=":material/tune:"):
+    c1, c2, c3, c4 = st.columns(4)
+    n_steps = c1.slider("New bytes to write", 10, 200, 120, 10, key="kv_n")
+    temperature = c2.slider(
+        "Temperature", 0.0, 1.5, 0.0, 0.1, key="kv_temp", help="0 = always the likeliest byte (greedy)."
+    )
+    top_k = c3.slider("Top-k (0 = all 256)", 0, 64, 0, 1, key="kv_topk")
+    seed = c4.number_input("Seed", 0, 9999, 0, key="kv_seed")
+
+prompt = prepare_prompt(text, cfg.block_size)
+if prompt.was_cut:
+    st.warning(prompt.note())
+settings = (tuple(prompt.ids), int(n_steps), float(temperature), int(top_k), int(seed))
+cached, plain_series, checks = precompute(*settings)
+if cached.stopped_at_window:
+    st.info(
+        f"The text fills the {cfg.block_size}-byte context window after {len(cached.traces)} new bytes, so "
+        "generation **stops** there (it does not slide the window)."
+    )
+series = RunSeries(cached.traces)
+p = len(cached.prompt_ids)
+
+st.subheader("Step through it")
+t = step_controls("kv_t", len(cached.traces), unit="byte")
+st.code(
+    decode(cached.prompt_ids + cached.new_ids[:t], errors="replace") or " ", language=None, wrap_lines=True
+)
+
+rows = cached.traces[t - 1].position + 1 if t else 0  # cache rows after step t: one per byte read
+check = checks[min(t, len(checks) - 1)]
+m1, m2, m3, m4 = st.columns(4)
+m1.metric(
+    "Positions run this step",
+    series.positions_computed[t - 1] if t else "—",
+    help="The first step reads the whole prompt (filling the cache); every later step reads one byte.",
+)
+m2.metric("Rows in the cache", rows, help="One row of keys and one of values per byte read, in every layer.")
+m3.metric(
+    "Cache held",
+    format_bytes(series.cache_bytes[t - 1] if t else 0),
+    help=f"{format_bytes(per_token)} per byte: K and V × {cfg.n_layer} layers × {cfg.d_model} numbers × 4 bytes.",
+)
+m4.metric(
+    "Same output as without a cache?",
+    "yes" if check.identical else "NO",
+    delta=f"{check.same_tokens} of {check.steps} bytes identical",
+    delta_color="off",
+)
+if t:
+    st.caption(
+        f"Live check: the cached run and a run that recomputes everything chose the same byte at all "
+        f"{check.same_tokens} of {check.steps} steps so far; their scores for every possible next byte differ by at "
+        f"most {check.max_logit_difference:.1e} (float rounding)."
+    )
+
+st.markdown(
+    "**The cache grows a row per byte.** Pick a layer and a head; each row is one byte the model has read."
+)
+s1, s2 = st.columns(2)
+layer = s1.selectbox("Layer", list(range(cfg.n_layer)), key="kv_layer")
+head = s2.selectbox("Head", list(range(cfg.n_head)), key="kv_head")
+figures = step_figures(settings, t, layer, head, cached) | run_figures(settings, cached, plain_series)
+show_figure(figures["heatmaps"], key="kv_heatmaps")
+st.caption(
+    "Rows = cached positions (the byte is in the row label), columns = the head's channels. Red is positive, blue "
+    "negative; the colour range is fixed for the whole run, so an old row never changes colour — it is never "
+    "rewritten, only read."
+)
+if t:
+    st.markdown(
+        f"**What the newest byte looked at** (layer {layer}): attention weights over the cached rows."
+    )
+    show_figure(figures["attention"], key="kv_attention")
+
+left, right = st.columns(2)
+with left:
+    st.markdown("**Work: one position per step** (whole run)")
+    show_figure(figures["work"], key="kv_work")
+with right:
+    st.markdown("**Time per byte, measured** (whole run)")
+    show_figure(figures["ms"], key="kv_ms")
+show_figure(figures["grid"], key="kv_grid")
+st.caption(
+    "Compare with lesson 1's triangle: after the prompt, one dark cell per row — nothing is recomputed."
+)
+
+st.subheader("The price: memory that grows")
+show_figure(figures["bytes"], key="kv_bytes")
+st.markdown(
+    f"This tiny model keeps **{format_bytes(per_token)} per byte** ({cfg.n_layer} layers × K and V × "
+    f"{cfg.d_model} numbers × 4 bytes), so its full {cfg.block_size}-byte window holds "
+    f"{format_bytes(per_token * cfg.block_size)}. Real models keep far more per token, and chats run to "
+    "hundreds of thousands of tokens."
+)
+
+st.subheader("The new bottleneck: reading memory")
+st.markdown(
+    "With a cache the arithmetic per token is small, but to write one token the card must **read every weight "
+    "and the whole cache** from its memory. A graphics card multiplies far faster than its memory can deliver "
+    "numbers, so the time per token is set by *bytes read ÷ memory bandwidth* (bandwidth = bytes per second the "
+    "memory delivers). The longer the chat, the more cache to read, the slower each token. And once weights plus "
+    "cache outgrow the card's memory (VRAM), the rest spills to the computer's main memory and crawls over the "
+    "PCIe link every step — the cliff the seed article measured on a 12 GB card."
+)
+st.markdown("**Calculator: a real model on a real card** (a prediction from memory traffic alone).")
+k1, k2, k3 = st.columns(3)
+spec_key = k1.selectbox(
+    "Model",
+    list(SPECS),
+    format_func=lambda k: SPECS[k].name,
+    key="kv_spec",
+    index=list(SPECS).index("llama3_8b") if "llama3_8b" in SPECS else 0,
+)
+card_key = k2.selectbox(
+    "Card",
+    list(CARDS),
+    format_func=lambda k: CARDS[k].name,
+    key="kv_card",
+    index=list(CARDS).index(DEFAULT_CARD),
+)
+precision = k3.selectbox(
+    "Weights stored as",
+    list(PRECISIONS),
+    key="kv_precision",
+    index=2,
+    help="Hobbyists usually run 4-bit weights on a 12 GB card; 16-bit 8B weights alone fill 16 GB.",
+)
+context = st.select_slider(
+    "Context length (tokens)", CONTEXTS, value=32768, format_func=format_context, key="kv_context"
+)
+spec, card, wbytes = SPECS[spec_key], CARDS[card_key], PRECISIONS[precision]
+
+at = predict(spec, context, card, wbytes)
+spill = spill_context(spec, card, wbytes)
+c1, c2, c3, c4 = st.columns(4)
+c1.metric("KV cache per token", format_bytes(spec.kv_cache_bytes_per_token()), help="16-bit cache entries.")
+c2.metric(f"Cache at {format_context(context)} tokens", format_bytes(spec.cache_bytes(context)))
+c3.metric("Weights", format_bytes(weight_bytes(spec, wbytes)))
+if not at.weights_fit:
+    c4.metric("Spills at (tokens)", "weights don't fit")
+elif spill is None:
+    c4.metric("Spills at (tokens)", "never")
+else:
+    c4.metric(
+        "Spills at (tokens)",
+        f"{spill:,}",
+        help="Context length at which weights + cache no longer fit in VRAM.",
+    )
+show_figure(speed_figure(spec_key, card_key, wbytes), key="kv_speed")
+if at.tokens_per_s is not None:
+    ratio = slowdown(spec, card, context, wbytes)
+    st.markdown(
+        f"Predicted at {format_context(context)} tokens: **{at.tokens_per_s:,.1f} tokens/s**, "
+        f"{ratio:.0%} of its speed with an empty context"
+        + (
+            f"; {format_bytes(at.spilled_bytes)} of every step's reads cross the host link."
+            if at.spilled
+            else "."
+        )
+    )
+else:
+    st.warning(
+        f"{spec.name}'s weights alone do not fit on a {card.name} at this precision; try 4-bit or a bigger card."
+    )
+st.caption(
+    "Upper bound from bytes read per token and the card's bandwidth; real runs reach roughly half to nine tenths "
+    "of it. Cache entries are 16-bit. Source of the card numbers and configs: core/roofline.py, core/specs.py."
+)
+
+notice(
+    "With the cache on, will step 100 take longer than step 10?",
+    "Hardly, in this tiny model — each step runs one position, and reading 100 cached rows instead of 10 is "
+    "cheap here. In a big model with a long chat the cache read *does* dominate, which is the bottleneck above.",
+    key="kv_notice_speed",
+)
+notice(
+    "Will the cached model ever write a different byte than the plain one?",
+    "No — it computes exactly the same numbers, just without redoing them. The live check above compares the two "
+    "runs at every step; any difference is float rounding (around a millionth), far too small to change a choice.",
+    key="kv_notice_same",
+)
+formula(
+    r"o_t = \sum_{i \le t} \operatorname{softmax}_i\!\Big(\tfrac{q_t \cdot k_i}{\sqrt{d}}\Big)\, v_i"
+    r"\qquad \text{cache}_t = [k_1 \dots k_t],\,[v_1 \dots v_t]"
+    r"\qquad \text{bytes} = t \cdot 2 \cdot L \cdot d_{\text{model}} \cdot b",
+    caption="Only q_t, k_t, v_t are new at step t; every earlier k_i, v_i comes from the cache. "
+    "L layers, b bytes per number.",
+    key="kv_formula",
+)
+code(KVCache.store, CausalSelfAttention.forward, compare_runs_per_step, key="kv_code")
+still_missing(
+    "The cache trades computing for remembering: it grows by a row per token, forever, and every token must "
+    "read all of it. Could a model remember in a space of **fixed** size, however long the text?"
+)
+next_lesson(2)

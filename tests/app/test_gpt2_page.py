@@ -1,0 +1,88 @@
+"""Lesson 1 under AppTest: stepping re-reads the whole text, and the counters come from the model."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import numpy as np
+import pytest
+
+from core.models.gpt2 import positions_computed_formula
+from core.tokenizer import encode
+from tests.app import driver
+
+PAGE = "pages/01_gpt2.py"
+DEFAULT_PROMPT = "One day, Mia went to the "
+
+
+def chart(at, key: str) -> dict:
+    """The plotly figure JSON of the chart created with `key`."""
+    for element in at.get("plotly_chart"):
+        if key in element.proto.id:
+            return json.loads(element.proto.spec)
+    raise AssertionError(f"no plotly chart with key {key!r}")
+
+
+def array(value) -> np.ndarray:
+    """A plotly array: a plain list, or plotly's base64 typed-array dict."""
+    if isinstance(value, dict) and "bdata" in value:
+        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        shape = [int(s) for s in str(value.get("shape", len(data))).split(",")]
+        return data.reshape(shape)
+    return np.asarray(value, dtype=float)
+
+
+def metric(at, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+@pytest.fixture(scope="module")
+def page():
+    return driver.fresh(PAGE)
+
+
+def test_stepping_recomputes_the_whole_text(page):
+    at = page
+    assert "GPT-2" in at.title[0].value
+    p = len(encode(DEFAULT_PROMPT))
+    for _ in range(5):
+        at.button(key="gpt2_t_step").click().run()
+    driver.assert_clean(at, "five steps")
+    assert at.session_state["gpt2_t"] == 5
+    assert metric(at, "Positions run this step") == str(p + 4)
+    expected = positions_computed_formula(p, 5, use_cache=False)
+    assert metric(at, "Total positions run") == f"{expected:,}"
+    assert metric(at, "Formula says") == f"{expected:,}"
+
+    grid = chart(at, "gpt2_grid")["data"][0]
+    assert grid["type"] == "heatmap" and grid["zmin"] == 0 and grid["zmax"] == 2
+    z = array(grid["z"])
+    stepped = ~np.isnan(z).all(axis=1)
+    assert stepped.sum() == 5  # one filled row per step, the rest waiting
+    ran = (np.nan_to_num(z[:5]) > 0).sum(axis=1)
+    assert ran.tolist() == [p, p + 1, p + 2, p + 3, p + 4]  # each row re-reads the whole prefix
+
+    at.button(key="gpt2_t_back").click().run()
+    assert at.session_state["gpt2_t"] == 4
+    at.button(key="gpt2_t_reset").click().run()
+    assert at.session_state["gpt2_t"] == 0
+    driver.assert_clean(at, "back and reset")
+
+
+def test_long_prompt_is_cut_with_a_note(page):
+    at = page
+    at.text_input(key="gpt2_prompt").input("キャッシュ" * 26).run()  # 390 bytes > 256-byte window
+    driver.assert_clean(at, "long prompt")
+    assert any("context window" in w.value for w in at.warning)
+    assert any("stops" in i.value for i in at.info)
+
+
+@pytest.mark.slow
+def test_a_curious_reader():
+    at = driver.fresh(PAGE)
+    assert driver.type_text(at) == 1
+    driver.sweep_sliders(at)
+    driver.try_selectboxes(at)
+    assert driver.click_steps(at, times=20) == 1
+    assert at.session_state["gpt2_t"] == 20

@@ -1,0 +1,78 @@
+"""Lesson 2 under AppTest: one position per step, a cache row per byte, identical output, the calculator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core.models.gpt2 import load_model
+from core.roofline import CARDS, DEFAULT_CARD, spill_context
+from core.specs import SPECS
+from core.tokenizer import encode
+from tests.app import driver
+from tests.app.test_gpt2_page import array, chart, metric
+
+PAGE = "pages/02_kv_cache.py"
+DEFAULT_PROMPT = "The cache "
+
+
+@pytest.fixture(scope="module")
+def page():
+    return driver.fresh(PAGE)
+
+
+def test_cache_grows_one_row_per_byte(page):
+    at = page
+    assert "KV cache" in at.title[0].value
+    p = len(encode(DEFAULT_PROMPT))
+    cfg = load_model().config
+    for step in range(1, 4):
+        at.button(key="kv_t_step").click().run()
+        driver.assert_clean(at, f"step {step}")
+        rows = p + step - 1
+        assert metric(at, "Rows in the cache") == str(rows)
+        assert metric(at, "Positions run this step") == str(p if step == 1 else 1)
+        assert metric(at, "Same output as without a cache?") == "yes"
+        keys = chart(at, "kv_heatmaps")["data"][0]
+        z = array(keys["z"])
+        assert (~np.isnan(z).all(axis=1)).sum() == rows
+        assert z.shape[1] == cfg.d_model // cfg.n_head
+        assert keys["zmin"] == -keys["zmax"]
+    zmax = chart(at, "kv_heatmaps")["data"][0]["zmax"]
+    at.button(key="kv_t_step").click().run()
+    assert chart(at, "kv_heatmaps")["data"][0]["zmax"] == zmax  # fixed colour range across steps
+    attention = array(chart(at, "kv_attention")["data"][0]["z"])
+    np.testing.assert_allclose(np.nansum(attention, axis=1), 1.0, atol=1e-5)
+
+
+def test_layer_and_head_selectors(page):
+    at = page
+    at.selectbox(key="kv_layer").select(3).run()
+    at.selectbox(key="kv_head").select(2).run()
+    driver.assert_clean(at, "layer/head")
+    assert chart(at, "kv_heatmaps")["data"][0]["type"] == "heatmap"
+
+
+def test_calculator_shows_the_spill_point(page):
+    at = page
+    at.selectbox(key="kv_spec").select("llama3_8b").run()
+    at.selectbox(key="kv_card").select(DEFAULT_CARD).run()
+    at.selectbox(key="kv_precision").select("4-bit weights").run()
+    driver.assert_clean(at, "calculator")
+    spill = spill_context(SPECS["llama3_8b"], CARDS[DEFAULT_CARD], 0.5)
+    assert metric(at, "Spills at (tokens)") == f"{spill:,}"
+    names = [trace.get("name", "") for trace in chart(at, "kv_speed")["data"]]
+    assert any("spills" in name for name in names)
+    at.selectbox(key="kv_precision").select("16-bit weights (bf16)").run()  # 16 GB of weights on 12 GB
+    assert metric(at, "Spills at (tokens)") == "weights don't fit"
+    assert any("do not fit" in w.value for w in at.warning)
+
+
+@pytest.mark.slow
+def test_a_curious_reader():
+    at = driver.fresh(PAGE)
+    driver.type_text(at)
+    driver.try_selectboxes(at)
+    driver.sweep_sliders(at)
+    assert driver.click_steps(at, times=20) == 1
+    assert at.session_state["kv_t"] == 20

@@ -1,0 +1,72 @@
+"""The byte tokenizer takes any Python string and gives it back unchanged."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from core.tokenizer import VOCAB_SIZE, decode, encode, prepare_prompt, token_label
+
+AWKWARD = [
+    "",
+    "hello",
+    "こんにちは、世界",
+    "🐱🚀❤️👩‍👩‍👧",  # emoji incl. a variation selector and a zero-width-joiner family
+    "\x00\x01\t\r\n\x1b[0m\x7f",  # control characters
+    "\ud800",  # lone high surrogate
+    "a\udfffb\ud83d",  # lone low surrogate, and half of an emoji's surrogate pair
+    "\u0301é\ufeff",  # combining mark, precomposed, BOM
+    "\U0010ffff",  # the last code point
+]
+
+
+@pytest.mark.parametrize("text", AWKWARD)
+def test_round_trip(text):
+    ids = encode(text)
+    assert all(0 <= i < VOCAB_SIZE for i in ids)
+    assert decode(ids) == text
+
+
+def test_round_trip_random_code_points():
+    rng = random.Random(0)
+    for _ in range(200):
+        text = "".join(chr(rng.randrange(0x110000)) for _ in range(rng.randrange(20)))
+        assert decode(encode(text)) == text
+
+
+def test_multibyte_lengths():
+    assert len(encode("a")) == 1
+    assert len(encode("キ")) == 3
+    assert len(encode("🚀")) == 4
+
+
+def test_partial_character_decodes_without_failing():
+    cut = encode("🚀")[:2]
+    assert decode(cut) == "\ufffd"
+
+
+def test_encode_rejects_non_strings():
+    with pytest.raises(TypeError):
+        encode(b"bytes")  # type: ignore[arg-type]
+
+
+def test_prompt_is_cut_to_the_window_with_a_note():
+    prompt = prepare_prompt("x" * 300 + "END", 256)
+    assert len(prompt.ids) == 256 and prompt.was_cut
+    assert decode(prompt.ids).endswith("END")  # the newest bytes are kept
+    assert "303 bytes" in prompt.note() and "256" in prompt.note()
+    short = prepare_prompt("hi", 256)
+    assert not short.was_cut and short.note() == ""
+
+
+def test_empty_prompt_becomes_a_newline():
+    assert prepare_prompt("", 10).ids == encode("\n")
+
+
+def test_token_labels():
+    assert token_label(ord("a")) == "a"
+    assert token_label(ord(" ")) == "␣"
+    assert token_label(0xE3) == "xE3"
+    with pytest.raises(ValueError):
+        token_label(256)
