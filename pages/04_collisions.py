@@ -8,6 +8,7 @@ import streamlit as st
 from core import board as bd
 from core.figures import board as fb
 from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, show_figure, still_missing
+from ui.recall_panel import render_trained_recall
 
 KEY_CHOICES = {"random": "random unit vectors", "orthogonal": "orthogonal while they last"}
 SEEDS = (0, 1, 2, 3, 4, 5)
@@ -109,7 +110,7 @@ st.caption(
 )
 
 st.header("Trained models show the same gap")
-# LEAD: the trained-model recall panel (ui/recall_panel.py) goes here.
+render_trained_recall("co_tr")
 
 notice(
     "Double d and keep n. Does the blur get better or worse?",

@@ -19,6 +19,7 @@ from ui.lesson import (
     step_controls,
     still_missing,
 )
+from ui.recall_panel import trained_recall_pointer
 
 KEY_CHOICES = {"random": "random unit vectors", "orthogonal": "orthogonal (one row each)"}
 SEEDS = (0, 1, 2, 3, 4, 5)
@@ -183,6 +184,9 @@ st.caption(
     "Neither rule gets past the d-row limit: n > d pairs cannot all be read back exactly from d rows. "
     "In a single pass with β = 1 DeltaNet can even do worse than plain adding — each write wipes part of "
     "older pairs that share its rows. Lower β and watch the curves. Trained models learn β per token."
+)
+trained_recall_pointer(
+    ("attention", "linear", "delta"), "With a learned β, erase-then-write beats plain adding."
 )
 
 notice(

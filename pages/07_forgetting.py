@@ -19,6 +19,7 @@ from ui.lesson import (
     step_controls,
     still_missing,
 )
+from ui.recall_panel import trained_recall_pointer
 
 D, KEEP, D_V = 8, 2, 16  # key channels, of which the first KEEP hold the long-lived fact; value size
 WHEN = {"switch": "only at the topic switch", "every": "at every token"}
@@ -161,6 +162,11 @@ st.caption(
     f"of it). DeltaNet still answers topic-A questions ({strengths['delta'][1]:.2f}) — stale facts from "
     f"a topic that is over. Readback error on topic B: DeltaNet {err['delta']:.2f}, Gated DeltaNet "
     f"{err['gated_delta']:.2f}, KDA {err['kda']:.2f}."
+)
+
+trained_recall_pointer(
+    ("delta", "gated_delta", "kda"),
+    "Does learned forgetting help recall? Only when training finds it — read the honest note in lesson 4.",
 )
 
 notice(

@@ -62,16 +62,21 @@ def still_missing(md: str) -> None:
         st.markdown(md)
 
 
+def link_to(number: int, label: str) -> None:
+    """A link to lesson `number`; plain text when the page runs outside the router."""
+    try:
+        st.page_link(lesson(number).file, label=label, icon=":material/east:")
+    except Exception:  # the page was opened on its own (tests, `streamlit run pages/…`)
+        st.markdown(f"**→ {label}**")
+
+
 def next_lesson(number: int) -> None:
-    """A link to the next lesson; plain text when the page runs outside the router."""
+    """A link to the next lesson that exists, or the end of the course."""
     item = next_available(number)
     if item is None:
         st.markdown("**That is the end of the course.** Go back to the map to revisit any stage.")
         return
-    try:
-        st.page_link(item.file, label=f"Next: {item.label} — {item.subtitle}", icon=":material/east:")
-    except Exception:  # the page was opened on its own (tests, `streamlit run pages/…`)
-        st.markdown(f"**Next:** {item.label} — {item.subtitle}")
+    link_to(item.number, f"Next: {item.label} — {item.subtitle}")
 
 
 def show_figure(fig: go.Figure, key: str) -> None:
@@ -119,15 +124,39 @@ def step_controls(key: str, total: int, unit: str = "token", interval_s: float =
     playing = st.session_state[f"{key}_playing"]
 
     cols = st.columns([1, 1, 1, 1, 1.6], vertical_alignment="center")
-    cols[0].button("Step", key=f"{key}_step", icon=":material/skip_next:", on_click=_advance,
-                   args=(key, total, 1), width="stretch", type="primary")
-    cols[1].button("Back", key=f"{key}_back", icon=":material/skip_previous:", on_click=_advance,
-                   args=(key, total, -1), width="stretch")
-    cols[2].button("Reset", key=f"{key}_reset", icon=":material/restart_alt:", on_click=_reset,
-                   args=(key,), width="stretch")
-    cols[3].button("Pause" if playing else "Play", key=f"{key}_play",
-                   icon=":material/pause:" if playing else ":material/play_arrow:",
-                   on_click=_toggle_play, args=(key, total), width="stretch")
+    cols[0].button(
+        "Step",
+        key=f"{key}_step",
+        icon=":material/skip_next:",
+        on_click=_advance,
+        args=(key, total, 1),
+        width="stretch",
+        type="primary",
+    )
+    cols[1].button(
+        "Back",
+        key=f"{key}_back",
+        icon=":material/skip_previous:",
+        on_click=_advance,
+        args=(key, total, -1),
+        width="stretch",
+    )
+    cols[2].button(
+        "Reset",
+        key=f"{key}_reset",
+        icon=":material/restart_alt:",
+        on_click=_reset,
+        args=(key,),
+        width="stretch",
+    )
+    cols[3].button(
+        "Pause" if playing else "Play",
+        key=f"{key}_play",
+        icon=":material/pause:" if playing else ":material/play_arrow:",
+        on_click=_toggle_play,
+        args=(key, total),
+        width="stretch",
+    )
     t = st.session_state[key]
     status = f"{unit} {t} of {total}"
     if t >= total and total > 0:

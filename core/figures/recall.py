@@ -1,0 +1,171 @@
+"""Pictures of the trained-recall sweep (MQAR, after Zoology arXiv 2312.04927).
+
+Data in (the dict in assets/recall/results.json, or one model's readout), figure out.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from core.figures.style import COLORS, SEQUENTIAL, base_layout, format_bytes, heatmap
+
+MIXER_COLORS = {
+    "attention": COLORS["attention"],
+    "linear": COLORS["linear"],
+    "delta": COLORS["delta"],
+    "gated_delta": COLORS["gated_delta"],
+    "kda": COLORS["kda"],
+    "hybrid": "#862e9c",
+}
+MIXER_DASH = {"attention": "solid", "hybrid": "dot"}
+MIXER_NAMES = {
+    "attention": "Softmax attention",
+    "linear": "Linear attention",
+    "delta": "DeltaNet",
+    "gated_delta": "Gated DeltaNet",
+    "kda": "Kimi Delta Attention",
+    "hybrid": "Hybrid (KDA + attention)",
+}
+
+
+def accuracy_vs_pairs(results: dict, mixers: list[str] | None = None) -> go.Figure:
+    """One panel per model width: recall accuracy against the number of key→value pairs, a line per mixer.
+
+    A dashed line marks the key dimension of each board (= the width: one head), past
+    which a linear-attention board cannot keep every pair apart.
+    """
+    widths = list(results["sweep"]["widths"])
+    pairs = list(results["sweep"]["pair_counts"])
+    fig = make_subplots(
+        rows=1,
+        cols=len(widths),
+        shared_yaxes=True,
+        subplot_titles=[f"width d = {w} (board {w}×{w} per layer)" for w in widths],
+        horizontal_spacing=0.06,
+    )
+    for col, width in enumerate(widths, start=1):
+        for run in results["runs"]:
+            if run["d_model"] != width or (mixers is not None and run["mixer"] not in mixers):
+                continue
+            mixer = run["mixer"]
+            fig.add_trace(
+                go.Scatter(
+                    x=pairs,
+                    y=[run["accuracy"][str(n)] for n in pairs],
+                    mode="lines+markers",
+                    name=MIXER_NAMES.get(mixer, mixer),
+                    legendgroup=mixer,
+                    showlegend=col == 1,
+                    line=dict(
+                        color=MIXER_COLORS.get(mixer, "#495057"),
+                        dash=MIXER_DASH.get(mixer, "solid"),
+                        width=2.5,
+                    ),
+                    marker=dict(size=8),
+                    hovertemplate=f"{MIXER_NAMES.get(mixer, mixer)}<br>%{{x}} pairs<br>accuracy %{{y:.3f}}<extra></extra>",
+                ),
+                row=1,
+                col=col,
+            )
+        fig.add_trace(
+            go.Scatter(
+                x=[width, width],
+                y=[0, 1.04],
+                mode="lines",
+                name="key dimension of the board",
+                legendgroup="key_dim",
+                showlegend=col == 1,
+                line=dict(color="#868e96", dash="dash", width=1),
+                hovertemplate=f"key dimension {width}: a {width}×{width} board<extra></extra>",
+                meta="key_dim",
+            ),
+            row=1,
+            col=col,
+        )
+    base_layout(fig, height=400)
+    fig.update_layout(legend=dict(y=1.12))
+    fig.update_xaxes(
+        type="log", tickvals=pairs, ticktext=[str(p) for p in pairs], title_text="key→value pairs to remember"
+    )
+    fig.update_yaxes(range=[0, 1.04], title_text="recall accuracy (fraction right)", col=1)
+    return fig
+
+
+def memory_rows(results: dict) -> list[dict]:
+    """One row per trained model: what it must keep while reading (float32), for a table."""
+    seq_len = results["sweep"]["seq_len"]
+    rows = []
+    for run in results["runs"]:
+        per_token = run["cache_elements_per_token"] * 4
+        rows.append(
+            {
+                "model": MIXER_NAMES.get(run["mixer"], run["mixer"]),
+                "width": run["d_model"],
+                "fixed board": format_bytes(run["state_elements"] * 4) if run["state_elements"] else "—",
+                "cache per token": format_bytes(per_token) if per_token else "—",
+                f"memory after {seq_len} tokens": format_bytes(run["memory_bytes_at_seq_len"]),
+                "parameters": f"{run['params']:,}",
+            }
+        )
+    return rows
+
+
+def board_figure(state: np.ndarray, zmax: float, title: str) -> go.Figure:
+    """A fixed board (K×V; first head if several) as a heatmap on a fixed colour range."""
+    board = np.asarray(state, dtype=np.float32)
+    if board.ndim == 3:
+        board = board[0]  # (K, V)
+    fig = go.Figure(
+        heatmap(
+            board,
+            zmin=-zmax,
+            zmax=zmax,
+            colorbar_title="entry",
+            hover="key channel %{y}<br>value channel %{x}<br>entry %{z:.3f}<extra></extra>",
+        )
+    )
+    base_layout(fig, title=title, x_title="value channel", y_title="key channel", height=340)
+    fig.update_yaxes(autorange="reversed", showgrid=False)
+    fig.update_xaxes(showgrid=False)
+    return fig
+
+
+def cache_figure(keys: np.ndarray, token_names: list[str], zmax: float, title: str) -> go.Figure:
+    """An attention layer's key cache: one row per token read so far (first head)."""
+    cache = np.asarray(keys, dtype=np.float32)
+    if cache.ndim == 3:
+        cache = cache[0]  # (T, Dh)
+    labels = [f"{i}: {name}" for i, name in enumerate(token_names)]
+    fig = go.Figure(
+        heatmap(
+            cache,
+            zmin=-zmax,
+            zmax=zmax,
+            y_labels=labels,
+            colorbar_title="entry",
+            hover="token %{y}<br>channel %{x}<br>entry %{z:.3f}<extra></extra>",
+        )
+    )
+    base_layout(fig, title=title, x_title="key channel", y_title="cached token (position: token)", height=340)
+    fig.update_yaxes(autorange="reversed", showgrid=False, type="category")
+    fig.update_xaxes(showgrid=False)
+    return fig
+
+
+def answer_figure(keys: list[str], probabilities: list[float | None]) -> go.Figure:
+    """How sure the model is of the right value for each asked key (0–1)."""
+    y = [p if p is not None else 0.0 for p in probabilities]
+    fig = go.Figure(
+        go.Bar(
+            x=[f"{i + 1}: {k}" for i, k in enumerate(keys)],
+            y=y,
+            marker=dict(color=y, colorscale=SEQUENTIAL, cmin=0, cmax=1),
+            hovertemplate="query %{x}<br>probability of the right value %{y:.3f}<extra></extra>",
+        )
+    )
+    base_layout(fig, x_title="asked key (order: key)", y_title="probability of the right value", height=260)
+    fig.update_yaxes(range=[0, 1])
+    fig.update_xaxes(type="category")
+    return fig

@@ -1,0 +1,208 @@
+"""Trained recall: the shipped MQAR sweep, and one trained model answering the reader's own pairs.
+
+Lesson 4 shows it in full; lessons 5 and 7 link to it. Everything drawn comes from
+assets/recall/ (results.json and the checkpoints written by `python -m core.train recall`).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import streamlit as st
+
+from core.figures.recall import (
+    MIXER_NAMES,
+    accuracy_vs_pairs,
+    answer_figure,
+    board_figure,
+    cache_figure,
+    memory_rows,
+)
+from core.figures.style import format_bytes
+from core.models.recall_models import load_checkpoint, memory_colour_range, recall_from_tokens
+from core.recall import DEFAULT_VOCAB, parse_recall_text
+from ui.lesson import link_to, show_figure
+
+ASSETS = Path(__file__).resolve().parents[1] / "assets" / "recall"
+DEFAULT_TEXT = "a:1 b:2 c:3 ? b"
+STUCK_BELOW = 0.25  # accuracy at the fewest pairs under which a run is called untrained
+
+
+@st.cache_data(show_spinner=False)
+def load_results() -> dict | None:
+    path = ASSETS / "results.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+@st.cache_resource(show_spinner="Loading the trained model …")
+def load_model(checkpoint: str):
+    """One trained model per process, with its fixed colour range for boards and caches."""
+    model, extra = load_checkpoint(ASSETS / checkpoint)
+    return model, extra, memory_colour_range(model)
+
+
+def _random_pairs_text(n_pairs: int, seed: int) -> str:
+    rng = random.Random(seed)
+    keys = rng.sample([DEFAULT_VOCAB.key_name(i) for i in range(DEFAULT_VOCAB.n_keys)], n_pairs)
+    values = rng.sample(range(DEFAULT_VOCAB.n_values), n_pairs)
+    asked = rng.sample(keys, n_pairs)
+    return " ".join(f"{k}:{v}" for k, v in zip(keys, values, strict=True)) + " ? " + " ".join(asked)
+
+
+def _fill_random(key: str) -> None:
+    n = int(st.session_state[f"{key}_n_random"])
+    st.session_state[f"{key}_seed"] = st.session_state.get(f"{key}_seed", 0) + 1
+    st.session_state[f"{key}_text"] = _random_pairs_text(n, st.session_state[f"{key}_seed"])
+
+
+def trained_recall_pointer(mixers: tuple[str, ...], lead: str) -> None:
+    """One sentence of shipped MQAR results for `mixers`, and a link to the full panel in lesson 4."""
+    results = load_results()
+    if results is None:
+        return
+    pairs = max(results["sweep"]["pair_counts"])
+    width = min(results["sweep"]["widths"])
+    scores = {
+        (run["mixer"], run["d_model"]): run["accuracy"][str(pairs)]
+        for run in results["runs"]
+        if run["mixer"] in mixers
+    }
+    parts = [
+        f"{MIXER_NAMES.get(mixer, mixer)} {scores[(mixer, width)]:.0%}"
+        for mixer in mixers
+        if (mixer, width) in scores
+    ]
+    st.markdown(
+        f"**{lead}** Small models trained on associative recall (width {width}, {pairs} pairs, "
+        f"questions answered right): {', '.join(parts)}."
+    )
+    link_to(4, "Trained models show the same gap — see them, and question one, in lesson 4")
+
+
+def render_trained_recall(key: str) -> None:
+    """The whole panel; `key` prefixes every widget key so the panel can sit on several pages."""
+    results = load_results()
+    st.subheader("Trained models: who can recall how many pairs?")
+    if results is None:
+        st.warning(
+            "The trained-recall results are missing (assets/recall/results.json). Run `python -m core.train recall`."
+        )
+        return
+    sweep = results["sweep"]
+    pairs = sweep["pair_counts"]
+    st.markdown(
+        f"Each small model (two layers) was **trained** to do one job: read a list of key→value pairs, "
+        f"then answer each key again later (the *MQAR* task from the Zoology paper). All models are "
+        f"the same except the layer that mixes tokens. Below: the share of questions each answers right "
+        f"on new lists it never saw, for {', '.join(map(str, pairs))} pairs, at two widths. The *width* "
+        f"is also the size of each fixed board: a width-{sweep['widths'][0]} board is "
+        f"{sweep['widths'][0]}×{sweep['widths'][0]} numbers."
+    )
+    chart, table = st.columns([3, 2])
+    with chart:
+        show_figure(accuracy_vs_pairs(results), key=f"{key}_accuracy_chart")
+        stuck = [r for r in results["runs"] if r["accuracy"][str(min(pairs))] < STUCK_BELOW]
+        if stuck:
+            names = ", ".join(
+                f"{MIXER_NAMES.get(r['mixer'], r['mixer'])} at width {r['d_model']}" for r in stuck
+            )
+            st.caption(
+                f"Honest note: {names} never got going in the shared training budget (below "
+                f"{STUCK_BELOW:.0%} right even with {min(pairs)} pairs): they stayed on the starting "
+                "plateau, which says nothing about what the mechanism can hold. See assets/recall/MODEL_CARD.md."
+            )
+    with table:
+        st.markdown(f"**What each model keeps while reading** (float32; lists of {sweep['seq_len']} tokens)")
+        st.dataframe(memory_rows(results), hide_index=True, key=f"{key}_memory_table")
+        st.caption(
+            "A fixed board stays the same size however long the text. Attention keeps a key and "
+            "a value for every token, so its cache grows with the text."
+        )
+
+    st.markdown("#### Ask a trained model yourself")
+    runs = {(r["mixer"], r["d_model"]): r for r in results["runs"]}
+    mixers = list(dict.fromkeys(r["mixer"] for r in results["runs"]))
+    left, right = st.columns(2)
+    mixer = left.selectbox(
+        "Model",
+        mixers,
+        format_func=lambda m: MIXER_NAMES.get(m, m),
+        key=f"{key}_mixer",
+        index=mixers.index("linear") if "linear" in mixers else 0,
+    )
+    width = right.radio("Width", sweep["widths"], horizontal=True, key=f"{key}_width")
+    run = runs.get((mixer, width))
+    if run is None or not (ASSETS / run["checkpoint"]).exists():
+        st.warning(f"No trained checkpoint for {MIXER_NAMES.get(mixer, mixer)} at width {width}.")
+        return
+
+    st.session_state.setdefault(f"{key}_text", DEFAULT_TEXT)
+    text = st.text_input(
+        "Your pairs, then '?', then the keys to ask for",
+        max_chars=600,
+        key=f"{key}_text",
+        help="Keys are single letters a–z or A–Z (case matters); values are whole numbers 0–99. "
+        "Example: a:1 b:2 c:3 ? b a. Write a key twice and the later value is the right answer.",
+    )
+    fill_cols = st.columns([2, 1], vertical_alignment="bottom")
+    fill_cols[0].slider("Pairs for a random list", 1, max(pairs), 8, key=f"{key}_n_random")
+    fill_cols[1].button("Fill with random pairs", key=f"{key}_fill", on_click=_fill_random, args=(key,))
+
+    try:
+        parsed = parse_recall_text(text)
+    except ValueError as err:
+        st.error(f"I could not read that: {err}.")
+        return
+    model, _, zmax = load_model(run["checkpoint"])
+    result = recall_from_tokens(model, parsed.tokens, parsed.query_positions, parsed.answers)
+
+    known = [a for a in result.answers if a.expected is not None]
+    right_count = sum(a.predicted == a.expected for a in known)
+    m1, m2, m3 = st.columns(3)
+    m1.metric("pairs written", len(parsed.pairs))
+    m2.metric("answers right", f"{right_count} of {len(known)}" if known else "—")
+    m3.metric(
+        "memory held now",
+        format_bytes(model.memory_bytes(len(parsed.tokens))),
+        help="Fixed boards + this text's cache (attention layers) + the short convolutions' window.",
+    )
+    st.dataframe(
+        [
+            {
+                "asked": a.key,
+                "right answer": a.expected if a.expected is not None else "(never written)",
+                "model says": a.predicted,
+                "model's confidence": f"{a.probability:.2f}",
+                "verdict": "—" if a.expected is None else ("right" if a.predicted == a.expected else "wrong"),
+            }
+            for a in result.answers
+        ],
+        hide_index=True,
+        key=f"{key}_answers",
+    )
+    show_figure(
+        answer_figure([a.key for a in result.answers], [a.expected_probability for a in result.answers]),
+        key=f"{key}_confidence",
+    )
+
+    st.markdown("**What the model holds after reading your list**")
+    cols = st.columns(len(result.memories))
+    for col, memory in zip(cols, result.memories, strict=True):
+        with col:
+            label = MIXER_NAMES.get(memory.kind, memory.kind)
+            if memory.state is not None:
+                fig = board_figure(memory.state, zmax, f"layer {memory.index + 1} ({label}): fixed board")
+            else:
+                fig = cache_figure(
+                    memory.keys,
+                    result.tokens,
+                    zmax,
+                    f"layer {memory.index + 1} ({label}): key cache, a row per token",
+                )
+            show_figure(fig, key=f"{key}_memory_{memory.index}")
+    st.caption(
+        f"Colours use one fixed range for this model (±{zmax:.2f}), whatever you type, so a fuller board "
+        "looks fuller. A board keeps its size; a cache gains a row for every token."
+    )
