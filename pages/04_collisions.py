@@ -109,7 +109,7 @@ st.caption(
     f"its cache, recalls {acc['softmax/random'][-1]:.0%}."
 )
 
-st.header("Trained models show the same gap")
+st.header("3 · Trained models show the same gap")
 render_trained_recall("co_tr")
 
 notice(

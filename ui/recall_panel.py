@@ -26,7 +26,7 @@ from core.recall import DEFAULT_VOCAB, parse_recall_text
 from ui.lesson import link_to, show_figure
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "recall"
-DEFAULT_TEXT = "a:1 b:2 c:3 ? b"
+DEFAULT_TEXT = "a:1 b:2 c:3 d:4 e:5 ? b e a"
 STUCK_BELOW = 0.25  # accuracy at the fewest pairs under which a run is called untrained
 
 
@@ -82,9 +82,8 @@ def trained_recall_pointer(mixers: tuple[str, ...], lead: str) -> None:
 
 
 def render_trained_recall(key: str) -> None:
-    """The whole panel; `key` prefixes every widget key so the panel can sit on several pages."""
+    """The whole panel (the caller gives its heading); `key` prefixes every widget key."""
     results = load_results()
-    st.subheader("Trained models: who can recall how many pairs?")
     if results is None:
         st.warning(
             "The trained-recall results are missing (assets/recall/results.json). Run `python -m core.train recall`."
@@ -100,26 +99,24 @@ def render_trained_recall(key: str) -> None:
         f"is also the size of each fixed board: a width-{sweep['widths'][0]} board is "
         f"{sweep['widths'][0]}×{sweep['widths'][0]} numbers."
     )
-    chart, table = st.columns([3, 2])
-    with chart:
-        show_figure(accuracy_vs_pairs(results), key=f"{key}_accuracy_chart")
-        stuck = [r for r in results["runs"] if r["accuracy"][str(min(pairs))] < STUCK_BELOW]
-        if stuck:
-            names = ", ".join(
-                f"{MIXER_NAMES.get(r['mixer'], r['mixer'])} at width {r['d_model']}" for r in stuck
-            )
-            st.caption(
-                f"Honest note: {names} never got going in the shared training budget (below "
-                f"{STUCK_BELOW:.0%} right even with {min(pairs)} pairs): they stayed on the starting "
-                "plateau, which says nothing about what the mechanism can hold. See assets/recall/MODEL_CARD.md."
-            )
-    with table:
-        st.markdown(f"**What each model keeps while reading** (float32; lists of {sweep['seq_len']} tokens)")
-        st.dataframe(memory_rows(results), hide_index=True, key=f"{key}_memory_table")
+    show_figure(accuracy_vs_pairs(results), key=f"{key}_accuracy_chart")
+    stuck = [r for r in results["runs"] if r["accuracy"][str(min(pairs))] < STUCK_BELOW]
+    if stuck:
+        names = ", ".join(f"{MIXER_NAMES.get(r['mixer'], r['mixer'])} at width {r['d_model']}" for r in stuck)
         st.caption(
-            "A fixed board stays the same size however long the text. Attention keeps a key and "
-            "a value for every token, so its cache grows with the text."
+            f"Honest note: {names} never got going in the shared training budget (below "
+            f"{STUCK_BELOW:.0%} right even with {min(pairs)} pairs): they stayed on the starting "
+            "plateau, which says nothing about what the mechanism can hold. See assets/recall/MODEL_CARD.md."
         )
+    st.markdown(f"**What each model keeps while reading** (float32; lists of {sweep['seq_len']} tokens)")
+    rows = memory_rows(results)
+    st.dataframe(
+        rows, hide_index=True, key=f"{key}_memory_table", width="stretch", height=36 * (len(rows) + 1) + 4
+    )
+    st.caption(
+        "A fixed board stays the same size however long the text. Attention keeps a key and "
+        "a value for every token, so its cache grows with the text."
+    )
 
     st.markdown("#### Ask a trained model yourself")
     runs = {(r["mixer"], r["d_model"]): r for r in results["runs"]}

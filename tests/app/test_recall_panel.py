@@ -52,10 +52,10 @@ def test_panel_shows_the_sweep_with_state_sizes(at):
 
 def test_default_sequence_is_answered_and_the_board_is_drawn(at):
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["pairs written"] == "3"
-    assert metrics["answers right"].endswith("of 1")
+    assert metrics["pairs written"] == "5"  # DEFAULT_TEXT: a:1 b:2 c:3 d:4 e:5 ? b e a
+    assert metrics["answers right"].endswith("of 3")
     answers = at.dataframe[1].value
-    assert list(answers["asked"]) == ["b"] and list(answers["right answer"]) == ["2"]
+    assert list(answers["asked"]) == ["b", "e", "a"] and list(answers["right answer"]) == ["2", "5", "1"]
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     heatmaps = [s for s in specs if s["data"] and s["data"][0]["type"] == "heatmap"]
     assert len(heatmaps) == 2  # two layers of the default (linear attention) model: two boards
@@ -72,7 +72,7 @@ def test_every_model_and_width_answers_without_error(at):
             at.run()
             assert not at.exception, (mixer, width, at.exception)
             assert not at.error, (mixer, width, [e.value for e in at.error])
-            assert at.metric[1].value.endswith("of 1")
+            assert at.metric[1].value.endswith("of 3")
 
 
 def test_attention_model_recalls_the_default_and_shows_its_cache(at):
@@ -80,12 +80,12 @@ def test_attention_model_recalls_the_default_and_shows_its_cache(at):
     at.run()
     assert not at.exception
     answers = at.dataframe[1].value
-    assert list(answers["model says"]) == ["2"]  # the trained attention model gets it right
+    assert list(answers["model says"]) == ["2", "5", "1"]  # the trained attention model gets them right
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     heatmaps = [s for s in specs if s["data"] and s["data"][0]["type"] == "heatmap"]
     z = heatmaps[0]["data"][0]["z"]  # plotly ships numpy arrays as typed arrays with a shape
     rows = int(z["shape"].split(",")[0]) if isinstance(z, dict) else len(z)
-    assert rows == 7  # 7 tokens read → 7 cached rows
+    assert rows == 13  # 5 pairs (10 tokens), '?', 2 more keys read → 13 cached rows
 
 
 def test_random_fill_and_slider_ends(at):
