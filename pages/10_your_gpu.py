@@ -9,12 +9,17 @@ import torch
 
 from core.figures.gpu import context_speed_figure, moe_figure, prediction_figure, telemetry_figure
 from core.figures.style import format_bytes
-from core.gpu import bench, nvml
+from core.gpu import jobs, nvml
+from core.gpu.context_bench import ContextResult, predict_context
 from core.gpu.energy import EnergyMeter
-from core.gpu.models import PRESETS, AttentionDecoder, StateDecoder
+from core.gpu.export import to_csv, to_json, versions
+from core.gpu.models import PRESETS, AttentionDecoder, StateDecoder, preset_for_vram
+from core.gpu.moe_bench import MoeResult
 from core.gpu.published import published_rows
 from core.gpu.report import context_rows, device_rows, moe_rows, yours_rows
+from core.gpu.runner import BUSY_MESSAGE, RUNNER, Busy, benchmark_running
 from core.gpu.sampler import Sampler
+from core.gpu.timing import Bandwidth, time_decode
 from core.roofline import CARDS, DEFAULT_CARD
 from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, show_figure, still_missing
 
@@ -61,18 +66,27 @@ else:
         "Power limit", "unknown" if snapshot.power_limit_w is None else f"{snapshot.power_limit_w:,.0f} W"
     )
 measured_bw = st.session_state.get("gpu_bandwidth")
-with st.expander("Everything the driver says", expanded=not snapshot.available and measured_bw is not None):
+with st.expander(
+    "Everything the driver says" if snapshot.available else "What this machine measured",
+    expanded=not snapshot.available and measured_bw is not None,
+):
     if snapshot.available or measured_bw is not None:
-        st.dataframe(device_rows(snapshot, measured_bw), hide_index=True, width="stretch")
+        st.table(device_rows(snapshot, measured_bw), hide_index=True, border="horizontal")
     else:
         st.caption(
             "Nothing to show without an NVIDIA driver; run a benchmark to measure this machine's copy speed."
         )
-    st.caption(
-        "*Bandwidth* is how many bytes per second the memory can deliver. The *PCIe link* joins the card to "
-        "the rest of the computer; it is 10–60× slower than the card's own memory. Fields the driver will not "
-        "report (common on laptop cards) show as 'unknown'."
-    )
+    if snapshot.available:
+        st.caption(
+            "*Bandwidth* is how many bytes per second the memory can deliver. The *PCIe link* joins the card to "
+            "the rest of the computer; it is 10–60× slower than the card's own memory. Fields the driver will "
+            "not report (common on laptop cards) show as 'unknown'."
+        )
+    else:
+        st.caption(
+            "*Bandwidth* is how many bytes per second the memory can deliver; the copy speed measured here is "
+            "the B in the roofline below."
+        )
 
 # ---------------------------------------------------------------------------------------------- telemetry
 if snapshot.available:
@@ -134,7 +148,7 @@ st.markdown(
 )
 if on_gpu:
     choices = ["small", "large", "tiny"]
-    default = bench.preset_for_vram(snapshot.vram_total_bytes)
+    default = preset_for_vram(snapshot.vram_total_bytes)
 else:
     choices, default = ["cpu", "tiny"], "cpu"
 s1, s2 = st.columns(2)
@@ -146,7 +160,7 @@ preset_name = s1.selectbox(
     format_func=lambda n: f"{n} — {PRESETS[n].description}",
 )
 preset = PRESETS[preset_name]
-budget_of = {"all its memory": None} | {format_bytes(b): b for b in preset.budget_choices}
+budget_of = {format_bytes(b): b for b in preset.budget_choices} | {"all its memory": None}  # small → all
 budget_label = s2.select_slider(
     "Pretend my card has",
     list(budget_of),
@@ -157,7 +171,7 @@ budget_label = s2.select_slider(
 )
 budget = budget_of[budget_label]
 
-job = bench.RUNNER.job(owner)
+job = RUNNER.job(owner)
 if job is not None and job.done:  # collect a finished run into this reader's state
     if job.error:
         st.session_state["gpu_error"] = job.error
@@ -166,14 +180,14 @@ if job is not None and job.done:  # collect a finished run into this reader's st
         st.session_state["gpu_bandwidth"] = job.result["bandwidth"]
         key = "gpu_context" if "context" in job.result else "gpu_moe"
         st.session_state[key] = job.result["context" if key == "gpu_context" else "moe"]
-    bench.RUNNER.forget(owner)
+    RUNNER.forget(owner)
     job = None
     st.rerun()
 
 mine_running = job is not None and not job.done
-others_running = bench.benchmark_running() and not mine_running
+others_running = benchmark_running() and not mine_running
 if others_running:
-    st.warning(bench.BUSY_MESSAGE + " (One benchmark runs at a time per server, so timings stay honest.)")
+    st.warning(BUSY_MESSAGE + " (One benchmark runs at a time per server, so timings stay honest.)")
 
 b1, b2, _ = st.columns([1, 1, 2])
 run_ctx = b1.button(
@@ -187,26 +201,24 @@ run_moe = b2.button("Run: dense vs experts", key="gpu_run_moe", icon=":material/
 if run_ctx or run_moe:
     device = "cuda" if on_gpu else "cpu"
     if run_ctx:
-        submitted = bench.RUNNER.submit(
+        submitted = RUNNER.submit(
             owner,
             "context",
-            bench.context_benchmark,
+            jobs.context_benchmark,
             preset_name=preset_name,
             budget_bytes=budget,
             device=device,
         )
     else:
-        submitted = bench.RUNNER.submit(
-            owner, "moe", bench.moe_benchmark, preset_name=preset_name, device=device
-        )
-    if isinstance(submitted, bench.Busy):
+        submitted = RUNNER.submit(owner, "moe", jobs.moe_benchmark, preset_name=preset_name, device=device)
+    if isinstance(submitted, Busy):
         st.warning(submitted.message)
     else:
         job, mine_running = submitted, True
 
 
 def draw_progress() -> None:
-    current = bench.RUNNER.job(owner)
+    current = RUNNER.job(owner)
     if current is None:
         return
     if current.done:
@@ -225,23 +237,23 @@ if st.session_state.get("gpu_error"):
 
 # ---------------------------------------------------------------------------------------------- context results
 st.markdown("#### 1 · Context vs speed")
-context_result: bench.ContextResult | None = st.session_state.get("gpu_context")
+context_result: ContextResult | None = st.session_state.get("gpu_context")
 if context_result is None:
     ref_card = CARDS[DEFAULT_CARD]
     if measured_bw is not None:
         ref_bw, where = measured_bw, "this machine's measured copy speed"
     elif on_gpu and snapshot.peak_bandwidth_bytes_per_s:
-        ref_bw = bench.Bandwidth(
+        ref_bw = Bandwidth(
             snapshot.peak_bandwidth_bytes_per_s, snapshot.pcie_bandwidth_bytes_per_s or 16e9, "spec"
         )
         where = f"your {snapshot.name}'s spec-sheet bandwidth"
     else:
-        ref_bw = bench.Bandwidth(ref_card.bandwidth_bytes_per_s, ref_card.host_link_bytes_per_s, "spec")
+        ref_bw = Bandwidth(ref_card.bandwidth_bytes_per_s, ref_card.host_link_bytes_per_s, "spec")
         where = f"an {ref_card.name} ({ref_card.bandwidth_bytes_per_s / 1e9:,.0f} GB/s)"
     elem = 2 if on_gpu else 4
     show_figure(
         prediction_figure(
-            bench.predict_context(preset, ref_bw, budget, elem),
+            predict_context(preset, ref_bw, budget, elem),
             budget is not None,
             f"Before you measure: the roofline for the '{preset.name}' models on {where}",
         ),
@@ -255,7 +267,11 @@ if context_result is None:
     )
 else:
     show_figure(
-        context_speed_figure(context_result, "Measured (solid, ± spread of repeats) vs roofline (dashed)"),
+        context_speed_figure(
+            context_result,
+            f"Measured on {context_result.device} (solid, mean ± 1 std of "
+            f"{PRESETS[context_result.preset].repeats} repeats) vs roofline (dashed)",
+        ),
         key="gpu_context_fig",
     )
     for s in context_result.series:
@@ -273,7 +289,7 @@ else:
             )
     if context_result.stopped:
         st.caption("Stopped early: the points measured before Stop are shown.")
-    st.dataframe(context_rows(context_result), hide_index=True, width="stretch")
+    st.table(context_rows(context_result), hide_index=True, border="horizontal")
     st.caption(
         "'% of roofline' is measured speed ÷ predicted speed. Big cards land at 50–90 %; tiny models on a CPU "
         "land far lower, because there the time goes to launching many small operations, not to reading memory."
@@ -288,23 +304,28 @@ st.markdown(
     f"the {p.moe_top_k} its router picks (Kimi K3: 2 + 16 of 898). Same depth ({p.moe_depth} tokens), both fully "
     "in memory. On an NVIDIA GPU the page also reads the board's energy counter and subtracts the idle power."
 )
-moe_result: bench.MoeResult | None = st.session_state.get("gpu_moe")
+moe_result: MoeResult | None = st.session_state.get("gpu_moe")
 if moe_result is None:
     st.caption("Press **Run: dense vs experts** to measure.")
 else:
     show_figure(moe_figure(moe_result), key="gpu_moe_fig")
+    st.caption(
+        "Solid bars: measured tokens/s, mean ± 1 std of the repeats; hatched bars: the roofline, the fastest "
+        "each model could go if every step only had to read its awake weights and cache once. Under each name: "
+        "how close the measurement came."
+    )
     if moe_result.note:
         st.caption(moe_result.note)
     if moe_result.idle_watts is not None:
         st.caption(f"Idle baseline: {moe_result.idle_watts:,.1f} W, subtracted over each timed window.")
-    st.dataframe(moe_rows(moe_result), hide_index=True, width="stretch")
+    st.table(moe_rows(moe_result), hide_index=True, border="horizontal")
 
 # ---------------------------------------------------------------------------------------------- export + published
 if context_result is not None or moe_result is not None:
     d1, d2, _ = st.columns([1, 1, 2])
     d1.download_button(
         "Download CSV",
-        bench.to_csv(context_result, moe_result),
+        to_csv(context_result, moe_result),
         "your_gpu.csv",
         "text/csv",
         key="gpu_dl_csv",
@@ -312,18 +333,22 @@ if context_result is not None or moe_result is not None:
     )
     payload = {
         "device": snapshot.to_dict(),
-        "versions": bench.versions(),
+        "versions": versions(),
         "bandwidth": None if measured_bw is None else vars(measured_bw),
         "context": None if context_result is None else context_result.to_dict(),
         "moe": None if moe_result is None else moe_result.to_dict(),
     }
     d2.download_button(
         "Download JSON",
-        bench.to_json(payload),
+        to_json(payload),
         "your_gpu.json",
         "application/json",
         key="gpu_dl_json",
         icon=":material/data_object:",
+    )
+    st.caption(
+        "CSV: one row per measured point of both benchmarks. JSON: the same, plus every repeat, the device "
+        "and the software versions — enough to compare runs or share them."
     )
 
 st.subheader("Yours beside published numbers")
@@ -369,7 +394,7 @@ formula(
     "E is the card's energy counter (or integrated power samples), P_idle the idle baseline.",
     key="gpu_formula",
 )
-code(bench.time_decode, AttentionDecoder._mix, StateDecoder._mix, EnergyMeter.end, key="gpu_code")
+code(time_decode, AttentionDecoder._mix, StateDecoder._mix, EnergyMeter.end, key="gpu_code")
 
 still_missing(
     "Measured and predicted agree on the shape: a growing cache costs speed in proportion to its size, a cliff "

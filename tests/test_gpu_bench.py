@@ -9,7 +9,7 @@ import threading
 import pytest
 import torch
 
-from core.gpu import bench, nvml
+from core.gpu import bench, context_bench, export, moe_bench, nvml, runner, timing
 from core.gpu.energy import EnergyMeter
 from core.gpu.fake_nvml import FakeNvml
 from core.gpu.models import PRESETS, build
@@ -28,23 +28,23 @@ def one_thread():
 
 @pytest.fixture(scope="module")
 def env():
-    return bench.make_env("cpu", nvml_module=FakeNvml(init_error="LibraryNotFound"))
+    return timing.make_env("cpu", nvml_module=FakeNvml(init_error="LibraryNotFound"))
 
 
 @pytest.fixture(scope="module")
 def bw(env):
-    return bench.measure_copy_bandwidth(env, TINY.copy_bytes, repeats=2)
+    return timing.measure_copy_bandwidth(env, TINY.copy_bytes, repeats=2)
 
 
 @pytest.fixture(scope="module")
 def context(env, bw):
-    return bench.run_context(TINY, env, bw)
+    return context_bench.run_context(TINY, env, bw)
 
 
 def test_env_without_a_gpu_is_the_cpu(env):
     assert env.device.type == "cpu" and env.dtype == torch.float32
     assert env.gpu is None and not env.snapshot.available
-    assert bench.make_energy_meter(env) is None
+    assert moe_bench.make_energy_meter(env) is None
 
 
 def test_copy_bandwidth_is_measured(bw):
@@ -68,24 +68,24 @@ def test_context_run_is_well_formed(context):
     assert len({p.memory_bytes for p in state.points}) == 1
     assert attention.points[-1].predicted_tokens_per_s < attention.points[0].predicted_tokens_per_s
     assert state.points[-1].predicted_tokens_per_s == state.points[0].predicted_tokens_per_s
-    blob = json.loads(bench.to_json(context.to_dict()))
+    blob = json.loads(export.to_json(context.to_dict()))
     assert blob["series"][0]["points"][0]["percent_of_roofline"] > 0
-    csv_text = bench.to_csv(context)
+    csv_text = export.to_csv(context)
     assert csv_text.count("\n") == 1 + 2 * len(TINY.depths)
 
 
 def test_roofline_of_a_snapshot_matches_a_hand_calculation():
     snap = nvml.probe(FakeNvml())  # RTX 3060: 2 × 7501 MHz × 192 bit / 8, PCIe 4.0 x16
-    bw = bench.Bandwidth(snap.peak_bandwidth_bytes_per_s, snap.pcie_bandwidth_bytes_per_s, "spec")
+    bw = timing.Bandwidth(snap.peak_bandwidth_bytes_per_s, snap.pcie_bandwidth_bytes_per_s, "spec")
     active, cache = 1_600_000_000, 4 * 1024**3
     expected = 360.048e9 / (active + cache)  # ≈ 60.9 tokens/s
-    assert bench.predicted_tokens_per_s(active, cache, 0, None, bw) == pytest.approx(expected)
+    assert context_bench.predicted_tokens_per_s(active, cache, 0, None, bw) == pytest.approx(expected)
     assert bandwidth_bound_tokens_per_s(active + cache, bw.device_bytes_per_s) == pytest.approx(expected)
     # under a 4 GiB budget: (4 GiB in VRAM) / 360 GB/s + (the rest) / 31.5 GB/s
     budget = 4 * 1024**3
     spilled = active + cache - budget
     by_hand = 1.0 / (budget / 360.048e9 + spilled / 31.5e9)
-    assert bench.predicted_tokens_per_s(active, cache, 0, budget, bw) == pytest.approx(by_hand)
+    assert context_bench.predicted_tokens_per_s(active, cache, 0, budget, bw) == pytest.approx(by_hand)
 
 
 def test_spill_point_is_where_the_cache_exceeds_the_budget(env, bw):
@@ -93,16 +93,16 @@ def test_spill_point_is_where_the_cache_exceeds_the_budget(env, bw):
     weights = model.total_params() * 4
     per_position = model.memory_bytes(1)
     budget = weights + 700 * per_position + 123  # room for 700 cache positions
-    assert bench.resident_positions(budget, weights, per_position) == 700
-    assert bench.resident_positions(None, weights, per_position) is None
-    result = bench.run_context(TINY, env, bw, budget, kinds=("attention",))
+    assert context_bench.resident_positions(budget, weights, per_position) == 700
+    assert context_bench.resident_positions(None, weights, per_position) is None
+    result = context_bench.run_context(TINY, env, bw, budget, kinds=("attention",))
     series = result.series[0]
     assert series.spill_position == 700
     assert series.spill_depth == 1024  # first depth in (0, 256, 512, 1024, 2048) past 700 positions
     by_depth = {p.depth: p for p in series.points}
     assert by_depth[512].spilled_bytes == 0 and by_depth[1024].spilled_bytes > 0
     assert by_depth[2048].spilled_bytes == pytest.approx((2048 - 700) * per_position, abs=per_position)
-    assert by_depth[1024].predicted_tokens_per_s < bench.predicted_tokens_per_s(
+    assert by_depth[1024].predicted_tokens_per_s < context_bench.predicted_tokens_per_s(
         model.active_weight_bytes(), model.memory_bytes(1024), 0, None, bw
     )
 
@@ -125,12 +125,12 @@ def test_simulated_oom_ends_the_series_with_a_recorded_depth(env, bw):
         if series == "full attention" and depth >= 1024:
             raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB (simulated)")
 
-    result = bench.run_context(TINY, env, bw, oom_hook=oom_at_1024)
+    result = context_bench.run_context(TINY, env, bw, oom_hook=oom_at_1024)
     attention, state = result.series
     assert attention.oom_depth == 1024 and "simulated" in attention.oom_message
     assert [p.depth for p in attention.points] == [0, 256, 512]
     assert state.oom_depth is None and len(state.points) == len(TINY.depths)
-    assert "out of memory" in bench.to_csv(result)
+    assert "out of memory" in export.to_csv(result)
 
 
 def test_other_errors_are_not_swallowed(env, bw):
@@ -138,7 +138,7 @@ def test_other_errors_are_not_swallowed(env, bw):
         raise ValueError("a real bug")
 
     with pytest.raises(ValueError):
-        bench.run_context(TINY, env, bw, oom_hook=broken)
+        context_bench.run_context(TINY, env, bw, oom_hook=broken)
 
 
 def test_stop_keeps_the_points_measured_so_far(env, bw):
@@ -147,14 +147,14 @@ def test_stop_keeps_the_points_measured_so_far(env, bw):
     def progress(fraction, message):
         seen.append((fraction, message))
 
-    result = bench.run_context(TINY, env, bw, progress=progress, should_stop=lambda: len(seen) >= 3)
+    result = context_bench.run_context(TINY, env, bw, progress=progress, should_stop=lambda: len(seen) >= 3)
     assert result.stopped
     assert 1 <= sum(len(s.points) for s in result.series) < 2 * len(TINY.depths)
     assert seen[-1] == (1.0, "stopped")
 
 
 def test_moe_run_on_the_cpu(env, bw):
-    result = bench.run_moe(TINY, env, bw)
+    result = moe_bench.run_moe(TINY, env, bw)
     dense, moe = result.rows
     assert (dense.model, moe.model) == ("dense", "experts (MoE)")
     router = TINY.n_layers * TINY.d_model * (TINY.moe_experts - TINY.moe_shared)
@@ -168,7 +168,7 @@ def test_moe_run_on_the_cpu(env, bw):
         assert row.avg_watts is None and row.joules_per_token is None  # no NVML on the CPU
     assert moe.predicted_tokens_per_s > dense.predicted_tokens_per_s
     assert "NVIDIA" in result.note
-    assert json.loads(bench.to_json(result.to_dict()))["rows"][1]["model"] == "experts (MoE)"
+    assert json.loads(export.to_json(result.to_dict()))["rows"][1]["model"] == "experts (MoE)"
 
 
 def test_moe_energy_per_token_with_an_injected_meter(env, bw):
@@ -178,7 +178,7 @@ def test_moe_energy_per_token_with_an_injected_meter(env, bw):
     t0 = time.perf_counter()
     meter = EnergyMeter(lambda: 1e6 + 100_000.0 * (time.perf_counter() - t0), lambda: 100.0, interval_s=0.01)
     preset = dataclasses.replace(TINY, idle_seconds=0.05, energy_seconds=0.05)
-    result = bench.run_moe(preset, env, bw, meter=meter)
+    result = moe_bench.run_moe(preset, env, bw, meter=meter)
     assert result.idle_watts == pytest.approx(100.0, rel=0.05)
     for row in result.rows:
         assert row.energy_method == "energy counter"
@@ -197,23 +197,23 @@ def test_two_concurrent_requests_one_runs_one_waits():
         release.wait(10)
         return "measured"
 
-    first = threading.Thread(target=lambda: results.setdefault("first", bench.run_exclusive(slow_benchmark)))
+    first = threading.Thread(target=lambda: results.setdefault("first", runner.run_exclusive(slow_benchmark)))
     first.start()
     assert started.wait(10)
     second = threading.Thread(
-        target=lambda: results.setdefault("second", bench.run_exclusive(slow_benchmark))
+        target=lambda: results.setdefault("second", runner.run_exclusive(slow_benchmark))
     )
     second.start()
     second.join(10)
-    assert isinstance(results["second"], bench.Busy) and "Wait" in results["second"].message
-    assert bench.benchmark_running()
+    assert isinstance(results["second"], runner.Busy) and "Wait" in results["second"].message
+    assert runner.benchmark_running()
     release.set()
     first.join(10)
-    assert results["first"] == "measured" and not bench.benchmark_running()
+    assert results["first"] == "measured" and not runner.benchmark_running()
 
 
 def test_runner_refuses_a_second_job_and_reports_progress():
-    runner = bench.BenchRunner()
+    bench_runner = runner.BenchRunner()
     release = threading.Event()
 
     def job_fn(progress, should_stop, value):
@@ -221,34 +221,34 @@ def test_runner_refuses_a_second_job_and_reports_progress():
         release.wait(10)
         return value * 2
 
-    job = runner.submit("reader-a", "test", job_fn, value=21)
-    assert isinstance(job, bench.Job)
-    busy = runner.submit("reader-b", "test", job_fn, value=1)
-    assert isinstance(busy, bench.Busy)
-    assert runner.job("reader-b") is None
+    job = bench_runner.submit("reader-a", "test", job_fn, value=21)
+    assert isinstance(job, runner.Job)
+    busy = bench_runner.submit("reader-b", "test", job_fn, value=1)
+    assert isinstance(busy, runner.Busy)
+    assert bench_runner.job("reader-b") is None
     release.set()
     assert job.wait(10) and job.result == 42 and job.error is None
     assert job.fraction == 0.5 and job.message == "half way"
-    again = runner.submit("reader-b", "test", job_fn, value=2)
+    again = bench_runner.submit("reader-b", "test", job_fn, value=2)
     assert again.wait(10) and again.result == 4
 
 
 def test_runner_reports_errors_and_honours_stop():
-    runner = bench.BenchRunner()
+    bench_runner = runner.BenchRunner()
 
     def failing(progress, should_stop):
         raise RuntimeError("boom")
 
-    job = runner.submit("r", "fail", failing)
+    job = bench_runner.submit("r", "fail", failing)
     job.wait(10)
-    assert job.done and "boom" in job.error and not bench.benchmark_running()
+    assert job.done and "boom" in job.error and not runner.benchmark_running()
 
     def until_stopped(progress, should_stop):
         while not should_stop():
             threading.Event().wait(0.01)
         return "stopped"
 
-    job = runner.submit("r", "stop", until_stopped)
+    job = bench_runner.submit("r", "stop", until_stopped)
     job.stop.set()
     assert job.wait(10) and job.result == "stopped"
 
@@ -267,8 +267,8 @@ def test_cli_writes_the_json(tmp_path, capsys):
 
 
 def test_prediction_without_a_run():
-    bw = bench.Bandwidth(360e9, 31.5e9, "spec")
-    pred = bench.predict_context(PRESETS["small"], bw, budget_bytes=8 * 1024**3)
+    bw = timing.Bandwidth(360e9, 31.5e9, "spec")
+    pred = context_bench.predict_context(PRESETS["small"], bw, budget_bytes=8 * 1024**3)
     attention, state = pred["full attention"], pred["fixed state"]
     assert [d for d, _ in attention] == list(PRESETS["small"].depths)
     assert attention[-1][1] < attention[0][1] / 3  # 64K tokens × 128 KiB = 8 GiB of cache, partly spilled

@@ -1,6 +1,6 @@
 """Charts for lesson 10 (Your GPU): speed vs context with the roofline, dense vs MoE, live telemetry.
 
-Data in (results of `core.gpu.bench`, samples of `core.gpu.nvml`), plotly figures out.
+Data in (results of `core.gpu.context_bench` and `core.gpu.moe_bench`, samples of `core.gpu.nvml`), plotly figures out.
 """
 
 from __future__ import annotations
@@ -10,16 +10,24 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.figures.style import COLORS, base_layout, log_axis
-from core.gpu.bench import ContextResult, MoeResult
+from core.figures.style import COLORS, base_layout
+from core.gpu.context_bench import ContextResult
+from core.gpu.moe_bench import MoeResult
 from core.gpu.nvml import TelemetrySample
 
 SERIES_COLORS = {"full attention": COLORS["attention"], "fixed state": COLORS["gated_delta"]}
 
 
 def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:
-    """Measured tokens/s (mean ± std) vs context depth, the roofline dashed, the spill point marked."""
-    fig = go.Figure()
+    """Two panels over context depth: measured tokens/s (mean ± std) beside the dashed roofline, and
+    measured ÷ roofline in %. A dotted line marks where the cache stops fitting the budget."""
+    fig = make_subplots(
+        rows=2,
+        cols=1,
+        shared_xaxes=True,
+        row_heights=[0.72, 0.28],
+        vertical_spacing=0.06,
+    )
     for s in result.series:
         color = SERIES_COLORS.get(s.model, COLORS["measured"])
         depths = [p.depth for p in s.points]
@@ -29,6 +37,7 @@ def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:
                 y=[p.tokens_per_s for p in s.points],
                 mode="lines+markers",
                 name=f"{s.model}: measured",
+                legendgroup=s.model,
                 line=dict(color=color, width=2.5),
                 marker=dict(size=8),
                 error_y=dict(
@@ -37,7 +46,9 @@ def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:
                 customdata=[[p.percent_of_roofline, p.ms_per_token] for p in s.points],
                 hovertemplate="depth %{x:,}<br>%{y:,.1f} tokens/s (%{customdata[1]:.2f} ms/token)"
                 "<br>%{customdata[0]:.0f} % of the roofline<extra>" + s.model + "</extra>",
-            )
+            ),
+            row=1,
+            col=1,
         )
         fig.add_trace(
             go.Scatter(
@@ -45,17 +56,48 @@ def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:
                 y=[p.predicted_tokens_per_s for p in s.points],
                 mode="lines",
                 name=f"{s.model}: roofline",
+                legendgroup=s.model,
                 line=dict(color=color, width=1.5, dash="dash"),
                 hovertemplate="depth %{x:,}<br>roofline %{y:,.0f} tokens/s<extra>" + s.model + "</extra>",
-            )
+            ),
+            row=1,
+            col=1,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=depths,
+                y=[p.percent_of_roofline for p in s.points],
+                mode="lines+markers",
+                name=f"{s.model}: % of roofline",
+                legendgroup=s.model,
+                showlegend=False,
+                line=dict(color=color, width=1.5),
+                marker=dict(size=6),
+                hovertemplate="depth %{x:,}<br>%{y:.0f} % of the roofline<extra>" + s.model + "</extra>",
+            ),
+            row=2,
+            col=1,
         )
         if s.spill_position is not None and depths and s.spill_position <= max(depths):
             fig.add_vline(
                 x=s.spill_position,
+                row="all",
+                col=1,
                 line=dict(color=COLORS["warning"], dash="dot", width=1.5),
-                annotation_text="cache stops fitting the budget",
-                annotation_position="top left",
-                annotation_font_color=COLORS["warning"],
+            )
+            fig.add_annotation(
+                x=s.spill_position,
+                y=1,
+                xref="x",
+                yref="y domain",
+                text=f"cache stops fitting the budget<br>(position {s.spill_position:,})",
+                showarrow=False,
+                xanchor="left",
+                yanchor="top",
+                align="left",
+                xshift=4,
+                font=dict(color=COLORS["warning"], size=12),
+                bgcolor="rgba(255, 255, 255, 0.85)",  # readable over the roofline it crosses
             )
         if s.oom_depth is not None:
             y = s.points[-1].tokens_per_s if s.points else 1.0
@@ -69,60 +111,76 @@ def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:
                     text=["out of memory"],
                     textposition="top center",
                     hovertemplate="out of memory at depth %{x:,}<extra></extra>",
-                )
+                ),
+                row=1,
+                col=1,
             )
-    base_layout(
-        fig, title, "context depth (tokens already in memory)", "tokens per second (log scale)", height=420
+    base_layout(fig, title, "", "", height=520)
+    speeds = [y for t in fig.data if t.yaxis == "y" and t.y is not None for y in t.y if y is not None]
+    fig.update_yaxes(title_text="tokens per second<br>(log scale)", row=1, col=1, **_log_axis(speeds))
+    percents = [y for t in fig.data if t.yaxis == "y2" and t.y is not None for y in t.y if y is not None]
+    fig.update_yaxes(
+        title_text="% of<br>roofline",
+        row=2,
+        col=1,
+        range=[0, max([100.0, *percents]) * 1.08],
+        ticksuffix=" %",
     )
-    fig.update_yaxes(**log_axis(_y_values(fig)))
     fig.update_xaxes(rangemode="tozero")
-    return fig
+    fig.update_xaxes(title_text="context depth d (tokens already in memory)", row=2, col=1)
+    return _legend_below(fig)
 
 
 def moe_figure(result: MoeResult) -> go.Figure:
-    """Three panels, dense vs MoE: tokens/s (± std), average board watts, joules per token (net of idle)."""
+    """Dense vs MoE: tokens/s (mean ± std) beside each one's roofline; with an energy reading, two more
+    panels: average board watts and joules per token net of idle. Without one, the speed panel alone."""
     names = [r.model for r in result.rows]
     colors = [COLORS["dense"] if r.model == "dense" else COLORS["moe"] for r in result.rows]
-    fig = make_subplots(
-        rows=1,
-        cols=3,
-        subplot_titles=(
-            "speed (tokens/s)",
-            "average board power (W)",
-            "energy per token, idle subtracted (J)",
-        ),
-    )
+    watts = [r.avg_watts for r in result.rows]
+    joules = [r.net_joules_per_token for r in result.rows]
+    has_energy = any(v is not None for v in watts + joules)
+    if has_energy:
+        fig = make_subplots(
+            rows=1,
+            cols=3,
+            column_widths=[0.44, 0.28, 0.28],
+            horizontal_spacing=0.1,
+            subplot_titles=(
+                "speed: measured vs roofline",
+                "average board power",
+                "energy per token, idle subtracted",
+            ),
+        )
+    else:
+        fig = make_subplots(rows=1, cols=1)
+    measured = [_num(r.tokens_per_s) for r in result.rows]
+    roofline = [_num(r.predicted_tokens_per_s) for r in result.rows]
     fig.add_trace(
         go.Bar(
             x=names,
-            y=[_num(r.tokens_per_s) for r in result.rows],
+            y=measured,
+            name="measured (mean ± 1 std)",
             marker_color=colors,
-            showlegend=False,
             error_y=dict(type="data", array=[_num(r.std_tokens_per_s) for r in result.rows], visible=True),
-            hovertemplate="%{x}: %{y:,.1f} tokens/s<extra></extra>",
+            hovertemplate="%{x}: %{y:,.1f} tokens/s measured<extra></extra>",
         ),
         row=1,
         col=1,
     )
-    watts = [r.avg_watts for r in result.rows]
-    joules = [r.net_joules_per_token for r in result.rows]
-    for col, values, unit in ((2, watts, "W"), (3, joules, "J/token")):
-        if all(v is None for v in values):
-            fig.add_annotation(
-                text="no energy reading<br>(needs an NVIDIA GPU)",
-                showarrow=False,
-                xref=f"x{col} domain",
-                yref=f"y{col} domain",
-                x=0.5,
-                y=0.5,
-                font=dict(color=COLORS["predicted"]),
-            )
-            fig.add_trace(
-                go.Bar(x=names, y=[0] * len(names), marker_color=colors, showlegend=False, hoverinfo="skip"),
-                row=1,
-                col=col,
-            )
-        else:
+    fig.add_trace(
+        go.Bar(
+            x=names,
+            y=roofline,
+            name="roofline (bandwidth bound)",
+            marker=dict(color="white", line=dict(color=COLORS["predicted"], width=2), pattern_shape="/"),
+            marker_pattern_fgcolor=COLORS["predicted"],
+            hovertemplate="%{x}: at most %{y:,.0f} tokens/s<extra>roofline</extra>",
+        ),
+        row=1,
+        col=1,
+    )
+    if has_energy:
+        for col, values, unit in ((2, watts, "W"), (3, joules, "J/token")):
             fig.add_trace(
                 go.Bar(
                     x=names,
@@ -134,11 +192,26 @@ def moe_figure(result: MoeResult) -> go.Figure:
                 row=1,
                 col=col,
             )
-    base_layout(fig, "", "", "", height=340)
-    fig.update_yaxes(title_text="tokens per second", row=1, col=1)
-    fig.update_yaxes(title_text="watts", row=1, col=2)
-    fig.update_yaxes(title_text="joules per token", row=1, col=3)
-    return fig
+    base_layout(fig, "", "", "", height=380)
+    fig.update_layout(barmode="group", bargap=0.45, bargroupgap=0.06)
+    fig.update_yaxes(
+        title_text="tokens per second (log scale)", row=1, col=1, **_log_axis([*measured, *roofline])
+    )
+    labels = [  # each model's share of its roofline, under its name
+        f"{name}<br><span style='font-size:12px'>{_percent_label(m, r)}</span>"
+        for name, m, r in zip(names, measured, roofline, strict=True)
+    ]
+    fig.update_xaxes(tickvals=names, ticktext=labels, row=1, col=1)
+    if has_energy:
+        fig.update_yaxes(title_text="watts (W)", row=1, col=2, rangemode="tozero")
+        fig.update_yaxes(title_text="joules per token (J)", row=1, col=3, rangemode="tozero")
+    return _legend_below(fig, y=-0.2, bottom=100)  # under the two-line tick labels
+
+
+def _percent_label(measured: float | None, roofline: float | None) -> str:
+    if not measured or not roofline:
+        return ""
+    return f"{100 * measured / roofline:.0f} % of roofline"
 
 
 def telemetry_figure(samples: list[TelemetrySample]) -> go.Figure:
@@ -212,8 +285,51 @@ def prediction_figure(
             )
         )
     base_layout(
-        fig, title, "context depth (tokens already in memory)", "tokens per second (log scale)", height=380
+        fig, title, "context depth d (tokens already in memory)", "tokens per second (log scale)", height=400
     )
-    fig.update_yaxes(**log_axis(_y_values(fig)))
+    fig.update_yaxes(**_log_axis(_y_values(fig)))
     fig.update_xaxes(rangemode="tozero")
+    return _legend_below(fig)
+
+
+def _log_axis(values: list[float | None]) -> dict:
+    """A log axis with 1-2-5 ticks that bracket the data, so every point has a labelled tick above and
+    below it (falls back to powers of ten when that would be more than nine ticks)."""
+    positive = [v for v in values if v is not None and math.isfinite(v) and v > 0]
+    if not positive:
+        return dict(type="log")
+    lo, hi = min(positive), max(positive)
+    for mantissas in ((1, 2, 5), (1,)):
+        steps = [
+            m * 10.0**k
+            for k in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
+            for m in mantissas
+        ]
+        below = max(t for t in steps if t <= lo * 1.0001)
+        above = min(t for t in steps if t >= hi / 1.0001)
+        ticks = [t for t in steps if below <= t <= above]
+        if len(ticks) <= 9:
+            break
+    return dict(
+        type="log",
+        tickvals=ticks,
+        ticktext=[_tick_text(t) for t in ticks],
+        range=[math.log10(below) - 0.04, math.log10(above) + 0.04],
+    )
+
+
+def _tick_text(value: float) -> str:
+    if value >= 1e6:
+        return f"{value / 1e6:g}M"
+    if value >= 1e3:
+        return f"{value / 1e3:g}k"
+    return f"{value:g}"
+
+
+def _legend_below(fig: go.Figure, y: float = -0.14, bottom: int = 90) -> go.Figure:
+    """Legend under the x axis, so a long chart or panel title above never runs into it."""
+    fig.update_layout(
+        legend=dict(orientation="h", x=0.0, xanchor="left", y=y, yanchor="top"),
+        margin=dict(t=40 if fig.layout.title.text else 30, b=bottom),
+    )
     return fig

@@ -155,6 +155,11 @@ PRESETS: dict[str, Preset] = {
 }
 
 
+def preset_for_vram(total_bytes: int | None) -> str:
+    """'large' from 20 GiB of VRAM, else 'small'."""
+    return "large" if total_bytes is not None and total_bytes >= 20 * 1024**3 else "small"
+
+
 def _weight(shape: tuple[int, ...], device: torch.device, dtype: torch.dtype) -> nn.Parameter:
     w = torch.empty(shape, device=device, dtype=dtype).normal_(0.0, 0.02)
     return nn.Parameter(w, requires_grad=False)

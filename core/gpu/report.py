@@ -1,6 +1,7 @@
 """Tables for lesson 10: the device card, each benchmark's points, and a one-line summary of each.
 
-Plain rows (lists of dicts) that a page hands to st.dataframe; no Streamlit here.
+Plain rows (lists of dicts of ready-formatted strings) that a page hands to st.table, so every
+number carries its unit and the same number of decimals; no Streamlit here.
 """
 
 from __future__ import annotations
@@ -8,8 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from core.figures.style import format_bytes
-from core.gpu.bench import Bandwidth, ContextResult, MoeResult
+from core.gpu.context_bench import ContextResult
+from core.gpu.moe_bench import MoeResult
 from core.gpu.nvml import DeviceSnapshot
+from core.gpu.timing import Bandwidth
 
 UNKNOWN = "unknown"
 
@@ -20,6 +23,12 @@ def _or_unknown(value: Any, fmt: str = "{}") -> str:
 
 def device_rows(snap: DeviceSnapshot, bandwidth: Bandwidth | None = None) -> list[dict[str, str]]:
     """The device card as (what, value) rows; 'unknown' where the driver would not say."""
+    if not snap.available:  # every driver field would read 'unknown': say what there is instead
+        rows = [("GPU", "none found: the benchmarks run on the CPU")]
+        if bandwidth is not None:
+            rows.append(("Measured memory copy speed", f"{bandwidth.device_bytes_per_s / 1e9:,.1f} GB/s"))
+            rows.append(("How it was measured", bandwidth.method))
+        return [{"what": k, "value": v} for k, v in rows]
     peak = snap.peak_bandwidth_bytes_per_s
     link = snap.pcie_bandwidth_bytes_per_s
     rows = [
@@ -62,20 +71,40 @@ def device_rows(snap: DeviceSnapshot, bandwidth: Bandwidth | None = None) -> lis
     return [{"what": k, "value": v} for k, v in rows]
 
 
-def context_rows(result: ContextResult) -> list[dict[str, Any]]:
+def rate(tokens_per_s: float | None) -> str:
+    """Tokens/s with one decimal below 1,000 and none above: '41.9', '1,116'."""
+    if tokens_per_s is None or tokens_per_s != tokens_per_s:
+        return "—"
+    return f"{tokens_per_s:,.1f}" if tokens_per_s < 1000 else f"{tokens_per_s:,.0f}"
+
+
+def rate_with_spread(mean: float | None, std: float | None) -> str:
+    """'350.7 ± 112.0': the mean of the repeats ± their sample standard deviation."""
+    if mean is None or mean != mean:
+        return "—"
+    return f"{rate(mean)} ± {rate(std or 0.0)}"
+
+
+def percent(part: float | None, whole: float | None) -> str:
+    if not part or not whole or part != part:
+        return "—"
+    return f"{100 * part / whole:.0f} %"
+
+
+def context_rows(result: ContextResult) -> list[dict[str, str]]:
+    """One row per measured depth (and one for an out-of-memory depth), numbers as text with units."""
     rows = []
     for s in result.series:
         for p in s.points:
             rows.append(
                 {
                     "model": s.model,
-                    "depth": p.depth,
-                    "tokens/s": round(p.tokens_per_s, 1),
-                    "± std": round(p.std_tokens_per_s, 1),
-                    "ms/token": round(p.ms_per_token, 3),
-                    "roofline tokens/s": round(p.predicted_tokens_per_s, 1),
-                    "% of roofline": round(p.percent_of_roofline, 1),
-                    "memory": format_bytes(p.memory_bytes),
+                    "depth d": f"{p.depth:,}",
+                    "tokens/s (mean ± std)": rate_with_spread(p.tokens_per_s, p.std_tokens_per_s),
+                    "ms/token": f"{p.ms_per_token:,.2f}",
+                    "roofline tokens/s": rate(p.predicted_tokens_per_s),
+                    "% of roofline": percent(p.tokens_per_s, p.predicted_tokens_per_s),
+                    "cache/state": format_bytes(p.memory_bytes),
                     "streamed from host": format_bytes(p.spilled_bytes) if p.spilled_bytes else "—",
                 }
             )
@@ -83,13 +112,12 @@ def context_rows(result: ContextResult) -> list[dict[str, Any]]:
             rows.append(
                 {
                     "model": s.model,
-                    "depth": s.oom_depth,
-                    "tokens/s": None,
-                    "± std": None,
-                    "ms/token": None,
-                    "roofline tokens/s": None,
-                    "% of roofline": None,
-                    "memory": "out of memory",
+                    "depth d": f"{s.oom_depth:,}",
+                    "tokens/s (mean ± std)": "out of memory",
+                    "ms/token": "—",
+                    "roofline tokens/s": "—",
+                    "% of roofline": "—",
+                    "cache/state": "—",
                     "streamed from host": "—",
                 }
             )
@@ -105,26 +133,31 @@ def context_summary(result: ContextResult) -> dict[str, float]:
     return out
 
 
-def moe_rows(result: MoeResult) -> list[dict[str, Any]]:
-    def r3(x: float | None) -> float | None:
-        return None if x is None else round(x, 4)
-
-    return [
-        {
+def moe_rows(result: MoeResult) -> list[dict[str, str]]:
+    """One row per model; the energy columns only when the device gave an energy reading."""
+    with_energy = any(r.avg_watts is not None or r.energy_method for r in result.rows)
+    with_note = any(r.oom_message for r in result.rows)
+    rows = []
+    for r in result.rows:
+        row = {
             "model": r.model,
-            "total parameters": f"{r.total_params:,}",
-            "active parameters": f"{r.active_params:,}",
-            "tokens/s": r3(r.tokens_per_s),
-            "± std": r3(r.std_tokens_per_s),
-            "roofline tokens/s": r3(r.predicted_tokens_per_s),
-            "watts": r3(r.avg_watts),
-            "J/token": r3(r.joules_per_token),
-            "J/token − idle": r3(r.net_joules_per_token),
-            "energy from": r.energy_method or "—",
-            "note": r.oom_message or "",
+            "parameters: total / awake per token": f"{r.total_params / 1e6:,.2f} M / {r.active_params / 1e6:,.2f} M "
+            f"({percent(r.active_params, r.total_params)})",
+            "tokens/s (mean ± std)": rate_with_spread(r.tokens_per_s, r.std_tokens_per_s),
+            "roofline tokens/s": rate(r.predicted_tokens_per_s),
+            "% of roofline": percent(r.tokens_per_s, r.predicted_tokens_per_s),
         }
-        for r in result.rows
-    ]
+        if with_energy:
+            row["board power"] = "—" if r.avg_watts is None else f"{r.avg_watts:,.1f} W"
+            row["J per token"] = "—" if r.joules_per_token is None else f"{r.joules_per_token:.4g} J"
+            row["J per token − idle"] = (
+                "—" if r.net_joules_per_token is None else f"{r.net_joules_per_token:.4g} J"
+            )
+            row["energy from"] = r.energy_method or "—"
+        if with_note:
+            row["note"] = r.oom_message or ""
+        rows.append(row)
+    return rows
 
 
 def yours_rows(context: ContextResult | None, moe: MoeResult | None) -> list[dict[str, str]]:

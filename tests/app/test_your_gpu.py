@@ -10,8 +10,9 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from core.gpu import bench, nvml
+from core.gpu import jobs, nvml, runner
 from core.gpu.fake_nvml import CALLS, FakeNvml
+from core.gpu.models import PRESETS
 from tests.app import driver
 
 PAGE = str(driver.ROOT / "pages/10_your_gpu.py")
@@ -20,9 +21,9 @@ PAGE = str(driver.ROOT / "pages/10_your_gpu.py")
 @pytest.fixture(autouse=True)
 def small_and_quiet(monkeypatch):
     """A trimmed tiny preset on one thread, so a page benchmark takes a second or two."""
-    tiny = bench.PRESETS["tiny"]
+    tiny = PRESETS["tiny"]
     trimmed = dataclasses.replace(tiny, depths=(0, 512, 1024, 2048), repeats=2, n_steps=4, copy_bytes=1024**2)
-    monkeypatch.setitem(bench.PRESETS, "tiny", trimmed)
+    monkeypatch.setitem(PRESETS, "tiny", trimmed)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
@@ -33,13 +34,13 @@ def small_and_quiet(monkeypatch):
 def quiet_runner():
     """No benchmark may leak from one test into the next."""
     yield
-    for owner in list(bench.RUNNER._jobs):
-        job = bench.RUNNER.job(owner)
+    for owner in list(runner.RUNNER._jobs):
+        job = runner.RUNNER.job(owner)
         if job is not None:
             job.stop.set()
             job.wait(60)
-        bench.RUNNER.forget(owner)
-    assert not bench.benchmark_running()
+        runner.RUNNER.forget(owner)
+    assert not runner.benchmark_running()
 
 
 def use_nvml(monkeypatch, fake):
@@ -58,7 +59,7 @@ def texts(elements) -> str:
 
 
 def finish(at: AppTest) -> AppTest:
-    job = bench.RUNNER.job(at.session_state["gpu_owner"])
+    job = runner.RUNNER.job(at.session_state["gpu_owner"])
     assert job is not None
     assert job.wait(120)
     at.run()
@@ -130,9 +131,9 @@ def test_cpu_context_run_with_simulated_oom(monkeypatch):
         if series == "full attention" and depth >= 1024:
             raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
 
-    monkeypatch.setattr(bench, "OOM_HOOK", oom)
+    monkeypatch.setattr(jobs, "OOM_HOOK", oom)
     at = page()
-    at.selectbox(key="gpu_preset").select("tiny — " + bench.PRESETS["tiny"].description).run()
+    at.selectbox(key="gpu_preset").select("tiny — " + PRESETS["tiny"].description).run()
     at.button(key="gpu_run_context").click().run()
     driver.assert_clean(at, "run clicked")
     finish(at)
@@ -143,43 +144,63 @@ def test_cpu_context_run_with_simulated_oom(monkeypatch):
     names = [trace["name"] for trace in spec["data"]]
     assert "full attention: measured" in names and "full attention: out of memory" in names
     measured = next(t for t in spec["data"] if t["name"] == "fixed state: measured")
-    assert len(measured["y"]) == len(bench.PRESETS["tiny"].depths) and "array" in measured["error_y"]
-    assert at.get("download_button")
+    assert len(measured["y"]) == len(PRESETS["tiny"].depths) and "array" in measured["error_y"]
+    share = next(t for t in spec["data"] if t["name"] == "fixed state: % of roofline")
+    roofline = next(t for t in spec["data"] if t["name"] == "fixed state: roofline")
+    assert share["y"] == pytest.approx(
+        [100 * m / r for m, r in zip(measured["y"], roofline["y"], strict=True)]
+    )
+    assert "tokens per second" in spec["layout"]["yaxis"]["title"]["text"]
+    assert "roofline" in spec["layout"]["yaxis2"]["title"]["text"]
+    assert "context depth" in spec["layout"]["xaxis2"]["title"]["text"]
+    points = next(t.value for t in at.table if "% of roofline" in t.value.columns)
+    assert "out of memory" in points["tokens/s (mean ± std)"].tolist()  # the static table keeps the OOM row
+    assert len(at.get("download_button")) == 2
     # the page keeps working: run the MoE test next, with the budget slider at its end
     budget = at.select_slider(key="gpu_budget_tiny")
-    budget.set_value(budget.options[-1]).run()
+    budget.set_value(budget.options[0]).run()
     at.button(key="gpu_run_moe").click().run()
     finish(at)
     moe = at.session_state["gpu_moe"]
     assert [r.model for r in moe.rows] == ["dense", "experts (MoE)"]
-    assert len(at.get("plotly_chart")) >= 2
+    moe_spec = json.loads(at.get("plotly_chart")[1].proto.spec)
+    bars = {t["name"]: t for t in moe_spec["data"]}
+    assert set(bars) == {"measured (mean ± 1 std)", "roofline (bandwidth bound)"}  # no energy panels on a CPU
+    assert bars["roofline (bandwidth bound)"]["y"] == pytest.approx(
+        [r.predicted_tokens_per_s for r in moe.rows]
+    )
+    assert all("% of roofline" in label for label in moe_spec["layout"]["xaxis"]["ticktext"])
 
 
 def test_spilled_run_marks_the_spill_point(monkeypatch):
     use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
     at = page()
-    at.selectbox(key="gpu_preset").select("tiny — " + bench.PRESETS["tiny"].description).run()
+    at.selectbox(key="gpu_preset").select("tiny — " + PRESETS["tiny"].description).run()
     budget = at.select_slider(key="gpu_budget_tiny")
-    budget.set_value(budget.options[1]).run()  # the smallest card
+    assert budget.value == budget.options[-1] == "all its memory"
+    budget.set_value(budget.options[0]).run()  # the smallest card
     at.button(key="gpu_run_context").click().run()
     finish(at)
     series = at.session_state["gpu_context"].series[0]
     assert series.spill_depth is not None
     assert f"position {series.spill_position:,}" in texts(at.info)
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert any(shape["x0"] == series.spill_position for shape in spec["layout"]["shapes"])
+    assert any("stops fitting" in note["text"] for note in spec["layout"]["annotations"])
 
 
 def test_a_second_reader_is_told_to_wait(monkeypatch):
     use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
     release = threading.Event()
-    real = bench.context_benchmark
+    real = jobs.context_benchmark
 
     def held(**kwargs):
         release.wait(60)
         return real(**kwargs)
 
-    monkeypatch.setattr(bench, "context_benchmark", held)
+    monkeypatch.setattr(jobs, "context_benchmark", held)
     first, second = page(), page()
-    first.selectbox(key="gpu_preset").select("tiny — " + bench.PRESETS["tiny"].description).run()
+    first.selectbox(key="gpu_preset").select("tiny — " + PRESETS["tiny"].description).run()
     first.button(key="gpu_run_context").click().run()
     driver.assert_clean(first, "first reader starts")
     assert first.get("progress")  # the first reader sees progress and a Stop button
@@ -189,7 +210,7 @@ def test_a_second_reader_is_told_to_wait(monkeypatch):
     second.button(key="gpu_run_moe").click().run()
     driver.assert_clean(second, "second reader clicks run")
     assert "Another benchmark is running" in texts(second.warning)
-    assert bench.RUNNER.job(second.session_state["gpu_owner"]) is None
+    assert runner.RUNNER.job(second.session_state["gpu_owner"]) is None
     first.button(key="gpu_stop").click().run()  # the first reader changes their mind
     driver.assert_clean(first, "stop clicked")
     release.set()

@@ -1,0 +1,125 @@
+"""Benchmark results out: one CSV table of every measured point, strict JSON, and version info."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import platform
+from typing import Any
+
+import torch
+
+from core.gpu.context_bench import ContextResult
+from core.gpu.moe_bench import MoeResult
+
+CSV_FIELDS = (
+    "benchmark",
+    "model",
+    "depth",
+    "tokens_per_s",
+    "std_tokens_per_s",
+    "ms_per_token",
+    "predicted_tokens_per_s",
+    "percent_of_roofline",
+    "memory_bytes",
+    "spilled_bytes",
+    "avg_watts",
+    "joules_per_token",
+    "net_joules_per_token",
+    "energy_method",
+    "note",
+)
+
+
+def to_csv(context: ContextResult | None = None, moe: MoeResult | None = None) -> str:
+    """One row per measured point, both benchmarks in one table."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CSV_FIELDS, extrasaction="ignore")
+    writer.writeheader()
+    if context is not None:
+        for s in context.series:
+            for p in s.points:
+                writer.writerow(
+                    {
+                        "benchmark": "context",
+                        "model": s.model,
+                        "depth": p.depth,
+                        "tokens_per_s": f"{p.tokens_per_s:.4f}",
+                        "std_tokens_per_s": f"{p.std_tokens_per_s:.4f}",
+                        "ms_per_token": f"{p.ms_per_token:.4f}",
+                        "predicted_tokens_per_s": f"{p.predicted_tokens_per_s:.4f}",
+                        "percent_of_roofline": f"{p.percent_of_roofline:.2f}",
+                        "memory_bytes": p.memory_bytes,
+                        "spilled_bytes": p.spilled_bytes,
+                    }
+                )
+            if s.oom_depth is not None:
+                writer.writerow(
+                    {
+                        "benchmark": "context",
+                        "model": s.model,
+                        "depth": s.oom_depth,
+                        "note": f"out of memory: {s.oom_message}",
+                    }
+                )
+    if moe is not None:
+        for r in moe.rows:
+            writer.writerow(
+                {
+                    "benchmark": "dense vs MoE",
+                    "model": r.model,
+                    "depth": moe.depth,
+                    "tokens_per_s": f"{r.tokens_per_s:.4f}",
+                    "std_tokens_per_s": f"{r.std_tokens_per_s:.4f}",
+                    "predicted_tokens_per_s": f"{r.predicted_tokens_per_s:.4f}",
+                    "percent_of_roofline": f"{100 * r.tokens_per_s / r.predicted_tokens_per_s:.2f}",
+                    "avg_watts": "" if r.avg_watts is None else f"{r.avg_watts:.2f}",
+                    "joules_per_token": "" if r.joules_per_token is None else f"{r.joules_per_token:.6f}",
+                    "net_joules_per_token": ""
+                    if r.net_joules_per_token is None
+                    else f"{r.net_joules_per_token:.6f}",
+                    "energy_method": r.energy_method or "",
+                    "note": r.oom_message or "",
+                }
+            )
+    return buf.getvalue()
+
+
+def versions() -> dict[str, str | None]:
+    try:
+        from importlib.metadata import version
+
+        nvml_version = version("nvidia-ml-py")
+    except Exception:
+        nvml_version = None
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": str(torch.backends.cudnn.version()) if torch.cuda.is_available() else None,
+        "nvidia_ml_py": nvml_version,
+        "platform": platform.platform(),
+    }
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return str(value)
+
+
+def _finite(obj: Any) -> Any:
+    """NaN/inf → None so the JSON is strict."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def to_json(payload: dict[str, Any]) -> str:
+    return json.dumps(_finite(payload), indent=2, default=_json_default)

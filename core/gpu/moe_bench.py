@@ -1,0 +1,201 @@
+"""Dense vs experts: speed and energy per token of a dense model and an MoE of equal size.
+
+Both at the same short context, fully resident, timed by `time_decode`. On an NVIDIA GPU
+the board's energy counter (sampled power as fallback, as Zeus and vLLM do;
+reference/gpu-measurement.md) gives average watts and joules per token with the idle
+baseline subtracted; elsewhere those stay None.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import torch
+
+from core.gpu.energy import CounterWentBackwards, EnergyMeter, EnergyReading
+from core.gpu.models import DecodeModel, Preset, build
+from core.gpu.timing import (
+    Bandwidth,
+    BenchEnv,
+    OomHook,
+    Progress,
+    ShouldStop,
+    Stopped,
+    is_out_of_memory,
+    never,
+    no_progress,
+    random_tokens,
+    time_decode,
+)
+from core.roofline import bandwidth_bound_tokens_per_s
+
+
+@dataclass
+class MoeRow:
+    model: str  # "dense" / "experts (MoE)"
+    total_params: int
+    active_params: int
+    active_weight_bytes: int
+    tokens_per_s: float
+    std_tokens_per_s: float
+    predicted_tokens_per_s: float
+    avg_watts: float | None = None
+    joules_per_token: float | None = None  # gross
+    net_joules_per_token: float | None = None  # idle baseline subtracted
+    energy_method: str | None = None
+    energy_seconds: float | None = None
+    energy_tokens: int | None = None
+    oom_message: str | None = None
+
+
+@dataclass
+class MoeResult:
+    preset: str
+    device: str
+    depth: int
+    experts: str  # e.g. "2 shared + 4 of 126 routed"
+    idle_watts: float | None
+    rows: list[MoeRow]
+    note: str = ""
+    stopped: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def make_energy_meter(env: BenchEnv) -> EnergyMeter | None:
+    """Energy for the device the models run on: only an NVIDIA GPU with NVML answers."""
+    if env.gpu is None or env.device.type != "cuda":
+        return None
+    counter = env.gpu.energy_mj if env.snapshot.energy_counter else None
+    power = env.gpu.power_w if env.gpu.power_w() is not None else None
+    meter = EnergyMeter(counter, power)
+    return meter if meter.can_measure else None
+
+
+def _sleep_unless_stopped(seconds: float, should_stop: ShouldStop) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        if should_stop():
+            raise Stopped
+        time.sleep(min(0.1, max(0.0, end - time.perf_counter())))
+
+
+def run_moe(
+    preset: Preset,
+    env: BenchEnv,
+    bandwidth: Bandwidth,
+    progress: Progress = no_progress,
+    should_stop: ShouldStop = never,
+    oom_hook: OomHook | None = None,
+    meter: EnergyMeter | None = None,
+) -> MoeResult:
+    """Dense vs MoE of equal total parameters at a fixed short context, both fully resident."""
+    meter = meter if meter is not None else make_energy_meter(env)
+    routed = preset.moe_experts - preset.moe_shared
+    result = MoeResult(
+        preset.name,
+        env.device_label,
+        preset.moe_depth,
+        f"{preset.moe_shared} shared + {preset.moe_top_k} of {routed} routed",
+        None,
+        [],
+    )
+    if meter is None:
+        result.note = "No energy reading: power is read through NVML, so only on an NVIDIA GPU."
+    tokens = random_tokens(preset, env.device)
+    depth = preset.moe_depth
+    try:
+        if meter is not None and preset.idle_seconds > 0:
+            progress(0.0, "idle baseline")
+            env.sync()
+            meter.begin()
+            _sleep_unless_stopped(preset.idle_seconds, should_stop)
+            idle = meter.end()
+            result.idle_watts = idle.avg_watts if idle else None
+        for i, (ffn, label) in enumerate((("dense_moe_size", "dense"), ("moe", "experts (MoE)"))):
+            if should_stop():
+                raise Stopped
+            progress(0.1 + 0.45 * i, f"{label}: timing")
+            model = build("attention", preset, env.device, env.dtype, ffn=ffn)
+            active = model.active_weight_bytes()
+            memory = model.memory_bytes(depth)
+            row = MoeRow(
+                label,
+                model.total_params(),
+                model.active_params(),
+                active,
+                math.nan,
+                math.nan,
+                bandwidth_bound_tokens_per_s(active + memory, bandwidth.device_bytes_per_s),
+            )
+            result.rows.append(row)
+            try:
+                if oom_hook is not None:
+                    oom_hook(label, depth)
+                model.allocate(depth + max(preset.n_steps, preset.warmup) + 1)
+                model.fill(depth)
+                timing = time_decode(
+                    model, depth, tokens, preset.n_steps, preset.warmup, preset.repeats, env.sync, should_stop
+                )
+                row.tokens_per_s, row.std_tokens_per_s = timing.mean, timing.std
+                if meter is not None:
+                    progress(0.3 + 0.45 * i, f"{label}: energy")
+                    _energy_window(
+                        model, depth, tokens, preset, env, meter, row, result.idle_watts, should_stop
+                    )
+            except Stopped:
+                raise
+            except Exception as error:
+                if not is_out_of_memory(error):
+                    raise
+                row.oom_message = str(error).splitlines()[0][:300]
+            finally:
+                model.release()
+                del model
+                env.free_memory()
+    except Stopped:
+        result.stopped = True
+    progress(1.0, "stopped" if result.stopped else "done")
+    return result
+
+
+def _energy_window(
+    model: DecodeModel,
+    depth: int,
+    tokens: torch.Tensor,
+    preset: Preset,
+    env: BenchEnv,
+    meter: EnergyMeter,
+    row: MoeRow,
+    idle_watts: float | None,
+    should_stop: ShouldStop,
+) -> None:
+    """Decode for at least `energy_seconds` at depth d, energy read at the synced window edges."""
+    env.sync()
+    meter.begin()
+    n = 0
+    t0 = time.perf_counter()
+    while n == 0 or time.perf_counter() - t0 < preset.energy_seconds:
+        if should_stop():
+            meter.end()
+            raise Stopped
+        model.pos = depth
+        for i in range(preset.n_steps):
+            model.step(tokens[i % len(tokens)])
+        n += preset.n_steps
+    env.sync()
+    try:
+        reading: EnergyReading | None = meter.end()
+    except CounterWentBackwards as error:
+        row.energy_method = f"discarded: {error}"
+        return
+    if reading is None or reading.seconds <= 0:
+        return
+    row.avg_watts = reading.avg_watts
+    row.joules_per_token = reading.joules / n
+    row.net_joules_per_token = reading.net_joules(idle_watts) / n
+    row.energy_method, row.energy_seconds, row.energy_tokens = reading.method, reading.seconds, n
