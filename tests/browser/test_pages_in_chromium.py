@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.browser.conftest import SCREENSHOTS, wait_for_app
 from ui.course import available
@@ -26,10 +29,24 @@ def test_lesson_renders(page, server_url, item):
     step = page.locator("[data-testid='stButton'] button", has_text="Step")
     if step.count():
         for _ in range(3):
-            step.first.click()
-            wait_for_app(page)
+            click_when_ready(page, step.first)
         _assert_no_exception(page, f"{item.slug} after Step")
+        assert "3 of" in page.locator("[data-testid='stMain']").inner_text(), "Step did not advance"
     save_whole_page(page, SCREENSHOTS / f"{item.number:02d}_{item.slug}.png")
+
+
+def click_when_ready(page, locator, attempts: int = 3) -> None:
+    """Click once the app accepts input: right after a (re)load Streamlit can hold the page inert
+    for a moment, so a click that times out waits for the app and tries again."""
+    for attempt in range(attempts):
+        try:
+            locator.click(timeout=20_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == attempts - 1:
+                raise
+            wait_for_app(page)
+    wait_for_app(page)
 
 
 def save_whole_page(page, path) -> None:
@@ -50,3 +67,25 @@ def test_sidebar_lists_every_lesson(page, server_url):
     nav = page.locator("[data-testid='stSidebarNav']")
     for item in available():
         assert item.label in nav.inner_text()
+
+
+def test_play_advances_on_its_own_and_pauses(page, server_url):
+    """Play is a timed fragment (AppTest cannot run timers), so it is checked here."""
+    page.goto(f"{server_url}/deltanet")
+    wait_for_app(page)
+    main = page.locator("[data-testid='stMain']")
+
+    def position() -> int:
+        found = re.search(r"token (\d+) of \d+", main.inner_text())
+        assert found, "no step counter on the page"
+        return int(found.group(1))
+
+    click_when_ready(page, page.locator("[data-testid='stButton'] button", has_text="Play").first)
+    page.wait_for_function(
+        "() => /token [3-9] of/.test(document.querySelector('[data-testid=stMain]').innerText)",
+        timeout=60_000,
+    )
+    click_when_ready(page, page.locator("[data-testid='stButton'] button", has_text="Pause").first)
+    paused_at = position()
+    page.wait_for_timeout(2500)
+    assert position() == paused_at, "Pause did not stop the player"
