@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
 from core import board as bd
@@ -30,6 +31,40 @@ def curves(d: int) -> tuple[list[int], dict[str, np.ndarray]]:
     return ns, out
 
 
+@st.cache_resource(show_spinner=False, max_entries=256)
+def blur_view(n: int, d: int, keys: str) -> tuple[float, float, go.Figure]:
+    """Recall numbers and the went-in / comes-back picture, built once per setting."""
+    run = stream(n, d, keys, "linear")
+    rec = run.recall()
+    fig = fb.compare_readbacks_figure(
+        {
+            "what went in (the value of each key)": run.values[rec.target],
+            f"what comes back ({rec.accuracy:.0%} right)": rec.readback,
+        },
+        [f"{name} {'✓' if ok else '✗'}" for name, ok in zip(rec.names, rec.correct, strict=True)],
+        value_names=run.value_names,
+        zmax=max(1.0, fb.color_limit(rec.readback)),
+    )
+    return rec.accuracy, float(rec.error.mean()), fig
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def curves_view(d: int) -> tuple[list[int], dict[str, np.ndarray], go.Figure]:
+    """The recall-vs-pairs curves and their figure, built once per board size."""
+    ns, acc = curves(d)
+    fig = fb.recall_curves_figure(
+        ns,
+        {
+            "linear attention, orthogonal keys": (acc["linear/orthogonal"], "linear", "solid"),
+            "linear attention, random keys": (acc["linear/random"], "linear", "dot"),
+            "softmax attention (keeps every pair)": (acc["softmax/random"], "attention", "solid"),
+        },
+        d,
+        title=f"a board with d = {d} rows",
+    )
+    return ns, acc, fig
+
+
 lesson_header(4)
 problem(
     "Linear attention keeps one board of fixed size, so memory no longer grows. But every pair is "
@@ -48,34 +83,18 @@ c1, c2, c3 = st.columns(3)
 d = c1.slider("board rows d (key size)", 2, 32, 8, key="co_d")
 n = c2.slider("pairs written n", 1, 64, 12, key="co_n")
 keys = c3.radio("keys", list(KEY_CHOICES), format_func=KEY_CHOICES.get, key="co_keys", horizontal=True)
-run = stream(n, d, keys, "linear")
-rec = run.recall()
+accuracy, error, blur = blur_view(n, d, keys)
 m1, m2, m3 = st.columns(3)
 m1.metric("pairs per board row (n / d)", f"{n / d:.2f}")
-m2.metric(
-    "keys recalled", f"{rec.accuracy:.0%}", help="the nearest value to the readback is the value written"
-)
+m2.metric("keys recalled", f"{accuracy:.0%}", help="the nearest value to the readback is the value written")
 m3.metric(
     "average readback error",
-    f"{rec.error.mean():.2f}",
+    f"{error:.2f}",
     help="distance between what comes back and what went in (a value vector has length 1)",
 )
 
 st.subheader("What went in, what comes back")
-went_in = run.values[rec.target]
-zmax = max(1.0, fb.color_limit(rec.readback))
-show_figure(
-    fb.compare_readbacks_figure(
-        {
-            "what went in (the value of each key)": went_in,
-            f"what comes back ({rec.accuracy:.0%} right)": rec.readback,
-        },
-        [f"{name} {'✓' if ok else '✗'}" for name, ok in zip(rec.names, rec.correct, strict=True)],
-        value_names=run.value_names,
-        zmax=zmax,
-    ),
-    key="co_blur",
-)
+show_figure(blur, key="co_blur")
 st.caption(
     "Rows are the keys, columns the board's value dimensions (the first d values own a column "
     "each; later values are random directions, since the board has no columns left). ✗ marks a key "
@@ -87,20 +106,8 @@ st.markdown(
     f"The same experiment for every n from 1 to {4 * d}, averaged over {len(SEEDS)} draws of random "
     "keys: the fraction of keys whose readback is nearest to the right value. The dashed line is n = d."
 )
-ns, acc = curves(d)
-show_figure(
-    fb.recall_curves_figure(
-        ns,
-        {
-            "linear attention, orthogonal keys": (acc["linear/orthogonal"], "linear", "solid"),
-            "linear attention, random keys": (acc["linear/random"], "linear", "dot"),
-            "softmax attention (keeps every pair)": (acc["softmax/random"], "attention", "solid"),
-        },
-        d,
-        title=f"a board with d = {d} rows",
-    ),
-    key="co_curves",
-)
+ns, acc, curves_fig = curves_view(d)
+show_figure(curves_fig, key="co_curves")
 full = [x for x, a in zip(ns, acc["linear/orthogonal"], strict=True) if a >= 0.999]
 st.caption(
     f"With orthogonal keys the board recalls everything up to n = {max(full) if full else 0} pairs, then falls; "

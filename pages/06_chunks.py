@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import plotly.graph_objects as go
 import streamlit as st
 import torch
 
@@ -21,6 +22,18 @@ def check(rule: str, T: int, d: int, C: int, dtype: str) -> bd.ChunkCheck:
     return bd.chunk_check(rule, T, d, C, dtype=DTYPES[dtype])
 
 
+@st.cache_resource(show_spinner=False, max_entries=512)
+def timeline_view(T: int, C: int) -> go.Figure:
+    """The chunked timeline, built once per (T, C): a figure with a shape per hand-over is slow to build."""
+    return fc.timeline_figure(T, C, title=f"{T} tokens, chunks of {C}")
+
+
+@st.cache_resource(show_spinner=False, max_entries=128)
+def waits_view(T: int) -> go.Figure:
+    """Hand-overs per form for T tokens, built once per T."""
+    return fc.waits_figure(T, [c for c in CHUNK_SIZES if c > 1])
+
+
 lesson_header(6)
 problem(
     "DeltaNet's erase-then-write fixed the blurring, but each write needs the board the previous "
@@ -38,12 +51,12 @@ st.header("1 · The timeline, cut into chunks")
 c1, c2 = st.columns(2)
 T = c1.slider("tokens T", 8, 64, 32, key="ch_T")
 C = c2.select_slider("chunk size C", options=CHUNK_SIZES, value=8, key="ch_C")
-show_figure(fc.timeline_figure(T, C, title=f"{T} tokens, chunks of {C}"), key="ch_timeline")
+show_figure(timeline_view(T, C), key="ch_timeline")
 steps, waits = bd.waits_in_line(T, C)
 m1, m2 = st.columns(2)
 m1.metric("waits in line, step by step", f"{steps}")
 m2.metric(f"waits in line, chunks of {C}", f"{waits}", delta=f"{waits - steps}", delta_color="inverse")
-show_figure(fc.waits_figure(T, [c for c in CHUNK_SIZES if c > 1]), key="ch_waits")
+show_figure(waits_view(T), key="ch_waits")
 st.caption(
     "Each red mark is a hand-over: the next piece of work cannot start before the board arrives. "
     "Inside a chunk there are no hand-overs — the work there is ordinary matrix multiplication, "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
 from core import board as bd
@@ -44,6 +45,68 @@ def runs(
     return ts, out
 
 
+Settings = tuple[int, int, str, float, float, float, str]  # runs()'s arguments, in order
+
+
+@st.cache_resource(show_spinner=False, max_entries=256)
+def overview(settings: Settings) -> dict:
+    """Every picture and number outside the stepper, built once per setting (reruns reuse them)."""
+    n_a, n_b, when, alpha, alpha_topic, alpha_fact, _ = settings
+    ts, rr = runs(*settings)
+    rates = fb.channel_rates_figure(
+        {
+            "gated_delta": np.full(D, alpha),
+            "kda": np.array([alpha_fact] * KEEP + [alpha_topic] * (D - KEEP)),
+        },
+        KEEP,
+        title="fade rate per key channel" + (" at the switch token" if when == "switch" else " per token"),
+    )
+    fill_g, fill_k = bd.channel_fill(rr["gated_delta"]), bd.channel_fill(rr["kda"])
+    zmax = fb.color_limit(fill_g, fill_k, bd.channel_fill(rr["delta"]))
+    fill_gated = fb.channel_fill_figure(
+        fill_g, zmax, ts.switch, title="Gated DeltaNet: one rate fades every channel"
+    )
+    fill_kda = fb.channel_fill_figure(
+        fill_k, zmax, ts.switch, title="KDA: the fact's channels keep, topic channels fade"
+    )
+    groups = {"the fact (name)": ts.fact, "topic A (old)": ts.topic_a, "topic B (new)": ts.topic_b}
+    strengths: dict[str, list[float]] = {}
+    for rule, run in rr.items():
+        rec = run.recall()
+        s = dict(zip(rec.names, rec.strength, strict=True))
+        strengths[rule] = [float(np.mean([s[k] for k in names])) for names in groups.values()]
+    err = {rule: float(np.mean(run.recall().error[-n_b:])) for rule, run in rr.items()}
+    strength = fb.strength_figure(
+        list(groups), strengths, title="how much of each value the key still returns"
+    )
+    return {
+        "ts": ts,
+        "rates": rates,
+        "fill_gated": fill_gated,
+        "fill_kda": fill_kda,
+        "strength": strength,
+        "strengths": strengths,
+        "err": err,
+        "limit": fb.color_limit(*(r.new for r in rr.values())),
+    }
+
+
+@st.cache_resource(show_spinner=False, max_entries=1024)
+def boards_at(settings: Settings, t: int) -> go.Figure:
+    """The three boards after t tokens, built once per setting and step (Step/Back only index)."""
+    _, rr = runs(*settings)
+    return fb.update_parts_figure(
+        {
+            "DeltaNet (no fade)": rr["delta"].board(t),
+            "Gated DeltaNet": rr["gated_delta"].board(t),
+            "KDA": rr["kda"].board(t),
+        },
+        overview(settings)["limit"],
+        value_names=rr["delta"].value_names,
+        title=f"the boards after {t} tokens",
+    )
+
+
 lesson_header(7)
 problem(
     "DeltaNet fixes entries one key at a time. When the conversation changes topic completely, "
@@ -77,29 +140,20 @@ keys = st.radio(
     horizontal=True,
     help="orthogonal: each key gets its own channel while channels last",
 )
-ts, rr = runs(n_a, n_b, when, float(alpha), float(alpha_topic), float(alpha_fact), keys)
+settings: Settings = (n_a, n_b, when, float(alpha), float(alpha_topic), float(alpha_fact), keys)
+view = overview(settings)
+ts: bd.TopicSwitch = view["ts"]
 
 st.header("1 · Which channels keep, which fade")
-show_figure(
-    fb.channel_rates_figure(
-        {
-            "gated_delta": np.full(D, alpha),
-            "kda": np.array([alpha_fact] * KEEP + [alpha_topic] * (D - KEEP)),
-        },
-        KEEP,
-        title="fade rate per key channel" + (" at the switch token" if when == "switch" else " per token"),
-    ),
-    key="fg_rates",
-)
+show_figure(view["rates"], key="fg_rates")
 
 st.header("2 · The three boards, token by token")
 
 
 @st.fragment
-def boards_stepper(ts: bd.TopicSwitch, rr: dict[str, bd.BoardRun], when: str) -> None:
+def boards_stepper(ts: bd.TopicSwitch, settings: Settings, when: str) -> None:
     """Step controls and the stepped picture: a Step click reruns only this part."""
     t = step_controls("fg_t", len(ts.pairs), unit="token")
-    limit = fb.color_limit(*(r.new for r in rr.values()))
     if t == 0:
         st.markdown("Press **Step** to write the first pair into all three boards.")
     else:
@@ -113,50 +167,19 @@ def boards_stepper(ts: bd.TopicSwitch, rr: dict[str, bd.BoardRun], when: str) ->
                 else ""
             )
         )
-    show_figure(
-        fb.update_parts_figure(
-            {
-                "DeltaNet (no fade)": rr["delta"].board(t),
-                "Gated DeltaNet": rr["gated_delta"].board(t),
-                "KDA": rr["kda"].board(t),
-            },
-            limit,
-            value_names=rr["delta"].value_names,
-            title=f"the boards after {t} tokens",
-        ),
-        key="fg_boards",
-    )
+    show_figure(boards_at(settings, t), key="fg_boards")
 
 
-boards_stepper(ts, rr, when)
+boards_stepper(ts, settings, when)
 
 st.header("3 · What each channel holds over time")
-fill_g, fill_k = bd.channel_fill(rr["gated_delta"]), bd.channel_fill(rr["kda"])
-zmax = fb.color_limit(fill_g, fill_k, bd.channel_fill(rr["delta"]))
-show_figure(
-    fb.channel_fill_figure(fill_g, zmax, ts.switch, title="Gated DeltaNet: one rate fades every channel"),
-    key="fg_fill_gated",
-)
-show_figure(
-    fb.channel_fill_figure(
-        fill_k, zmax, ts.switch, title="KDA: the fact's channels keep, topic channels fade"
-    ),
-    key="fg_fill_kda",
-)
+show_figure(view["fill_gated"], key="fg_fill_gated")
+show_figure(view["fill_kda"], key="fg_fill_kda")
 st.caption("Colour = how much a board row holds (the length of the row). Column 0 is the empty board.")
 
 st.header("4 · After the stream: what is still there?")
-groups = {"the fact (name)": ts.fact, "topic A (old)": ts.topic_a, "topic B (new)": ts.topic_b}
-strengths: dict[str, list[float]] = {}
-for rule, run in rr.items():
-    rec = run.recall()
-    s = dict(zip(rec.names, rec.strength, strict=True))
-    strengths[rule] = [float(np.mean([s[k] for k in names])) for names in groups.values()]
-show_figure(
-    fb.strength_figure(list(groups), strengths, title="how much of each value the key still returns"),
-    key="fg_strength",
-)
-err = {rule: float(np.mean(run.recall().error[-n_b:])) for rule, run in rr.items()}
+show_figure(view["strength"], key="fg_strength")
+strengths, err = view["strengths"], view["err"]
 st.caption(
     f"Read each key at the end of the stream and measure how much of its value comes back (1 = all "
     f"of it). DeltaNet still answers topic-A questions ({strengths['delta'][1]:.2f}) — stale facts from "

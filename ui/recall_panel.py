@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import dataclass
 from pathlib import Path
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from core.figures.recall import (
@@ -21,7 +23,7 @@ from core.figures.recall import (
     memory_rows,
 )
 from core.figures.style import format_bytes
-from core.models.recall_models import load_checkpoint, memory_colour_range, recall_from_tokens
+from core.models.recall_models import ReaderRecall, load_checkpoint, memory_colour_range, recall_from_tokens
 from core.recall import DEFAULT_VOCAB, parse_recall_text
 from ui.lesson import link_to, show_figure
 
@@ -41,6 +43,49 @@ def load_model(checkpoint: str):
     """One trained model per process, with its fixed colour range for boards and caches."""
     model, extra = load_checkpoint(ASSETS / checkpoint)
     return model, extra, memory_colour_range(model)
+
+
+@st.cache_resource(show_spinner=False)
+def sweep_picture() -> tuple[go.Figure, list[dict]]:
+    """The accuracy sweep and the memory table, built once per process (the results never change)."""
+    results = load_results()
+    return accuracy_vs_pairs(results), memory_rows(results)
+
+
+@dataclass(frozen=True)
+class Readout:
+    """One trained model's answers to one list, with its pictures (built once per checkpoint and text)."""
+
+    result: ReaderRecall  # answers, memories (one per layer), tokens
+    memory_bytes: int
+    zmax: float
+    confidence: go.Figure
+    memory_figures: tuple[go.Figure, ...]
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def read_list(checkpoint: str, text: str) -> Readout:
+    """Run the trained model on the reader's list once; reruns and other readers reuse it."""
+    parsed = parse_recall_text(text)
+    model, _, zmax = load_model(checkpoint)
+    result = recall_from_tokens(model, parsed.tokens, parsed.query_positions, parsed.answers)
+    figures = []
+    for memory in result.memories:
+        label = MIXER_NAMES.get(memory.kind, memory.kind)
+        if memory.state is not None:
+            fig = board_figure(memory.state, zmax, f"layer {memory.index + 1} ({label}): fixed board")
+        else:
+            fig = cache_figure(
+                memory.keys,
+                result.tokens,
+                zmax,
+                f"layer {memory.index + 1} ({label}): key cache, a row per token",
+            )
+        figures.append(fig)
+    confidence = answer_figure(
+        [a.key for a in result.answers], [a.expected_probability for a in result.answers]
+    )
+    return Readout(result, model.memory_bytes(len(parsed.tokens)), zmax, confidence, tuple(figures))
 
 
 def _random_pairs_text(n_pairs: int, seed: int) -> str:
@@ -99,7 +144,8 @@ def render_trained_recall(key: str) -> None:
         f"is also the size of each fixed board: a width-{sweep['widths'][0]} board is "
         f"{sweep['widths'][0]}×{sweep['widths'][0]} numbers."
     )
-    show_figure(accuracy_vs_pairs(results), key=f"{key}_accuracy_chart")
+    accuracy_chart, rows = sweep_picture()
+    show_figure(accuracy_chart, key=f"{key}_accuracy_chart")
     stuck = [r for r in results["runs"] if r["accuracy"][str(min(pairs))] < STUCK_BELOW]
     if stuck:
         names = ", ".join(f"{MIXER_NAMES.get(r['mixer'], r['mixer'])} at width {r['d_model']}" for r in stuck)
@@ -109,7 +155,6 @@ def render_trained_recall(key: str) -> None:
             "plateau, which says nothing about what the mechanism can hold. See assets/recall/MODEL_CARD.md."
         )
     st.markdown(f"**What each model keeps while reading** (float32; lists of {sweep['seq_len']} tokens)")
-    rows = memory_rows(results)
     st.dataframe(
         rows, hide_index=True, key=f"{key}_memory_table", width="stretch", height=36 * (len(rows) + 1) + 4
     )
@@ -152,8 +197,8 @@ def render_trained_recall(key: str) -> None:
     except ValueError as err:
         st.error(f"I could not read that: {err}.")
         return
-    model, _, zmax = load_model(run["checkpoint"])
-    result = recall_from_tokens(model, parsed.tokens, parsed.query_positions, parsed.answers)
+    readout = read_list(run["checkpoint"], text)
+    result, zmax = readout.result, readout.zmax
 
     known = [a for a in result.answers if a.expected is not None]
     right_count = sum(a.predicted == a.expected for a in known)
@@ -162,7 +207,7 @@ def render_trained_recall(key: str) -> None:
     m2.metric("answers right", f"{right_count} of {len(known)}" if known else "—")
     m3.metric(
         "memory held now",
-        format_bytes(model.memory_bytes(len(parsed.tokens))),
+        format_bytes(readout.memory_bytes),
         help="Fixed boards + this text's cache (attention layers) + the short convolutions' window.",
     )
     st.dataframe(
@@ -179,25 +224,12 @@ def render_trained_recall(key: str) -> None:
         hide_index=True,
         key=f"{key}_answers",
     )
-    show_figure(
-        answer_figure([a.key for a in result.answers], [a.expected_probability for a in result.answers]),
-        key=f"{key}_confidence",
-    )
+    show_figure(readout.confidence, key=f"{key}_confidence")
 
     st.markdown("**What the model holds after reading your list**")
     cols = st.columns(len(result.memories))
-    for col, memory in zip(cols, result.memories, strict=True):
+    for col, memory, fig in zip(cols, result.memories, readout.memory_figures, strict=True):
         with col:
-            label = MIXER_NAMES.get(memory.kind, memory.kind)
-            if memory.state is not None:
-                fig = board_figure(memory.state, zmax, f"layer {memory.index + 1} ({label}): fixed board")
-            else:
-                fig = cache_figure(
-                    memory.keys,
-                    result.tokens,
-                    zmax,
-                    f"layer {memory.index + 1} ({label}): key cache, a row per token",
-                )
             show_figure(fig, key=f"{key}_memory_{memory.index}")
     st.caption(
         f"Colours use one fixed range for this model (±{zmax:.2f}), whatever you type, so a fuller board "

@@ -50,12 +50,14 @@ def timeline_figure(T: int, chunk_size: int, title: str = "") -> go.Figure:
         )
     )
     # a hand-over of the board: after every token on the top row, at chunk edges below
-    for t in range(1, T):
-        fig.add_shape(
+    # (set as one list: add_shape re-validates every earlier shape, quadratic in T)
+    hand_overs = [
+        dict(
             type="line", x0=t - 0.5, x1=t - 0.5, y0=0.82, y1=1.18, line=dict(color=COLORS["warning"], width=1)
         )
-    for edge in range(chunk_size, T, chunk_size):
-        fig.add_shape(
+        for t in range(1, T)
+    ] + [
+        dict(
             type="line",
             x0=edge - 0.5,
             x1=edge - 0.5,
@@ -63,6 +65,9 @@ def timeline_figure(T: int, chunk_size: int, title: str = "") -> go.Figure:
             y1=0.25,
             line=dict(color=COLORS["warning"], width=3),
         )
+        for edge in range(chunk_size, T, chunk_size)
+    ]
+    fig.update_layout(shapes=hand_overs)
     fig.add_trace(
         go.Scatter(
             x=[None],
