@@ -8,10 +8,13 @@ import streamlit as st
 from core.figures.generation import (
     RunSeries,
     attention_figure,
+    attention_step,
     cache_bytes_figure,
     cache_heatmaps_figure,
+    cache_heatmaps_step,
     ms_per_token_figure,
     recompute_grid_figure,
+    recompute_grid_step,
     work_figure,
 )
 from core.figures.specs import format_context, speed_vs_context_figure
@@ -47,6 +50,7 @@ from ui.lesson import (
 
 DEFAULT_PROMPT = "The cache "
 CONTEXTS = [2**k for k in range(10, 21)]  # 1K … 1M tokens
+GRID_TITLE = "Which positions the model ran at each step (with a cache)"
 PRECISIONS = {"16-bit weights (bf16)": 2.0, "8-bit weights": 1.0, "4-bit weights": 0.5}
 
 
@@ -87,25 +91,40 @@ def run_figures(settings: tuple, _cached: GenerationRun, _plain: RunSeries) -> d
     }
 
 
+@st.cache_resource(max_entries=64, show_spinner=False)
+def base_step_figures(settings: tuple, layer: int, head: int, _cached: GenerationRun) -> dict[str, dict]:
+    """The stepped pictures at the last step, built and validated once per (settings, layer, head);
+    each step only swaps in its own arrays (see `step_figures`)."""
+    n = len(_cached.traces)
+    final = _cached.traces[-1].layers[layer]
+    all_ids = _cached.prompt_ids + _cached.new_ids
+    p = len(_cached.prompt_ids)
+    return {
+        "heatmaps": cache_heatmaps_figure(
+            final.keys, final.values, head, final.keys.shape[1], all_ids
+        ).to_dict(),
+        "grid": recompute_grid_figure(_cached.traces, n, p, GRID_TITLE).to_dict(),
+        "attention": attention_figure(final.attention, all_ids, final.keys.shape[1]).to_dict(),
+    }
+
+
 @st.cache_resource(max_entries=512, show_spinner=False)
 def step_figures(
     settings: tuple, t: int, layer: int, head: int, _cached: GenerationRun
 ) -> dict[str, go.Figure]:
-    """The step-t pictures, built once per (settings, step, layer, head) and shared read-only,
-    so a warm rerun or a Back click only re-sends them."""
+    """The step-t pictures, patched from `base_step_figures` once per (settings, step, layer, head)
+    and shared read-only, so a warm rerun or a Back click only re-sends them."""
+    base = base_step_figures(settings, layer, head, _cached)
     rows = _cached.traces[t - 1].position + 1 if t else 0  # cache rows after step t: one per byte read
     final = _cached.traces[-1].layers[layer]
     all_ids = _cached.prompt_ids + _cached.new_ids
-    p = len(_cached.prompt_ids)
     figures = {
-        "heatmaps": cache_heatmaps_figure(final.keys, final.values, head, rows, all_ids),
-        "grid": recompute_grid_figure(
-            _cached.traces, t, p, "Which positions the model ran at each step (with a cache)"
-        ),
+        "heatmaps": cache_heatmaps_step(base["heatmaps"], final.keys, final.values, head, rows, all_ids),
+        "grid": recompute_grid_step(base["grid"], _cached.traces, t),
     }
     if t:
-        figures["attention"] = attention_figure(
-            _cached.traces[t - 1].layers[layer].attention, all_ids, final.keys.shape[1]
+        figures["attention"] = attention_step(
+            base["attention"], _cached.traces[t - 1].layers[layer].attention, final.keys.shape[1]
         )
     return figures
 

@@ -41,6 +41,35 @@ def live_run(ids: tuple[int, ...]) -> fk.RunSummary:
     return fk.summarise_run(traces, m.kinds, m.cfg.attn_res_block_size, list(ids))
 
 
+@st.cache_resource(show_spinner=False)
+def k3_figures() -> dict:
+    """The pictures of the real K3 (fixed by its config): built once per process, shared read-only."""
+    rows = fk.memory_at_contexts(K3, list(CONTEXTS))
+    return {"map": fk.k3_layer_map(K3), "memory": fk.memory_at_context_figure(K3, rows)}
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def run_base_figures(ids: tuple[int, ...], _run: fk.RunSummary) -> dict[str, dict]:
+    """The stepped pictures of one run at its last step, built and validated once per text."""
+    last = len(_run.tokens_in)
+    return {
+        "layers": fk.layer_memory_figure(_run, last).to_dict(),
+        "time": fk.memory_over_time_figure(_run, last).to_dict(),
+        "attn_res": fk.attn_res_figure(_run, last).to_dict(),
+    }
+
+
+@st.cache_resource(max_entries=512, show_spinner=False)
+def step_figures(ids: tuple[int, ...], shown: int, _run: fk.RunSummary) -> dict:
+    """The pictures after byte `shown`, patched from `run_base_figures` and shared read-only."""
+    base = run_base_figures(ids, _run)
+    return {
+        "layers": fk.layer_memory_step(base["layers"], _run, shown),
+        "time": fk.memory_over_time_step(base["time"], _run, shown),
+        "attn_res": fk.attn_res_step(base["attn_res"], _run, shown),
+    }
+
+
 lesson_header(8)
 problem(
     "A board of fixed size, even one that forgets channel by channel, cannot hold everything: "
@@ -66,7 +95,7 @@ c[0].metric("layers", K3.num_layers)
 c[1].metric("KDA layers (fixed board)", K3.num_linear_layers)
 c[2].metric("MLA layers (growing cache)", K3.num_full_attention_layers)
 c[3].metric("AttnRes blocks", len(attn_res_block_starts(K3.num_layers, K3.attn_res_block_size)))
-show_figure(fk.k3_layer_map(K3), key="k3_map")
+show_figure(k3_figures()["map"], key="k3_map")
 st.caption(
     f"Drawn from the released config (core/specs.py): the group KDA-KDA-KDA-MLA repeats "
     f"{K3.num_layers // 4} times, and layer {K3.num_layers} is one more MLA layer — so 69 + 24, "
@@ -81,7 +110,7 @@ c = st.columns(3)
 c[0].metric("cache per token, K3", format_bytes(K3.kv_cache_bytes_per_token()))
 c[1].metric("cache per token, all 93 layers MLA", format_bytes(twin.kv_cache_bytes_per_token()))
 c[2].metric("fixed KDA boards (any length)", format_bytes(K3.state_bytes()))
-show_figure(fk.memory_at_context_figure(K3, rows), key="k3_memory")
+show_figure(k3_figures()["memory"], key="k3_memory")
 st.caption(
     "Only the 24 MLA layers grow (576 numbers per token per layer, bf16). The 69 KDA boards are "
     "96 heads × 128 × 128 numbers each, kept in fp32, whatever the length. At "
@@ -159,12 +188,13 @@ if net is not None:
     )
     c[2].metric("this step took", f"{run.wall_ms[shown - 1]:.0f} ms")
 
+    figures = step_figures(tuple(prompt.ids), shown, run)
     left, right = st.columns(2)
     with left:
-        show_figure(fk.layer_memory_figure(run, shown), key="k3_layer_memory")
+        show_figure(figures["layers"], key="k3_layer_memory")
     with right:
-        show_figure(fk.memory_over_time_figure(run, shown), key="k3_memory_time")
-    show_figure(fk.attn_res_figure(run, shown), key="k3_attn_res")
+        show_figure(figures["time"], key="k3_memory_time")
+    show_figure(figures["attn_res"], key="k3_attn_res")
     st.caption(
         "Rows: the mix before each sub-layer (and before the output). Columns: the sources — the "
         "embedding and one sum per block; the block a layer is still filling is its running partial "

@@ -38,6 +38,47 @@ def routing(ids: tuple[int, ...]) -> list[mini_k3.TextRouting]:
     return mini_k3.route_text(model(), list(ids))
 
 
+@st.cache_resource(show_spinner=False)
+def k3_grid_figure():
+    """One K3 MoE layer (fixed by the config): built once per process, shared read-only."""
+    moe = K3.moe
+    return fk.expert_grid_figure(
+        moe.experts,
+        moe.shared,
+        moe.top_k,
+        [],
+        f"One K3 MoE layer: {moe.shared} shared experts always on; for each token the router "
+        f"wakes {moe.top_k} of the {moe.experts} grey ones",
+    )
+
+
+@st.cache_resource(show_spinner=False)
+def totals_figures(rows: tuple[tuple[str, float, float], ...]) -> dict:
+    """Stored-vs-used parameters and bytes per token: fixed numbers, built once per process."""
+    return {
+        "params": fk.params_figure(list(rows)),
+        "bytes": fk.bytes_per_token_figure(
+            fk.bytes_per_token_rows(K3), "Weights read to produce one token (bf16)"
+        ),
+    }
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def layer_figures(ids: tuple[int, ...], layer: int, zmax: float, top_k: int, _table) -> dict:
+    """Router heatmap and expert load of one layer for one text, shared read-only."""
+    return {
+        "router": fk.router_heatmap_figure(_table.weights, list(ids), layer, zmax),
+        "load": fk.expert_load_figure(_table.load, top_k, layer),
+    }
+
+
+@st.cache_resource(show_spinner=False)
+def mini_grid_base(num_routed: int, num_shared: int, top_k: int) -> dict:
+    """mini-K3's expert grid, built and validated once; each byte patches in its own picks and title
+    (built with a title, so the top margin is that of a titled chart)."""
+    return fk.expert_grid_figure(num_routed, num_shared, top_k, [], "who is awake").to_dict()
+
+
 lesson_header(9)
 problem(
     "Kimi K3 has 2.8 trillion parameters. Generating one token means reading the weights it uses "
@@ -62,17 +103,7 @@ c[0].metric("experts per MoE layer", f"{per_layer:,}", help="routed + shared")
 c[1].metric("routed / shared", f"{moe.experts} / {moe.shared}")
 c[2].metric("awake per token", awake, help=f"{moe.top_k} routed + {moe.shared} shared")
 c[3].metric("MoE layers", K3.num_layers - K3.first_k_dense, help="layer 1 keeps a dense feed-forward")
-show_figure(
-    fk.expert_grid_figure(
-        moe.experts,
-        moe.shared,
-        moe.top_k,
-        [],
-        f"One K3 MoE layer: {moe.shared} shared experts always on; for each token the router "
-        f"wakes {moe.top_k} of the {moe.experts} grey ones",
-    ),
-    key="ex_k3_grid",
-)
+show_figure(k3_grid_figure(), key="ex_k3_grid")
 st.caption(
     "Which 16 wake depends on the token, so none are marked here; mini-K3 below shows real picks. "
     f"Source: {K3.source}"
@@ -102,8 +133,9 @@ if net is not None:
     layer = st.select_slider("MoE layer", options=list(by_layer), value=list(by_layer)[0], key="ex_layer")
     table = by_layer[layer]
     zmax = cfg.routed_scaling_factor  # a weight can be at most the whole routed share
-    show_figure(fk.router_heatmap_figure(table.weights, prompt.ids, layer, zmax), key="ex_router")
-    show_figure(fk.expert_load_figure(table.load, cfg.top_k, layer), key="ex_load")
+    per_layer_figures = layer_figures(tuple(prompt.ids), layer, zmax, cfg.top_k, table)
+    show_figure(per_layer_figures["router"], key="ex_router")
+    show_figure(per_layer_figures["load"], key="ex_load")
     busiest = int(table.load.argmax())
     idle = int((table.load == 0).sum())
     st.caption(
@@ -123,10 +155,10 @@ if net is not None:
         + f" + {cfg.num_shared_experts} shared"
     )
     show_figure(
-        fk.expert_grid_figure(
+        fk.expert_grid_step(
+            mini_grid_base(cfg.num_experts, cfg.num_shared_experts, cfg.top_k),
             cfg.num_experts,
             cfg.num_shared_experts,
-            cfg.top_k,
             picked,
             f"mini-K3 layer {layer}, byte {shown}: who is awake",
         ),
@@ -150,7 +182,7 @@ c[1].metric(
     help=f"published: {format_params(K3.published_active)}",
 )
 c[2].metric("share read per token", f"{K3.active_params() / K3.total_params():.1%}")
-show_figure(fk.params_figure(rows), key="ex_params")
+show_figure(totals_figures(tuple(rows))["params"], key="ex_params")
 st.caption(
     "Every expert must be stored (in memory, somewhere); only the active ones are read for a token. "
     "Counted from the config by core/specs.py; K3's own release states 2.8T total / 104B activated."
@@ -159,7 +191,7 @@ st.caption(
 # -- 4. Bytes per token ---------------------------------------------------------------------
 st.subheader("Bytes read per token: dense vs experts")
 byte_rows = fk.bytes_per_token_rows(K3)
-show_figure(fk.bytes_per_token_figure(byte_rows, "Weights read to produce one token (bf16)"), key="ex_bytes")
+show_figure(totals_figures(tuple(rows))["bytes"], key="ex_bytes")
 st.markdown(
     f"A dense model of K3's size would read **{format_bytes(byte_rows[0][1])}** of weights per token; K3 "
     f"reads **{format_bytes(byte_rows[1][1])}** — {byte_rows[0][1] / byte_rows[1][1]:.0f}× less traffic, "

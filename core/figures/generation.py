@@ -10,7 +10,15 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from core.figures.style import COLORS, DIVERGING, SEQUENTIAL, base_layout, format_bytes, heatmap
+from core.figures.style import (
+    COLORS,
+    DIVERGING,
+    SEQUENTIAL,
+    base_layout,
+    format_bytes,
+    heatmap,
+    patched_figure,
+)
 from core.tokenizer import token_label
 from core.trace import Trace
 
@@ -84,6 +92,11 @@ def recompute_grid_figure(traces: list[Trace], shown: int, prompt_length: int, t
     fig.update_xaxes(range=[-0.5, grid.shape[1] - 0.5], showgrid=False)
     fig.update_yaxes(showgrid=False)
     return fig
+
+
+def recompute_grid_step(base: dict, traces: list[Trace], shown: int) -> go.Figure:
+    """`recompute_grid_figure` at another step, from that figure's dict (only the grid changes)."""
+    return patched_figure(base, {0: {"z": work_grid(traces, shown)}})
 
 
 def work_figure(
@@ -165,6 +178,34 @@ def ms_per_token_figure(
     return fig
 
 
+def _cache_rows(
+    keys: np.ndarray, values: np.ndarray, head: int, rows: int, token_ids: list[int]
+) -> tuple[tuple[np.ndarray, np.ndarray], dict]:
+    """The step-dependent part of the cache heatmaps: K and V of `head` with rows ≥ `rows` blank
+    (each (T, Dh) float32), and the y ticks labelling the rows held so far."""
+    max_rows = keys.shape[1]
+    every = max(1, max_rows // 16)  # tick spacing fixed by the axis, not by the rows shown
+    ticks = dict(
+        tickmode="array",
+        tickvals=list(range(0, rows, every)),
+        ticktext=[f"{i}: {token_label(token_ids[i])}" for i in range(0, rows, every)],
+    )
+    zs = []
+    for data in (keys[head], values[head]):
+        z = np.full((max_rows, data.shape[1]), np.nan, dtype=np.float32)
+        z[:rows] = data[:rows]
+        zs.append(z)
+    return (zs[0], zs[1]), ticks
+
+
+def cache_heatmaps_step(
+    base: dict, keys: np.ndarray, values: np.ndarray, head: int, rows: int, token_ids: list[int]
+) -> go.Figure:
+    """`cache_heatmaps_figure` for another number of rows, from that figure's dict (same layer and head)."""
+    (zk, zv), ticks = _cache_rows(keys, values, head, rows, token_ids)
+    return patched_figure(base, {0: {"z": zk}, 1: {"z": zv}}, {"yaxis": ticks, "yaxis2": ticks})
+
+
 def cache_heatmaps_figure(
     keys: np.ndarray, values: np.ndarray, head: int, rows: int, token_ids: list[int]
 ) -> go.Figure:
@@ -177,17 +218,10 @@ def cache_heatmaps_figure(
     """
     zmax = float(max(np.abs(keys).max(), np.abs(values).max(), 1e-6))
     max_rows = keys.shape[1]
-    every = max(1, max_rows // 16)  # tick spacing fixed by the axis, not by the rows shown
-    ticks = dict(
-        tickmode="array",
-        tickvals=list(range(0, rows, every)),
-        ticktext=[f"{i}: {token_label(token_ids[i])}" for i in range(0, rows, every)],
-    )
+    zs, ticks = _cache_rows(keys, values, head, rows, token_ids)
     hover = "position %{y}<br>channel %{x}<br>%{z:.3f}<extra></extra>"
     traces = []
-    for data, axis in ((keys[head], ""), (values[head], "2")):
-        z = np.full((max_rows, data.shape[1]), np.nan, dtype=np.float32)
-        z[:rows] = data[:rows]
+    for z, axis in ((zs[0], ""), (zs[1], "2")):
         hm = heatmap(z, -zmax, zmax, colorscale=DIVERGING, colorbar_title="value", hover=hover)
         hm.update(xaxis=f"x{axis}", yaxis=f"y{axis}", showscale=axis == "2")
         traces.append(hm)
@@ -223,11 +257,23 @@ def cache_heatmaps_figure(
     return fig
 
 
-def attention_figure(weights: np.ndarray, token_ids: list[int], max_len: int) -> go.Figure:
-    """This step's attention weights: rows = heads, columns = cached positions (each row sums to 1)."""
+def _attention_row(weights: np.ndarray, max_len: int) -> np.ndarray:
+    """(heads, max_len) float32: this step's weights, NaN over positions not read yet."""
     heads, length = weights.shape
     z = np.full((heads, max_len), np.nan, dtype=np.float32)
     z[:, :length] = weights
+    return z
+
+
+def attention_step(base: dict, weights: np.ndarray, max_len: int) -> go.Figure:
+    """`attention_figure` at another step, from that figure's dict (same tokens, same layer)."""
+    return patched_figure(base, {0: {"z": _attention_row(weights, max_len)}})
+
+
+def attention_figure(weights: np.ndarray, token_ids: list[int], max_len: int) -> go.Figure:
+    """This step's attention weights: rows = heads, columns = cached positions (each row sums to 1)."""
+    heads = weights.shape[0]
+    z = _attention_row(weights, max_len)
     x_labels = [f"{i}: {token_label(t)}" for i, t in enumerate(token_ids[:max_len])]
     x_labels += [str(i) for i in range(len(x_labels), max_len)]
     fig = go.Figure(

@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.figures.specs import format_context, format_params, layer_map_figure
-from core.figures.style import COLORS, LABELS, SEQUENTIAL, base_layout, format_bytes, heatmap
+from core.figures.style import COLORS, LABELS, SEQUENTIAL, base_layout, format_bytes, heatmap, patched_figure
 from core.roofline import active_weight_bytes, weight_bytes
 from core.specs import ModelSpec, attn_res_block_starts
 from core.tokenizer import token_label
@@ -192,19 +192,42 @@ def summarise_run(traces: list[Trace], kinds: list[str], block_size: int, prompt
     )
 
 
+_MEMORY_KINDS = ("kda", "mla")  # one bar trace per kind, in this order
+
+
+def _layer_memory_bars(run: RunSummary, step: int) -> list[dict]:
+    """Per kind: the bytes each of its layers holds after `step` (1-based) and their labels."""
+    memory = run.memory_bytes[step - 1]
+    bars = []
+    for kind in _MEMORY_KINDS:
+        idx = [i for i, k in enumerate(run.kinds) if k == kind]
+        bars.append({"y": [int(memory[i]) for i in idx], "text": [format_bytes(memory[i]) for i in idx]})
+    return bars
+
+
+def _layer_memory_title(step: int) -> str:
+    return f"Memory each layer holds after {step} tokens"
+
+
+def layer_memory_step(base: dict, run: RunSummary, step: int) -> go.Figure:
+    """`layer_memory_figure` at another step, from that figure's dict (same run)."""
+    bars = dict(enumerate(_layer_memory_bars(run, step)))
+    return patched_figure(base, bars, {"title": {"text": _layer_memory_title(step)}})
+
+
 def layer_memory_figure(run: RunSummary, step: int) -> go.Figure:
     """Bars per layer: bytes of memory held after `step` (1-based); y range fixed to the run's end."""
-    memory = run.memory_bytes[step - 1]
     names = ["KDA board" if k == "kda" else "MLA latent cache" for k in run.kinds]
+    bars = _layer_memory_bars(run, step)
     fig = go.Figure()
-    for kind in ("kda", "mla"):
+    for kind, bar in zip(_MEMORY_KINDS, bars, strict=True):
         idx = [i for i, k in enumerate(run.kinds) if k == kind]
         fig.add_bar(
             x=[i + 1 for i in idx],
-            y=[int(memory[i]) for i in idx],
+            y=bar["y"],
             name=f"{LABELS[kind]} ({'fixed board' if kind == 'kda' else 'grows per token'})",
             marker_color=COLORS[kind],
-            text=[format_bytes(memory[i]) for i in idx],
+            text=bar["text"],
             textposition="outside",
             customdata=[names[i] for i in idx],
             hovertemplate="layer %{x}: %{customdata}<br>%{y:,} bytes<extra></extra>",
@@ -212,7 +235,7 @@ def layer_memory_figure(run: RunSummary, step: int) -> go.Figure:
     top = float(run.memory_bytes.max())
     base_layout(
         fig,
-        title=f"Memory each layer holds after {step} tokens",
+        title=_layer_memory_title(step),
         x_title="layer",
         y_title="bytes held (fp32)",
         height=330,
@@ -222,12 +245,24 @@ def layer_memory_figure(run: RunSummary, step: int) -> go.Figure:
     return fig
 
 
-def memory_over_time_figure(run: RunSummary, step: int) -> go.Figure:
-    """Total bytes in boards vs in caches as tokens arrive, up to `step`; axes fixed to the whole run."""
+def _memory_totals(run: RunSummary) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Step numbers (1-based), bytes in all KDA boards and bytes in all MLA caches after each step."""
     steps = np.arange(1, len(run.memory_bytes) + 1)
     kda = np.array([k == "kda" for k in run.kinds])
-    boards = run.memory_bytes[:, kda].sum(axis=1)
-    cache = run.memory_bytes[:, ~kda].sum(axis=1)
+    return steps, run.memory_bytes[:, kda].sum(axis=1), run.memory_bytes[:, ~kda].sum(axis=1)
+
+
+def memory_over_time_step(base: dict, run: RunSummary, step: int) -> go.Figure:
+    """`memory_over_time_figure` at another step, from that figure's dict (same run)."""
+    steps, boards, cache = _memory_totals(run)
+    lines = {0: {"x": steps[:step], "y": boards[:step]}, 1: {"x": steps[:step], "y": cache[:step]}}
+    return patched_figure(base, lines)
+
+
+def memory_over_time_figure(run: RunSummary, step: int) -> go.Figure:
+    """Total bytes in boards vs in caches as tokens arrive, up to `step`; axes fixed to the whole run."""
+    steps, boards, cache = _memory_totals(run)
+    kda = np.array([k == "kda" for k in run.kinds])
     fig = go.Figure()
     fig.add_scatter(
         x=steps[:step],
@@ -253,10 +288,20 @@ def memory_over_time_figure(run: RunSummary, step: int) -> go.Figure:
     return fig
 
 
+def _attn_res_title(run: RunSummary, step: int) -> str:
+    token = token_label(run.tokens_in[step - 1])
+    return f"Attention Residuals for byte '{token}': where each sub-layer takes its input from"
+
+
+def attn_res_step(base: dict, run: RunSummary, step: int) -> go.Figure:
+    """`attn_res_figure` at another step, from that figure's dict (same run)."""
+    z = np.asarray(run.attn_res[step - 1], dtype=np.float32)  # as style.heatmap stores it
+    return patched_figure(base, {0: {"z": z}}, {"title": {"text": _attn_res_title(run, step)}})
+
+
 def attn_res_figure(run: RunSummary, step: int) -> go.Figure:
     """Heatmap of the AttnRes weights for the token of `step`: sub-layer mixes × depth sources."""
     z = run.attn_res[step - 1]  # (mixes, sources)
-    token = token_label(run.tokens_in[step - 1])
     fig = go.Figure(
         heatmap(
             z,
@@ -271,7 +316,7 @@ def attn_res_figure(run: RunSummary, step: int) -> go.Figure:
     )
     base_layout(
         fig,
-        title=f"Attention Residuals for byte '{token}': where each sub-layer takes its input from",
+        title=_attn_res_title(run, step),
         x_title="source (earlier outputs, summed per block)",
         y_title="mix before …",
         height=560,
@@ -286,10 +331,8 @@ def attn_res_figure(run: RunSummary, step: int) -> go.Figure:
 # ---------------------------------------------------------------------------------------------
 
 
-def expert_grid_figure(
-    num_routed: int, num_shared: int, top_k: int, picked: list[int], title: str
-) -> go.Figure:
-    """Every expert of one MoE layer as a dot: shared (always on), the k picked, the rest asleep."""
+def _expert_dots(num_routed: int, num_shared: int, picked: list[int]) -> list[dict]:
+    """Grid positions and legend names of the asleep, shared and picked experts (in that order)."""
     total = num_routed + num_shared
     cols = int(np.ceil(np.sqrt(total * 2)))
     idx = np.arange(total)
@@ -298,20 +341,37 @@ def expert_grid_figure(
     state[:num_shared] = "shared"
     for e in picked:
         state[num_shared + e] = "picked"
-    fig = go.Figure()
-    styles = {"asleep": ("#ced4da", 6), "shared": (COLORS["dense"], 11), "picked": (COLORS["moe"], 11)}
     names = {
         "asleep": f"asleep ({total - num_shared - len(picked)})",
         "shared": f"shared, always on ({num_shared})",
         "picked": f"routed, picked for this token ({len(picked)} of {num_routed})",
     }
-    for key, (color, size) in styles.items():
-        m = state == key
+    return [{"x": x[state == key], "y": y[state == key], "name": name} for key, name in names.items()]
+
+
+def expert_grid_step(
+    base: dict, num_routed: int, num_shared: int, picked: list[int], title: str
+) -> go.Figure:
+    """`expert_grid_figure` with other experts picked, from that figure's dict (same layer sizes)."""
+    dots = dict(enumerate(_expert_dots(num_routed, num_shared, picked)))
+    return patched_figure(base, dots, {"title": {"text": title}})
+
+
+def expert_grid_figure(
+    num_routed: int, num_shared: int, top_k: int, picked: list[int], title: str
+) -> go.Figure:
+    """Every expert of one MoE layer as a dot: shared (always on), the k picked, the rest asleep."""
+    total = num_routed + num_shared
+    cols = int(np.ceil(np.sqrt(total * 2)))
+    fig = go.Figure()
+    styles = {"asleep": ("#ced4da", 6), "shared": (COLORS["dense"], 11), "picked": (COLORS["moe"], 11)}
+    dots = _expert_dots(num_routed, num_shared, picked)
+    for (color, size), dot in zip(styles.values(), dots, strict=True):
         fig.add_scatter(
-            x=x[m],
-            y=y[m],
+            x=dot["x"],
+            y=dot["y"],
             mode="markers",
-            name=names[key],
+            name=dot["name"],
             marker=dict(color=color, size=size, symbol="square"),
             hoverinfo="skip",
         )

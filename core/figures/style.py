@@ -171,3 +171,22 @@ def format_bytes(n: float) -> str:
             return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
         n /= 1024
     raise AssertionError("unreachable")
+
+
+def patched_figure(
+    base: dict, traces: dict[int, dict] | None = None, layout: dict | None = None
+) -> go.Figure:
+    """A copy of a validated figure dict (`fig.to_dict()`) with some trace and layout properties replaced.
+
+    Building and validating a plotly figure costs tens of milliseconds; a step of a precomputed run
+    changes only a few arrays and labels. So the full figure is built (and validated) once per run,
+    and each step swaps in its own values and wraps the result without validating it again. Layout
+    values that are dicts are merged one level deep (e.g. `{"yaxis": {"tickvals": …}}`).
+    """
+    traces, layout = traces or {}, layout or {}
+    data = [{**trace, **traces.get(i, {})} for i, trace in enumerate(base["data"])]
+    merged = dict(base["layout"])
+    for name, value in layout.items():
+        old = merged.get(name)
+        merged[name] = {**old, **value} if isinstance(value, dict) and isinstance(old, dict) else value
+    return go.Figure({"data": data, "layout": merged}, _validate=False)

@@ -86,3 +86,21 @@ def test_stepping_through_bytes(at):
     for key in ("ex_formula", "ex_code", "ex_n1_reveal", "ex_n2_reveal"):
         at.toggle(key=key).set_value(True).run()
         assert_clean(at, f"toggle {key}")
+
+
+def test_expert_grid_patched_per_byte_matches_a_full_build():
+    """The page validates mini-K3's expert grid once and patches each byte's picks into it (speed);
+    the result must equal the grid built from scratch."""
+    import plotly.io as pio
+
+    from core.figures import k3 as fk
+
+    def spec(fig):
+        return json.loads(pio.to_json(fig, validate=False))
+
+    for routed, shared, top_k in ((32, 1, 4), (16, 2, 2)):
+        base = fk.expert_grid_figure(routed, shared, top_k, [], "who is awake").to_dict()
+        for picked in ([], [0, 5, 7, 15], [3, 1]):
+            title = f"byte 3: {picked}"
+            expected = fk.expert_grid_figure(routed, shared, top_k, picked, title)
+            assert spec(fk.expert_grid_step(base, routed, shared, picked, title)) == spec(expected)

@@ -94,3 +94,32 @@ def test_reader_text_with_emoji_and_toggles(at):
         at.toggle(key=key).set_value(True).run()
         assert_clean(at, f"toggle {key}")
     assert at.latex and at.code
+
+
+def test_stepped_figures_patched_from_the_last_step_match_a_full_build():
+    """The page builds each stepped picture once per run and patches it per byte (speed); what the
+    reader gets must equal the figure built and validated from scratch at that byte."""
+    import plotly.io as pio
+
+    from core.figures import k3 as fk
+    from core.models import mini_k3
+
+    model = mini_k3.load()
+    prompt = list(b"Board and cache.")
+    run = fk.summarise_run(
+        model.run(prompt, new_tokens=3, keep_parts=False), model.kinds, model.cfg.attn_res_block_size, prompt
+    )
+    n = len(run.tokens_in)
+
+    def spec(fig):
+        return json.loads(pio.to_json(fig, validate=False))
+
+    pairs = [
+        (fk.layer_memory_figure, fk.layer_memory_step),
+        (fk.memory_over_time_figure, fk.memory_over_time_step),
+        (fk.attn_res_figure, fk.attn_res_step),
+    ]
+    for build, patch in pairs:
+        base = build(run, n).to_dict()
+        for step in range(1, n + 1):
+            assert spec(patch(base, run, step)) == spec(build(run, step)), (build.__name__, step)

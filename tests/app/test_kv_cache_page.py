@@ -76,3 +76,40 @@ def test_a_curious_reader():
     driver.sweep_sliders(at)
     assert driver.click_steps(at, times=20) == 1
     assert at.session_state["kv_t"] == 20
+
+
+def test_stepped_figures_patched_from_the_last_step_match_a_full_build():
+    """The page builds each stepped picture once per run and patches it per step (speed); what the
+    reader gets must equal the figure built and validated from scratch at that step."""
+    import json
+
+    import plotly.io as pio
+
+    from core.figures import generation as fg
+    from core.models.gpt2 import Sampling, run_generation
+
+    model = load_model()
+    run = run_generation(model, encode(DEFAULT_PROMPT), 6, use_cache=True, sampling=Sampling(temperature=0.0))
+    ids, p, n = run.prompt_ids + run.new_ids, len(run.prompt_ids), len(run.traces)
+    final = run.traces[-1].layers[1]
+    size = final.keys.shape[1]
+
+    def spec(fig):
+        return json.loads(pio.to_json(fig, validate=False))
+
+    heat = fg.cache_heatmaps_figure(final.keys, final.values, 1, size, ids).to_dict()
+    grid = fg.recompute_grid_figure(run.traces, n, p, "grid").to_dict()
+    attention = fg.attention_figure(final.attention, ids, size).to_dict()
+    for t in range(n + 1):
+        rows = run.traces[t - 1].position + 1 if t else 0
+        assert spec(fg.cache_heatmaps_step(heat, final.keys, final.values, 1, rows, ids)) == spec(
+            fg.cache_heatmaps_figure(final.keys, final.values, 1, rows, ids)
+        )
+        assert spec(fg.recompute_grid_step(grid, run.traces, t)) == spec(
+            fg.recompute_grid_figure(run.traces, t, p, "grid")
+        )
+        if t:
+            weights = run.traces[t - 1].layers[1].attention
+            assert spec(fg.attention_step(attention, weights, size)) == spec(
+                fg.attention_figure(weights, ids, size)
+            )
