@@ -65,7 +65,9 @@ def random_windows(data: torch.Tensor, batch_size: int, seq_len: int, gen: torch
 
 def lm_loss(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int = -100) -> torch.Tensor:
     """Mean next-token cross-entropy. logits (B, T, V), targets (B, T)."""
-    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=ignore_index)
+    return F.cross_entropy(
+        logits.reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=ignore_index
+    )
 
 
 @torch.no_grad()
@@ -126,7 +128,9 @@ def print_progress(step: int, loss: float, seconds: float) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("recipe", choices=RECIPES)
     args, rest = parser.parse_known_args(argv)
     importlib.import_module(f"core.recipes.{args.recipe}").main(rest)
