@@ -21,7 +21,9 @@ st.set_page_config(
 lessons = available()
 pages = {
     section: [
-        st.Page(item.file, title=item.label, icon=item.icon, url_path=item.url_path, default=(item.number == 0))
+        st.Page(
+            item.file, title=item.label, icon=item.icon, url_path=item.url_path, default=(item.number == 0)
+        )
         for item in lessons
         if item.section == section
     ]

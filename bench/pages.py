@@ -46,7 +46,9 @@ def bench_page(path: str) -> tuple[float, float, float | None]:
 
 def main(argv: list[str]) -> None:
     lessons = [item for item in available() if not argv or f"{item.number:02d}" in argv]
-    print(f"{'page':34s} {'cold s':>8s} {'warm s':>8s} {'step ms':>8s}  target: warm <= 0.30 s, step <= 150 ms")
+    print(
+        f"{'page':34s} {'cold s':>8s} {'warm s':>8s} {'step ms':>8s}  target: warm <= 0.30 s, step <= 150 ms"
+    )
     for item in lessons:
         cold, warm, step = bench_page(item.file)
         step_text = f"{step * 1000:8.0f}" if step is not None else "       -"
