@@ -5,7 +5,13 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.figures.generation import RunSeries, ms_per_token_figure, recompute_grid_figure, work_figure
+from core.figures.generation import (
+    RunSeries,
+    ms_per_token_figure,
+    recompute_grid_figure,
+    recompute_grid_step,
+    work_figure,
+)
 from core.models.gpt2 import (
     GPT2,
     GenerationRun,
@@ -32,6 +38,9 @@ from ui.lesson import (
 DEFAULT_PROMPT = "One day, Mia went to the "
 
 
+GRID_TITLE = "Which positions the model ran at each step"
+
+
 @st.cache_resource(show_spinner="Loading the tiny GPT-2…")
 def get_model():
     return load_model()
@@ -47,6 +56,13 @@ def precompute(
     )
 
 
+@st.cache_resource(max_entries=32, show_spinner=False)
+def base_grid(settings: tuple, _run: GenerationRun) -> dict:
+    """The recompute grid at the last step, built and validated once per run; steps patch it."""
+    p = len(_run.prompt_ids)
+    return recompute_grid_figure(_run.traces, len(_run.traces), p, GRID_TITLE).to_dict()
+
+
 @st.cache_resource(max_entries=512, show_spinner=False)
 def step_figures(settings: tuple, t: int, _run: GenerationRun) -> dict[str, go.Figure]:
     """The step-t pictures, built once per (settings, step) and shared read-only."""
@@ -54,7 +70,7 @@ def step_figures(settings: tuple, t: int, _run: GenerationRun) -> dict[str, go.F
     p = len(_run.prompt_ids)
     formula_counts = [positions_computed_formula(p, s, use_cache=False) for s in series.steps]
     return {
-        "grid": recompute_grid_figure(_run.traces, t, p, "Which positions the model ran at each step"),
+        "grid": recompute_grid_step(base_grid(settings, _run), _run.traces, t),
         "work": work_figure(series.steps, series.cumulative_work, formula_counts, shown=t),
         "ms": ms_per_token_figure(series.text_lengths, series.wall_ms, shown=t),
     }
