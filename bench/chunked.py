@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
-from core.ops import delta_rule, gated_delta_rule, kda, linear_attention
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a plain script too
+
+from core.ops import delta_rule, gated_delta_rule, kda, linear_attention  # noqa: E402
 
 B, H, K, V = 1, 4, 64, 64
 FULL_LENGTHS = (512, 1024, 2048, 4096, 8192)

@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import torch
 import torch.nn as nn
 
-from core.models.moe import GLUExpert, MoE, MoEConfig
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a plain script too
+
+from core.models.moe import GLUExpert, MoE, MoEConfig  # noqa: E402
 
 
 class DenseStack(nn.Module):
