@@ -17,11 +17,10 @@ from core.models.gpt2 import (
     GenerationRun,
     Sampling,
     Session,
-    load_model,
     positions_computed_formula,
     run_generation,
 )
-from core.tokenizer import decode, prepare_prompt
+from core.tokenizer import decode
 from ui.lesson import (
     code,
     formula,
@@ -29,21 +28,16 @@ from ui.lesson import (
     next_lesson,
     notice,
     problem,
-    prompt_input,
     show_figure,
     step_controls,
     still_missing,
 )
+from ui.tiny_gpt2 import generation_settings, tiny_gpt2, tiny_gpt2_or_stop
 
 DEFAULT_PROMPT = "One day, Mia went to the "
 
 
 GRID_TITLE = "Which positions the model ran at each step"
-
-
-@st.cache_resource(show_spinner="Loading the tiny GPT-2…")
-def get_model():
-    return load_model()
 
 
 @st.cache_data(show_spinner="Generating (recomputing the whole text at every step)…", max_entries=32)
@@ -52,7 +46,7 @@ def precompute(
 ) -> GenerationRun:
     sampling = Sampling(temperature=temperature, top_k=top_k or None, seed=seed)
     return run_generation(
-        get_model(), list(prompt_ids), n_steps, use_cache=False, sampling=sampling, timing_repeats=3
+        tiny_gpt2(), list(prompt_ids), n_steps, use_cache=False, sampling=sampling, timing_repeats=3
     )
 
 
@@ -83,11 +77,7 @@ problem(
     "**the whole text again from the start**, redoing all the work it had just done."
 )
 
-try:
-    model: GPT2 = get_model()
-except FileNotFoundError:
-    st.error("The tiny GPT-2 checkpoint is missing. Train it with `python -m core.train gpt2`.")
-    st.stop()
+model = tiny_gpt2_or_stop()
 cfg = model.config
 
 st.markdown(
@@ -98,34 +88,7 @@ st.markdown(
     f"{cfg.block_size} bytes back: that is its *context window*. When the text fills it, generation simply stops (no sliding)."
 )
 
-text = prompt_input("gpt2_prompt", DEFAULT_PROMPT)
-with st.expander("Generation settings", icon=":material/tune:"):
-    c1, c2, c3, c4 = st.columns(4)
-    n_steps = c1.slider("New bytes to write", 10, 200, 120, 10, key="gpt2_n")
-    temperature = c2.slider(
-        "Temperature",
-        0.0,
-        1.5,
-        0.0,
-        0.1,
-        key="gpt2_temp",
-        help="0 = always take the likeliest byte (greedy). Higher = bolder, more random choices.",
-    )
-    top_k = c3.slider(
-        "Top-k (0 = all 256)",
-        0,
-        64,
-        0,
-        1,
-        key="gpt2_topk",
-        help="Draw only among the k likeliest bytes. Ignored when temperature is 0.",
-    )
-    seed = c4.number_input("Seed", 0, 9999, 0, key="gpt2_seed", help="Same seed → same random draws.")
-
-prompt = prepare_prompt(text, cfg.block_size)
-if prompt.was_cut:
-    st.warning(prompt.note())
-settings = (tuple(prompt.ids), int(n_steps), float(temperature), int(top_k), int(seed))
+settings = generation_settings("gpt2", DEFAULT_PROMPT, cfg.block_size)
 run = precompute(*settings)
 if run.stopped_at_window:
     st.info(

@@ -20,7 +20,6 @@ from core.figures.generation import (
 from core.figures.specs import format_context, speed_vs_context_figure
 from core.figures.style import format_bytes
 from core.models.gpt2 import (
-    GPT2,
     CausalSelfAttention,
     GenerationRun,
     KVCache,
@@ -28,13 +27,12 @@ from core.models.gpt2 import (
     Sampling,
     compare_runs_per_step,
     kv_bytes_per_token,
-    load_model,
     positions_computed_formula,
     run_generation,
 )
 from core.roofline import CARDS, DEFAULT_CARD, predict, slowdown, spill_context, weight_bytes
 from core.specs import SPECS
-from core.tokenizer import decode, prepare_prompt
+from core.tokenizer import decode
 from ui.lesson import (
     code,
     formula,
@@ -42,21 +40,16 @@ from ui.lesson import (
     next_lesson,
     notice,
     problem,
-    prompt_input,
     show_figure,
     step_controls,
     still_missing,
 )
+from ui.tiny_gpt2 import generation_settings, tiny_gpt2, tiny_gpt2_or_stop
 
 DEFAULT_PROMPT = "The cache "
 CONTEXTS = [2**k for k in range(10, 21)]  # 1K … 1M tokens
 GRID_TITLE = "Which positions the model ran at each step (with a cache)"
 PRECISIONS = {"16-bit weights (bf16)": 2.0, "8-bit weights": 1.0, "4-bit weights": 0.5}
-
-
-@st.cache_resource(show_spinner="Loading the tiny GPT-2…")
-def get_model():
-    return load_model()
 
 
 @st.cache_data(show_spinner="Generating with and without the cache…", max_entries=32)
@@ -65,7 +58,7 @@ def precompute(
 ) -> tuple[GenerationRun, RunSeries, list[RunComparison]]:
     """The cached run in full; of the recomputing run only its per-step numbers and the live check."""
     sampling = Sampling(temperature=temperature, top_k=top_k or None, seed=seed)
-    model = get_model()
+    model = tiny_gpt2()
     cached = run_generation(
         model, list(prompt_ids), n_steps, use_cache=True, sampling=sampling, timing_repeats=3
     )
@@ -81,7 +74,7 @@ def run_figures(settings: tuple, _cached: GenerationRun, _plain: RunSeries) -> d
     series = RunSeries(_cached.traces)
     p, n = len(_cached.prompt_ids), len(series.steps)
     formula_plain = [positions_computed_formula(p, s, use_cache=False) for s in series.steps]
-    per_token = kv_bytes_per_token(get_model().config)
+    per_token = kv_bytes_per_token(tiny_gpt2().config)
     return {
         "work": work_figure(
             series.steps, _plain.cumulative_work, formula_plain, series.cumulative_work, shown=n
@@ -141,11 +134,7 @@ problem(
     "byte 3 can only look at bytes 0–3, whatever comes later."
 )
 
-try:
-    model: GPT2 = get_model()
-except FileNotFoundError:
-    st.error("The tiny GPT-2 checkpoint is missing. Train it with `python -m core.train gpt2`.")
-    st.stop()
+model = tiny_gpt2_or_stop()
 cfg = model.config
 per_token = kv_bytes_per_token(cfg)
 
@@ -157,20 +146,7 @@ st.markdown(
     "adds one row of keys and one row of values to every layer."
 )
 
-text = prompt_input("kv_prompt", DEFAULT_PROMPT)
-with st.expander("Generation settings", icon=":material/tune:"):
-    c1, c2, c3, c4 = st.columns(4)
-    n_steps = c1.slider("New bytes to write", 10, 200, 120, 10, key="kv_n")
-    temperature = c2.slider(
-        "Temperature", 0.0, 1.5, 0.0, 0.1, key="kv_temp", help="0 = always the likeliest byte (greedy)."
-    )
-    top_k = c3.slider("Top-k (0 = all 256)", 0, 64, 0, 1, key="kv_topk")
-    seed = c4.number_input("Seed", 0, 9999, 0, key="kv_seed")
-
-prompt = prepare_prompt(text, cfg.block_size)
-if prompt.was_cut:
-    st.warning(prompt.note())
-settings = (tuple(prompt.ids), int(n_steps), float(temperature), int(top_k), int(seed))
+settings = generation_settings("kv", DEFAULT_PROMPT, cfg.block_size)
 cached, plain_series, checks = precompute(*settings)
 if cached.stopped_at_window:
     st.info(
