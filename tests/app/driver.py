@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+import json
 from pathlib import Path
 
+import numpy as np
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 
@@ -99,3 +102,28 @@ def choose_label(widget, label: str):
         f"Labelled{type(widget).__name__}", (type(widget),), {"_widget_state": property(lambda self: state)}
     )
     return widget
+
+
+def chart_spec(at: AppTest, key: str) -> dict:
+    """The plotly figure JSON of the chart drawn with `key`."""
+    for element in at.get("plotly_chart"):
+        if key in element.proto.id:
+            return json.loads(element.proto.spec)
+    raise AssertionError(f"no plotly chart with key {key!r}")
+
+
+def plotly_array(value) -> np.ndarray:
+    """An array from a figure spec: a plain list, or plotly's base64 typed array {dtype, bdata, shape}."""
+    if isinstance(value, dict) and "bdata" in value:
+        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        return data.reshape([int(n) for n in str(shape).split(",")]) if shape else data
+    return np.asarray(value, dtype=float)
+
+
+def metric_value(at: AppTest, label_start: str) -> str:
+    """The value of the first metric whose label starts with `label_start`."""
+    for m in at.metric:
+        if m.label.startswith(label_start):
+            return m.value
+    raise AssertionError(f"no metric starting with {label_start!r}: {[m.label for m in at.metric]}")

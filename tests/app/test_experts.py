@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 
 import numpy as np
@@ -12,34 +11,12 @@ from streamlit.testing.v1 import AppTest
 from core.models.mini_k3 import CHECKPOINT
 from core.tokenizer import encode
 from tests.app.driver import READER_TEXT, ROOT, assert_clean
+from tests.app.driver import chart_spec as _spec
+from tests.app.driver import metric_value as _metric
+from tests.app.driver import plotly_array as _array
 
 PAGE = str(ROOT / "pages" / "09_experts.py")
 pytestmark = pytest.mark.skipif(not CHECKPOINT.exists(), reason="mini-K3 checkpoint not built")
-
-
-def _metric(at: AppTest, label_start: str) -> str:
-    for m in at.metric:
-        if m.label.startswith(label_start):
-            return m.value
-    raise AssertionError(f"no metric starting with {label_start!r}")
-
-
-def _spec(at: AppTest, key: str) -> dict:
-    for chart in at.get("plotly_chart"):
-        if chart.proto.id.endswith(key) or key in chart.proto.id:
-            return json.loads(chart.proto.spec)
-    raise AssertionError(f"no plotly chart with key {key}")
-
-
-def _array(value) -> np.ndarray:
-    """A plotly array from a figure spec: a plain list, or plotly's typed-array form {dtype, bdata, shape}."""
-    if isinstance(value, dict) and "bdata" in value:
-        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-        shape = value.get("shape")
-        if shape:
-            data = data.reshape([int(n) for n in str(shape).split(",")])
-        return data
-    return np.asarray(value, dtype=float)
 
 
 @pytest.fixture(scope="module")

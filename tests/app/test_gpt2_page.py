@@ -2,35 +2,17 @@
 
 from __future__ import annotations
 
-import base64
-import json
-
 import numpy as np
 import pytest
 
 from core.models.gpt2 import positions_computed_formula
 from core.tokenizer import encode
 from tests.app import driver
+from tests.app.driver import chart_spec as chart
+from tests.app.driver import plotly_array as array
 
 PAGE = "pages/01_gpt2.py"
 DEFAULT_PROMPT = "One day, Mia went to the "
-
-
-def chart(at, key: str) -> dict:
-    """The plotly figure JSON of the chart created with `key`."""
-    for element in at.get("plotly_chart"):
-        if key in element.proto.id:
-            return json.loads(element.proto.spec)
-    raise AssertionError(f"no plotly chart with key {key!r}")
-
-
-def array(value) -> np.ndarray:
-    """A plotly array: a plain list, or plotly's base64 typed-array dict."""
-    if isinstance(value, dict) and "bdata" in value:
-        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
-        shape = [int(s) for s in str(value.get("shape", len(data))).split(",")]
-        return data.reshape(shape)
-    return np.asarray(value, dtype=float)
 
 
 def metric(at, label: str) -> str:

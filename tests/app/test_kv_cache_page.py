@@ -10,7 +10,9 @@ from core.roofline import CARDS, DEFAULT_CARD, spill_context
 from core.specs import SPECS
 from core.tokenizer import encode
 from tests.app import driver
-from tests.app.test_gpt2_page import array, chart, metric
+from tests.app.driver import chart_spec as chart
+from tests.app.driver import plotly_array as array
+from tests.app.test_gpt2_page import metric
 
 PAGE = "pages/02_kv_cache.py"
 DEFAULT_PROMPT = "The cache "
