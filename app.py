@@ -6,7 +6,7 @@ Run with `./run.sh` (sets up a venv on first use) or `streamlit run app.py`.
 import streamlit as st
 import torch
 
-from ui.course import SECTIONS, available
+from ui.course import COURSE, SECTIONS, available
 
 # The live models are tiny: one thread avoids thread hand-off costs that dwarf their maths.
 torch.set_num_threads(1)
@@ -22,7 +22,11 @@ lessons = available()
 pages = {
     section: [
         st.Page(
-            item.file, title=item.label, icon=item.icon, url_path=item.url_path, default=(item.number == 0)
+            item.file,
+            title=item.label,
+            icon=item.icon,
+            url_path=item.url_path,
+            default=(item == COURSE.start),
         )
         for item in lessons
         if item.section == section

@@ -2,6 +2,7 @@
 
 Run from the repo root:  python -m bench.chunked [--quick] [--threads N] [--repeats R] [--chunk-size C]
 
+Every rule of the registry (core/mechanisms.py), on the shared inputs of core/ops/inputs.py:
 B = 1, H = 4, K = V = 64, fp32, keys L2-normalised, T in 512 … 8192. Prints the median of a few
 repeats per form and the ratio recurrent / chunked (higher = chunked is faster); also the largest
 difference between the two outputs, so a fast-but-wrong chunked form shows up in the table.
@@ -11,18 +12,16 @@ Prints numbers only — never passes or fails. The CPU may be shared, so expect 
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a plain script too
 
-from core.ops import delta_rule, gated_delta_rule, kda, linear_attention  # noqa: E402
+from core.mechanisms import RULES  # noqa: E402
+from core.ops.forms import max_difference, median_ms, run_form  # noqa: E402
+from core.ops.inputs import random_inputs  # noqa: E402
 
 B, H, K, V = 1, 4, 64, 64
 FULL_LENGTHS = (512, 1024, 2048, 4096, 8192)
@@ -30,47 +29,7 @@ QUICK_LENGTHS = (512, 2048, 4096)
 
 
 def make_inputs(T: int, seed: int = 0) -> dict[str, torch.Tensor]:
-    gen = torch.Generator().manual_seed(seed)
-    q = torch.randn(B, T, H, K, generator=gen)  # (B, T, H, K)
-    k = F.normalize(torch.randn(B, T, H, K, generator=gen), dim=-1)  # (B, T, H, K) unit keys
-    v = torch.randn(B, T, H, V, generator=gen)  # (B, T, H, V)
-    beta = torch.rand(B, T, H, generator=gen)  # (B, T, H)
-    g = -0.1 * torch.rand(B, T, H, generator=gen)  # (B, T, H) log-decay per head
-    gk = -0.1 * torch.rand(B, T, H, K, generator=gen)  # (B, T, H, K) log-decay per channel
-    return {"q": q, "k": k, "v": v, "beta": beta, "g": g, "gk": gk}
-
-
-def rules(x: dict[str, torch.Tensor], chunk_size: int) -> dict[str, tuple[Callable, Callable]]:
-    """name → (recurrent call, chunked call), each returning (o, final_state)."""
-    q, k, v, beta, g, gk = x["q"], x["k"], x["v"], x["beta"], x["g"], x["gk"]
-    return {
-        "linear attention": (
-            lambda: linear_attention.recurrent(q, k, v),
-            lambda: linear_attention.chunk(q, k, v, chunk_size=chunk_size),
-        ),
-        "delta rule": (
-            lambda: delta_rule.recurrent(q, k, v, beta=beta),
-            lambda: delta_rule.chunk(q, k, v, beta=beta, chunk_size=chunk_size),
-        ),
-        "gated delta": (
-            lambda: gated_delta_rule.recurrent(q, k, v, beta=beta, g=g),
-            lambda: gated_delta_rule.chunk(q, k, v, beta=beta, g=g, chunk_size=chunk_size),
-        ),
-        "KDA": (
-            lambda: kda.recurrent(q, k, v, beta=beta, g=gk),
-            lambda: kda.chunk(q, k, v, beta=beta, g=gk, chunk_size=chunk_size),
-        ),
-    }
-
-
-def median_seconds(fn: Callable, repeats: int) -> tuple[float, tuple[torch.Tensor, torch.Tensor]]:
-    result = fn()  # warm-up (allocator, first-call overheads)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
+    return random_inputs(T, dtype=torch.float32, seed=seed, b=B, h=H, k_dim=K, v_dim=V)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -83,10 +42,13 @@ def main(argv: list[str] | None = None) -> None:
         "--repeats", type=int, default=None, help="timed repeats per form (default 5, quick 3)"
     )
     parser.add_argument("--chunk-size", type=int, default=64)
+    parser.add_argument(
+        "--lengths", type=int, nargs="+", default=None, help="sequence lengths T (overrides --quick's)"
+    )
     args = parser.parse_args(argv)
 
     torch.set_num_threads(args.threads)
-    lengths = QUICK_LENGTHS if args.quick else FULL_LENGTHS
+    lengths = args.lengths or (QUICK_LENGTHS if args.quick else FULL_LENGTHS)
     repeats = args.repeats or (3 if args.quick else 5)
     print(
         f"B={B} H={H} K={K} V={V} fp32, chunk_size={args.chunk_size}, threads={torch.get_num_threads()}, "
@@ -96,15 +58,14 @@ def main(argv: list[str] | None = None) -> None:
     print(header)
     print("-" * len(header))
     with torch.inference_mode():
-        for name in ("linear attention", "delta rule", "gated delta", "KDA"):
+        for key, mech in RULES.items():
             for T in lengths:
-                recurrent_fn, chunk_fn = rules(make_inputs(T), args.chunk_size)[name]
-                t_rec, (o_rec, s_rec) = median_seconds(recurrent_fn, repeats)
-                t_chk, (o_chk, s_chk) = median_seconds(chunk_fn, repeats)
-                diff = max((o_rec - o_chk).abs().max().item(), (s_rec - s_chk).abs().max().item())
+                x = make_inputs(T)
+                ms_rec, recurrent = median_ms(lambda x=x, key=key: run_form(key, x), repeats)
+                ms_chk, chunked = median_ms(lambda x=x, key=key: run_form(key, x, args.chunk_size), repeats)
                 print(
-                    f"{name:<17}{T:>6}{1e3 * t_rec:>14.1f}{1e3 * t_chk:>12.1f}"
-                    f"{t_rec / t_chk:>7.1f}x{diff:>12.1e}",
+                    f"{mech.short:<17}{T:>6}{ms_rec:>14.1f}{ms_chk:>12.1f}"
+                    f"{ms_rec / ms_chk:>7.1f}x{max_difference(recurrent, chunked):>12.1e}",
                     flush=True,
                 )
 

@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> None:
     model = GPT2(config).eval()
     print(
         f"tiny GPT-2 shape: {config.n_layer} layers x {config.n_head} heads x d_model {config.d_model}, "
-        f"{model.num_parameters():,} parameters, fp32, {args.threads} CPU thread(s)\n"
+        f"{model.num_params():,} parameters, fp32, {args.threads} CPU thread(s)\n"
         f"note: the shipped checkpoint's window is {shipped.block_size} bytes; this bench uses a same-shape "
         f"UNTRAINED model with a {config.block_size}-position table (speed depends on shape, not weights)\n"
         f"median of {args.repeats} timed single-token steps after 2 warm-ups\n"

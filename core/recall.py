@@ -81,12 +81,6 @@ class RecallVocab:
             raise ValueError(f"'{name}' is not a value: values are whole numbers 0–{self.n_values - 1}")
         return 1 + self.n_keys + int(name)
 
-    def value_of(self, token: int) -> int:
-        """Value token id → the number it stands for."""
-        if not self.n_keys < token < self.size:
-            raise ValueError(f"token id {token} is not a value")
-        return token - 1 - self.n_keys
-
 
 DEFAULT_VOCAB = RecallVocab()
 

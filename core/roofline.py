@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.mechanisms import RULES
 from core.specs import ModelSpec
 
 GiB = 1024**3
@@ -289,7 +290,7 @@ def mechanism_memory_bytes(
         return 0.0
     if mechanism == "attention":
         return context * width.layers * 2 * width.heads * width.head_dim * cache_bytes_per_element
-    if mechanism in ("linear", "delta", "gated_delta", "kda"):
+    if mechanism in RULES:
         return width.layers * width.heads * width.head_dim * width.head_dim * state_bytes_per_element
     raise ValueError(f"unknown mechanism {mechanism!r}")
 
@@ -301,10 +302,9 @@ def mechanism_macs_per_token(mechanism: str, context: int, width: Width) -> floa
     except the key/value projections a cache-less model must redo for every past token):
       no_cache   : K,V for all T past tokens again (2·T·d_model·d) + all T queries' attention (T(T+1)·d)
       attention  : scores against T keys + weighted sum of T values (2·T·d)
-      linear     : write k vᵀ, read Sᵀq (2·d²)
-      delta      : read the old value Sᵀk, write the correction, read Sᵀq (3·d²)
-      gated_delta: + fade the board (4·d²)
-      kda        : + fade it per channel (4·d², the d decay rates cost d more)
+      a fixed-board rule: one d² pass each to write and read, + one to read the old value if it
+      erases (β), + one to fade if it has a gate, + d for per-channel rates
+      (`Mechanism.macs_per_head`: linear 2·d², delta 3·d², gated_delta 4·d², kda 4·d² + d)
     """
     if context < 0:
         raise ValueError("context must be non-negative")
@@ -312,10 +312,7 @@ def mechanism_macs_per_token(mechanism: str, context: int, width: Width) -> floa
     per_head = {
         "no_cache": 2 * t * width.d_model * d + t * (t + 1) * d,
         "attention": 2 * t * d,
-        "linear": 2 * d * d,
-        "delta": 3 * d * d,
-        "gated_delta": 4 * d * d,
-        "kda": 4 * d * d + d,
+        **{key: rule.macs_per_head(d) for key, rule in RULES.items()},
     }
     if mechanism not in per_head:
         raise ValueError(f"unknown mechanism {mechanism!r}")

@@ -19,6 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from core.mechanisms import get as get_rule
+from core.mechanisms import rule_keys
+
 # ---------------------------------------------------------------------------------------------
 # Building blocks: each knows its own parameter count from its fields.
 # ---------------------------------------------------------------------------------------------
@@ -98,14 +101,14 @@ class LatentAttention:
 
 @dataclass(frozen=True)
 class LinearAttention:
-    """A fixed-state token mixer: Kimi Delta Attention ("kda") or Gated DeltaNet ("gdn").
+    """A fixed-state token mixer: Kimi Delta Attention ("kda") or Gated DeltaNet ("gated_delta").
 
     The state is one d_k × d_v matrix per value head; q/k heads are repeated to match
     value heads when there are fewer of them (Qwen3-Next: 16 qk heads, 32 v heads).
     A short causal convolution (kernel `conv_kernel`) runs over q, k and v.
     """
 
-    kind: Literal["kda", "gdn"]
+    kind: Literal["kda", "gated_delta"]  # keys of core/mechanisms.py
     qk_heads: int
     v_heads: int
     head_k_dim: int
@@ -151,7 +154,7 @@ class LinearAttention:
             n += self.head_v_dim  # o_norm
             n += self.value_dim * hidden  # o_proj
             return n
-        if self.kind == "gdn":
+        if self.kind == "gated_delta":
             n = hidden * (2 * self.key_dim + 2 * self.value_dim)  # in_proj_qkvz
             n += hidden * 2 * self.v_heads  # in_proj_ba (beta, decay)
             n += conv
@@ -244,9 +247,13 @@ def hybrid_layer_kinds(
     return kinds
 
 
-def full_attention_layers(kinds: list[str], linear_kinds: tuple[str, ...] = ("kda", "gdn")) -> list[int]:
-    """1-based ids of the layers that are not linear — the form configs publish (`full_attn_layers`)."""
-    return [i + 1 for i, kind in enumerate(kinds) if kind not in linear_kinds]
+def full_attention_layers(kinds: list[str], linear_kinds: tuple[str, ...] | None = None) -> list[int]:
+    """1-based ids of the layers that are not linear — the form configs publish (`full_attn_layers`).
+
+    Linear layers are those whose kind is a fixed-board rule of the registry, unless `linear_kinds` says otherwise.
+    """
+    linear = rule_keys() if linear_kinds is None else linear_kinds
+    return [i + 1 for i, kind in enumerate(kinds) if kind not in linear]
 
 
 # Published layer lists, as they appear in the released configs (1-based).
@@ -522,9 +529,9 @@ QWEN3_NEXT = ModelSpec(
     attention=SoftmaxAttention(heads=16, kv_heads=2, head_dim=256, output_gate=True, qk_norm=True),
     mlp=DenseMLP(intermediate=5120),  # class default; unused, every layer is MoE
     linear=LinearAttention(
-        kind="gdn", qk_heads=16, v_heads=32, head_k_dim=128, head_v_dim=128, conv_kernel=4
+        kind="gated_delta", qk_heads=16, v_heads=32, head_k_dim=128, head_v_dim=128, conv_kernel=4
     ),
-    kinds=tuple(hybrid_layer_kinds(48, 4, False, linear_kind="gdn", full_kind="gqa")),
+    kinds=tuple(hybrid_layer_kinds(48, 4, False, linear_kind="gated_delta", full_kind="gqa")),
     moe=MixtureOfExperts(
         experts=512,
         top_k=10,
@@ -633,81 +640,48 @@ def gpt2s_in(spec: ModelSpec, unit: ModelSpec = GPT2) -> float:
 
 
 @dataclass(frozen=True)
-class Mechanism:
+class Stage:
     """One stage of the story: how a layer keeps what it has read."""
 
     key: str
     label: str
     verb: str  # what it does to memory when a token arrives
     update: str  # the state rule, in words
-    lesson: int
+    lesson: str  # slug of the lesson (ui/course.py)
     grows: bool  # True: memory grows with context; False: fixed-size board
     year: int
     source: str
 
 
-MECHANISMS: dict[str, Mechanism] = {
-    m.key: m
-    for m in (
-        Mechanism(
+def _rule_stage(key: str) -> Stage:
+    m = get_rule(key)
+    return Stage(key, m.label, m.verb, f"{m.update}: {m.update_words}", m.lesson, False, m.year, m.source)
+
+
+# The two stages before the fixed-size board, then every rule of the registry (core/mechanisms.py).
+MECHANISMS: dict[str, Stage] = {
+    s.key: s
+    for s in (
+        Stage(
             "no_cache",
             "GPT-2, no cache",
             "recompute",
             "keeps nothing; re-reads the whole text every step",
-            1,
+            "gpt2",
             False,
             2019,
             "Radford et al. 2019; nanoGPT model.py",
         ),
-        Mechanism(
+        Stage(
             "attention",
             "KV cache",
             "keep everything",
             "appends one key and one value per token",
-            2,
+            "kv_cache",
             True,
             2019,
             "standard decoding; DeepSeek-V3 / Llama-3 configs",
         ),
-        Mechanism(
-            "linear",
-            "Linear attention",
-            "add",
-            "S ← S + k vᵀ",
-            3,
-            False,
-            2020,
-            "Katharopoulos et al. 2020; fla ops/linear_attn",
-        ),
-        Mechanism(
-            "delta",
-            "DeltaNet",
-            "rewrite",
-            "S ← S − β k (kᵀS − vᵀ): erase the old value, write the new",
-            5,
-            False,
-            2024,
-            "Yang et al. 2024, arXiv 2406.06484",
-        ),
-        Mechanism(
-            "gated_delta",
-            "Gated DeltaNet",
-            "forget",
-            "S ← α S, then rewrite: one fade rate per head",
-            7,
-            False,
-            2024,
-            "Yang, Kautz, Hatamizadeh, arXiv 2412.06464",
-        ),
-        Mechanism(
-            "kda",
-            "Kimi Delta Attention",
-            "forget per channel",
-            "S ← diag(α) S, then rewrite: one fade rate per key channel",
-            7,
-            False,
-            2025,
-            "Kimi Linear, arXiv 2510.26692",
-        ),
+        *(_rule_stage(key) for key in rule_keys()),
     )
 }

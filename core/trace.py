@@ -1,6 +1,7 @@
 """The records a model emits per generated token — the only thing pages draw.
 
-`model.step(token)` returns a `Trace`; `core/figures` turns traces into pictures.
+`model.step(token, cache)` returns a `Trace` (every live model does: see the model protocol,
+core/models/protocol.py); `core/figures` turns traces into pictures.
 Arrays are numpy float32 copies, so a trace can be cached, pickled and kept in
 session state without holding on to torch tensors.
 """
@@ -52,3 +53,8 @@ class Trace:
     @property
     def memory_bytes(self) -> int:
         return self.cache_bytes + self.state_bytes
+
+
+def as_array(x) -> np.ndarray:
+    """A float32 numpy copy of a torch tensor (detached): safe to keep in a trace or a cache."""
+    return x.detach().float().numpy().copy()

@@ -1,13 +1,13 @@
-"""Lesson 0 · Map — the whole progression in one table and one chart."""
+"""The map — the whole progression in one table and one chart."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from core.figures.specs import format_context, format_params, memory_per_token_figure
-from core.figures.style import format_bytes
+from core.figures.specs import memory_per_token_figure
 from core.specs import SPECS, ModelSpec, gpt2s_in, hybrid_layer_kinds
-from ui.course import available
+from core.units import format_bytes, format_context, format_params
+from ui.course import COURSE, Lesson, lesson
 from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, show_figure, still_missing
 
 CONTEXTS = [1024, 8192, 131072, 1048576]
@@ -15,63 +15,59 @@ CONTEXTS = [1024, 8192, 131072, 1048576]
 CONTEXT_LABELS = {format_context(t): t for t in CONTEXTS}
 PRECISIONS = {"16-bit (bf16)": 2, "8-bit (fp8)": 1}
 
-# The story, one row per lesson: (lesson, stage, what it fixed, what it left)
-STORY = [
-    (
-        1,
+# The story, one row per lesson slug: (stage, what it fixed, what it left); numbers come from ui/course.py
+STORY = {
+    "gpt2": (
         "GPT-2, plain (2019)",
         "Predicts the next piece of text with 12 stacked blocks.",
         "Every new token re-reads the whole text from the start.",
     ),
-    (
-        2,
+    "kv_cache": (
         "KV cache",
         "Keeps each token's key and value, so nothing is recomputed.",
         "The cache grows with every token; reading it back becomes the bottleneck.",
     ),
-    (
-        3,
+    "linear_attention": (
         "Linear attention",
         "Folds everything into one board of fixed size: memory stops growing.",
         "Writing over the same board is coarser than looking everything up.",
     ),
-    (
-        4,
+    "collisions": (
         "Collisions",
         "Shows why: with more pairs than board dimensions, writes pile on each other.",
         "A full board blurs old and new until neither reads back.",
     ),
-    (
-        5,
+    "deltanet": (
         "DeltaNet",
         "Erases the old value under a key before writing the new one.",
         "Each rewrite depends on the last, so the steps queue up one by one.",
     ),
-    (
-        6,
+    "chunks": (
         "Chunks",
         "Cuts the text into chunks: all at once inside, hand-over only at the edges.",
         "The board still cannot drop a whole topic at once.",
     ),
-    (
-        7,
+    "forgetting": (
         "Forgetting",
         "Gated DeltaNet fades the board; KDA picks a fade rate per channel.",
         "A fixed board, however well kept, cannot hold every detail exactly.",
     ),
-    (
-        8,
+    "kimi_k3": (
         "Kimi K3",
         "Three fixed boards to one full-attention layer, plus a look back over depth.",
         "The full-attention layers' cache still grows, a quarter as fast.",
     ),
-    (
-        9,
+    "experts": (
         "Experts",
         "898 experts, 18 awake per token: a giant that reads a sliver per token.",
         "All 2.8T weights must still be stored somewhere.",
     ),
-]
+}
+# lessons beyond the story that the map still links to, with a word on what they hold
+MORE = {
+    "your_gpu": "measure it on your own card",
+    "what_changed": "every stage side by side",
+}
 
 
 @st.cache_data(show_spinner=False)
@@ -101,10 +97,18 @@ def memory_chart(bytes_per_element: float):
     return memory_per_token_figure(list(SPECS.values()), bytes_per_element)
 
 
-def lesson_link(number: int, label: str) -> None:
+def story_rows() -> list[tuple[Lesson, tuple[str, str, str]]]:
+    """The story's rows in course order (an unknown slug in STORY fails loudly)."""
+    unknown = set(STORY) - {item.slug for item in COURSE.lessons}
+    if unknown:
+        raise ValueError(f"STORY names lessons that are not in the course: {sorted(unknown)}")
+    return [(item, STORY[item.slug]) for item in COURSE.lessons if item.slug in STORY]
+
+
+def lesson_link(slug: str, label: str) -> None:
     """A link into the course; plain text when the page runs outside the router (tests)."""
-    item = next((i for i in available() if i.number == number), None)
-    if item is None:
+    item = lesson(slug)
+    if not item.exists:
         st.markdown(f"- {label} *(page coming)*")
         return
     try:
@@ -125,7 +129,7 @@ def headline(gpt2: ModelSpec, k3: ModelSpec) -> None:
     )
 
 
-lesson_header(0)
+lesson_header("map")
 gpt2, k3 = SPECS["gpt2"], SPECS["kimi_k3"]
 headline(gpt2, k3)
 
@@ -146,17 +150,17 @@ st.subheader("The whole progression")
 # a static table: its cells wrap, so every sentence can be read without scrolling sideways
 st.table(
     [
-        {"lesson": n, "stage": stage, "what it fixed": fixed, "what it left": left}
-        for n, stage, fixed, left in STORY
+        {"lesson": item.number, "stage": stage, "what it fixed": fixed, "what it left": left}
+        for item, (stage, fixed, left) in story_rows()
     ],
     hide_index=True,
     border="horizontal",
 )
 with st.expander("Go to a lesson", expanded=False, icon=":material/list:"):
-    for number, stage, _, _ in STORY:
-        lesson_link(number, f"{number} · {stage}")
-    lesson_link(10, "10 · Your GPU — measure it on your own card")
-    lesson_link(11, "11 · What changed — every stage side by side")
+    for item, (stage, _, _) in story_rows():
+        lesson_link(item.slug, f"{item.number} · {stage}")
+    for slug, what in MORE.items():
+        lesson_link(slug, f"{lesson(slug).label} — {what}")
 
 st.subheader("Memory per token, stage by stage")
 st.markdown(
@@ -232,4 +236,4 @@ still_missing(
     "This page is the map, not the territory. To see *why* each row exists, start where the story starts: "
     "a plain GPT-2 that re-reads its whole text for every new token."
 )
-next_lesson(0)
+next_lesson("map")

@@ -1,25 +1,24 @@
-"""Lesson 1 · GPT-2, plain: every new byte re-reads the whole text."""
+"""GPT-2, plain: every new byte re-reads the whole text."""
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from core.figures.generation import (
-    RunSeries,
     ms_per_token_figure,
     recompute_grid_figure,
     recompute_grid_step,
     work_figure,
 )
-from core.models.gpt2 import (
-    GPT2,
+from core.generation import (
     GenerationRun,
+    RunSeries,
     Sampling,
     Session,
     positions_computed_formula,
     run_generation,
 )
+from core.models.gpt2 import GPT2
 from core.tokenizer import decode
 from ui.lesson import (
     code,
@@ -32,6 +31,7 @@ from ui.lesson import (
     step_controls,
     still_missing,
 )
+from ui.stepped import Stepped, stepped_figures
 from ui.tiny_gpt2 import generation_settings, tiny_gpt2, tiny_gpt2_or_stop
 
 DEFAULT_PROMPT = "One day, Mia went to the "
@@ -50,27 +50,27 @@ def precompute(
     )
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
-def base_grid(settings: tuple, _run: GenerationRun) -> dict:
-    """The recompute grid at the last step, built and validated once per run; steps patch it."""
-    p = len(_run.prompt_ids)
-    return recompute_grid_figure(_run.traces, len(_run.traces), p, GRID_TITLE).to_dict()
-
-
-@st.cache_resource(max_entries=512, show_spinner=False)
-def step_figures(settings: tuple, t: int, _run: GenerationRun) -> dict[str, go.Figure]:
-    """The step-t pictures, built once per (settings, step) and shared read-only."""
-    series = RunSeries(_run.traces)
-    p = len(_run.prompt_ids)
+def step_figures(settings: tuple, t: int, run: GenerationRun, series: RunSeries) -> dict:
+    """The step-t pictures: the grid built once per run and patched per step, the charts per step."""
+    p, n = len(run.prompt_ids), len(run.traces)
     formula_counts = [positions_computed_formula(p, s, use_cache=False) for s in series.steps]
-    return {
-        "grid": recompute_grid_step(base_grid(settings, _run), _run.traces, t),
-        "work": work_figure(series.steps, series.cumulative_work, formula_counts, shown=t),
-        "ms": ms_per_token_figure(series.text_lengths, series.wall_ms, shown=t),
-    }
+    grid = Stepped(
+        base=lambda: recompute_grid_figure(run.traces, n, p, GRID_TITLE),
+        patch=lambda base, t: recompute_grid_step(base, run.traces, t),
+    )
+    return stepped_figures(
+        "gpt2",
+        settings,
+        t,
+        {
+            "grid": grid,
+            "work": lambda t: work_figure(series.steps, series.cumulative_work, formula_counts, shown=t),
+            "ms": lambda t: ms_per_token_figure(series.text_lengths, series.wall_ms, shown=t),
+        },
+    )
 
 
-lesson_header(1)
+lesson_header("gpt2")
 problem(
     "A language model writes one piece of text at a time: it reads everything so far and guesses "
     "what comes next. GPT-2 (2019) did exactly that — and when it wrote the next piece, it read "
@@ -82,7 +82,7 @@ cfg = model.config
 
 st.markdown(
     f"Below is a real GPT-2-shaped model, shrunk to fit a laptop: {cfg.n_layer} blocks instead of 12, "
-    f"{model.num_parameters():,} numbers (*parameters*) instead of 124 million. It reads **bytes** — one "
+    f"{model.num_params():,} numbers (*parameters*) instead of 124 million. It reads **bytes** — one "
     "letter of plain English is one byte, a Japanese character three, an emoji four — and was trained for a "
     f"few minutes on a small made-up corpus, so expect English-ish words, not wisdom. It can look at most "
     f"{cfg.block_size} bytes back: that is its *context window*. When the text fills it, generation simply stops (no sliding)."
@@ -131,7 +131,7 @@ m4.metric(
     delta_color="normal" if expected == counted else "inverse",
 )
 
-figures = step_figures(settings, t, run)
+figures = step_figures(settings, t, run, series)
 show_figure(figures["grid"], key="gpt2_grid")
 st.caption(
     "Each row is one step, each column one byte of the text. Dark cells are bytes read for the first time; "
@@ -180,4 +180,4 @@ still_missing(
     "Old bytes are computed again and again although their numbers never change. Keeping them — "
     "their **keys and values** — would make every step cost one byte's work. That is the KV cache."
 )
-next_lesson(1)
+next_lesson("gpt2")

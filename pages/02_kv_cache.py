@@ -1,12 +1,10 @@
-"""Lesson 2 · KV cache: keep what you computed — and watch the memory grow."""
+"""KV cache: keep what you computed — and watch the memory grow."""
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from core.figures.generation import (
-    RunSeries,
     attention_figure,
     attention_step,
     cache_bytes_figure,
@@ -17,22 +15,22 @@ from core.figures.generation import (
     recompute_grid_step,
     work_figure,
 )
-from core.figures.specs import format_context, speed_vs_context_figure
-from core.figures.style import format_bytes
-from core.models.gpt2 import (
-    CausalSelfAttention,
+from core.figures.specs import speed_vs_context_figure
+from core.generation import (
     GenerationRun,
-    KVCache,
     RunComparison,
+    RunSeries,
     Sampling,
     compare_runs_per_step,
-    kv_bytes_per_token,
     positions_computed_formula,
     run_generation,
 )
+from core.models.gpt2 import CausalSelfAttention, KVCache
 from core.roofline import CARDS, DEFAULT_CARD, predict, slowdown, spill_context, weight_bytes
 from core.specs import SPECS
 from core.tokenizer import decode
+from core.units import format_bytes, format_context
+from ui.course import lesson_ref
 from ui.lesson import (
     code,
     formula,
@@ -44,6 +42,7 @@ from ui.lesson import (
     step_controls,
     still_missing,
 )
+from ui.stepped import Stepped, built_once, stepped_figures
 from ui.tiny_gpt2 import generation_settings, tiny_gpt2, tiny_gpt2_or_stop
 
 DEFAULT_PROMPT = "The cache "
@@ -68,66 +67,67 @@ def precompute(
     return cached, RunSeries(plain.traces), compare_runs_per_step(cached, plain)
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
-def run_figures(settings: tuple, _cached: GenerationRun, _plain: RunSeries) -> dict[str, go.Figure]:
+def run_figures(settings: tuple, cached: GenerationRun, plain: RunSeries) -> dict:
     """Whole-run charts (work, time, bytes), built once per settings and shared read-only."""
-    series = RunSeries(_cached.traces)
-    p, n = len(_cached.prompt_ids), len(series.steps)
-    formula_plain = [positions_computed_formula(p, s, use_cache=False) for s in series.steps]
-    per_token = kv_bytes_per_token(tiny_gpt2().config)
-    return {
-        "work": work_figure(
-            series.steps, _plain.cumulative_work, formula_plain, series.cumulative_work, shown=n
+
+    def build() -> dict:
+        series = RunSeries(cached.traces)
+        p, n = len(cached.prompt_ids), len(series.steps)
+        formula_plain = [positions_computed_formula(p, s, use_cache=False) for s in series.steps]
+        per_token = tiny_gpt2().cache_bytes_per_token()
+        return {
+            "work": work_figure(
+                series.steps, plain.cumulative_work, formula_plain, series.cumulative_work, shown=n
+            ),
+            "ms": ms_per_token_figure(series.text_lengths, plain.wall_ms, series.wall_ms, shown=n),
+            "bytes": cache_bytes_figure(series.text_lengths, series.cache_bytes, n, per_token),
+        }
+
+    return built_once("kv_run", settings, build)
+
+
+def step_figures(settings: tuple, t: int, layer: int, head: int, cached: GenerationRun) -> dict:
+    """The step-t pictures, each built once per (settings, layer, head) at the last step and patched
+    per step (see ui/stepped.py), so a warm rerun or a Back click only re-sends them."""
+    n = len(cached.traces)
+    final = cached.traces[-1].layers[layer]
+    all_ids = cached.prompt_ids + cached.new_ids
+    p, max_rows = len(cached.prompt_ids), final.keys.shape[1]
+
+    def heatmaps(base: dict, t: int):
+        rows = cached.traces[t - 1].position + 1 if t else 0  # cache rows after step t: one per byte read
+        return cache_heatmaps_step(base, final.keys, final.values, head, rows, all_ids)
+
+    parts = {
+        "heatmaps": Stepped(
+            base=lambda: cache_heatmaps_figure(final.keys, final.values, head, max_rows, all_ids),
+            patch=heatmaps,
         ),
-        "ms": ms_per_token_figure(series.text_lengths, _plain.wall_ms, series.wall_ms, shown=n),
-        "bytes": cache_bytes_figure(series.text_lengths, series.cache_bytes, n, per_token),
-    }
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def base_step_figures(settings: tuple, layer: int, head: int, _cached: GenerationRun) -> dict[str, dict]:
-    """The stepped pictures at the last step, built and validated once per (settings, layer, head);
-    each step only swaps in its own arrays (see `step_figures`)."""
-    n = len(_cached.traces)
-    final = _cached.traces[-1].layers[layer]
-    all_ids = _cached.prompt_ids + _cached.new_ids
-    p = len(_cached.prompt_ids)
-    return {
-        "heatmaps": cache_heatmaps_figure(
-            final.keys, final.values, head, final.keys.shape[1], all_ids
-        ).to_dict(),
-        "grid": recompute_grid_figure(_cached.traces, n, p, GRID_TITLE).to_dict(),
-        "attention": attention_figure(final.attention, all_ids, final.keys.shape[1]).to_dict(),
-    }
-
-
-@st.cache_resource(max_entries=512, show_spinner=False)
-def step_figures(
-    settings: tuple, t: int, layer: int, head: int, _cached: GenerationRun
-) -> dict[str, go.Figure]:
-    """The step-t pictures, patched from `base_step_figures` once per (settings, step, layer, head)
-    and shared read-only, so a warm rerun or a Back click only re-sends them."""
-    base = base_step_figures(settings, layer, head, _cached)
-    rows = _cached.traces[t - 1].position + 1 if t else 0  # cache rows after step t: one per byte read
-    final = _cached.traces[-1].layers[layer]
-    all_ids = _cached.prompt_ids + _cached.new_ids
-    figures = {
-        "heatmaps": cache_heatmaps_step(base["heatmaps"], final.keys, final.values, head, rows, all_ids),
-        "grid": recompute_grid_step(base["grid"], _cached.traces, t),
+        "grid": Stepped(
+            base=lambda: recompute_grid_figure(cached.traces, n, p, GRID_TITLE),
+            patch=lambda base, t: recompute_grid_step(base, cached.traces, t),
+            base_key=settings,
+        ),
     }
     if t:
-        figures["attention"] = attention_step(
-            base["attention"], _cached.traces[t - 1].layers[layer].attention, final.keys.shape[1]
+        parts["attention"] = Stepped(
+            base=lambda: attention_figure(final.attention, all_ids, max_rows),
+            patch=lambda base, t: attention_step(
+                base, cached.traces[t - 1].layers[layer].attention, max_rows
+            ),
         )
-    return figures
+    return stepped_figures("kv", (settings, layer, head), t, parts)
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
-def speed_figure(spec_key: str, card_key: str, weight_bytes_per_param: float) -> go.Figure:
-    return speed_vs_context_figure(SPECS[spec_key], CARDS[card_key], CONTEXTS, weight_bytes_per_param)
+def speed_figure(spec_key: str, card_key: str, weight_bytes_per_param: float):
+    return built_once(
+        "kv_speed",
+        (spec_key, card_key, weight_bytes_per_param),
+        lambda: speed_vs_context_figure(SPECS[spec_key], CARDS[card_key], CONTEXTS, weight_bytes_per_param),
+    )
 
 
-lesson_header(2)
+lesson_header("kv_cache")
 problem(
     "Plain GPT-2 re-read the whole text for every new byte, so each step got slower and the total work "
     "grew with the *square* of the length. Yet the numbers it recomputed for the old bytes never changed: "
@@ -136,7 +136,7 @@ problem(
 
 model = tiny_gpt2_or_stop()
 cfg = model.config
-per_token = kv_bytes_per_token(cfg)
+per_token = model.cache_bytes_per_token()
 
 st.markdown(
     "Inside every layer, each byte becomes three vectors: a **query** (what am I looking for?), a **key** "
@@ -217,7 +217,7 @@ with right:
     show_figure(figures["ms"], key="kv_ms")
 show_figure(figures["grid"], key="kv_grid")
 st.caption(
-    "Compare with lesson 1's triangle: after the prompt, one dark cell per row — nothing is recomputed."
+    f"Compare with {lesson_ref('gpt2')}'s triangle: after the prompt, one dark cell per row — nothing is recomputed."
 )
 
 st.subheader("The price: memory that grows")
@@ -328,4 +328,4 @@ still_missing(
     "The cache trades computing for remembering: it grows by a row per token, forever, and every token must "
     "read all of it. Could a model remember in a space of **fixed** size, however long the text?"
 )
-next_lesson(2)
+next_lesson("kv_cache")

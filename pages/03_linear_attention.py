@@ -1,14 +1,15 @@
-"""Lesson 3 · Linear attention: one board of fixed size, written over and over."""
+"""Linear attention: one board of fixed size, written over and over."""
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
 from core import board as bd
 from core.figures import board as fb
-from core.figures.style import format_bytes
+from core.figures import board_charts as fbc
 from core.ops import linear_attention
+from core.units import format_bytes
+from ui.course import lesson_ref
 from ui.lesson import (
     code,
     formula,
@@ -35,7 +36,7 @@ def stream(n: int, d: int, keys: str, rule: str) -> bd.BoardRun:
     return bd.write_stream(bd.word_stream(n), rule, d=d, keys=keys)
 
 
-lesson_header(3)
+lesson_header("linear_attention")
 problem(
     "The KV cache made each new token cheap to compute, but it keeps **every** past key and value: "
     "memory grows with every token, and each step has to read all of it back. A long chat becomes "
@@ -62,27 +63,9 @@ c1, c2 = st.columns([2, 1])
 T_small = c1.slider("tokens T", 2, 8, 4, key="la_T", help="How many tokens the small example has.")
 seed = c2.number_input("random numbers (seed)", 0, 999, 0, key="la_seed")
 rg = regrouping(T_small, int(seed))
-zmax = fb.color_limit(rg.scores, rg.left, rg.board, rg.right)
-show_figure(
-    fb.matrices_figure(
-        [
-            ("Q Kᵀ  (T × T scores)", rg.scores, "token (key)", "token (query)"),
-            ("(Q Kᵀ) V", rg.left, "value dimension", "token (query)"),
-        ],
-        zmax,
-    ),
-    key="la_left",
-)
-show_figure(
-    fb.matrices_figure(
-        [
-            ("Kᵀ V  (3 × 3: the board)", rg.board, "value dimension", "key dimension"),
-            ("Q (Kᵀ V)", rg.right, "value dimension", "token (query)"),
-        ],
-        zmax,
-    ),
-    key="la_right",
-)
+left_route, right_route = fb.regrouping_figures(rg.scores, rg.left, rg.board, rg.right)
+show_figure(left_route, key="la_left")
+show_figure(right_route, key="la_right")
 m1, m2, m3 = st.columns(3)
 m1.metric("largest difference between the two results", f"{rg.max_difference:.1e}")
 m2.metric("multiply-adds, (QKᵀ)V", f"{rg.left_ops:,}", help="T·T·d_k for the scores + T·T·d_v to mix values")
@@ -128,9 +111,7 @@ def board_stepper(run: bd.BoardRun, d: int) -> None:
         )
     else:
         k_name, v_name = run.pairs[t - 1]
-        out = run.outputs[t - 1]
-        idx = int(bd.nearest(out, run.values))
-        best = run.value_names[idx] if idx >= 0 else "two values equally"
+        best = run.nearest_name(run.outputs[t - 1]) or "two values equally"
         show_figure(
             fb.board_figure(
                 run.board(t),
@@ -164,14 +145,11 @@ st.markdown(
     f"Scale it up to one real head (key and value size {REAL_HEAD}, fp32). The cache adds a key "
     "and a value for every token; the board is one fixed matrix."
 )
-Ts = np.unique(np.geomspace(1, 131_072, 60).astype(int))
-cache_bytes, board_bytes = (
-    np.array(x) for x in zip(*(bd.memory_bytes(T, REAL_HEAD, REAL_HEAD) for T in Ts), strict=True)
-)
+Ts, cache_bytes, board_bytes = bd.memory_curve(131_072, REAL_HEAD, REAL_HEAD)
 show_figure(
-    fb.memory_figure(Ts, cache_bytes, board_bytes, title="one head: bytes held vs tokens"), key="la_memory"
+    fbc.memory_figure(Ts, cache_bytes, board_bytes, title="one head: bytes held vs tokens"), key="la_memory"
 )
-cross = int(np.ceil(REAL_HEAD * REAL_HEAD / (2 * REAL_HEAD)))
+cross = bd.break_even_tokens(REAL_HEAD, REAL_HEAD)
 st.caption(
     f"The cache passes the board after {cross} tokens and at 128K tokens holds "
     f"{format_bytes(bd.memory_bytes(131_072, REAL_HEAD, REAL_HEAD)[0])} against "
@@ -195,7 +173,6 @@ show_figure(
         },
         rec_lin.names,
         value_names=run.value_names,
-        zmax=max(1.0, fb.color_limit(rec_lin.readback)),
     ),
     key="la_price",
 )
@@ -208,7 +185,7 @@ st.caption(
 notice(
     "With orthogonal keys and at most d pairs, how many keys will the board get wrong?",
     "None: orthogonal keys use separate rows, so nothing leaks. Set keys to *orthogonal* and pairs ≤ d "
-    "to check — then push the pairs past d and watch the first mistakes appear (lesson 4).",
+    f"to check — then push the pairs past d and watch the first mistakes appear ({lesson_ref('collisions')}).",
     key="la_q1",
 )
 notice(
@@ -228,4 +205,4 @@ still_missing(
     "The board has a fixed number of rows. Keep adding pairs and they start to land on top of each "
     "other: a full board blurs. How many pairs fit, and what does a collision look like?"
 )
-next_lesson(3)
+next_lesson("linear_attention")

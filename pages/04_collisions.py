@@ -1,4 +1,4 @@
-"""Lesson 4 · Collisions: more pairs than board rows, and the readback blurs."""
+"""Collisions: more pairs than board rows, and the readback blurs."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import streamlit as st
 
 from core import board as bd
 from core.figures import board as fb
+from core.figures import board_charts as fbc
 from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, show_figure, still_missing
 from ui.recall_panel import render_trained_recall
 
@@ -22,7 +23,7 @@ def stream(n: int, d: int, keys: str, rule: str) -> bd.BoardRun:
 
 @st.cache_data(show_spinner="Writing boards of every size …")
 def curves(d: int) -> tuple[list[int], dict[str, np.ndarray]]:
-    ns = sorted({int(x) for x in np.linspace(1, 4 * d, 17)})
+    ns = bd.pair_counts(d, 17)
     out = {
         "linear/random": bd.recall_curve("linear", d, ns, SEEDS, keys="random"),
         "linear/orthogonal": bd.recall_curve("linear", d, ns, SEEDS, keys="orthogonal"),
@@ -41,9 +42,8 @@ def blur_view(n: int, d: int, keys: str) -> tuple[float, float, go.Figure]:
             "what went in (the value of each key)": run.values[rec.target],
             f"what comes back ({rec.accuracy:.0%} right)": rec.readback,
         },
-        [f"{name} {'✓' if ok else '✗'}" for name, ok in zip(rec.names, rec.correct, strict=True)],
+        rec.checked_names(),
         value_names=run.value_names,
-        zmax=max(1.0, fb.color_limit(rec.readback)),
     )
     return rec.accuracy, float(rec.error.mean()), fig
 
@@ -52,7 +52,7 @@ def blur_view(n: int, d: int, keys: str) -> tuple[float, float, go.Figure]:
 def curves_view(d: int) -> tuple[list[int], dict[str, np.ndarray], go.Figure]:
     """The recall-vs-pairs curves and their figure, built once per board size."""
     ns, acc = curves(d)
-    fig = fb.recall_curves_figure(
+    fig = fbc.recall_curves_figure(
         ns,
         {
             "linear attention, orthogonal keys": (acc["linear/orthogonal"], "linear", "solid"),
@@ -65,7 +65,7 @@ def curves_view(d: int) -> tuple[list[int], dict[str, np.ndarray], go.Figure]:
     return ns, acc, fig
 
 
-lesson_header(4)
+lesson_header("collisions")
 problem(
     "Linear attention keeps one board of fixed size, so memory no longer grows. But every pair is "
     "*added* onto the same few rows. Sooner or later two pairs have to share rows — and then "
@@ -108,9 +108,9 @@ st.markdown(
 )
 ns, acc, curves_fig = curves_view(d)
 show_figure(curves_fig, key="co_curves")
-full = [x for x, a in zip(ns, acc["linear/orthogonal"], strict=True) if a >= 0.999]
 st.caption(
-    f"With orthogonal keys the board recalls everything up to n = {max(full) if full else 0} pairs, then falls; "
+    f"With orthogonal keys the board recalls everything up to n = {bd.last_full_recall(ns, acc['linear/orthogonal'])} "
+    "pairs, then falls; "
     f"random keys start losing earlier. At n = {ns[-1]} the board recalls "
     f"{acc['linear/random'][-1]:.0%} (random keys); softmax attention, which keeps all {ns[-1]} pairs in "
     f"its cache, recalls {acc['softmax/random'][-1]:.0%}."
@@ -144,4 +144,4 @@ still_missing(
     "Linear attention only ever *adds*. Write the same key twice and the two values blend; nothing on "
     "the board is ever cleaned up. What if a write could first erase what the key held?"
 )
-next_lesson(4)
+next_lesson("collisions")

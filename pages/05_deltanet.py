@@ -1,4 +1,4 @@
-"""Lesson 5 · DeltaNet: erase what the key held, then write the new value."""
+"""DeltaNet: erase what the key held, then write the new value."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import streamlit as st
 
 from core import board as bd
 from core.figures import board as fb
+from core.figures import board_charts as fbc
 from core.ops import delta_rule
+from ui.course import lesson_ref
 from ui.lesson import (
     code,
     formula,
@@ -41,7 +43,7 @@ def lesson4_run(n: int, d: int, keys: str, rule: str, beta: float) -> bd.BoardRu
 
 @st.cache_data(show_spinner="Writing boards of every size …")
 def curves(d: int, keys: str, beta: float) -> tuple[list[int], np.ndarray, np.ndarray]:
-    ns = sorted({int(x) for x in np.linspace(1, 4 * d, 13)})
+    ns = bd.pair_counts(d, 13)
     return (
         ns,
         bd.recall_curve("linear", d, ns, SEEDS, keys=keys),
@@ -49,7 +51,7 @@ def curves(d: int, keys: str, beta: float) -> tuple[list[int], np.ndarray, np.nd
     )
 
 
-lesson_header(5)
+lesson_header("deltanet")
 problem(
     "Linear attention only adds. Write *apple → red* and later *apple → green*, and reading apple "
     "returns a mix of both. A full board blurs, and nothing on it is ever cleaned up."
@@ -102,7 +104,7 @@ def parts_stepper(run: bd.BoardRun) -> None:
             ),
             key="dn_parts",
         )
-        erased = float(np.abs(run.erase[i]).sum())
+        erased = run.erased(t)
         st.caption(
             "Old board − erase (β × what the key held) + write (β × the new value) = new board "
             "(one colour scale for all four panels and for every step). "
@@ -120,33 +122,29 @@ parts_stepper(run)
 st.subheader("The rewritten key")
 lin = rewrite_run(n, d, keys, "linear", 1.0)
 rec_d, rec_l = run.recall(), lin.recall()
-apple = rec_l.names.index("apple")
 show_figure(
     fb.compare_readbacks_figure(
         {
             f"linear attention: {rec_l.accuracy:.0%} recalled": rec_l.readback,
             f"DeltaNet (β = {beta:.2f}): {rec_d.accuracy:.0%} recalled": rec_d.readback,
         },
-        [f"{name} {'✓' if ok else '✗'}" for name, ok in zip(rec_d.names, rec_d.correct, strict=True)],
+        rec_d.checked_names(),
         value_names=run.value_names,
-        zmax=max(1.0, fb.color_limit(rec_l.readback, rec_d.readback)),
     ),
     key="dn_rewrite",
 )
 
-
-green = run.values[run.value_names.index(run.pairs[-1][1])]  # value vectors: project onto them
-red = run.values[run.value_names.index(run.pairs[0][1])]
+red, green = run.pairs[0][1], run.pairs[-1][1]  # apple's first and its rewritten value
 st.caption(
-    f"Reading **apple** after the whole stream (how much of each value comes back): linear attention returns red {num(rec_l.readback[apple] @ red)} "
-    f"and {run.pairs[-1][1]} {num(rec_l.readback[apple] @ green)} — a blend; DeltaNet returns red "
-    f"{num(rec_d.readback[apple] @ red)} and {run.pairs[-1][1]} {num(rec_d.readback[apple] @ green)}. "
+    f"Reading **apple** after the whole stream (how much of each value comes back): linear attention returns red "
+    f"{num(lin.value_share('apple', red))} and {green} {num(lin.value_share('apple', green))} — a blend; "
+    f"DeltaNet returns red {num(run.value_share('apple', red))} and {green} {num(run.value_share('apple', green))}. "
     "(✓/✗ on the rows are DeltaNet's.)"
 )
 
-st.header("2 · The stream of lesson 4, both rules")
+st.header(f"2 · The stream of {lesson_ref('collisions')}, both rules")
 st.markdown(
-    "Now n different pairs, no key repeated — the collisions of lesson 4. Erasing first helps when a "
+    f"Now n different pairs, no key repeated — the collisions of {lesson_ref('collisions')}. Erasing first helps when a "
     "key comes back; with only new keys, the erase removes whatever an overlapping key left there, "
     "so it can also wipe older pairs."
 )
@@ -163,13 +161,12 @@ show_figure(
         },
         r_d.names,
         value_names=run_d.value_names,
-        zmax=max(1.0, fb.color_limit(r_l.readback, r_d.readback)),
     ),
     key="dn_side",
 )
 ns, acc_l, acc_d = curves(d, keys, float(beta))
 show_figure(
-    fb.recall_curves_figure(
+    fbc.recall_curves_figure(
         ns,
         {
             "linear attention": (acc_l, "linear", "solid"),
@@ -215,4 +212,4 @@ still_missing(
     "waits for token 3 … a GPU that could do thousands of things at once stands in line. Can the "
     "erase-then-write be done in parallel?"
 )
-next_lesson(5)
+next_lesson("deltanet")

@@ -1,4 +1,4 @@
-"""Lesson 6 · Chunks: cut the text into chunks, work inside each at once, hand the board over at the edges."""
+"""Chunks: cut the text into chunks, work inside each at once, hand the board over at the edges."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import plotly.graph_objects as go
 import streamlit as st
 import torch
 
-from core import board as bd
 from core.figures import chunks as fc
-from core.figures.style import LABELS
-from core.ops import delta_rule
+from core.figures.style import label_of
+from core.mechanisms import rule_keys
+from core.ops import delta_rule, forms
 from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, show_figure, still_missing
 
 CHUNK_SIZES = (1, 2, 4, 8, 16, 32, 64)
@@ -18,8 +18,8 @@ DTYPES = {"fp32": torch.float32, "fp64": torch.float64}
 
 
 @st.cache_data(show_spinner=False)
-def check(rule: str, T: int, d: int, C: int, dtype: str) -> bd.ChunkCheck:
-    return bd.chunk_check(rule, T, d, C, dtype=DTYPES[dtype])
+def check(rule: str, T: int, d: int, C: int, dtype: str) -> forms.ChunkCheck:
+    return forms.chunk_check(rule, T, d, C, dtype=DTYPES[dtype])
 
 
 @st.cache_resource(show_spinner=False, max_entries=512)
@@ -31,10 +31,10 @@ def timeline_view(T: int, C: int) -> go.Figure:
 @st.cache_resource(show_spinner=False, max_entries=128)
 def waits_view(T: int) -> go.Figure:
     """Hand-overs per form for T tokens, built once per T."""
-    return fc.waits_figure(T, [c for c in CHUNK_SIZES if c > 1])
+    return fc.waits_figure(forms.waits_per_form(T, [c for c in CHUNK_SIZES if c > 1]), T)
 
 
-lesson_header(6)
+lesson_header("chunks")
 problem(
     "DeltaNet's erase-then-write fixed the blurring, but each write needs the board the previous "
     "write left behind. Token 100 waits for token 99, which waits for token 98 … A GPU can do "
@@ -52,7 +52,7 @@ c1, c2 = st.columns(2)
 T = c1.slider("tokens T", 8, 64, 32, key="ch_T")
 C = c2.select_slider("chunk size C", options=CHUNK_SIZES, value=8, key="ch_C")
 show_figure(timeline_view(T, C), key="ch_timeline")
-steps, waits = bd.waits_in_line(T, C)
+steps, waits = forms.waits_in_line(T, C)
 m1, m2 = st.columns(2)
 m1.metric("waits in line, step by step", f"{steps}")
 m2.metric(f"waits in line, chunks of {C}", f"{waits}", delta=f"{waits - steps}", delta_color="inverse")
@@ -69,7 +69,7 @@ st.markdown(
     "through both forms from `core/ops`: the step-by-step recurrence and the chunked algorithm."
 )
 c1, c2, c3, c4 = st.columns(4)
-rule = c1.selectbox("rule", bd.RULES, index=1, format_func=LABELS.get, key="ch_rule")
+rule = c1.selectbox("rule", rule_keys(), index=1, format_func=label_of, key="ch_rule")
 T_check = c2.slider("tokens", 1, 200, 100, key="ch_T_check")
 C_check = c3.select_slider("chunk size", options=CHUNK_SIZES, value=16, key="ch_C_check")
 dtype = c4.radio("precision", list(DTYPES), key="ch_dtype", horizontal=True)
@@ -78,16 +78,15 @@ try:
 except Exception as err:  # shown, not raised: the page keeps working
     st.error(f"The check could not run: {err}")
 else:
-    tol = 1e-5 if dtype == "fp32" else 1e-10
+    tol = result.tolerance
     m1, m2 = st.columns(2)
     m1.metric("largest output difference", f"{result.max_output_difference:.1e}")
     m2.metric("largest board difference", f"{result.max_state_difference:.1e}")
-    same = max(result.max_output_difference, result.max_state_difference) <= tol
-    (st.success if same else st.error)(
-        f"{LABELS[rule]}, {T_check} tokens (2 heads, key and value size 16), chunks of {C_check}, {dtype}: "
+    (st.success if result.agrees else st.error)(
+        f"{label_of(rule)}, {T_check} tokens (2 heads, key and value size 16), chunks of {C_check}, {dtype}: "
         + (
             f"chunked equals step-by-step to within {tol:g} — the rest is float rounding."
-            if same
+            if result.agrees
             else f"the two forms differ by more than {tol:g}."
         )
     )
@@ -99,7 +98,7 @@ st.markdown(
     "step-by-step form makes T small updates in a row; the chunked form fewer, bigger ones."
 )
 c1, c2, c3 = st.columns(3)
-rule_speed = c1.selectbox("rule", bd.RULES, index=1, format_func=LABELS.get, key="ch_speed_rule")
+rule_speed = c1.selectbox("rule", rule_keys(), index=1, format_func=label_of, key="ch_speed_rule")
 T_speed = c2.select_slider("tokens", options=(64, 128, 256, 512), value=128, key="ch_speed_T")
 repeats = c3.slider("repeats", 1, 5, 3, key="ch_repeats")
 results = st.session_state.setdefault("ch_results", {})
@@ -108,7 +107,7 @@ if st.button("Measure", key="ch_measure", icon=":material/timer:", type="primary
     bar = st.progress(0.0, text="warming up …")
     timings = []
     total = len(SPEED_CHUNKS) + 1
-    for i, timing in enumerate(bd.time_forms(rule_speed, T_speed, 32, SPEED_CHUNKS, repeats=repeats)):
+    for i, timing in enumerate(forms.time_forms(rule_speed, T_speed, 32, SPEED_CHUNKS, repeats=repeats)):
         timings.append(timing)
         bar.progress((i + 1) / total, text=f"{timing.label}: {timing.ms:.1f} ms")
     bar.empty()
@@ -120,15 +119,14 @@ if setting in results:
             [x.label for x in timings],
             [x.ms for x in timings],
             [x.hand_overs for x in timings],
-            title=f"{LABELS[rule_speed]}, {T_speed} tokens, key/value size 32, 2 heads",
+            title=f"{label_of(rule_speed)}, {T_speed} tokens, key/value size 32, 2 heads",
         ),
         key="ch_speed",
     )
-    base = timings[0].ms
-    best = min(timings[1:], key=lambda x: x.ms)
+    base, best, ratio = forms.speedup(timings)
     st.caption(
-        f"Measured here: step by step {base:.1f} ms; fastest chunked form {best.label} at {best.ms:.1f} ms "
-        f"({base / best.ms:.1f}× faster). Numbers vary with the machine and with whatever else it is doing."
+        f"Measured here: step by step {base.ms:.1f} ms; fastest chunked form {best.label} at {best.ms:.1f} ms "
+        f"({ratio:.1f}× faster). Numbers vary with the machine and with whatever else it is doing."
     )
 else:
     st.caption("Press **Measure** to time the forms (a few seconds).")
@@ -143,7 +141,7 @@ notice(
 notice(
     "Does the chunk size change what the model outputs?",
     "No — only the order of the arithmetic. The live check above shows the difference is rounding "
-    "(about 1e-7 in fp32, 1e-15 in fp64).",
+    "(around 1e-6 in fp32, 1e-15 in fp64).",
     key="ch_q2",
 )
 formula(
@@ -161,4 +159,4 @@ still_missing(
     "when the conversation moves to a new topic, the old topic stays on the board until each of its "
     "keys happens to be overwritten. It cannot forget in bulk."
 )
-next_lesson(6)
+next_lesson("chunks")

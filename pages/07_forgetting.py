@@ -1,14 +1,15 @@
-"""Lesson 7 · Forgetting: fade the board — one rate (Gated DeltaNet) or one per channel (KDA)."""
+"""Forgetting: fade the board — one rate (Gated DeltaNet) or one per channel (KDA)."""
 
 from __future__ import annotations
 
-import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
 from core import board as bd
 from core.figures import board as fb
+from core.figures import board_charts as fbc
 from core.ops import kda
+from ui.course import lesson_ref
 from ui.lesson import (
     code,
     formula,
@@ -27,19 +28,26 @@ WHEN = {"switch": "only at the topic switch", "every": "at every token"}
 RULES = ("delta", "gated_delta", "kda")
 
 
+def fades(
+    ts: bd.TopicSwitch, when: str, alpha: float, alpha_topic: float, alpha_fact: float
+) -> dict[str, bd.Fade | None]:
+    """Each rule's fade for these settings: none, one rate, or the fact's and the topics' rates."""
+    at = (ts.switch,) if when == "switch" else None
+    return {
+        "delta": None,
+        "gated_delta": bd.Fade(rate=alpha, at=at),
+        "kda": bd.Fade(channels=ts.channel_rates(fact=alpha_fact, topic=alpha_topic), at=at),
+    }
+
+
 @st.cache_data(show_spinner=False)
 def runs(
     n_a: int, n_b: int, when: str, alpha: float, alpha_topic: float, alpha_fact: float, keys: str
 ) -> tuple[bd.TopicSwitch, dict[str, bd.BoardRun]]:
     ts = bd.topic_switch(D, KEEP, n_a, n_b)
-    at = (ts.switch,) if when == "switch" else None
-    fades = {
-        "delta": None,
-        "gated_delta": bd.Fade(rate=alpha, at=at),
-        "kda": bd.Fade(channels=(alpha_fact,) * KEEP + (alpha_topic,) * (D - KEEP), at=at),
-    }
+    fade = fades(ts, when, alpha, alpha_topic, alpha_fact)
     out = {
-        rule: bd.write_stream(ts.pairs, rule, d=D, d_v=D_V, keys=keys, groups=ts.groups, fade=fades[rule])
+        rule: bd.write_stream(ts.pairs, rule, d=D, d_v=D_V, keys=keys, groups=ts.groups, fade=fade[rule])
         for rule in RULES
     }
     return ts, out
@@ -51,32 +59,29 @@ Settings = tuple[int, int, str, float, float, float, str]  # runs()'s arguments,
 @st.cache_resource(show_spinner=False, max_entries=256)
 def overview(settings: Settings) -> dict:
     """Every picture and number outside the stepper, built once per setting (reruns reuse them)."""
-    n_a, n_b, when, alpha, alpha_topic, alpha_fact, _ = settings
+    _, _, when, alpha, alpha_topic, alpha_fact, _ = settings
     ts, rr = runs(*settings)
-    rates = fb.channel_rates_figure(
-        {
-            "gated_delta": np.full(D, alpha),
-            "kda": np.array([alpha_fact] * KEEP + [alpha_topic] * (D - KEEP)),
-        },
+    fade = fades(ts, when, alpha, alpha_topic, alpha_fact)
+    rates = fbc.channel_rates_figure(
+        {rule: fade[rule].alphas(D) for rule in ("gated_delta", "kda")},
         KEEP,
         title="fade rate per key channel" + (" at the switch token" if when == "switch" else " per token"),
     )
     fill_g, fill_k = bd.channel_fill(rr["gated_delta"]), bd.channel_fill(rr["kda"])
     zmax = fb.color_limit(fill_g, fill_k, bd.channel_fill(rr["delta"]))
-    fill_gated = fb.channel_fill_figure(
+    fill_gated = fbc.channel_fill_figure(
         fill_g, zmax, ts.switch, title="Gated DeltaNet: one rate fades every channel"
     )
-    fill_kda = fb.channel_fill_figure(
+    fill_kda = fbc.channel_fill_figure(
         fill_k, zmax, ts.switch, title="KDA: the fact's channels keep, topic channels fade"
     )
     groups = {"the fact (name)": ts.fact, "topic A (old)": ts.topic_a, "topic B (new)": ts.topic_b}
-    strengths: dict[str, list[float]] = {}
-    for rule, run in rr.items():
-        rec = run.recall()
-        s = dict(zip(rec.names, rec.strength, strict=True))
-        strengths[rule] = [float(np.mean([s[k] for k in names])) for names in groups.values()]
-    err = {rule: float(np.mean(run.recall().error[-n_b:])) for rule, run in rr.items()}
-    strength = fb.strength_figure(
+    recalls = {rule: run.recall() for rule, run in rr.items()}
+    strengths = {
+        rule: [rec.mean_strength(names) for names in groups.values()] for rule, rec in recalls.items()
+    }
+    err = {rule: rec.mean_error(ts.topic_b) for rule, rec in recalls.items()}
+    strength = fbc.strength_figure(
         list(groups), strengths, title="how much of each value the key still returns"
     )
     return {
@@ -107,7 +112,7 @@ def boards_at(settings: Settings, t: int) -> go.Figure:
     )
 
 
-lesson_header(7)
+lesson_header("forgetting")
 problem(
     "DeltaNet fixes entries one key at a time. When the conversation changes topic completely, "
     "everything about the old topic stays on the board until each of its keys happens to be "
@@ -158,7 +163,7 @@ def boards_stepper(ts: bd.TopicSwitch, settings: Settings, when: str) -> None:
         st.markdown("Press **Step** to write the first pair into all three boards.")
     else:
         k_name, v_name = ts.pairs[t - 1]
-        topic = "the fact" if k_name in ts.fact else ("topic A" if k_name in ts.topic_a else "topic B")
+        topic = ts.topic_of(k_name)
         st.markdown(
             f"Token {t}: **{k_name} → {v_name}** ({topic})"
             + (
@@ -189,7 +194,8 @@ st.caption(
 
 trained_recall_pointer(
     ("delta", "gated_delta", "kda"),
-    "Does learned forgetting help recall? Only when training finds it — read the honest note in lesson 4.",
+    f"Does learned forgetting help recall? Only when training finds it — read the honest note in "
+    f"{lesson_ref('collisions')}.",
 )
 
 notice(
@@ -219,4 +225,4 @@ still_missing(
     "however long ago they were written. Kimi K3 keeps three such boards for every full-attention "
     "layer that still remembers everything."
 )
-next_lesson(7)
+next_lesson("forgetting")

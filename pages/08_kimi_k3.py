@@ -1,15 +1,17 @@
-"""Lesson 8 · Kimi K3: three boards to one full-attention layer, and a look back over depth."""
+"""Kimi K3: three boards to one full-attention layer, and a look back over depth."""
 
 from __future__ import annotations
 
 import streamlit as st
 
+from core import k3
 from core.figures import k3 as fk
-from core.figures.style import format_bytes
 from core.models import mini_k3
 from core.ops.attn_res import BlockResidualStream, attn_res
 from core.specs import SPECS, attn_res_block_starts
 from core.tokenizer import decode, prepare_prompt, token_label
+from core.units import format_bytes
+from ui.course import lesson_ref
 from ui.lesson import (
     code,
     formula,
@@ -22,6 +24,8 @@ from ui.lesson import (
     step_controls,
     still_missing,
 )
+from ui.mini_k3 import live_run, mini_k3_or_none
+from ui.stepped import Stepped, built_once, stepped_figures
 
 K3 = SPECS["kimi_k3"]
 MAX_PROMPT = 40  # bytes of the reader's text that mini-K3 reads (then it writes NEW_TOKENS more)
@@ -29,48 +33,30 @@ NEW_TOKENS = 16
 CONTEXTS = (131_072, 1_048_576)  # 128K and 1M tokens
 
 
-@st.cache_resource(show_spinner="Loading mini-K3 …")
-def model() -> mini_k3.MiniK3:
-    return mini_k3.load()
-
-
-@st.cache_data(show_spinner="mini-K3 is reading your text, one byte at a time …", max_entries=16)
-def live_run(ids: tuple[int, ...]) -> fk.RunSummary:
-    m = model()
-    traces = m.run(list(ids), new_tokens=NEW_TOKENS, keep_parts=False)
-    return fk.summarise_run(traces, m.kinds, m.cfg.attn_res_block_size, list(ids))
-
-
-@st.cache_resource(show_spinner=False)
 def k3_figures() -> dict:
     """The pictures of the real K3 (fixed by its config): built once per process, shared read-only."""
-    rows = fk.memory_at_contexts(K3, list(CONTEXTS))
-    return {"map": fk.k3_layer_map(K3), "memory": fk.memory_at_context_figure(K3, rows)}
+    rows = k3.memory_at_contexts(K3, list(CONTEXTS))
+    return built_once(
+        "k3_real", None, lambda: {"map": fk.k3_layer_map(K3), "memory": fk.memory_at_context_figure(K3, rows)}
+    )
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
-def run_base_figures(ids: tuple[int, ...], _run: fk.RunSummary) -> dict[str, dict]:
-    """The stepped pictures of one run at its last step, built and validated once per text."""
-    last = len(_run.tokens_in)
-    return {
-        "layers": fk.layer_memory_figure(_run, last).to_dict(),
-        "time": fk.memory_over_time_figure(_run, last).to_dict(),
-        "attn_res": fk.attn_res_figure(_run, last).to_dict(),
+def step_figures(ids: tuple[int, ...], shown: int, run: k3.RunSummary) -> dict:
+    """The pictures after byte `shown`: built once per text at its last byte, patched per byte."""
+    last = len(run.tokens_in)
+    pairs = {
+        "layers": (fk.layer_memory_figure, fk.layer_memory_step),
+        "time": (fk.memory_over_time_figure, fk.memory_over_time_step),
+        "attn_res": (fk.attn_res_figure, fk.attn_res_step),
     }
-
-
-@st.cache_resource(max_entries=512, show_spinner=False)
-def step_figures(ids: tuple[int, ...], shown: int, _run: fk.RunSummary) -> dict:
-    """The pictures after byte `shown`, patched from `run_base_figures` and shared read-only."""
-    base = run_base_figures(ids, _run)
-    return {
-        "layers": fk.layer_memory_step(base["layers"], _run, shown),
-        "time": fk.memory_over_time_step(base["time"], _run, shown),
-        "attn_res": fk.attn_res_step(base["attn_res"], _run, shown),
+    parts = {
+        name: Stepped(base=lambda b=build: b(run, last), patch=lambda base, t, p=patch: p(base, run, t))
+        for name, (build, patch) in pairs.items()
     }
+    return stepped_figures("k3", ids, shown, parts)
 
 
-lesson_header(8)
+lesson_header("kimi_k3")
 problem(
     "A board of fixed size, even one that forgets channel by channel, cannot hold everything: "
     "an exact detail from far back may have faded or been overwritten. Full attention never "
@@ -80,7 +66,7 @@ problem(
 
 st.markdown(
     "Kimi K3 (July 2026) does not pick one kind of memory; it **stacks both**. Three layers in "
-    "every four use **Kimi Delta Attention** (KDA: the fixed board from lesson 7 that forgets per "
+    f"every four use **Kimi Delta Attention** (KDA: the fixed board from {lesson_ref('forgetting')} that forgets per "
     "channel). The fourth uses full attention in its compressed form, **MLA** (*multi-head latent "
     "attention*: instead of full keys and values it caches one short summary vector per token and "
     "expands it when needed). Whatever slips off the boards can still be found in the "
@@ -104,8 +90,8 @@ st.caption(
 
 # -- 2. Memory per conversation -------------------------------------------------------------
 st.subheader("What one long conversation costs")
-rows = fk.memory_at_contexts(K3, list(CONTEXTS))
-twin = fk.full_attention_twin(K3)
+rows = k3.memory_at_contexts(K3, list(CONTEXTS))
+twin = k3.full_attention_twin(K3)
 c = st.columns(3)
 c[0].metric("cache per token, K3", format_bytes(K3.kv_cache_bytes_per_token()))
 c[1].metric("cache per token, all 93 layers MLA", format_bytes(twin.kv_cache_bytes_per_token()))
@@ -137,11 +123,7 @@ st.markdown(
 
 # -- 4. mini-K3 live --------------------------------------------------------------------------
 st.subheader("mini-K3, live")
-try:
-    net = model()
-except FileNotFoundError as err:
-    st.error(f"The mini-K3 checkpoint is missing: {err}")
-    net = None
+net = mini_k3_or_none()
 
 if net is not None:
     cfg = net.cfg
@@ -150,7 +132,7 @@ if net is not None:
         f"A byte-level miniature built by the same rule: **{cfg.num_layers} layers** `{schedule}` "
         f"(K = KDA, A = latent attention: every {cfg.full_attn_every}th layer and the last), Block "
         f"AttnRes with {cfg.attn_res_block_size} layers per block, a dense first layer and experts "
-        f"after it — {net.total_params():,} parameters, trained on the course corpus "
+        f"after it — {net.num_params():,} parameters, trained on the course corpus "
         "(see assets/mini_k3/MODEL_CARD.md). It reads your text, then keeps writing "
         f"{NEW_TOKENS} bytes of its own."
     )
@@ -158,7 +140,7 @@ if net is not None:
     prompt = prepare_prompt(text, MAX_PROMPT)
     if prompt.was_cut:
         st.info(prompt.note())
-    run = live_run(tuple(prompt.ids))
+    run = live_run(tuple(prompt.ids), NEW_TOKENS)
     total = len(run.tokens_in)
     t = step_controls("k3_step", total, unit="byte")
     shown = t if t > 0 else total
@@ -207,7 +189,7 @@ if net is not None:
     ]
     st.markdown(
         f"Experts this byte woke ({cfg.top_k} of {cfg.num_experts} per layer, plus "
-        f"{cfg.num_shared_experts} shared; lesson 9): " + " · ".join(picks)
+        f"{cfg.num_shared_experts} shared; {lesson_ref('experts')}): " + " · ".join(picks)
     )
 
 if net is not None:
@@ -216,9 +198,9 @@ if net is not None:
         "Step through a few bytes. Which bars in the per-layer memory chart move, and which never do?",
         f"Only layers {mla_layers} — the latent-attention layers — grow, by "
         f"({net.cfg.kv_latent_dim} + {net.cfg.shared_key_dim}) numbers × 4 bytes = "
-        f"{fk.mini_cache_bytes_per_token(net.cfg)} bytes per byte read. The KDA boards stay at "
+        f"{net.cfg.latent_bytes_per_token()} bytes per byte read. The KDA boards stay at "
         f"{net.cfg.kda_heads} heads × {net.cfg.kda_head_dim} × {net.cfg.kda_head_dim} × 4 bytes = "
-        f"{format_bytes(fk.mini_board_bytes(net.cfg))} each from the first byte to the last.",
+        f"{format_bytes(net.cfg.board_bytes())} each from the first byte to the last.",
         key="k3_n1",
     )
 notice(
@@ -226,7 +208,7 @@ notice(
     f"be before its {K3.num_full_attention_layers} growing caches outweigh the {K3.num_linear_layers} fixed boards?",
     f"The boards (with their short-convolution buffers) take {format_bytes(K3.state_bytes())}; the cache grows "
     f"{format_bytes(K3.kv_cache_bytes_per_token())} per token: they are equal near "
-    f"{fk.crossover_tokens(K3):,.0f} tokens. Beyond that the cache dominates — but it grows "
+    f"{k3.crossover_tokens(K3):,.0f} tokens. Beyond that the cache dominates — but it grows "
     f"{twin.kv_cache_bytes_per_token() / K3.kv_cache_bytes_per_token():.1f}× slower than if every layer were MLA.",
     key="k3_n2",
 )
@@ -260,4 +242,4 @@ still_missing(
     "every token. K3 has 2.8 trillion parameters; reading them all per token would be hopeless. "
     "Next: experts — most of the model sleeps for any given token."
 )
-next_lesson(8)
+next_lesson("kimi_k3")

@@ -1,16 +1,16 @@
-"""Lesson 9 · Experts: 898 experts, 18 awake per token."""
+"""Experts: 898 experts, 18 awake per token."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from core.figures import k3 as fk
-from core.figures.specs import format_params
-from core.figures.style import format_bytes
-from core.models import mini_k3
+from core.k3 import bytes_per_token_rows
 from core.models.moe import MoE, route
 from core.specs import SPECS
 from core.tokenizer import prepare_prompt, token_label
+from core.units import format_bytes, format_params
+from ui.course import lesson_ref
 from ui.lesson import (
     code,
     formula,
@@ -23,66 +23,72 @@ from ui.lesson import (
     step_controls,
     still_missing,
 )
+from ui.mini_k3 import mini_k3_or_none, routing
+from ui.stepped import Stepped, built_once, stepped_figures
 
 K3 = SPECS["kimi_k3"]
 MAX_TEXT = 64  # bytes of the reader's text the router is shown on
 
 
-@st.cache_resource(show_spinner="Loading mini-K3 …")
-def model() -> mini_k3.MiniK3:
-    return mini_k3.load()
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def routing(ids: tuple[int, ...]) -> list[mini_k3.TextRouting]:
-    return mini_k3.route_text(model(), list(ids))
-
-
-@st.cache_resource(show_spinner=False)
 def k3_grid_figure():
     """One K3 MoE layer (fixed by the config): built once per process, shared read-only."""
     moe = K3.moe
-    return fk.expert_grid_figure(
-        moe.experts,
-        moe.shared,
-        moe.top_k,
-        [],
+    title = (
         f"One K3 MoE layer: {moe.shared} shared experts always on; for each token the router "
-        f"wakes {moe.top_k} of the {moe.experts} grey ones",
+        f"wakes {moe.top_k} of the {moe.experts} grey ones"
+    )
+    return built_once(
+        "ex_k3_grid", None, lambda: fk.expert_grid_figure(moe.experts, moe.shared, moe.top_k, [], title)
     )
 
 
-@st.cache_resource(show_spinner=False)
 def totals_figures(rows: tuple[tuple[str, float, float], ...]) -> dict:
     """Stored-vs-used parameters and bytes per token: fixed numbers, built once per process."""
-    return {
-        "params": fk.params_figure(list(rows)),
-        "bytes": fk.bytes_per_token_figure(
-            fk.bytes_per_token_rows(K3), "Weights read to produce one token (bf16)"
-        ),
-    }
+    return built_once(
+        "ex_totals",
+        rows,
+        lambda: {
+            "params": fk.params_figure(list(rows)),
+            "bytes": fk.bytes_per_token_figure(
+                bytes_per_token_rows(K3), "Weights read to produce one token (bf16)"
+            ),
+        },
+    )
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
-def layer_figures(ids: tuple[int, ...], layer: int, zmax: float, top_k: int, _table) -> dict:
+def layer_figures(ids: tuple[int, ...], layer: int, zmax: float, top_k: int, table) -> dict:
     """Router heatmap and expert load of one layer for one text, shared read-only."""
-    return {
-        "router": fk.router_heatmap_figure(_table.weights, list(ids), layer, zmax),
-        "load": fk.expert_load_figure(_table.load, top_k, layer),
-    }
+    return built_once(
+        "ex_layer",
+        (ids, layer, zmax, top_k),
+        lambda: {
+            "router": fk.router_heatmap_figure(table.weights, list(ids), layer, zmax),
+            "load": fk.expert_load_figure(table.load, top_k, layer),
+        },
+    )
 
 
-@st.cache_resource(show_spinner=False)
-def mini_grid_base(num_routed: int, num_shared: int, top_k: int) -> dict:
-    """mini-K3's expert grid, built and validated once; each byte patches in its own picks and title
-    (built with a title, so the top margin is that of a titled chart)."""
-    return fk.expert_grid_figure(num_routed, num_shared, top_k, [], "who is awake").to_dict()
+def mini_grid(cfg, ids: tuple[int, ...], layer: int, shown: int, table) -> dict:
+    """mini-K3's expert grid at byte `shown`: validated once per model (built with a title, so the
+    top margin is that of a titled chart); each byte patches in its own picks and title."""
+    sizes = (cfg.num_experts, cfg.num_shared_experts)
+
+    def patch(base: dict, t: int):
+        picked = [int(e) for e in table.expert_ids[t - 1]]
+        return fk.expert_grid_step(base, *sizes, picked, f"mini-K3 layer {layer}, byte {t}: who is awake")
+
+    grid = Stepped(
+        base=lambda: fk.expert_grid_figure(*sizes, cfg.top_k, [], "who is awake"),
+        patch=patch,
+        base_key=(*sizes, cfg.top_k),
+    )
+    return stepped_figures("ex_grid", (ids, layer), shown, {"grid": grid})
 
 
-lesson_header(9)
+lesson_header("experts")
 problem(
     "Kimi K3 has 2.8 trillion parameters. Generating one token means reading the weights it uses "
-    "from memory, and lesson 2 showed that reading memory, not arithmetic, sets the speed. If "
+    f"from memory, and {lesson_ref('kv_cache')} showed that reading memory, not arithmetic, sets the speed. If "
     "every token had to read every weight, a model this size could never answer in time."
 )
 
@@ -111,16 +117,12 @@ st.caption(
 
 # -- 2. The router, live ----------------------------------------------------------------------
 st.subheader("The router, live on your text")
-try:
-    net = model()
-except FileNotFoundError as err:
-    st.error(f"The mini-K3 checkpoint is missing: {err}")
-    net = None
+net = mini_k3_or_none()
 
 if net is not None:
     cfg = net.cfg
     st.markdown(
-        f"mini-K3 (lesson 8) has {cfg.num_experts} routed experts and {cfg.num_shared_experts} shared "
+        f"mini-K3 ({lesson_ref('kimi_k3')}) has {cfg.num_experts} routed experts and {cfg.num_shared_experts} shared "
         f"expert in each of its {cfg.num_layers - cfg.first_k_dense} MoE layers; each byte wakes "
         f"{cfg.top_k}. Type anything: the picture is its router's real decision for every byte."
     )
@@ -154,22 +156,13 @@ if net is not None:
         + ", ".join(f"{e} (weight {w:.2f})" for e, w in zip(picked, weights, strict=True))
         + f" + {cfg.num_shared_experts} shared"
     )
-    show_figure(
-        fk.expert_grid_step(
-            mini_grid_base(cfg.num_experts, cfg.num_shared_experts, cfg.top_k),
-            cfg.num_experts,
-            cfg.num_shared_experts,
-            picked,
-            f"mini-K3 layer {layer}, byte {shown}: who is awake",
-        ),
-        key="ex_mini_grid",
-    )
+    show_figure(mini_grid(cfg, tuple(prompt.ids), layer, shown, table)["grid"], key="ex_mini_grid")
 
 # -- 3. Stored vs used ------------------------------------------------------------------------
 st.subheader("Parameters stored vs parameters used")
 rows = [(K3.name, K3.total_params(), K3.active_params())]
 if net is not None:
-    rows.insert(0, ("mini-K3", net.total_params(), net.active_params()))
+    rows.insert(0, ("mini-K3", net.num_params(), net.active_params()))
 c = st.columns(3)
 c[0].metric(
     "K3 total (config count)",
@@ -190,7 +183,7 @@ st.caption(
 
 # -- 4. Bytes per token ---------------------------------------------------------------------
 st.subheader("Bytes read per token: dense vs experts")
-byte_rows = fk.bytes_per_token_rows(K3)
+byte_rows = bytes_per_token_rows(K3)
 show_figure(totals_figures(tuple(rows))["bytes"], key="ex_bytes")
 st.markdown(
     f"A dense model of K3's size would read **{format_bytes(byte_rows[0][1])}** of weights per token; K3 "
@@ -199,7 +192,7 @@ st.markdown(
     "somewhere fast enough to fetch."
 )
 st.info(
-    "Measure it yourself: the **power test** on the *Your GPU* page (lesson 10) runs a dense and an MoE "
+    f"Measure it yourself: the **power test** on the *Your GPU* page ({lesson_ref('your_gpu')}) runs a dense and an MoE "
     "model with the same total parameters on your card and reports tokens/s and joules per token.",
     icon=":material/bolt:",
 )
@@ -232,4 +225,4 @@ still_missing(
     "long context slow down when the cache spills out of VRAM, and how many joules does a token cost? "
     "Next: measure it on your own GPU."
 )
-next_lesson(9)
+next_lesson("experts")

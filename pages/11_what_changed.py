@@ -1,11 +1,10 @@
-"""Lesson 11 · What changed — add → rewrite → forget → forget per channel, side by side."""
+"""What changed — add → rewrite → forget → forget per channel, side by side."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from core.figures.specs import format_context, format_params, memory_vs_context_figure, story_figure
-from core.figures.style import format_bytes
+from core.figures.specs import memory_vs_context_figure, story_figure
 from core.roofline import (
     Width,
     hybrid_macs_per_token,
@@ -14,6 +13,8 @@ from core.roofline import (
     mechanism_memory_bytes,
 )
 from core.specs import MECHANISMS, SPECS
+from core.units import format_bytes, format_context, format_params
+from ui.course import lesson_ref, number
 from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, show_figure, still_missing
 
 CONTEXTS = [1024, 8192, 131072, 1048576]
@@ -39,14 +40,14 @@ def stage_table(width: Width) -> list[dict]:
     """Per stage: its verb, its rule, memory and work per token at three context lengths (all from core)."""
     rows = []
     for key, m in MECHANISMS.items():
-        row = {"lesson": m.lesson, "stage": m.label, "what it does": m.verb, "rule": m.update}
+        row = {"lesson": number(m.lesson), "stage": m.label, "what it does": m.verb, "rule": m.update}
         for t in TABLE_CONTEXTS:
             row[f"memory at {format_context(t)}"] = format_bytes(mechanism_memory_bytes(key, t, width))
         for t in TABLE_CONTEXTS:
             row[f"work/token at {format_context(t)}"] = format_params(mechanism_macs_per_token(key, t, width))
         rows.append(row)
     mix = {
-        "lesson": 8,
+        "lesson": number("kimi_k3"),
         "stage": "Kimi K3-style mix",
         "what it does": "share the work",
         "rule": "3 KDA boards to 1 full-attention cache",
@@ -59,10 +60,11 @@ def stage_table(width: Width) -> list[dict]:
     return rows
 
 
-lesson_header(11)
+lesson_header("what_changed")
 
 problem(
-    "Ten lessons ago the question was simple: a model must remember what it has read, so how should it keep it? "
+    f"Back in {lesson_ref('gpt2')} the question was simple: a model must remember what it has read, "
+    "so how should it keep it? "
     "Keeping everything was exact but grew without end. Every later stage traded a little exactness for memory "
     "that stays the same size — and then spent its cleverness on what to do when that memory fills up."
 )
@@ -160,4 +162,4 @@ still_missing(
     "wakes per token. What changed in seven years is less the size than the craft of deciding what to "
     "throw away — and that craft shows up on your own card as speed that holds, or falls, as the text grows."
 )
-next_lesson(11)
+next_lesson("what_changed")

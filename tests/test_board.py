@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
-import torch
 
 from core import board as bd
 
@@ -134,22 +135,6 @@ def test_regrouping_and_memory_helpers():
     assert rg.max_difference < 1e-12
     assert (rg.left_ops, rg.right_ops) == bd.regroup_ops(5, 3, 2) == (5 * 5 * 5, 2 * 5 * 3 * 2)
     assert bd.memory_bytes(10, 4, 4) == (10 * 8 * 4, 16 * 4)
-    assert bd.waits_in_line(100, 16) == (100, 7)
-
-
-@pytest.mark.parametrize("rule", bd.RULES)
-def test_chunk_check_matches_recurrence(rule):
-    fp32 = bd.chunk_check(rule, 37, 8, 8)
-    fp64 = bd.chunk_check(rule, 37, 8, 16, dtype=torch.float64)
-    assert max(fp32.max_output_difference, fp32.max_state_difference) < 1e-5
-    assert max(fp64.max_output_difference, fp64.max_state_difference) < 1e-10
-
-
-def test_time_forms_yields_every_form():
-    timings = list(bd.time_forms("delta", 16, 4, [4, 8], repeats=1))
-    assert [t.label for t in timings] == ["step by step", "C = 4", "C = 8"]
-    assert [t.hand_overs for t in timings] == [16, 4, 2]
-    assert all(t.ms > 0 for t in timings)
 
 
 def test_bad_input_gets_clear_errors():
@@ -181,3 +166,83 @@ def test_bad_input_gets_clear_errors():
     with pytest.raises(bd.BoardError, match="unknown key kind"):
         bd.KeySpace(4, "sparse")
     assert isinstance(bd.BoardError("x"), ValueError)
+
+
+def test_rules_come_from_the_registry_at_call_time():
+    from core import mechanisms
+
+    assert bd.rule_names() == mechanisms.rule_keys()
+    twin = dataclasses.replace(mechanisms.get("delta"), key="delta_twin", label="Delta twin")
+    mechanisms.register(twin)
+    try:
+        assert "delta_twin" in bd.rule_names()
+        pairs = bd.rewrite_stream(3)
+        twin_run = bd.write_stream(pairs, "delta_twin", d=4, beta=0.6)
+        np.testing.assert_allclose(twin_run.new, bd.write_stream(pairs, "delta", d=4, beta=0.6).new)
+        assert (
+            bd.recall_curve("delta_twin", 4, [2, 6], seeds=(0,)).tolist()
+            == bd.recall_curve("delta", 4, [2, 6], seeds=(0,)).tolist()
+        )
+    finally:
+        mechanisms.unregister("delta_twin")
+    with pytest.raises(bd.BoardError, match="unknown rule 'delta_twin'; choose one of linear, delta"):
+        bd.write_stream(bd.word_stream(2), "delta_twin", d=4)
+
+
+def test_fade_follows_the_gate_kind():
+    fade = bd.Fade(0.5, at=(1,))
+    assert fade.log_gates("linear", 3, 4) is None and fade.log_gates("delta", 3, 4) is None
+    head = fade.log_gates("gated_delta", 3, 4)
+    assert head.shape == (4,)
+    np.testing.assert_allclose(head, [0.0, np.log(0.5), 0.0, 0.0], atol=1e-7)
+    channel = fade.log_gates("kda", 3, 4)
+    assert channel.shape == (4, 3)
+    np.testing.assert_allclose(channel[1], np.log(0.5), atol=1e-7)
+    np.testing.assert_array_equal(bd.Fade(channels=(1.0, 0.25)).alphas(2), [1.0, 0.25])
+    np.testing.assert_array_equal(bd.Fade(0.3).alphas(3), [0.3, 0.3, 0.3])
+    with pytest.raises(bd.BoardError, match="fade at token 9"):
+        bd.Fade(0.5, at=(9,)).log_gates("kda", 3, 4)
+
+
+def test_run_helpers_for_the_pages():
+    pairs = [("apple", "red"), ("sky", "blue"), ("apple", "green")]
+    lin = bd.write_stream(pairs, "linear", d=4, keys="orthogonal")
+    delta = bd.write_stream(pairs, "delta", d=4, keys="orthogonal")
+    assert lin.value_share("apple", "red") == pytest.approx(1.0) == lin.value_share("apple", "green")
+    assert delta.value_share("apple", "red") == pytest.approx(0.0, abs=1e-6)
+    assert delta.value_share("apple", "green") == pytest.approx(1.0)
+    assert delta.erased(0) == 0.0 == delta.erased(1) == lin.erased(3)
+    assert delta.erased(3) == pytest.approx(1.0)  # the whole of red, one entry of size 1
+    assert delta.nearest_name(delta.outputs[2]) == "green"
+    assert lin.nearest_name(lin.outputs[2]) is None  # red and green come back equally
+    with pytest.raises(bd.BoardError, match="unknown value 'teal'"):
+        lin.value_share("apple", "teal")
+    rec = lin.recall()
+    assert rec.checked_names() == ["apple ✗", "sky ✓"]
+    assert rec.mean_strength(["apple", "sky"]) == pytest.approx(1.0)
+    assert rec.mean_error(["sky"]) == pytest.approx(0.0, abs=1e-6)
+    assert rec.mean_error(["apple"]) == pytest.approx(1.0)
+    with pytest.raises(bd.BoardError, match="were not read back"):
+        rec.mean_strength(["pear"])
+
+
+def test_topic_switch_helpers():
+    ts = bd.topic_switch(d=6, keep_channels=2, n_a=2, n_b=3)
+    assert ts.d == 6
+    assert [ts.topic_of(k) for k, _ in ts.pairs] == ["the fact"] + ["topic A"] * 2 + ["topic B"] * 3
+    assert ts.channel_rates(fact=1.0, topic=0.1) == (1.0, 1.0, 0.1, 0.1, 0.1, 0.1)
+    with pytest.raises(bd.BoardError, match="not in this stream"):
+        ts.topic_of("pear")
+
+
+def test_capacity_and_memory_helpers():
+    assert bd.pair_counts(8, 17) == sorted({int(x) for x in np.linspace(1, 32, 17)})
+    assert bd.pair_counts(2, 3) == [1, 4, 8]
+    assert bd.last_full_recall([1, 2, 4, 8], [1.0, 0.9995, 0.9, 1.0]) == 8
+    assert bd.last_full_recall([1, 2], [0.5, 0.2]) == 0
+    Ts, cache, board = bd.memory_curve(1000, 4, 4, points=10)
+    assert Ts[0] == 1 and Ts[-1] == 1000 and len(set(Ts)) == len(Ts)
+    assert cache.tolist() == [bd.memory_bytes(int(T), 4, 4)[0] for T in Ts]
+    assert set(board.tolist()) == {64}
+    assert bd.break_even_tokens(128, 128) == 64
+    assert bd.break_even_tokens(4, 2) == 2

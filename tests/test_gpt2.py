@@ -12,26 +12,23 @@ import pytest
 import torch
 
 from core.corpus import load_corpus, split_train_heldout
-from core.models.gpt2 import (
-    CHECKPOINT_PATH,
-    GPT2,
-    GPT2Config,
+from core.generation import (
     Sampling,
     Session,
     compare_runs,
     compare_runs_per_step,
     generate,
-    load_model,
     max_new_tokens,
     positions_computed_formula,
     run_generation,
 )
+from core.models.gpt2 import CHECKPOINT, GPT2, GPT2Config
 from core.tokenizer import encode, prepare_prompt
 from core.train import evaluate
 
 SMALL = GPT2Config(block_size=64, n_layer=2, n_head=2, d_model=32)
-CARD = CHECKPOINT_PATH.parent / "MODEL_CARD.md"
-needs_checkpoint = pytest.mark.skipif(not CHECKPOINT_PATH.exists(), reason="run `python -m core.train gpt2`")
+CARD = CHECKPOINT.parent / "MODEL_CARD.md"
+needs_checkpoint = pytest.mark.skipif(not CHECKPOINT.exists(), reason="run `python -m core.train gpt2`")
 
 
 def random_model(config: GPT2Config = SMALL, dtype=torch.float64, seed: int = 0) -> GPT2:
@@ -41,7 +38,7 @@ def random_model(config: GPT2Config = SMALL, dtype=torch.float64, seed: int = 0)
 
 @pytest.fixture(scope="module")
 def trained() -> GPT2:
-    return load_model()
+    return GPT2.load()
 
 
 def test_shapes_and_tied_head():
@@ -160,12 +157,12 @@ def test_sampling_is_reproducible_with_a_seed():
 
 @needs_checkpoint
 def test_checkpoint_is_small_and_matches_its_model_card(trained):
-    assert CHECKPOINT_PATH.stat().st_size < 5 * 1024 * 1024
+    assert CHECKPOINT.stat().st_size < 5 * 1024 * 1024
     card = CARD.read_text(encoding="utf-8")
     stated = float(re.search(r"held-out loss \| \*\*([0-9.]+) nats per byte", card).group(1))
     bits = float(re.search(r"= ([0-9.]+) bits per byte", card).group(1))
     assert math.isclose(bits, stated / math.log(2), abs_tol=1e-3)
-    assert f"{trained.num_parameters():,}" in card
+    assert f"{trained.num_params():,}" in card
     torch.set_num_threads(1)
     _, held = split_train_heldout(load_corpus(), 0.05)
     measured = evaluate(trained, torch.tensor(list(held)), trained.config.block_size, max_windows=64)
@@ -182,7 +179,7 @@ def test_trained_model_writes_corpus_words(trained):
 
 
 def test_checkpoint_path_is_in_assets():
-    assert CHECKPOINT_PATH == Path(__file__).resolve().parents[1] / "assets" / "gpt2" / "model.pt"
+    assert CHECKPOINT == Path(__file__).resolve().parents[1] / "assets" / "gpt2" / "model.pt"
 
 
 @pytest.mark.slow

@@ -11,9 +11,10 @@ import torch
 
 from core.gpu import bench, context_bench, export, moe_bench, nvml, runner, timing
 from core.gpu.energy import EnergyMeter
-from core.gpu.fake_nvml import FakeNvml
-from core.gpu.models import PRESETS, build
+from core.gpu.models import build
+from core.gpu.presets import PRESETS
 from core.roofline import bandwidth_bound_tokens_per_s
+from tests.fake_nvml import FakeNvml
 
 TINY = PRESETS["tiny"]
 

@@ -7,7 +7,7 @@ import pytest
 
 from core.gpu import nvml
 from core.gpu.energy import CounterWentBackwards, EnergyMeter, trapezoid_joules
-from core.gpu.fake_nvml import FakeNvml
+from tests.fake_nvml import FakeNvml
 
 # A synthetic power trace, piecewise linear in time: idle, ramp, plateau, drop (seconds, watts).
 KNOTS_T = np.array([0.0, 1.0, 1.5, 4.0, 4.2, 6.0])

@@ -1,12 +1,12 @@
-"""NVML probing without a GPU: a scripted fake stands in for pynvml (core/gpu/fake_nvml.py)."""
+"""NVML probing without a GPU: a scripted fake stands in for pynvml (tests/fake_nvml.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from core.gpu import nvml
-from core.gpu.fake_nvml import CALLS, FakeNvml
 from core.gpu.sampler import Sampler
+from tests.fake_nvml import CALLS, FakeNvml
 
 # Which snapshot field each call feeds (calls that only feed telemetry map to None).
 FIELD_OF_CALL = {

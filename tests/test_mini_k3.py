@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from core.models.mini_k3 import CHECKPOINT, MiniK3, MiniK3Config, load, route_text
+from core.k3 import route_text
+from core.models.mini_k3 import CHECKPOINT, MiniK3, MiniK3Config
 from core.models.moe import MoE, expert_params
 from core.specs import K3_FULL_ATTN_LAYERS, SPECS, full_attention_layers
 
@@ -86,8 +87,8 @@ def test_active_params_are_total_minus_the_idle_experts(model):
     moe_layers = sum(isinstance(layer.ffn, MoE) for layer in model.layers)
     assert moe_layers == cfg.num_layers - cfg.first_k_dense
     idle = moe_layers * (cfg.num_experts - cfg.top_k) * expert_params(cfg.d_model, cfg.expert_hidden)
-    assert model.active_params() == model.total_params() - idle
-    assert model.active_params() < 0.5 * model.total_params()
+    assert model.active_params() == model.num_params() - idle
+    assert model.active_params() < 0.5 * model.num_params()
 
 
 def test_schedule_from_k3_config_reproduces_k3():
@@ -117,7 +118,7 @@ def test_shipped_checkpoint_loads_and_is_small():
     if not CHECKPOINT.exists():
         pytest.skip("assets/mini_k3/model.pt not built yet (python -m core.train mini_k3)")
     assert CHECKPOINT.stat().st_size < 5_000_000
-    trained = load()
+    trained = MiniK3.load()
     assert trained.meta["heldout_loss"] < 3.0  # far below a uniform guess (ln 256 = 5.55)
     assert (CHECKPOINT.parent / "MODEL_CARD.md").exists()
     trace = trained.step(ord("T"), trained.new_cache())

@@ -12,19 +12,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from core.mechanisms import delta_rules, get, rule_keys
 from core.ops import delta_rule, gated_delta_rule, kda, linear_attention
 from core.ops.common import PART_NAMES, StepResult, forward_substitution, solve_unit_lower
-from tests.test_ops_chunk_parity import B, H, K, V, random_inputs
+from core.ops.inputs import random_inputs, rule_kwargs, step_kwargs
+from tests.test_ops_chunk_parity import B, H, K, V
 
 TOL = 1e-12  # fp64 throughout
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def close(actual: torch.Tensor, expected: torch.Tensor, tol: float = TOL) -> None:
@@ -91,31 +85,14 @@ def test_delta_rule_with_beta_zero_leaves_the_board_unchanged(form: str) -> None
     close(o, torch.einsum("bthk,bhkv->bthv", K**-0.5 * x["q"], x["S0"]))  # every token reads the old board
 
 
-def _step_args(rule: str, x: dict[str, torch.Tensor], t: int) -> dict[str, torch.Tensor]:
-    args = {"beta_t": x["beta"][:, t]} if rule != "linear_attention" else {}
-    if rule == "gated_delta_rule":
-        args["g_t"] = x["g"][:, t]
-    if rule == "kda":
-        args["g_t"] = x["gk"][:, t]
-    return args
-
-
-MODULES = {
-    "linear_attention": linear_attention,
-    "delta_rule": delta_rule,
-    "gated_delta_rule": gated_delta_rule,
-    "kda": kda,
-}
-
-
-@pytest.mark.parametrize("rule", ["delta_rule", "gated_delta_rule", "kda"])
+@pytest.mark.parametrize("rule", delta_rules())
 def test_unit_key_with_beta_one_reads_back_its_value(rule: str) -> None:
     x = random_inputs(3, seed=15)
     x["beta"] = torch.ones_like(x["beta"])
     S = x["S0"]
     for t in range(3):
         k_t, v_t = x["k"][:, t], x["v"][:, t]
-        result = MODULES[rule].step(S, x["q"][:, t], k_t, v_t, **_step_args(rule, x, t))
+        result = get(rule).ops.step(S, x["q"][:, t], k_t, v_t, **step_kwargs(rule, x, t))
         read = (k_t.unsqueeze(-2) @ result.state).squeeze(-2)  # (B, H, V) = new Sᵀ k_t
         close(read, v_t)
         S = result.state
@@ -143,33 +120,35 @@ def test_rewriting_a_key_replaces_instead_of_blurring() -> None:
 def explicit_update(
     rule: str, S: torch.Tensor, k_t: torch.Tensor, v_t: torch.Tensor, args: dict
 ) -> torch.Tensor:
-    """The textbook formula per (b, h), with explicit matrices: (I − β k kᵀ) Diag(α) S + β k vᵀ."""
+    """The textbook formula per (b, h), with explicit matrices: (I − β k kᵀ) Diag(α) S + β k vᵀ.
+
+    Without β (linear attention) the erase is absent and β = 1; without a gate α = 1.
+    """
+    mech = get(rule)
     new = torch.empty_like(S)
     eye = torch.eye(K, dtype=S.dtype)
     for b in range(S.shape[0]):
         for h in range(S.shape[1]):
             k, v, s = k_t[b, h], v_t[b, h], S[b, h]  # (K,), (V,), (K, V)
-            if rule == "linear_attention":
-                new[b, h] = s + torch.outer(k, v)
-                continue
-            beta = args["beta_t"][b, h]
-            if rule == "delta_rule":
-                alpha = torch.ones(K, dtype=S.dtype)
-            elif rule == "gated_delta_rule":
+            beta = args["beta_t"][b, h] if mech.takes_beta else torch.ones((), dtype=S.dtype)
+            erase = beta * torch.outer(k, k) if mech.takes_beta else torch.zeros(K, K, dtype=S.dtype)
+            if mech.gate == "head":
                 alpha = args["g_t"][b, h].exp().repeat(K)
-            else:
+            elif mech.gate == "channel":
                 alpha = args["g_t"][b, h].exp()
-            new[b, h] = (eye - beta * torch.outer(k, k)) @ torch.diag(alpha) @ s + beta * torch.outer(k, v)
+            else:
+                alpha = torch.ones(K, dtype=S.dtype)
+            new[b, h] = (eye - erase) @ torch.diag(alpha) @ s + beta * torch.outer(k, v)
     return new
 
 
-@pytest.mark.parametrize("rule", list(MODULES))
+@pytest.mark.parametrize("rule", rule_keys())
 def test_step_is_the_matrix_formula_and_its_parts_add_up(rule: str) -> None:
     x = random_inputs(5, seed=16)
-    S = x["S0"]
+    S, step = x["S0"], get(rule).ops.step
     for t in range(5):
-        q_t, k_t, v_t, args = x["q"][:, t], x["k"][:, t], x["v"][:, t], _step_args(rule, x, t)
-        result = MODULES[rule].step(S, q_t, k_t, v_t, **args)
+        q_t, k_t, v_t, args = x["q"][:, t], x["k"][:, t], x["v"][:, t], step_kwargs(rule, x, t)
+        result = step(S, q_t, k_t, v_t, **args)
         assert isinstance(result, StepResult)
         assert set(result.parts) == set(PART_NAMES)
         for part in result.parts.values():
@@ -177,7 +156,9 @@ def test_step_is_the_matrix_formula_and_its_parts_add_up(rule: str) -> None:
         close(result.parts["decayed"] + result.parts["erase"] + result.parts["write"], result.state)
         close(result.state, explicit_update(rule, S, k_t, v_t, args))
         close(result.output, torch.einsum("bhkv,bhk->bhv", result.state, K**-0.5 * q_t))
-        fused = MODULES[rule].step(S, q_t, k_t, v_t, keep_parts=False, **args)
+        # every rule reports what the faded board returned for k_t before the write
+        close(result.recalled, torch.einsum("bhkv,bhk->bhv", result.parts["decayed"], k_t))
+        fused = step(S, q_t, k_t, v_t, keep_parts=False, **args)
         assert fused.parts == {}
         close(fused.state, result.state)
         close(fused.output, result.output)
@@ -199,21 +180,17 @@ def test_parts_name_what_each_rule_does() -> None:
     close(kd.parts["decayed"], S * x["gk"][:, 0].exp()[..., None])  # row d fades by α_d
 
 
-@pytest.mark.parametrize("rule", list(MODULES))
+@pytest.mark.parametrize("rule", rule_keys())
 def test_recurrent_is_a_loop_over_step(rule: str) -> None:
     T = 9
     x = random_inputs(T, seed=18)
+    ops = get(rule).ops
     S, outputs = x["S0"], []
     for t in range(T):
-        result = MODULES[rule].step(S, x["q"][:, t], x["k"][:, t], x["v"][:, t], **_step_args(rule, x, t))
+        result = ops.step(S, x["q"][:, t], x["k"][:, t], x["v"][:, t], **step_kwargs(rule, x, t))
         S = result.state
         outputs.append(result.output)
-    extra = {}
-    if rule != "linear_attention":
-        extra["beta"] = x["beta"]
-    if rule in ("gated_delta_rule", "kda"):
-        extra["g"] = x["g"] if rule == "gated_delta_rule" else x["gk"]
-    o, S_final = MODULES[rule].recurrent(x["q"], x["k"], x["v"], initial_state=x["S0"], **extra)
+    o, S_final = ops.recurrent(x["q"], x["k"], x["v"], initial_state=x["S0"], **rule_kwargs(rule, x))
     close(o, torch.stack(outputs, dim=1))
     close(S_final, S)
 

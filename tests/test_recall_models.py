@@ -11,10 +11,9 @@ import torch
 from core.models.recall_models import (
     MIXERS,
     STATE_MIXERS,
+    RecallModel,
     RecallModelConfig,
     build_model,
-    load_checkpoint,
-    save_checkpoint,
 )
 from core.recall import DEFAULT_VOCAB, IGNORE_INDEX, evaluate_recall, generate
 from core.train import TrainConfig, lm_loss, seed_everything, train
@@ -113,8 +112,9 @@ def test_short_training_lowers_the_loss(mixer):
 def test_checkpoint_round_trip(tmp_path):
     model = build_model("kda", 16, seed=3)
     path = tmp_path / "m.pt"
-    save_checkpoint(model, path, extra={"note": "hi"})
-    loaded, extra = load_checkpoint(path)
+    model.save(path, meta={"note": "hi"})
+    loaded = RecallModel.load(path)
+    extra = loaded.meta
     tokens = generate(2, 32, 4, seed=0).inputs
     with torch.no_grad():
         torch.testing.assert_close(loaded(tokens), model(tokens))
@@ -180,13 +180,19 @@ def test_shipped_deltanet_at_least_as_good_as_linear_attention():
 
 @pytest.mark.parametrize("mixer", STATE_MIXERS)
 def test_shipped_fixed_state_models_report_a_flat_board(mixer):
-    for run in _results()["runs"]:
-        if run["mixer"] == mixer:
-            assert run["cache_elements_per_token"] == 0 and run["state_elements"] == 2 * run["d_model"] ** 2
+    runs = [run for run in _results()["runs"] if run["mixer"] == mixer]
+    assert runs, f"assets/recall has no run for '{mixer}': run `python -m core.train recall`"
+    for run in runs:
+        assert (ASSETS / run["checkpoint"]).exists(), f"{run['checkpoint']} is missing"
+        assert run["cache_elements_per_token"] == 0 and run["state_elements"] == 2 * run["d_model"] ** 2
 
 
 def _checkpoints() -> list[Path]:
-    return sorted(ASSETS.glob("*.pt"))
+    """Every checkpoint the shipped sweep names (a missing file then fails its test), else those on disk."""
+    path = ASSETS / "results.json"
+    if not path.exists():
+        return sorted(ASSETS.glob("*.pt"))
+    return sorted({ASSETS / run["checkpoint"] for run in json.loads(path.read_text())["runs"]})
 
 
 def test_one_shipped_checkpoint_reproduces_its_small_eval():
@@ -204,8 +210,8 @@ def test_every_shipped_checkpoint_reproduces_its_small_eval(path):
 
 
 def _check_reproduces(path: Path) -> None:
-    model, extra = load_checkpoint(path)
-    record, sweep = extra["record"], extra["sweep"]
+    model = RecallModel.load(path)
+    record, sweep = model.meta["record"], model.meta["sweep"]
     for pairs, recorded in record["check_accuracy"].items():
         n = int(pairs)
         acc, n_queries = evaluate_recall(

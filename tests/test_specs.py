@@ -143,7 +143,7 @@ def test_generated_schedules_match_published_lists():
     assert full_attention_layers(hybrid_layer_kinds(27, 4, True)) == list(KIMI_LINEAR_FULL_ATTN_LAYERS)
     assert full_attention_layers(SPECS["kimi_linear"].layer_kinds()) == list(KIMI_LINEAR_FULL_ATTN_LAYERS)
     qwen = SPECS["qwen3_next"].layer_kinds()
-    assert qwen.count("gdn") == 36 and full_attention_layers(qwen) == list(range(4, 49, 4))
+    assert qwen.count("gated_delta") == 36 and full_attention_layers(qwen) == list(range(4, 49, 4))
 
 
 def test_hybrid_layer_kinds_edges():
@@ -249,8 +249,9 @@ def test_memory_per_token_figure_uses_computed_bytes():
 
 
 def test_story_figure_rows_follow_the_story():
-    from core.figures.specs import format_context, format_params, story_figure
+    from core.figures.specs import story_figure
     from core.roofline import Width
+    from core.units import format_context, format_params
 
     fig = story_figure(Width.of(SPECS["llama3_8b"]), 131072)
     labels = list(fig.data[0].y)

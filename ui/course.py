@@ -1,12 +1,17 @@
-"""The course outline: every lesson's number, title, section and page file.
+"""The course outline: every lesson's slug, page file, title and section, in story order.
 
-The router (`app.py`) and the lesson frame (`ui/lesson.py`) both read this list,
-so a lesson's title and its place in the story are written in one spot.
+The router (`app.py`), the lesson frame (`ui/lesson.py`) and the map read this list, so a
+lesson's title and its place in the story are written in one spot. Everything else names a
+lesson by its **slug**; its number is its position in `OUTLINE` (the map is 0), so inserting a
+lesson renumbers every later one — headers, links, the map and every "lesson N" in the prose
+(`lesson_ref`) — without touching a page. The page file is given explicitly, so it can be
+renamed without changing the number.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -14,17 +19,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @dataclass(frozen=True)
 class Lesson:
-    number: int
-    slug: str
+    slug: str  # the lesson's name everywhere in code: lesson_header("forgetting"), link_to("kv_cache", …)
+    file: str  # page path relative to the repository root (what st.Page wants)
     title: str
     subtitle: str
     section: str
     icon: str
-
-    @property
-    def file(self) -> str:
-        """Page path relative to the repository root (what st.Page wants)."""
-        return f"pages/{self.number:02d}_{self.slug}.py"
+    number: int = -1  # set by `Course` from the lesson's position; never written by hand
 
     @property
     def url_path(self) -> str:
@@ -39,91 +40,159 @@ class Lesson:
         return f"{self.number} · {self.title}"
 
 
-LESSONS: tuple[Lesson, ...] = (
+class Course:
+    """An ordered outline of lessons, numbered by position, looked up by slug."""
+
+    def __init__(self, outline: Iterable[Lesson]):
+        self.lessons: tuple[Lesson, ...] = tuple(replace(item, number=n) for n, item in enumerate(outline))
+        self._by_slug = {item.slug: item for item in self.lessons}
+        if len(self._by_slug) != len(self.lessons):
+            raise ValueError("two lessons share a slug")
+        files = [item.file for item in self.lessons]
+        if len(set(files)) != len(files):
+            raise ValueError("two lessons share a page file")
+        self.sections: tuple[str, ...] = tuple(dict.fromkeys(item.section for item in self.lessons))
+
+    def lesson(self, slug: str) -> Lesson:
+        """The lesson with this slug (ValueError for an unknown slug)."""
+        try:
+            return self._by_slug[slug]
+        except KeyError:
+            raise ValueError(f"no lesson {slug!r}; known: {', '.join(self._by_slug)}") from None
+
+    def number(self, slug: str) -> int:
+        return self.lesson(slug).number
+
+    def ref(self, *slugs: str) -> str:
+        """Prose naming lessons: "lesson 2", "lessons 5 and 7", "lessons 1, 2 and 4"."""
+        if not slugs:
+            raise ValueError("name at least one lesson")
+        numbers = [str(self.number(slug)) for slug in slugs]
+        if len(numbers) == 1:
+            return f"lesson {numbers[0]}"
+        return f"lessons {', '.join(numbers[:-1])} and {numbers[-1]}"
+
+    def span(self, first: str, last: str) -> str:
+        """Prose naming a run of lessons: "lessons 2–9"."""
+        a, b = self.number(first), self.number(last)
+        if b <= a:
+            raise ValueError(f"{last!r} does not come after {first!r}")
+        return f"lessons {a}–{b}"
+
+    @property
+    def start(self) -> Lesson:
+        """The first lesson (the map): the router's default page."""
+        return self.lessons[0]
+
+    def available(self) -> list[Lesson]:
+        """Lessons whose page file exists, in course order."""
+        return [item for item in self.lessons if item.exists]
+
+    def next_available(self, slug: str) -> Lesson | None:
+        """The next lesson after `slug` that exists, or None at the end of the course."""
+        n = self.number(slug)
+        later = [item for item in self.available() if item.number > n]
+        return later[0] if later else None
+
+    def previous_available(self, slug: str) -> Lesson | None:
+        """The last lesson before `slug` that exists, or None at the start of the course."""
+        n = self.number(slug)
+        earlier = [item for item in self.available() if item.number < n]
+        return earlier[-1] if earlier else None
+
+
+OUTLINE: tuple[Lesson, ...] = (
     Lesson(
-        0,
         "map",
+        "pages/00_map.py",
         "Map",
         "Seven years of LLMs as one story: how much must a model remember?",
         "Start here",
         ":material/map:",
     ),
     Lesson(
-        1,
         "gpt2",
+        "pages/01_gpt2.py",
         "GPT-2, plain",
         "Every new byte re-reads the whole text from the start.",
         "Remembering everything",
         ":material/replay:",
     ),
     Lesson(
-        2,
         "kv_cache",
+        "pages/02_kv_cache.py",
         "KV cache",
         "Keep what you computed — and watch the memory grow.",
         "Remembering everything",
         ":material/memory:",
     ),
     Lesson(
-        3,
         "linear_attention",
+        "pages/03_linear_attention.py",
         "Linear attention",
         "One board of fixed size, written over and over.",
         "A board of fixed size",
         ":material/grid_on:",
     ),
     Lesson(
-        4,
         "collisions",
+        "pages/04_collisions.py",
         "Collisions",
         "A full board blurs: more pairs than dimensions collide.",
         "A board of fixed size",
         ":material/blur_on:",
     ),
     Lesson(
-        5,
         "deltanet",
+        "pages/05_deltanet.py",
         "DeltaNet",
         "Erase, then write: a rewritten key replaces instead of blurring.",
         "A board of fixed size",
         ":material/edit_note:",
     ),
     Lesson(
-        6,
         "chunks",
+        "pages/06_chunks.py",
         "Chunks",
         "Rewriting in order is slow; cut the text into chunks and go parallel.",
         "A board of fixed size",
         ":material/view_week:",
     ),
     Lesson(
-        7,
         "forgetting",
+        "pages/07_forgetting.py",
         "Forgetting",
         "Fade the board: one rate (Gated DeltaNet) or one per channel (KDA).",
         "A board of fixed size",
         ":material/hourglass_bottom:",
     ),
     Lesson(
-        8,
         "kimi_k3",
+        "pages/08_kimi_k3.py",
         "Kimi K3",
         "Three boards to one full-attention layer, and a look back over depth.",
         "Kimi K3",
         ":material/stacks:",
     ),
-    Lesson(9, "experts", "Experts", "898 experts, 18 awake per token.", "Kimi K3", ":material/groups:"),
     Lesson(
-        10,
+        "experts",
+        "pages/09_experts.py",
+        "Experts",
+        "898 experts, 18 awake per token.",
+        "Kimi K3",
+        ":material/groups:",
+    ),
+    Lesson(
         "your_gpu",
+        "pages/10_your_gpu.py",
         "Your GPU",
         "Measure the memory wall and the power bill on your own card.",
         "Your hardware",
         ":material/speed:",
     ),
     Lesson(
-        11,
         "what_changed",
+        "pages/11_what_changed.py",
         "What changed",
         "Add, rewrite, forget, forget per channel — side by side.",
         "Wrap-up",
@@ -131,23 +200,43 @@ LESSONS: tuple[Lesson, ...] = (
     ),
 )
 
-SECTIONS: tuple[str, ...] = tuple(dict.fromkeys(lesson.section for lesson in LESSONS))
+COURSE = Course(OUTLINE)
+LESSONS: tuple[Lesson, ...] = COURSE.lessons
+SECTIONS: tuple[str, ...] = COURSE.sections
 
 
-def lesson(number: int) -> Lesson:
-    """The lesson with this number (ValueError for an unknown number)."""
-    for item in LESSONS:
-        if item.number == number:
-            return item
-    raise ValueError(f"no lesson number {number}")
+# The course's lookups as plain functions. They read COURSE when called, so a test can swap in
+# another outline (monkeypatch ui.course.COURSE) and every page and helper follows it.
+def lesson(slug: str) -> Lesson:
+    """The lesson with this slug (ValueError for an unknown slug)."""
+    return COURSE.lesson(slug)
+
+
+def number(slug: str) -> int:
+    """The lesson's number: its position in the outline."""
+    return COURSE.number(slug)
+
+
+def lesson_ref(*slugs: str) -> str:
+    """How prose names lessons: lesson_ref("kv_cache") → "lesson 2"; two or more → "lessons 5 and 7"."""
+    return COURSE.ref(*slugs)
+
+
+def lesson_span(first: str, last: str) -> str:
+    """How prose names a run of lessons: lesson_span("kv_cache", "experts") → "lessons 2–9"."""
+    return COURSE.span(first, last)
 
 
 def available() -> list[Lesson]:
     """Lessons whose page file exists, in course order."""
-    return [item for item in LESSONS if item.exists]
+    return COURSE.available()
 
 
-def next_available(number: int) -> Lesson | None:
-    """The next lesson after `number` that exists, or None at the end of the course."""
-    later = [item for item in available() if item.number > number]
-    return later[0] if later else None
+def next_available(slug: str) -> Lesson | None:
+    """The next lesson after `slug` that exists, or None at the end of the course."""
+    return COURSE.next_available(slug)
+
+
+def previous_available(slug: str) -> Lesson | None:
+    """The last lesson before `slug` that exists, or None at the start of the course."""
+    return COURSE.previous_available(slug)

@@ -16,10 +16,10 @@ from ui.course import lesson, next_available
 PLOTLY_CONFIG = {"displayModeBar": False, "responsive": True}
 
 
-def lesson_header(number: int) -> None:
-    """Title and one-line subtitle of lesson `number`, from the course outline."""
-    item = lesson(number)
-    st.title(f"{item.number} · {item.title}")
+def lesson_header(slug: str) -> None:
+    """Title and one-line subtitle of the lesson `slug`, from the course outline."""
+    item = lesson(slug)
+    st.title(item.label)
     st.caption(item.subtitle)
 
 
@@ -62,21 +62,22 @@ def still_missing(md: str) -> None:
         st.markdown(md)
 
 
-def link_to(number: int, label: str) -> None:
-    """A link to lesson `number`; plain text when the page runs outside the router."""
+def link_to(slug: str, label: str) -> None:
+    """A link to the lesson `slug`; plain text when the page runs outside the router."""
+    target = lesson(slug)  # an unknown slug fails here, also outside the router
     try:
-        st.page_link(lesson(number).file, label=label, icon=":material/east:")
+        st.page_link(target.file, label=label, icon=":material/east:")
     except Exception:  # the page was opened on its own (tests, `streamlit run pages/…`)
         st.markdown(f"**→ {label}**")
 
 
-def next_lesson(number: int) -> None:
-    """A link to the next lesson that exists, or the end of the course."""
-    item = next_available(number)
+def next_lesson(slug: str) -> None:
+    """A link to the next lesson after `slug` that exists, or the end of the course."""
+    item = next_available(slug)
     if item is None:
         st.markdown("**That is the end of the course.** Go back to the map to revisit any stage.")
         return
-    link_to(item.number, f"Next: {item.label} — {item.subtitle}")
+    link_to(item.slug, f"Next: {item.label} — {item.subtitle}")
 
 
 def show_figure(fig: go.Figure, key: str) -> None:
@@ -124,39 +125,29 @@ def step_controls(key: str, total: int, unit: str = "token", interval_s: float =
     playing = st.session_state[f"{key}_playing"]
 
     cols = st.columns([1, 1, 1, 1, 1.6], vertical_alignment="center")
-    cols[0].button(
-        "Step",
-        key=f"{key}_step",
-        icon=":material/skip_next:",
-        on_click=_advance,
-        args=(key, total, 1),
-        width="stretch",
-        type="primary",
+    # (label, key suffix, icon, on_click, args); Step is the primary action
+    buttons = (
+        ("Step", "step", ":material/skip_next:", _advance, (key, total, 1)),
+        ("Back", "back", ":material/skip_previous:", _advance, (key, total, -1)),
+        ("Reset", "reset", ":material/restart_alt:", _reset, (key,)),
+        (
+            "Pause" if playing else "Play",
+            "play",
+            ":material/pause:" if playing else ":material/play_arrow:",
+            _toggle_play,
+            (key, total),
+        ),
     )
-    cols[1].button(
-        "Back",
-        key=f"{key}_back",
-        icon=":material/skip_previous:",
-        on_click=_advance,
-        args=(key, total, -1),
-        width="stretch",
-    )
-    cols[2].button(
-        "Reset",
-        key=f"{key}_reset",
-        icon=":material/restart_alt:",
-        on_click=_reset,
-        args=(key,),
-        width="stretch",
-    )
-    cols[3].button(
-        "Pause" if playing else "Play",
-        key=f"{key}_play",
-        icon=":material/pause:" if playing else ":material/play_arrow:",
-        on_click=_toggle_play,
-        args=(key, total),
-        width="stretch",
-    )
+    for col, (label, suffix, icon, action, args) in zip(cols, buttons, strict=False):
+        col.button(
+            label,
+            key=f"{key}_{suffix}",
+            icon=icon,
+            on_click=action,
+            args=args,
+            width="stretch",
+            type="primary" if suffix == "step" else "secondary",
+        )
     t = st.session_state[key]
     status = f"{unit} {t} of {total}"
     if t >= total and total > 0:

@@ -1,6 +1,6 @@
 """Trained recall: the shipped MQAR sweep, and one trained model answering the reader's own pairs.
 
-Lesson 4 shows it in full; lessons 5 and 7 link to it. Everything drawn comes from
+The collisions lesson shows it in full; the DeltaNet and forgetting lessons link to it. Everything drawn comes from
 assets/recall/ (results.json and the checkpoints written by `python -m core.train recall`).
 """
 
@@ -15,16 +15,17 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.figures.recall import (
-    MIXER_NAMES,
     accuracy_vs_pairs,
     answer_figure,
     board_figure,
     cache_figure,
     memory_rows,
 )
-from core.figures.style import format_bytes
-from core.models.recall_models import ReaderRecall, load_checkpoint, memory_colour_range, recall_from_tokens
+from core.figures.style import label_of
+from core.models.recall_models import ReaderRecall, RecallModel, memory_colour_range, recall_from_tokens
 from core.recall import DEFAULT_VOCAB, parse_recall_text
+from core.units import format_bytes
+from ui.course import lesson_ref
 from ui.lesson import link_to, show_figure
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "recall"
@@ -41,8 +42,8 @@ def load_results() -> dict | None:
 @st.cache_resource(show_spinner="Loading the trained model …")
 def load_model(checkpoint: str):
     """One trained model per process, with its fixed colour range for boards and caches."""
-    model, extra = load_checkpoint(ASSETS / checkpoint)
-    return model, extra, memory_colour_range(model)
+    model = RecallModel.load(ASSETS / checkpoint)
+    return model, model.meta, memory_colour_range(model)
 
 
 @st.cache_resource(show_spinner=False)
@@ -71,7 +72,7 @@ def read_list(checkpoint: str, text: str) -> Readout:
     result = recall_from_tokens(model, parsed.tokens, parsed.query_positions, parsed.answers)
     figures = []
     for memory in result.memories:
-        label = MIXER_NAMES.get(memory.kind, memory.kind)
+        label = label_of(memory.kind)
         if memory.state is not None:
             fig = board_figure(memory.state, zmax, f"layer {memory.index + 1} ({label}): fixed board")
         else:
@@ -103,7 +104,7 @@ def _fill_random(key: str) -> None:
 
 
 def trained_recall_pointer(mixers: tuple[str, ...], lead: str) -> None:
-    """One sentence of shipped MQAR results for `mixers`, and a link to the full panel in lesson 4."""
+    """One sentence of shipped MQAR results for `mixers`, and a link to the full panel (collisions lesson)."""
     results = load_results()
     if results is None:
         return
@@ -115,15 +116,16 @@ def trained_recall_pointer(mixers: tuple[str, ...], lead: str) -> None:
         if run["mixer"] in mixers
     }
     parts = [
-        f"{MIXER_NAMES.get(mixer, mixer)} {scores[(mixer, width)]:.0%}"
-        for mixer in mixers
-        if (mixer, width) in scores
+        f"{label_of(mixer)} {scores[(mixer, width)]:.0%}" for mixer in mixers if (mixer, width) in scores
     ]
     st.markdown(
         f"**{lead}** Small models trained on associative recall (width {width}, {pairs} pairs, "
         f"questions answered right): {', '.join(parts)}."
     )
-    link_to(4, "Trained models show the same gap — see them, and question one, in lesson 4")
+    link_to(
+        "collisions",
+        f"Trained models show the same gap — see them, and question one, in {lesson_ref('collisions')}",
+    )
 
 
 def render_trained_recall(key: str) -> None:
@@ -148,7 +150,7 @@ def render_trained_recall(key: str) -> None:
     show_figure(accuracy_chart, key=f"{key}_accuracy_chart")
     stuck = [r for r in results["runs"] if r["accuracy"][str(min(pairs))] < STUCK_BELOW]
     if stuck:
-        names = ", ".join(f"{MIXER_NAMES.get(r['mixer'], r['mixer'])} at width {r['d_model']}" for r in stuck)
+        names = ", ".join(f"{label_of(r['mixer'])} at width {r['d_model']}" for r in stuck)
         st.caption(
             f"Honest note: {names} never got going in the shared training budget (below "
             f"{STUCK_BELOW:.0%} right even with {min(pairs)} pairs): they stayed on the starting "
@@ -170,14 +172,14 @@ def render_trained_recall(key: str) -> None:
     mixer = left.selectbox(
         "Model",
         mixers,
-        format_func=lambda m: MIXER_NAMES.get(m, m),
+        format_func=label_of,
         key=f"{key}_mixer",
         index=mixers.index("linear") if "linear" in mixers else 0,
     )
     width = right.radio("Width", sweep["widths"], horizontal=True, key=f"{key}_width")
     run = runs.get((mixer, width))
     if run is None or not (ASSETS / run["checkpoint"]).exists():
-        st.warning(f"No trained checkpoint for {MIXER_NAMES.get(mixer, mixer)} at width {width}.")
+        st.warning(f"No trained checkpoint for {label_of(mixer)} at width {width}.")
         return
 
     st.session_state.setdefault(f"{key}_text", DEFAULT_TEXT)

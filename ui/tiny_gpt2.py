@@ -1,11 +1,11 @@
-"""The tiny GPT-2 shared by lessons 1 and 2: loaded once per process, and the reader's
+"""The tiny GPT-2 shared by the GPT-2 and KV-cache lessons: loaded once per process, and the reader's
 prompt + sampling settings as one widget group (so both lessons offer the same controls)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from core.models.gpt2 import GPT2, load_model
+from core.models.gpt2 import GPT2
 from core.tokenizer import prepare_prompt
 from ui.lesson import prompt_input
 
@@ -14,7 +14,7 @@ Settings = tuple[tuple[int, ...], int, float, int, int]  # prompt ids, new bytes
 
 @st.cache_resource(show_spinner="Loading the tiny GPT-2…")
 def tiny_gpt2() -> GPT2:
-    return load_model()
+    return GPT2.load()
 
 
 def tiny_gpt2_or_stop() -> GPT2:

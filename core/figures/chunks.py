@@ -11,9 +11,15 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from core.figures.style import COLORS, base_layout
+from core.figures.style import COLORS, base_layout, color_of
 
 CHUNK_SHADES = ("#d0ebff", "#a5d8ff")
+STEP_BY_STEP = "step by step"  # the label core/ops/forms gives the recurrence
+
+
+def _form_colors(labels: Sequence[str]) -> list[str]:
+    """The recurrence in the delta rule's colour, chunked forms in the gated rule's."""
+    return [color_of("delta") if lab == STEP_BY_STEP else color_of("gated_delta") for lab in labels]
 
 
 def timeline_figure(T: int, chunk_size: int, title: str = "") -> go.Figure:
@@ -29,7 +35,7 @@ def timeline_figure(T: int, chunk_size: int, title: str = "") -> go.Figure:
             y=[rows["step by step"]] * T,
             mode="markers",
             name="token (one at a time)",
-            marker=dict(symbol="square", size=14, color=COLORS["delta"]),
+            marker=dict(symbol="square", size=14, color=color_of("delta")),
             hovertemplate="token %{x}: waits for token %{x}−1<extra></extra>",
         )
     )
@@ -43,29 +49,22 @@ def timeline_figure(T: int, chunk_size: int, title: str = "") -> go.Figure:
                 symbol="square",
                 size=14,
                 color=[CHUNK_SHADES[c % 2] for c in chunk_of],
-                line=dict(color=COLORS["gated_delta"], width=1),
+                line=dict(color=color_of("gated_delta"), width=1),
             ),
             customdata=chunk_of,
             hovertemplate="token %{x} is in chunk %{customdata}<extra></extra>",
         )
     )
+
     # a hand-over of the board: after every token on the top row, at chunk edges below
     # (set as one list: add_shape re-validates every earlier shape, quadratic in T)
-    hand_overs = [
-        dict(
-            type="line", x0=t - 0.5, x1=t - 0.5, y0=0.82, y1=1.18, line=dict(color=COLORS["warning"], width=1)
-        )
-        for t in range(1, T)
-    ] + [
-        dict(
-            type="line",
-            x0=edge - 0.5,
-            x1=edge - 0.5,
-            y0=-0.25,
-            y1=0.25,
-            line=dict(color=COLORS["warning"], width=3),
-        )
-        for edge in range(chunk_size, T, chunk_size)
+    def mark(t: int, y0: float, y1: float, width: int) -> dict:
+        """A hand-over before token t: a short vertical line across a row, from y0 to y1."""
+        line = dict(color=COLORS["warning"], width=width)
+        return dict(type="line", x0=t - 0.5, x1=t - 0.5, y0=y0, y1=y1, line=line)
+
+    hand_overs = [mark(t, 0.82, 1.18, 1) for t in range(1, T)] + [
+        mark(edge, -0.25, 0.25, 3) for edge in range(chunk_size, T, chunk_size)
     ]
     fig.update_layout(shapes=hand_overs)
     fig.add_trace(
@@ -83,17 +82,16 @@ def timeline_figure(T: int, chunk_size: int, title: str = "") -> go.Figure:
     return fig
 
 
-def waits_figure(T: int, chunk_sizes: Sequence[int], title: str = "") -> go.Figure:
-    """Sequential hand-overs of the board for T tokens: T step by step, ⌈T/C⌉ in chunks of C."""
-    labels = ["step by step"] + [f"C = {c}" for c in chunk_sizes]
-    waits = [T] + [-(-T // c) for c in chunk_sizes]
+def waits_figure(waits_per_form: dict[str, int], T: int, title: str = "") -> go.Figure:
+    """Sequential hand-overs of the board for T tokens, one bar per form (step by step first)."""
+    waits = list(waits_per_form.values())
     fig = go.Figure(
         go.Bar(
-            x=labels,
+            x=list(waits_per_form),
             y=waits,
             text=waits,
             textposition="outside",
-            marker_color=[COLORS["delta"]] + [COLORS["gated_delta"]] * len(chunk_sizes),
+            marker_color=_form_colors(list(waits_per_form)),
             hovertemplate="%{x}: %{y} hand-overs<extra></extra>",
         )
     )
@@ -106,12 +104,11 @@ def speed_figure(
     labels: Sequence[str], ms: Sequence[float], hand_overs: Sequence[int], title: str = ""
 ) -> go.Figure:
     """Measured time of one forward pass per form, on this machine."""
-    colors = [COLORS["delta"] if lab == "step by step" else COLORS["gated_delta"] for lab in labels]
     fig = go.Figure(
         go.Bar(
             x=list(labels),
             y=list(ms),
-            marker_color=colors,
+            marker_color=_form_colors(labels),
             customdata=list(hand_overs),
             text=[f"{m:.1f} ms" for m in ms],
             textposition="outside",

@@ -10,17 +10,10 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from core.figures.style import (
-    COLORS,
-    DIVERGING,
-    SEQUENTIAL,
-    base_layout,
-    format_bytes,
-    heatmap,
-    patched_figure,
-)
+from core.figures.style import COLORS, DIVERGING, SEQUENTIAL, base_layout, heatmap, patched_figure
 from core.tokenizer import token_label
 from core.trace import Trace
+from core.units import format_bytes
 
 # Cell states of the recompute picture.
 NOT_RUN, RECOMPUTED, NEW = 0.0, 1.0, 2.0
@@ -99,25 +92,24 @@ def recompute_grid_step(base: dict, traces: list[Trace], shown: int) -> go.Figur
     return patched_figure(base, {0: {"z": work_grid(traces, shown)}})
 
 
+def _line_and_dots(line: tuple, dots: tuple) -> go.Figure:
+    """A figure with a predicted line (x, y, name, line style) and the counted values as dots (x, y, name, colour)."""
+    fig = go.Figure()
+    x, y, name, style = line
+    fig.add_scatter(x=x, y=y, mode="lines", name=name, line=style)
+    x, y, name, color = dots
+    fig.add_scatter(x=x, y=y, mode="markers", name=name, marker=dict(color=color, size=6))
+    return fig
+
+
 def work_figure(
     steps: list[int], measured: list[int], formula: list[int], cached: list[int] | None = None, shown: int = 0
 ) -> go.Figure:
     """Cumulative positions run through the model after each step: counted from the traces
     (markers) against the closed formula (line); optionally the cached model beside it."""
-    fig = go.Figure()
-    fig.add_scatter(
-        x=steps,
-        y=formula,
-        mode="lines",
-        name="formula n(n+1)/2 − (p−1)p/2",
-        line=dict(color=COLORS["predicted"], width=2),
-    )
-    fig.add_scatter(
-        x=steps[:shown],
-        y=measured[:shown],
-        mode="markers",
-        name="counted from the model's steps",
-        marker=dict(color=COLORS["warning"], size=6),
+    fig = _line_and_dots(
+        (steps, formula, "formula n(n+1)/2 − (p−1)p/2", dict(color=COLORS["predicted"], width=2)),
+        (steps[:shown], measured[:shown], "counted from the model's steps", COLORS["warning"]),
     )
     if cached is not None:
         fig.add_scatter(
@@ -234,24 +226,8 @@ def cache_heatmaps_figure(
         yaxis=dict(title_text="cached position (one row per byte read)", **y_common),
         yaxis2=dict(anchor="x2", showticklabels=False, **y_common),
         annotations=[
-            dict(
-                text="K: cached keys",
-                x=0.23,
-                y=1.0,
-                xref="paper",
-                yref="paper",
-                yanchor="bottom",
-                showarrow=False,
-            ),
-            dict(
-                text="V: cached values",
-                x=0.77,
-                y=1.0,
-                xref="paper",
-                yref="paper",
-                yanchor="bottom",
-                showarrow=False,
-            ),
+            dict(text=text, x=x, y=1.0, xref="paper", yref="paper", yanchor="bottom", showarrow=False)
+            for text, x in (("K: cached keys", 0.23), ("V: cached values", 0.77))
         ],
     )
     return fig
@@ -298,35 +274,17 @@ def cache_bytes_figure(
     text_lengths: list[int], cache_bytes: list[int], shown: int, bytes_per_token: int
 ) -> go.Figure:
     """Bytes held by the KV cache after each step: a straight line, one row per byte."""
-    fig = go.Figure()
-    fig.add_scatter(
-        x=text_lengths,
-        y=[n * bytes_per_token for n in text_lengths],
-        mode="lines",
-        name=f"{format_bytes(bytes_per_token)} × bytes read",
-        line=dict(color=COLORS["predicted"], dash="dot"),
-    )
-    fig.add_scatter(
-        x=text_lengths[:shown],
-        y=cache_bytes[:shown],
-        mode="markers",
-        name="cache held (from the model)",
-        marker=dict(color=COLORS["attention"], size=6),
+    predicted = [n * bytes_per_token for n in text_lengths]
+    fig = _line_and_dots(
+        (
+            text_lengths,
+            predicted,
+            f"{format_bytes(bytes_per_token)} × bytes read",
+            dict(color=COLORS["predicted"], dash="dot"),
+        ),
+        (text_lengths[:shown], cache_bytes[:shown], "cache held (from the model)", COLORS["attention"]),
     )
     base_layout(fig, "", "bytes of text read", "KV cache held (bytes)", height=300)
     fig.update_xaxes(range=[0, max(text_lengths, default=1) + 1])
     fig.update_yaxes(range=[0, max(cache_bytes, default=1) * 1.05])
     return fig
-
-
-class RunSeries:
-    """Per-step numbers of a precomputed run, read off its traces, for the charts and counters."""
-
-    def __init__(self, traces: list[Trace]):
-        self.steps = list(range(1, len(traces) + 1))
-        self.text_lengths = [t.position + 1 for t in traces]  # bytes read at each step
-        self.positions_computed = [t.positions_computed for t in traces]
-        self.cumulative_work = np.cumsum(self.positions_computed).astype(int).tolist()
-        self.wall_ms = [t.wall_ms for t in traces]
-        self.cache_bytes = [t.cache_bytes for t in traces]
-        self.tokens = [t.token for t in traces]

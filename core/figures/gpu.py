@@ -11,9 +11,10 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from core.figures.style import COLORS, base_layout
-from core.gpu.context_bench import ContextResult
+from core.gpu.context_bench import ContextResult, Series
 from core.gpu.moe_bench import MoeResult
 from core.gpu.nvml import TelemetrySample
+from core.units import format_si
 
 SERIES_COLORS = {"full attention": COLORS["attention"], "fixed state": COLORS["gated_delta"]}
 
@@ -31,53 +32,38 @@ def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:
     for s in result.series:
         color = SERIES_COLORS.get(s.model, COLORS["measured"])
         depths = [p.depth for p in s.points]
-        fig.add_trace(
-            go.Scatter(
-                x=depths,
-                y=[p.tokens_per_s for p in s.points],
-                mode="lines+markers",
-                name=f"{s.model}: measured",
-                legendgroup=s.model,
-                line=dict(color=color, width=2.5),
-                marker=dict(size=8),
-                error_y=dict(
-                    type="data", array=[p.std_tokens_per_s for p in s.points], visible=True, thickness=1.5
-                ),
-                customdata=[[p.percent_of_roofline, p.ms_per_token] for p in s.points],
-                hovertemplate="depth %{x:,}<br>%{y:,.1f} tokens/s (%{customdata[1]:.2f} ms/token)"
-                "<br>%{customdata[0]:.0f} % of the roofline<extra>" + s.model + "</extra>",
+        measured = _depth_line(
+            s,
+            "measured",
+            [p.tokens_per_s for p in s.points],
+            dict(color=color, width=2.5),
+            "%{y:,.1f} tokens/s (%{customdata[1]:.2f} ms/token)<br>%{customdata[0]:.0f} % of the roofline",
+            marker=dict(size=8),
+            error_y=dict(
+                type="data", array=[p.std_tokens_per_s for p in s.points], visible=True, thickness=1.5
             ),
-            row=1,
-            col=1,
+            customdata=[[p.percent_of_roofline, p.ms_per_token] for p in s.points],
         )
-        fig.add_trace(
-            go.Scatter(
-                x=depths,
-                y=[p.predicted_tokens_per_s for p in s.points],
-                mode="lines",
-                name=f"{s.model}: roofline",
-                legendgroup=s.model,
-                line=dict(color=color, width=1.5, dash="dash"),
-                hovertemplate="depth %{x:,}<br>roofline %{y:,.0f} tokens/s<extra>" + s.model + "</extra>",
-            ),
-            row=1,
-            col=1,
+        roofline = _depth_line(
+            s,
+            "roofline",
+            [p.predicted_tokens_per_s for p in s.points],
+            dict(color=color, width=1.5, dash="dash"),
+            "roofline %{y:,.0f} tokens/s",
+            mode="lines",
         )
-        fig.add_trace(
-            go.Scatter(
-                x=depths,
-                y=[p.percent_of_roofline for p in s.points],
-                mode="lines+markers",
-                name=f"{s.model}: % of roofline",
-                legendgroup=s.model,
-                showlegend=False,
-                line=dict(color=color, width=1.5),
-                marker=dict(size=6),
-                hovertemplate="depth %{x:,}<br>%{y:.0f} % of the roofline<extra>" + s.model + "</extra>",
-            ),
-            row=2,
-            col=1,
+        share = _depth_line(
+            s,
+            "% of roofline",
+            [p.percent_of_roofline for p in s.points],
+            dict(color=color, width=1.5),
+            "%{y:.0f} % of the roofline",
+            marker=dict(size=6),
+            showlegend=False,
         )
+        fig.add_trace(measured, row=1, col=1)
+        fig.add_trace(roofline, row=1, col=1)
+        fig.add_trace(share, row=2, col=1)
         if s.spill_position is not None and depths and s.spill_position <= max(depths):
             fig.add_vline(
                 x=s.spill_position,
@@ -129,6 +115,18 @@ def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:
     fig.update_xaxes(rangemode="tozero")
     fig.update_xaxes(title_text="context depth d (tokens already in memory)", row=2, col=1)
     return _legend_below(fig)
+
+
+def _depth_line(series: Series, what: str, ys: list[float], line: dict, hover: str, **extra) -> go.Scatter:
+    """One of a model's lines over context depth, named '<model>: <what>' and grouped by model."""
+    props = dict(
+        mode="lines+markers",
+        name=f"{series.model}: {what}",
+        legendgroup=series.model,
+        line=line,
+        hovertemplate="depth %{x:,}<br>" + hover + "<extra>" + series.model + "</extra>",
+    )
+    return go.Scatter(x=[p.depth for p in series.points], y=ys, **(props | extra))
 
 
 def moe_figure(result: MoeResult) -> go.Figure:
@@ -313,17 +311,9 @@ def _log_axis(values: list[float | None]) -> dict:
     return dict(
         type="log",
         tickvals=ticks,
-        ticktext=[_tick_text(t) for t in ticks],
+        ticktext=[format_si(t) for t in ticks],
         range=[math.log10(below) - 0.04, math.log10(above) + 0.04],
     )
-
-
-def _tick_text(value: float) -> str:
-    if value >= 1e6:
-        return f"{value / 1e6:g}M"
-    if value >= 1e3:
-        return f"{value / 1e3:g}k"
-    return f"{value:g}"
 
 
 def _legend_below(fig: go.Figure, y: float = -0.14, bottom: int = 90) -> go.Figure:

@@ -1,24 +1,20 @@
 """Figures for lessons 8 (Kimi K3) and 9 (Experts): the real model from core/specs, mini-K3 live.
 
-Real numbers come from `core.specs.SPECS["kimi_k3"]` (config of the release) and
-`core.roofline`; live numbers from mini-K3 traces (`core.models.mini_k3`). This
-module only reshapes those into arrays and draws them — no model maths here.
+The numbers come from `core/k3.py` (the real K3 from its config, mini-K3 runs reduced to
+small arrays, the router's choices on a text); this module only draws them.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
-
 import numpy as np
 import plotly.graph_objects as go
 
-from core.figures.specs import format_context, format_params, layer_map_figure
-from core.figures.style import COLORS, LABELS, SEQUENTIAL, base_layout, format_bytes, heatmap, patched_figure
-from core.roofline import active_weight_bytes, weight_bytes
+from core.figures.specs import layer_map_figure
+from core.figures.style import COLORS, LABELS, SEQUENTIAL, base_layout, heatmap, patched_figure
+from core.k3 import MEMORY_KINDS, MemoryAtContext, RunSummary
 from core.specs import ModelSpec, attn_res_block_starts
 from core.tokenizer import token_label
-from core.trace import Trace
+from core.units import format_bytes, format_context, format_params
 
 GIB = 1024**3
 
@@ -40,83 +36,30 @@ def k3_layer_map(spec: ModelSpec) -> go.Figure:
     )
 
 
-def full_attention_twin(spec: ModelSpec) -> ModelSpec:
-    """The same model with every layer full attention (its own MLA): what K3 would cache without KDA."""
-    return dataclasses.replace(
-        spec, key=f"{spec.key}_all_attention", name=f"{spec.name}, all layers MLA", kinds=(), linear=None
-    )
-
-
-@dataclass(frozen=True)
-class MemoryAtContext:
-    context: int
-    hybrid_cache: float  # bytes of growing MLA cache
-    hybrid_state: float  # bytes of fixed KDA boards (+ conv buffers)
-    twin_cache: float  # bytes an all-attention model of the same width keeps
-
-    @property
-    def hybrid_total(self) -> float:
-        return self.hybrid_cache + self.hybrid_state
-
-
-def memory_at_contexts(spec: ModelSpec, contexts: list[int]) -> list[MemoryAtContext]:
-    """Per-sequence memory of the hybrid and its all-attention twin (bf16 cache, fp32 boards)."""
-    twin = full_attention_twin(spec)
-    rows = []
-    for context in contexts:
-        cache = context * spec.kv_cache_bytes_per_token()
-        rows.append(MemoryAtContext(context, cache, spec.state_bytes(), twin.cache_bytes(context)))
-    return rows
-
-
-def crossover_tokens(spec: ModelSpec) -> float:
-    """Context length at which the growing cache weighs as much as the fixed boards."""
-    return spec.state_bytes() / spec.kv_cache_bytes_per_token()
-
-
-def mini_cache_bytes_per_token(cfg) -> int:
-    """mini-K3: bytes one latent-attention layer adds per token (fp32 latent + shared key part)."""
-    return (cfg.kv_latent_dim + cfg.shared_key_dim) * 4
-
-
-def mini_board_bytes(cfg) -> int:
-    """mini-K3: bytes of one KDA layer's boards (fp32), whatever the length."""
-    return cfg.kda_heads * cfg.kda_head_dim * cfg.kda_head_dim * 4
-
-
 def memory_at_context_figure(spec: ModelSpec, rows: list[MemoryAtContext]) -> go.Figure:
     """Grouped bars per context length: hybrid (cache + fixed boards, stacked) vs all-attention."""
     x = [f"{format_context(r.context)} tokens" for r in rows]
+    boards = [r.hybrid_state / GIB for r in rows]
+    bars = (  # (name, colour, group, GiB, stacked on, text above, what the hover calls it)
+        ("K3: fixed KDA boards (69 layers)", "kda", "hybrid", boards, None, None, "boards"),
+        ("K3: growing MLA cache (24 layers)", "mla", "hybrid", [r.hybrid_cache / GIB for r in rows], boards,
+         [format_bytes(r.hybrid_total) for r in rows], "cache"),
+        ("same width, all 93 layers MLA", "predicted", "twin", [r.twin_cache / GIB for r in rows], None,
+         [format_bytes(r.twin_cache) for r in rows], "all-MLA cache"),
+    )  # fmt: skip
     fig = go.Figure()
-    fig.add_bar(
-        x=x,
-        y=[r.hybrid_state / GIB for r in rows],
-        name="K3: fixed KDA boards (69 layers)",
-        marker_color=COLORS["kda"],
-        offsetgroup="hybrid",
-        hovertemplate="%{x}<br>boards: %{y:.2f} GiB<extra></extra>",
-    )
-    fig.add_bar(
-        x=x,
-        y=[r.hybrid_cache / GIB for r in rows],
-        name="K3: growing MLA cache (24 layers)",
-        marker_color=COLORS["mla"],
-        offsetgroup="hybrid",
-        base=[r.hybrid_state / GIB for r in rows],
-        text=[format_bytes(r.hybrid_total) for r in rows],
-        textposition="outside",
-        hovertemplate="%{x}<br>cache: %{y:.2f} GiB<extra></extra>",
-    )
-    fig.add_bar(
-        x=x,
-        y=[r.twin_cache / GIB for r in rows],
-        name="same width, all 93 layers MLA",
-        marker_color=COLORS["predicted"],
-        offsetgroup="twin",
-        text=[format_bytes(r.twin_cache) for r in rows],
-        textposition="outside",
-        hovertemplate="%{x}<br>all-MLA cache: %{y:.2f} GiB<extra></extra>",
-    )
+    for name, color, group, y, base, text, what in bars:
+        extra = {} if text is None else dict(text=text, textposition="outside")
+        fig.add_bar(
+            x=x,
+            y=y,
+            name=name,
+            marker_color=COLORS[color],
+            offsetgroup=group,
+            **({} if base is None else dict(base=base)),
+            **extra,
+            hovertemplate=f"%{{x}}<br>{what}: %{{y:.2f}} GiB<extra></extra>",
+        )
     top = max(max(r.twin_cache, r.hybrid_total) for r in rows) / GIB
     base_layout(
         fig,
@@ -135,72 +78,12 @@ def memory_at_context_figure(spec: ModelSpec, rows: list[MemoryAtContext]) -> go
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass
-class RunSummary:
-    """A mini-K3 run reduced to the small arrays the pictures need (cheap to cache and copy)."""
-
-    kinds: list[str]  # per layer: 'kda' or 'mla'
-    tokens_in: list[int]  # byte fed at each step
-    tokens_out: list[int]  # greedy next byte after each step
-    prompt_length: int
-    memory_bytes: np.ndarray  # (steps, layers)
-    attn_res: (
-        np.ndarray
-    )  # (steps, 2·layers + 1, sources) AttnRes weights, NaN where a source does not exist yet
-    mix_labels: list[str]  # rows of attn_res
-    source_labels: list[str]  # columns of attn_res
-    experts: list[list[list[int] | None]]  # [step][layer] → routed experts picked (None for the dense layer)
-    wall_ms: np.ndarray  # (steps,)
-
-
-def source_labels(num_layers: int, block_size: int) -> list[str]:
-    """Names of the AttnRes sources: the embedding, then one sum per block of layers (1-based)."""
-    labels = ["embedding"]
-    for start in range(0, num_layers, block_size):
-        end = min(start + block_size, num_layers)
-        labels.append(f"block {len(labels)}: layers {start + 1}–{end}")
-    return labels
-
-
-def summarise_run(traces: list[Trace], kinds: list[str], block_size: int, prompt: list[int]) -> RunSummary:
-    """Turn the traces of `MiniK3.run(prompt, n)` into a RunSummary (bytes fed: the prompt, then its guesses)."""
-    L = len(kinds)
-    sources = source_labels(L, block_size)
-    mix_labels = []
-    for i, kind in enumerate(kinds):
-        name = "KDA" if kind == "kda" else "MLA"
-        mix_labels += [f"layer {i + 1} before {name}", f"layer {i + 1} before FFN"]
-    mix_labels.append("output")
-    attn_res = np.full((len(traces), 2 * L + 1, len(sources)), np.nan, dtype=np.float32)
-    for s, trace in enumerate(traces):
-        for i, layer in enumerate(trace.layers):
-            for row, weights in ((2 * i, layer.attn_res_weights), (2 * i + 1, layer.parts["attn_res_ffn"])):
-                attn_res[s, row, : len(weights)] = weights
-        final = trace.layers[-1].parts["attn_res_output"]
-        attn_res[s, -1, : len(final)] = final
-    return RunSummary(
-        kinds=list(kinds),
-        tokens_in=list(prompt) + [t.token for t in traces[len(prompt) - 1 : -1]],
-        tokens_out=[t.token for t in traces],
-        prompt_length=len(prompt),
-        memory_bytes=np.array([[lt.memory_bytes for lt in t.layers] for t in traces], dtype=np.int64),
-        attn_res=attn_res,
-        mix_labels=mix_labels,
-        source_labels=sources,
-        experts=[[lt.experts for lt in t.layers] for t in traces],
-        wall_ms=np.array([t.wall_ms for t in traces], dtype=np.float32),
-    )
-
-
-_MEMORY_KINDS = ("kda", "mla")  # one bar trace per kind, in this order
-
-
 def _layer_memory_bars(run: RunSummary, step: int) -> list[dict]:
     """Per kind: the bytes each of its layers holds after `step` (1-based) and their labels."""
     memory = run.memory_bytes[step - 1]
     bars = []
-    for kind in _MEMORY_KINDS:
-        idx = [i for i, k in enumerate(run.kinds) if k == kind]
+    for kind in MEMORY_KINDS:
+        idx = run.layers_of(kind)
         bars.append({"y": [int(memory[i]) for i in idx], "text": [format_bytes(memory[i]) for i in idx]})
     return bars
 
@@ -220,8 +103,8 @@ def layer_memory_figure(run: RunSummary, step: int) -> go.Figure:
     names = ["KDA board" if k == "kda" else "MLA latent cache" for k in run.kinds]
     bars = _layer_memory_bars(run, step)
     fig = go.Figure()
-    for kind, bar in zip(_MEMORY_KINDS, bars, strict=True):
-        idx = [i for i, k in enumerate(run.kinds) if k == kind]
+    for kind, bar in zip(MEMORY_KINDS, bars, strict=True):
+        idx = run.layers_of(kind)
         fig.add_bar(
             x=[i + 1 for i in idx],
             y=bar["y"],
@@ -245,37 +128,24 @@ def layer_memory_figure(run: RunSummary, step: int) -> go.Figure:
     return fig
 
 
-def _memory_totals(run: RunSummary) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Step numbers (1-based), bytes in all KDA boards and bytes in all MLA caches after each step."""
-    steps = np.arange(1, len(run.memory_bytes) + 1)
-    kda = np.array([k == "kda" for k in run.kinds])
-    return steps, run.memory_bytes[:, kda].sum(axis=1), run.memory_bytes[:, ~kda].sum(axis=1)
-
-
 def memory_over_time_step(base: dict, run: RunSummary, step: int) -> go.Figure:
     """`memory_over_time_figure` at another step, from that figure's dict (same run)."""
-    steps, boards, cache = _memory_totals(run)
+    steps, boards, cache = run.memory_totals()
     lines = {0: {"x": steps[:step], "y": boards[:step]}, 1: {"x": steps[:step], "y": cache[:step]}}
     return patched_figure(base, lines)
 
 
 def memory_over_time_figure(run: RunSummary, step: int) -> go.Figure:
     """Total bytes in boards vs in caches as tokens arrive, up to `step`; axes fixed to the whole run."""
-    steps, boards, cache = _memory_totals(run)
-    kda = np.array([k == "kda" for k in run.kinds])
+    steps, boards, cache = run.memory_totals()
     fig = go.Figure()
-    fig.add_scatter(
-        x=steps[:step],
-        y=boards[:step],
-        name=f"KDA boards ({int(kda.sum())} layers)",
-        line=dict(color=COLORS["kda"], width=3),
-    )
-    fig.add_scatter(
-        x=steps[:step],
-        y=cache[:step],
-        name=f"MLA caches ({int((~kda).sum())} layers)",
-        line=dict(color=COLORS["mla"], width=3),
-    )
+    for kind, name, y in (("kda", "KDA boards", boards), ("mla", "MLA caches", cache)):
+        fig.add_scatter(
+            x=steps[:step],
+            y=y[:step],
+            name=f"{name} ({len(run.layers_of(kind))} layers)",
+            line=dict(color=COLORS[kind], width=3),
+        )
     base_layout(
         fig,
         title="Fixed boards stay flat; only the attention layers' cache grows",
@@ -441,22 +311,18 @@ def params_figure(rows: list[tuple[str, float, float]]) -> go.Figure:
     """Total vs active parameters, one pair of bars per model: rows of (name, total, active). Log scale."""
     fig = go.Figure()
     names = [r[0] for r in rows]
-    fig.add_bar(
-        x=names,
-        y=[r[1] for r in rows],
-        name="total (must be stored)",
-        marker_color=COLORS["predicted"],
-        text=[format_params(r[1]) for r in rows],
-        textposition="outside",
-    )
-    fig.add_bar(
-        x=names,
-        y=[r[2] for r in rows],
-        name="active (read per token)",
-        marker_color=COLORS["moe"],
-        text=[format_params(r[2]) for r in rows],
-        textposition="outside",
-    )
+    for column, name, color in (
+        (1, "total (must be stored)", "predicted"),
+        (2, "active (read per token)", "moe"),
+    ):
+        fig.add_bar(
+            x=names,
+            y=[r[column] for r in rows],
+            name=name,
+            marker_color=COLORS[color],
+            text=[format_params(r[column]) for r in rows],
+            textposition="outside",
+        )
     base_layout(
         fig,
         title="Parameters stored vs parameters used per token",
@@ -467,14 +333,6 @@ def params_figure(rows: list[tuple[str, float, float]]) -> go.Figure:
     fig.update_yaxes(type="log")
     fig.update_layout(barmode="group")
     return fig
-
-
-def bytes_per_token_rows(spec: ModelSpec, bytes_per_param: float = 2.0) -> list[tuple[str, float]]:
-    """Weight bytes one token reads: a dense model of K3's total size vs K3's experts (bf16)."""
-    return [
-        (f"dense, {format_params(spec.total_params())} all read", weight_bytes(spec, bytes_per_param)),
-        (f"{spec.name}: shared + {spec.moe.top_k} routed", active_weight_bytes(spec, bytes_per_param)),
-    ]
 
 
 def bytes_per_token_figure(rows: list[tuple[str, float]], title: str) -> go.Figure:

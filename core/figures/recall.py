@@ -9,25 +9,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.figures.style import COLORS, SEQUENTIAL, base_layout, format_bytes, heatmap
+from core.figures.style import SEQUENTIAL, base_layout, color_of, heatmap, label_of
+from core.units import format_bytes
 
-MIXER_COLORS = {
-    "attention": COLORS["attention"],
-    "linear": COLORS["linear"],
-    "delta": COLORS["delta"],
-    "gated_delta": COLORS["gated_delta"],
-    "kda": COLORS["kda"],
-    "hybrid": "#862e9c",
-}
 MIXER_DASH = {"attention": "solid", "hybrid": "dot"}
-MIXER_NAMES = {
-    "attention": "Softmax attention",
-    "linear": "Linear attention",
-    "delta": "DeltaNet",
-    "gated_delta": "Gated DeltaNet",
-    "kda": "Kimi Delta Attention",
-    "hybrid": "Hybrid (KDA + attention)",
-}
 
 
 def accuracy_vs_pairs(results: dict, mixers: list[str] | None = None) -> go.Figure:
@@ -55,16 +40,16 @@ def accuracy_vs_pairs(results: dict, mixers: list[str] | None = None) -> go.Figu
                     x=pairs,
                     y=[run["accuracy"][str(n)] for n in pairs],
                     mode="lines+markers",
-                    name=MIXER_NAMES.get(mixer, mixer),
+                    name=label_of(mixer),
                     legendgroup=mixer,
                     showlegend=col == 1,
                     line=dict(
-                        color=MIXER_COLORS.get(mixer, "#495057"),
+                        color=color_of(mixer),
                         dash=MIXER_DASH.get(mixer, "solid"),
                         width=2.5,
                     ),
                     marker=dict(size=8),
-                    hovertemplate=f"{MIXER_NAMES.get(mixer, mixer)}<br>%{{x}} pairs<br>accuracy %{{y:.3f}}<extra></extra>",
+                    hovertemplate=f"{label_of(mixer)}<br>%{{x}} pairs<br>accuracy %{{y:.3f}}<extra></extra>",
                 ),
                 row=1,
                 col=col,
@@ -101,7 +86,7 @@ def memory_rows(results: dict) -> list[dict]:
         per_token = run["cache_elements_per_token"] * 4
         rows.append(
             {
-                "model": MIXER_NAMES.get(run["mixer"], run["mixer"]),
+                "model": label_of(run["mixer"]),
                 "width": run["d_model"],
                 "fixed board": format_bytes(run["state_elements"] * 4) if run["state_elements"] else "—",
                 "cache per token": format_bytes(per_token) if per_token else "—",

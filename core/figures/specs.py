@@ -11,7 +11,7 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.figures.style import COLORS, LABELS, base_layout, format_bytes, log_ticks, wrap_text
+from core.figures.style import COLORS, LABELS, base_layout, color_of, label_of, log_ticks, wrap_text
 from core.roofline import (
     Card,
     Width,
@@ -24,55 +24,30 @@ from core.roofline import (
     weight_bytes,
 )
 from core.specs import MECHANISMS, ModelSpec
+from core.units import format_bytes, format_context, format_params
 
 # Layer kind → (colour key, legend label)
-KIND_STYLE: dict[str, tuple[str, str]] = {
-    "mha": ("attention", "Full attention (MHA)"),
-    "gqa": ("attention", "Full attention (GQA)"),
-    "mla": ("mla", "Full attention (MLA)"),
-    "kda": ("kda", LABELS["kda"]),
-    "gdn": ("gated_delta", LABELS["gated_delta"]),
-    "attention": ("attention", LABELS["attention"]),
-    "linear": ("linear", LABELS["linear"]),
-    "delta": ("delta", LABELS["delta"]),
-    "gated_delta": ("gated_delta", LABELS["gated_delta"]),
-}
-
-MECHANISM_COLORS = {
-    "no_cache": COLORS["dense"],
-    "attention": COLORS["attention"],
-    "linear": COLORS["linear"],
-    "delta": COLORS["delta"],
-    "gated_delta": COLORS["gated_delta"],
-    "kda": COLORS["kda"],
-    "hybrid": COLORS["mla"],
+# Layer kinds in real configs → (colour key, label). Fixed-board kinds are the registry's rule keys.
+ATTENTION_KINDS: dict[str, str] = {
+    "mha": "Full attention (MHA)",
+    "gqa": "Full attention (GQA)",
+    "mla": "Full attention (MLA)",
+    "attention": LABELS["attention"],
 }
 
 
-def format_params(n: float) -> str:
-    """Parameter counts the way papers say them: 124M, 8.0B, 671B, 2.8T."""
-    for size, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
-        if abs(n) >= size:
-            value = n / size
-            return f"{value:.1f}{suffix}" if value < 10 else f"{value:,.0f}{suffix}"
-    return f"{n:,.0f}"
-
-
-def format_context(tokens: int) -> str:
-    """1024 → '1K', 131072 → '128K', 1048576 → '1M' (binary steps, as context lengths are quoted)."""
-    if tokens >= 1024**2 and tokens % 1024**2 == 0:
-        return f"{tokens // 1024**2}M"
-    if tokens >= 1024 and tokens % 1024 == 0:
-        return f"{tokens // 1024}K"
-    return f"{tokens:,}"
+def _kind_style(kind: str) -> tuple[str, str]:
+    if kind in ATTENTION_KINDS:
+        return ("mla" if kind == "mla" else "attention"), ATTENTION_KINDS[kind]
+    return kind, label_of(kind)
 
 
 def _kind_color(kind: str) -> str:
-    return COLORS[KIND_STYLE.get(kind, ("dense", kind))[0]]
+    return color_of(_kind_style(kind)[0])
 
 
 def _kind_label(kind: str) -> str:
-    return KIND_STYLE.get(kind, ("dense", kind))[1]
+    return _kind_style(kind)[1]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -271,13 +246,10 @@ def layer_map_figure(kinds: list[str], block_edges: list[int] | None = None, tit
 # Lesson 11: every mechanism at one width
 # ---------------------------------------------------------------------------------------------
 
-STORY = ("no_cache", "attention", "linear", "delta", "gated_delta", "kda")
-
 
 def _story_rows(width: Width, context: int) -> list[tuple[str, str, float, float]]:
     rows = []
-    for key in STORY:
-        m = MECHANISMS[key]
+    for key, m in MECHANISMS.items():  # the stages in story order, every registered rule included
         rows.append(
             (
                 key,
@@ -304,7 +276,7 @@ def story_figure(width: Width, context: int) -> go.Figure:
     """
     rows = _story_rows(width, context)
     labels = [r[1] for r in rows]
-    colors = [MECHANISM_COLORS[r[0]] for r in rows]
+    colors = [color_of(r[0]) for r in rows]
     fig = make_subplots(
         rows=1,
         cols=2,
@@ -387,7 +359,7 @@ def memory_vs_context_figure(width: Width, contexts: list[int]) -> go.Figure:
             y=[v / 1024**3 for v in values],
             mode="lines+markers",
             name=names[key],
-            line=dict(color=MECHANISM_COLORS[key], width=3),
+            line=dict(color=color_of(key), width=3),
             hovertemplate="%{x:,} tokens<br>%{y:.3f} GiB<extra></extra>",
         )
     base_layout(

@@ -11,16 +11,18 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
+from core.mechanisms import RULES
+from core.units import format_si
+
 FONT = dict(family="Inter, system-ui, -apple-system, Segoe UI, sans-serif", size=13, color="#1f2933")
 
-# One colour per mechanism, used everywhere the mechanism appears.
+# One colour per mechanism, used everywhere the mechanism appears; the fixed-board rules'
+# colours and names come from the registry (core/mechanisms.py).
 COLORS = {
     "attention": "#3b5bdb",  # softmax attention / KV cache
     "mla": "#5f3dc4",  # multi-head latent attention
-    "linear": "#e8590c",  # linear attention: add
-    "delta": "#2b8a3e",  # DeltaNet: rewrite
-    "gated_delta": "#0b7285",  # Gated DeltaNet: forget
-    "kda": "#c2255c",  # Kimi Delta Attention: forget per channel
+    **{key: m.color for key, m in RULES.items()},
+    "hybrid": "#862e9c",  # KDA layers + attention layers
     "moe": "#f08c00",
     "dense": "#495057",
     "measured": "#1971c2",
@@ -30,11 +32,20 @@ COLORS = {
 LABELS = {
     "attention": "Softmax attention",
     "mla": "MLA (latent attention)",
-    "linear": "Linear attention",
-    "delta": "DeltaNet",
-    "gated_delta": "Gated DeltaNet",
-    "kda": "Kimi Delta Attention",
+    **{key: m.label for key, m in RULES.items()},
+    "hybrid": "Hybrid (KDA + attention)",
 }
+
+
+def color_of(key: str) -> str:
+    """A mechanism's colour, looked up live so a rule registered later gets its own."""
+    return RULES[key].color if key in RULES else COLORS.get(key, COLORS["dense"])
+
+
+def label_of(key: str) -> str:
+    """A mechanism's reader-facing name (the key itself when it is not a known mechanism)."""
+    return RULES[key].label if key in RULES else LABELS.get(key, key)
+
 
 DIVERGING = "RdBu_r"  # signed values (board entries, keys, values): blue < 0 < red
 SEQUENTIAL = "Blues"  # non-negative values (weights, counts)
@@ -97,21 +108,6 @@ def log_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
     return inside, [format_si(v) for v in inside]
 
 
-def log_axis(values, pad: float = 0.05) -> dict:
-    """Axis settings for a log axis over these values: clean ticks, and a range wide enough to show
-    at least two of them (a narrow band of values would otherwise show no tick label at all)."""
-    positive = [float(v) for v in values if v is not None and math.isfinite(v) and v > 0]
-    if not positive:
-        return dict(type="log")
-    lo, hi = min(positive), max(positive)
-    tickvals, ticktext = log_ticks(lo, hi)
-    axis = dict(type="log", tickvals=tickvals, ticktext=ticktext)
-    if tickvals[0] < lo / 1.001 or tickvals[-1] > hi * 1.001:  # ticks beyond the data: show them
-        low, high = min(lo, tickvals[0]), max(hi, tickvals[-1])
-        axis["range"] = [math.log10(low) - pad, math.log10(high) + pad]
-    return axis
-
-
 def wrap_text(text: str, width: int = 11) -> str:
     """Break a label into lines of about `width` characters (at spaces, else after hyphens) with
     <br>, so labels stay short where plotly cannot wrap: 'Qwen3-Next-80B-A3B' → 'Qwen3-Next-<br>80B-A3B'."""
@@ -130,14 +126,6 @@ def wrap_text(text: str, width: int = 11) -> str:
         else:
             lines.append(piece)
     return "<br>".join(lines)
-
-
-def format_si(v: float) -> str:
-    """Short tick text: 2000 → '2k', 1.5e6 → '1.5M', 0.2 → '0.2'."""
-    for size, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(v) >= size:
-            return f"{v / size:g}{suffix}"
-    return f"{v:g}"
 
 
 def heatmap(
@@ -161,16 +149,6 @@ def heatmap(
         colorbar=dict(title=dict(text=colorbar_title, side="right"), thickness=12),
         hovertemplate=hover,
     )
-
-
-def format_bytes(n: float) -> str:
-    """Human-readable binary size: 36864 → '36.0 KiB'."""
-    n = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n /= 1024
-    raise AssertionError("unreachable")
 
 
 def patched_figure(

@@ -20,8 +20,8 @@ import torch
 
 from core.gpu.context_bench import run_context
 from core.gpu.export import to_json, versions
-from core.gpu.models import PRESETS, Preset, preset_for_vram
 from core.gpu.moe_bench import run_moe
+from core.gpu.presets import PRESETS, Preset, preset_for_vram
 from core.gpu.runner import Busy, run_exclusive
 from core.gpu.timing import (
     BenchEnv,

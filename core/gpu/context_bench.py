@@ -14,21 +14,12 @@ from typing import Any
 
 import torch
 
-from core.gpu.models import Preset, build
-from core.gpu.timing import (
-    Bandwidth,
-    BenchEnv,
-    OomHook,
-    Progress,
-    ShouldStop,
-    Stopped,
-    is_out_of_memory,
-    never,
-    no_progress,
-    random_tokens,
-    time_decode,
-)
-from core.roofline import bandwidth_bound_tokens_per_s, spill_split, spill_time_per_token
+from core.gpu import timing
+from core.gpu.models import build
+from core.gpu.nvml import DeviceSnapshot
+from core.gpu.presets import Preset
+from core.gpu.timing import Bandwidth, BenchEnv, OomHook, Progress, ShouldStop, never, no_progress
+from core.roofline import CARDS, DEFAULT_CARD, bandwidth_bound_tokens_per_s, spill_split, spill_time_per_token
 
 
 @dataclass
@@ -123,10 +114,10 @@ def run_context(
         bandwidth.link_bytes_per_s,
         [],
     )
-    tokens = random_tokens(preset, env.device)
+    tokens = timing.random_tokens(preset, env.device)
     total = len(kinds) * len(preset.depths)
     done = 0
-    try:
+    with timing.stoppable(result, progress):
         for kind in kinds:
             model = build(kind, preset, env.device, env.dtype)
             weights = model.total_params() * model.elem_bytes
@@ -138,29 +129,14 @@ def run_context(
             series.spill_position = fit
             for depth in preset.depths:
                 if should_stop():
-                    raise Stopped
+                    raise timing.Stopped
                 progress(done / total, f"{model.kind}: depth {depth:,}")
                 try:
-                    if oom_hook is not None:
-                        oom_hook(model.kind, depth)
-                    model.allocate(depth + max(preset.n_steps, preset.warmup) + 1, fit)
-                    model.fill(depth)
-                    timing = time_decode(
-                        model,
-                        depth,
-                        tokens,
-                        preset.n_steps,
-                        preset.warmup,
-                        preset.repeats,
-                        env.sync,
-                        should_stop,
+                    measured = timing.time_at_depth(
+                        model, model.kind, preset, env, tokens, depth, should_stop, oom_hook, fit
                     )
-                except Stopped:
-                    raise
-                except Exception as error:
-                    if not is_out_of_memory(error):
-                        raise
-                    series.oom_depth, series.oom_message = depth, str(error).splitlines()[0][:300]
+                except Exception as error:  # out of memory ends the series; anything else is raised
+                    series.oom_depth, series.oom_message = depth, timing.oom_message(error)
                     model.release()
                     env.free_memory()
                     done += len(preset.depths) - preset.depths.index(depth)
@@ -175,9 +151,9 @@ def run_context(
                 series.points.append(
                     DepthPoint(
                         depth,
-                        timing.mean,
-                        timing.std,
-                        timing.samples_tokens_per_s,
+                        measured.mean,
+                        measured.std,
+                        measured.samples_tokens_per_s,
                         memory,
                         spilled,
                         active + memory,
@@ -188,9 +164,6 @@ def run_context(
             model.release()
             del model
             env.free_memory()
-    except Stopped:
-        result.stopped = True
-    progress(1.0, "stopped" if result.stopped else "done")
     return result
 
 
@@ -220,3 +193,21 @@ def predict_context(
             for d in preset.depths
         ]
     return out
+
+
+def reference_bandwidth(
+    snapshot: DeviceSnapshot, measured: Bandwidth | None, on_gpu: bool
+) -> tuple[Bandwidth, str]:
+    """The bandwidth to draw a roofline for before (or without) a run, and words for where it came from:
+    this machine's measured copy speed, else the GPU's spec-sheet peak, else the reference card."""
+    if measured is not None:
+        return measured, "this machine's measured copy speed"
+    if on_gpu and snapshot.peak_bandwidth_bytes_per_s:
+        link = snapshot.pcie_bandwidth_bytes_per_s or 16e9
+        return Bandwidth(snapshot.peak_bandwidth_bytes_per_s, link, "spec"), (
+            f"your {snapshot.name}'s spec-sheet bandwidth"
+        )
+    card = CARDS[DEFAULT_CARD]
+    return Bandwidth(card.bandwidth_bytes_per_s, card.host_link_bytes_per_s, "spec"), (
+        f"an {card.name} ({card.bandwidth_bytes_per_s / 1e9:,.0f} GB/s)"
+    )

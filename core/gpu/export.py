@@ -1,4 +1,5 @@
-"""Benchmark results out: one CSV table of every measured point, strict JSON, and version info."""
+"""Benchmark results out: one CSV table of every measured point, strict JSON, the page's JSON payload
+and version info."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import torch
 
 from core.gpu.context_bench import ContextResult
 from core.gpu.moe_bench import MoeResult
+from core.gpu.nvml import DeviceSnapshot
+from core.gpu.timing import Bandwidth
 
 CSV_FIELDS = (
     "benchmark",
@@ -85,6 +88,22 @@ def to_csv(context: ContextResult | None = None, moe: MoeResult | None = None) -
                 }
             )
     return buf.getvalue()
+
+
+def page_payload(
+    snapshot: DeviceSnapshot,
+    bandwidth: Bandwidth | None,
+    context: ContextResult | None,
+    moe: MoeResult | None,
+) -> dict[str, Any]:
+    """What the page's JSON download holds: the device, the software, the copy bandwidth and both results."""
+    return {
+        "device": snapshot.to_dict(),
+        "versions": versions(),
+        "bandwidth": None if bandwidth is None else vars(bandwidth),
+        "context": None if context is None else context.to_dict(),
+        "moe": None if moe is None else moe.to_dict(),
+    }
 
 
 def versions() -> dict[str, str | None]:

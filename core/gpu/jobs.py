@@ -1,70 +1,69 @@
 """The two benchmarks the page submits: one call = one benchmark with its own device and bandwidth.
 
-Each returns {"bandwidth": Bandwidth, <"context" | "moe">: result, "device": snapshot}
-and takes the `progress`/`should_stop` callbacks that core.gpu.runner.BenchRunner hands in.
+Each returns a `JobResult` — the copy bandwidth, the device snapshot and the one result it
+measured — and takes the `progress`/`should_stop` callbacks that core.gpu.runner.BenchRunner
+hands in.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 
-from core.gpu.context_bench import run_context
-from core.gpu.models import PRESETS
-from core.gpu.moe_bench import run_moe
-from core.gpu.timing import (
-    OomHook,
-    Progress,
-    ShouldStop,
-    make_env,
-    measure_copy_bandwidth,
-    never,
-    no_progress,
-)
+from core.gpu import timing
+from core.gpu.context_bench import ContextResult, run_context
+from core.gpu.moe_bench import MoeResult, run_moe
+from core.gpu.nvml import DeviceSnapshot
+from core.gpu.presets import PRESETS
 
-OOM_HOOK: OomHook | None = None  # tests set this to simulate running out of memory at some depth
+OOM_HOOK: timing.OomHook | None = None  # tests set this to simulate running out of memory at some depth
+
+
+@dataclass
+class JobResult:
+    """What one page benchmark hands back: exactly one of `context` and `moe` is set."""
+
+    bandwidth: timing.Bandwidth
+    device: DeviceSnapshot
+    context: ContextResult | None = None
+    moe: MoeResult | None = None
+
+
+def _job(
+    preset_name: str,
+    device: str,
+    progress: timing.Progress,
+    run: Callable[..., ContextResult | MoeResult],
+) -> JobResult:
+    """Copy bandwidth first (the first 5 % of the bar), then `run(preset, env, bandwidth, progress=…)`."""
+    preset = PRESETS[preset_name]
+    env = timing.make_env(device)
+    progress(0.0, "measuring copy bandwidth")
+    bw = timing.measure_copy_bandwidth(env, preset.copy_bytes)
+    result = run(preset, env, bw, progress=lambda f, m: progress(0.05 + 0.95 * f, m))
+    if isinstance(result, ContextResult):
+        return JobResult(bw, env.snapshot, context=result)
+    return JobResult(bw, env.snapshot, moe=result)
 
 
 def context_benchmark(
     preset_name: str,
     budget_bytes: int | None = None,
     device: str = "auto",
-    progress: Progress = no_progress,
-    should_stop: ShouldStop = never,
-) -> dict[str, Any]:
-    """Bandwidth, then the context sweep → {"bandwidth": Bandwidth, "context": ContextResult, "device": snapshot}."""
-    preset = PRESETS[preset_name]
-    env = make_env(device)
-    progress(0.0, "measuring copy bandwidth")
-    bw = measure_copy_bandwidth(env, preset.copy_bytes)
-    ctx = run_context(
-        preset,
-        env,
-        bw,
-        budget_bytes,
-        progress=lambda f, m: progress(0.05 + 0.95 * f, m),
-        should_stop=should_stop,
-        oom_hook=OOM_HOOK,
-    )
-    return {"bandwidth": bw, "context": ctx, "device": env.snapshot}
+    progress: timing.Progress = timing.no_progress,
+    should_stop: timing.ShouldStop = timing.never,
+) -> JobResult:
+    """Bandwidth, then the context sweep (under the VRAM budget, if any)."""
+    sweep = partial(run_context, budget_bytes=budget_bytes, should_stop=should_stop, oom_hook=OOM_HOOK)
+    return _job(preset_name, device, progress, sweep)
 
 
 def moe_benchmark(
     preset_name: str,
     device: str = "auto",
-    progress: Progress = no_progress,
-    should_stop: ShouldStop = never,
-) -> dict[str, Any]:
-    """Bandwidth, then dense vs MoE → {"bandwidth": Bandwidth, "moe": MoeResult, "device": snapshot}."""
-    preset = PRESETS[preset_name]
-    env = make_env(device)
-    progress(0.0, "measuring copy bandwidth")
-    bw = measure_copy_bandwidth(env, preset.copy_bytes)
-    moe = run_moe(
-        preset,
-        env,
-        bw,
-        progress=lambda f, m: progress(0.05 + 0.95 * f, m),
-        should_stop=should_stop,
-        oom_hook=OOM_HOOK,
-    )
-    return {"bandwidth": bw, "moe": moe, "device": env.snapshot}
+    progress: timing.Progress = timing.no_progress,
+    should_stop: timing.ShouldStop = timing.never,
+) -> JobResult:
+    """Bandwidth, then dense vs MoE."""
+    return _job(preset_name, device, progress, partial(run_moe, should_stop=should_stop, oom_hook=OOM_HOOK))

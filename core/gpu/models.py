@@ -7,8 +7,8 @@ Three memories, one skeleton (embedding → n_layers × [mixer + feed-forward] �
   has a device budget: rows past it live in host memory (pinned when CUDA is present)
   and are streamed to the device at every step, like HF transformers' OffloadedCache.
 - `StateDecoder`      the same projections around a Gated-DeltaNet-style fixed state
-  (Yang et al. 2024, "Gated Delta Networks"): S ← αS + β k (v − Sᵀk)ᵀ, o = Sᵀq.
-  Its memory does not grow with context.
+  (Yang et al. 2024, "Gated Delta Networks"): S ← αS + β k (v − Sᵀk)ᵀ, o = Sᵀq, one token
+  of `core.ops.gated_delta_rule.step`. Its memory does not grow with context.
 - feed-forward `dense` or `moe`: equal total parameters; the MoE keeps `n_shared`
   experts always on and routes each token to `top_k` of the rest (Kimi K3 wakes 2 shared
   + 16 of 896 experts).
@@ -20,144 +20,13 @@ this shape moves, not to say anything. Plain torch, batch 1, no custom kernels.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-GIB = 1024**3
-
-
-@dataclass(frozen=True)
-class Preset:
-    """Model shapes and benchmark lengths for one class of machine."""
-
-    name: str
-    description: str
-    d_model: int
-    n_layers: int
-    n_heads: int
-    vocab: int
-    ffn_hidden: int  # dense feed-forward width in the context benchmark
-    depths: tuple[int, ...]  # context depths d for `tg @ d`
-    n_steps: int  # timed decode steps per repetition
-    warmup: int  # untimed decode steps at each depth
-    repeats: int
-    moe_ffn_hidden: int  # total feed-forward width (dense) = n_experts × expert_hidden (MoE)
-    moe_experts: int  # total experts, shared included
-    moe_shared: int
-    moe_top_k: int  # routed experts per token
-    moe_depth: int  # context depth during the dense-vs-MoE test
-    energy_seconds: float  # minimum timed window per model for the energy reading
-    idle_seconds: float  # idle-power baseline window
-    budget_choices: tuple[int, ...]  # "pretend my card has N bytes" options
-    copy_bytes: int  # buffer size for the copy-bandwidth test
-
-    @property
-    def head_dim(self) -> int:
-        return self.d_model // self.n_heads
-
-    @property
-    def expert_hidden(self) -> int:
-        return self.moe_ffn_hidden // self.moe_experts
-
-
-PRESETS: dict[str, Preset] = {
-    "tiny": Preset(
-        name="tiny",
-        description="Seconds on a laptop CPU; what the tests run.",
-        d_model=64,
-        n_layers=2,
-        n_heads=4,
-        vocab=256,
-        ffn_hidden=256,
-        depths=(0, 256, 512, 1024, 2048),
-        n_steps=16,
-        warmup=2,
-        repeats=3,
-        moe_ffn_hidden=1024,
-        moe_experts=32,
-        moe_shared=2,
-        moe_top_k=2,
-        moe_depth=64,
-        energy_seconds=0.0,
-        idle_seconds=0.0,
-        budget_choices=(1 * 1024**2, 3 * 1024**2 // 2),
-        copy_bytes=16 * 1024**2,
-    ),
-    "cpu": Preset(
-        name="cpu",
-        description="A 3M-parameter model for a CPU run in well under a minute (KV cache 8 KiB per token).",
-        d_model=256,
-        n_layers=4,
-        n_heads=4,
-        vocab=256,
-        ffn_hidden=1024,
-        depths=(0, 2048, 4096, 8192, 16384),
-        n_steps=8,
-        warmup=1,
-        repeats=3,
-        moe_ffn_hidden=4096,
-        moe_experts=64,
-        moe_shared=2,
-        moe_top_k=2,
-        moe_depth=256,
-        energy_seconds=0.0,
-        idle_seconds=0.0,
-        budget_choices=(48 * 1024**2, 96 * 1024**2),
-        copy_bytes=64 * 1024**2,
-    ),
-    "small": Preset(
-        name="small",
-        description="A 0.8B-parameter model for 8–12 GB cards (KV cache 128 KiB per token, like Llama-3-8B).",
-        d_model=2048,
-        n_layers=16,
-        n_heads=16,
-        vocab=32000,
-        ffn_hidden=8192,
-        depths=(0, 8192, 16384, 32768, 49152, 65536),
-        n_steps=32,
-        warmup=2,
-        repeats=3,
-        moe_ffn_hidden=16384,
-        moe_experts=128,
-        moe_shared=2,
-        moe_top_k=4,
-        moe_depth=1024,
-        energy_seconds=6.0,
-        idle_seconds=4.0,
-        budget_choices=(6 * GIB, 8 * GIB, 12 * GIB),
-        copy_bytes=1 * GIB,
-    ),
-    "large": Preset(
-        name="large",
-        description="A 3.2B-parameter model for 24 GB and bigger cards (KV cache 256 KiB per token).",
-        d_model=4096,
-        n_layers=16,
-        n_heads=32,
-        vocab=32000,
-        ffn_hidden=16384,
-        depths=(0, 16384, 32768, 65536, 98304, 131072),
-        n_steps=16,
-        warmup=2,
-        repeats=3,
-        moe_ffn_hidden=32768,
-        moe_experts=256,
-        moe_shared=2,
-        moe_top_k=6,
-        moe_depth=1024,
-        energy_seconds=8.0,
-        idle_seconds=4.0,
-        budget_choices=(12 * GIB, 16 * GIB, 24 * GIB),
-        copy_bytes=2 * GIB,
-    ),
-}
-
-
-def preset_for_vram(total_bytes: int | None) -> str:
-    """'large' from 20 GiB of VRAM, else 'small'."""
-    return "large" if total_bytes is not None and total_bytes >= 20 * 1024**3 else "small"
+from core.gpu.presets import Preset
+from core.ops import gated_delta_rule
 
 
 def _weight(shape: tuple[int, ...], device: torch.device, dtype: torch.dtype) -> nn.Parameter:
@@ -448,17 +317,20 @@ class StateDecoder(DecodeModel):
     def _mix(self, block: _Block, h: torch.Tensor, layer: int) -> torch.Tensor:
         p = self.preset
         n_h, dh = p.n_heads, p.head_dim
-        q, k, v = (h @ block.wqkv).float().view(3, n_h, dh)  # each (H, Dh)
-        q = F.normalize(q, dim=-1) * dh**-0.5
-        k = F.normalize(k, dim=-1)
-        beta = torch.sigmoid((h @ block.w_beta).float())[0]  # (H,)
-        alpha = torch.exp(-F.softplus((h @ block.w_gate).float()))[0]  # (H,) in (0, 1)
-        s = self.state[layer]  # (H, K, V)
-        s.mul_(alpha[:, None, None])
-        recalled = torch.einsum("hk,hkv->hv", k, s)  # (H, V)
-        s.add_(torch.einsum("hk,hv->hkv", k * beta[:, None], v - recalled))
-        o = torch.einsum("hk,hkv->hv", q, s)  # (H, V)
-        return o.to(self.dtype).reshape(1, n_h * dh) @ block.wo  # (1, D)
+        q, k, v = (h @ block.wqkv).float().view(3, 1, n_h, dh)  # each (1, H, Dh): a batch of one
+        beta = torch.sigmoid((h @ block.w_beta).float())  # (1, H)
+        g = -F.softplus((h @ block.w_gate).float())  # (1, H): log α, so the decay α = e^g is in (0, 1)
+        out = gated_delta_rule.step(
+            self.state[layer][None],  # (1, H, K, V)
+            F.normalize(q, dim=-1),  # read with scale Dh^-0.5
+            F.normalize(k, dim=-1),
+            v,
+            beta_t=beta,
+            g_t=g,
+            keep_parts=False,
+        )
+        self.state[layer] = out.state[0]  # (H, K, V)
+        return out.output.to(self.dtype).reshape(1, n_h * dh) @ block.wo  # (1, D)
 
 
 def build(

@@ -15,21 +15,11 @@ from typing import Any
 
 import torch
 
+from core.gpu import timing
 from core.gpu.energy import CounterWentBackwards, EnergyMeter, EnergyReading
-from core.gpu.models import DecodeModel, Preset, build
-from core.gpu.timing import (
-    Bandwidth,
-    BenchEnv,
-    OomHook,
-    Progress,
-    ShouldStop,
-    Stopped,
-    is_out_of_memory,
-    never,
-    no_progress,
-    random_tokens,
-    time_decode,
-)
+from core.gpu.models import DecodeModel, build
+from core.gpu.presets import Preset
+from core.gpu.timing import Bandwidth, BenchEnv, OomHook, Progress, ShouldStop, Stopped, never, no_progress
 from core.roofline import bandwidth_bound_tokens_per_s
 
 
@@ -106,9 +96,9 @@ def run_moe(
     )
     if meter is None:
         result.note = "No energy reading: power is read through NVML, so only on an NVIDIA GPU."
-    tokens = random_tokens(preset, env.device)
+    tokens = timing.random_tokens(preset, env.device)
     depth = preset.moe_depth
-    try:
+    with timing.stoppable(result, progress):
         if meter is not None and preset.idle_seconds > 0:
             progress(0.0, "idle baseline")
             env.sync()
@@ -134,32 +124,21 @@ def run_moe(
             )
             result.rows.append(row)
             try:
-                if oom_hook is not None:
-                    oom_hook(label, depth)
-                model.allocate(depth + max(preset.n_steps, preset.warmup) + 1)
-                model.fill(depth)
-                timing = time_decode(
-                    model, depth, tokens, preset.n_steps, preset.warmup, preset.repeats, env.sync, should_stop
+                measured = timing.time_at_depth(
+                    model, label, preset, env, tokens, depth, should_stop, oom_hook
                 )
-                row.tokens_per_s, row.std_tokens_per_s = timing.mean, timing.std
+                row.tokens_per_s, row.std_tokens_per_s = measured.mean, measured.std
                 if meter is not None:
                     progress(0.3 + 0.45 * i, f"{label}: energy")
                     _energy_window(
                         model, depth, tokens, preset, env, meter, row, result.idle_watts, should_stop
                     )
-            except Stopped:
-                raise
-            except Exception as error:
-                if not is_out_of_memory(error):
-                    raise
-                row.oom_message = str(error).splitlines()[0][:300]
+            except Exception as error:  # out of memory is a result; anything else is raised
+                row.oom_message = timing.oom_message(error)
             finally:
                 model.release()
                 del model
                 env.free_memory()
-    except Stopped:
-        result.stopped = True
-    progress(1.0, "stopped" if result.stopped else "done")
     return result
 
 

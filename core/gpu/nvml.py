@@ -6,7 +6,7 @@ do: consumer and laptop cards answer `NVMLError_NotSupported` to many calls (pow
 energy counter, power limit …) and one unsupported call must not hide the rest.
 
 The NVML module is passed in (`module=`) so tests can hand over a scripted stand-in
-(`core.gpu.fake_nvml.FakeNvml`); by default the real `pynvml` is imported.
+(`tests.fake_nvml.FakeNvml`); by default the real `pynvml` is imported.
 
 Peak memory bandwidth from NVML = 2 × max memory clock (MHz) × bus width (bits) / 8
 (checks: RTX 4090 10501 MHz × 384 bit → 1008 GB/s; H100 SXM 2619 × 5120 → 3352 GB/s;

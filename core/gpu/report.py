@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.figures.style import format_bytes
 from core.gpu.context_bench import ContextResult
 from core.gpu.moe_bench import MoeResult
 from core.gpu.nvml import DeviceSnapshot
 from core.gpu.timing import Bandwidth
+from core.units import format_bytes
 
 UNKNOWN = "unknown"
 
 
-def _or_unknown(value: Any, fmt: str = "{}") -> str:
+def or_unknown(value: Any, fmt: str = "{}") -> str:
     return UNKNOWN if value is None else fmt.format(value)
 
 
@@ -32,11 +32,11 @@ def device_rows(snap: DeviceSnapshot, bandwidth: Bandwidth | None = None) -> lis
     peak = snap.peak_bandwidth_bytes_per_s
     link = snap.pcie_bandwidth_bytes_per_s
     rows = [
-        ("GPU", _or_unknown(snap.name)),
-        ("Driver", _or_unknown(snap.driver)),
+        ("GPU", or_unknown(snap.name)),
+        ("Driver", or_unknown(snap.driver)),
         (
             "Architecture",
-            _or_unknown(snap.architecture)
+            or_unknown(snap.architecture)
             + ("" if snap.compute_capability is None else f" (compute {snap.compute_capability})"),
         ),
         (
@@ -45,15 +45,15 @@ def device_rows(snap: DeviceSnapshot, bandwidth: Bandwidth | None = None) -> lis
             if snap.vram_total_bytes is None
             else f"{format_bytes(snap.vram_total_bytes)} total, {format_bytes(snap.vram_used_bytes or 0)} in use",
         ),
-        ("Memory bus", _or_unknown(snap.bus_width_bits, "{} bit")),
-        ("Max memory clock", _or_unknown(snap.max_mem_clock_mhz, "{:,} MHz")),
+        ("Memory bus", or_unknown(snap.bus_width_bits, "{} bit")),
+        ("Max memory clock", or_unknown(snap.max_mem_clock_mhz, "{:,} MHz")),
         (
             "Peak bandwidth (2 × clock × bus ÷ 8)",
-            _or_unknown(None if peak is None else peak / 1e9, "{:,.0f} GB/s"),
+            or_unknown(None if peak is None else peak / 1e9, "{:,.0f} GB/s"),
         ),
         (
             "PCIe link now",
-            UNKNOWN if snap.pcie_gen is None else f"Gen{snap.pcie_gen} x{_or_unknown(snap.pcie_width)}",
+            UNKNOWN if snap.pcie_gen is None else f"Gen{snap.pcie_gen} x{or_unknown(snap.pcie_width)}",
         ),
         (
             "PCIe link at best",
@@ -62,7 +62,7 @@ def device_rows(snap: DeviceSnapshot, bandwidth: Bandwidth | None = None) -> lis
             else f"Gen{snap.pcie_max_gen or snap.pcie_gen} x{snap.pcie_max_width or snap.pcie_width} "
             f"≈ {link / 1e9:,.1f} GB/s each way",
         ),
-        ("Power limit (enforced)", _or_unknown(snap.power_limit_w, "{:,.0f} W")),
+        ("Power limit (enforced)", or_unknown(snap.power_limit_w, "{:,.0f} W")),
         ("Energy counter", "yes" if snap.energy_counter else "no (power is sampled instead)"),
     ]
     if bandwidth is not None:
@@ -122,15 +122,6 @@ def context_rows(result: ContextResult) -> list[dict[str, str]]:
                 }
             )
     return rows
-
-
-def context_summary(result: ContextResult) -> dict[str, float]:
-    """Per model: speed at the deepest measured depth as a fraction of its speed at the first."""
-    out = {}
-    for s in result.series:
-        if len(s.points) >= 2:
-            out[s.model] = s.points[-1].tokens_per_s / s.points[0].tokens_per_s
-    return out
 
 
 def moe_rows(result: MoeResult) -> list[dict[str, str]]:

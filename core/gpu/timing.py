@@ -13,14 +13,16 @@ import math
 import platform
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
 from core.gpu import nvml as nvml_mod
-from core.gpu.models import DecodeModel, Preset
+from core.gpu.models import DecodeModel
+from core.gpu.presets import Preset
 
 Progress = Callable[[float, str], None]
 ShouldStop = Callable[[], bool]
@@ -46,6 +48,27 @@ def is_out_of_memory(error: BaseException) -> bool:
         return True
     text = str(error).lower()
     return isinstance(error, RuntimeError) and ("out of memory" in text or "can't allocate memory" in text)
+
+
+def oom_message(error: Exception) -> str:
+    """An out-of-memory error's first line, kept as a result; any other error (Stop included) is raised again."""
+    if not is_out_of_memory(error):
+        raise error
+    return str(error).splitlines()[0][:300]
+
+
+class _Stoppable(Protocol):
+    stopped: bool
+
+
+@contextmanager
+def stoppable(result: _Stoppable, progress: Progress) -> Iterator[None]:
+    """Run a benchmark's body: Stop marks `result.stopped` and keeps what was measured; report the end."""
+    try:
+        yield
+    except Stopped:
+        result.stopped = True
+    progress(1.0, "stopped" if result.stopped else "done")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -175,6 +198,31 @@ def time_decode(
             sync()
         samples.append(n_steps / (time.perf_counter() - t0))
     return Timing(samples)
+
+
+def time_at_depth(
+    model: DecodeModel,
+    label: str,
+    preset: Preset,
+    env: BenchEnv,
+    tokens: torch.Tensor,
+    depth: int,
+    should_stop: ShouldStop = never,
+    oom_hook: OomHook | None = None,
+    resident_positions: int | None = None,
+) -> Timing:
+    """Allocate room for depth d and the timed steps, prefill to d (untimed), then `time_decode`.
+
+    `oom_hook(label, depth)` lets tests run out of memory at a chosen depth; `resident_positions`
+    keeps only that many cache positions on the device (the rest streamed from host memory).
+    """
+    if oom_hook is not None:
+        oom_hook(label, depth)
+    model.allocate(depth + max(preset.n_steps, preset.warmup) + 1, resident_positions)
+    model.fill(depth)
+    return time_decode(
+        model, depth, tokens, preset.n_steps, preset.warmup, preset.repeats, env.sync, should_stop
+    )
 
 
 def random_tokens(preset: Preset, device: torch.device, n: int = 256) -> torch.Tensor:

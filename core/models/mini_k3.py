@@ -31,17 +31,20 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import numpy as np
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
+from core.models.layers import RMSNorm
+from core.models.mini_k3_mixers import KDAInputs, KDALayer, LatentCache, MLALayer
 from core.models.moe import DenseMLP, MoE, MoEConfig, Routing
-from core.ops import kda
+from core.models.protocol import ModelBase, read_checkpoint, write_checkpoint
 from core.ops.attn_res import AttnResResult, BlockResidualStream
-from core.trace import LayerTrace, Trace
+from core.trace import LayerTrace, Trace, as_array
+
+__all__ = ["KDAInputs", "KDALayer", "LatentCache", "MLALayer", "MiniK3", "MiniK3Config", "schedule"]
 
 KDA, MLA = "kda", "mla"
+CHECKPOINT = Path(__file__).resolve().parents[2] / "assets" / "mini_k3" / "model.pt"
 
 
 @dataclass
@@ -72,6 +75,14 @@ class MiniK3Config:
     routed_scaling_factor: float = 1.0
     norm_eps: float = 1e-5
 
+    def latent_bytes_per_token(self, bytes_per_number: int = 4) -> int:
+        """Bytes one latent-attention layer adds per token: the latent c_t and the shared key part."""
+        return (self.kv_latent_dim + self.shared_key_dim) * bytes_per_number
+
+    def board_bytes(self, bytes_per_number: int = 4) -> int:
+        """Bytes of one KDA layer's boards (H × d_k × d_v), whatever the length."""
+        return self.kda_heads * self.kda_head_dim * self.kda_head_dim * bytes_per_number
+
     def layer_kinds(self) -> list[str]:
         """'kda' or 'mla' per layer, from the same rule that lays out K3's 93 layers."""
         return schedule(self.num_layers, self.full_attn_every, self.final_full_attention)
@@ -93,176 +104,6 @@ def schedule(num_layers: int, full_attn_every: int, final_full_attention: bool) 
 
     kinds = hybrid_layer_kinds(num_layers, full_attn_every, final_full_attention)
     return [KDA if kind in ("kda", "linear") else MLA for kind in kinds]
-
-
-class RMSNorm(nn.Module):
-    def __init__(self, dim: int, eps: float = 1e-5) -> None:
-        super().__init__()
-        self.eps = eps
-        self.weight = nn.Parameter(torch.ones(dim))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.weight * x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + self.eps)
-
-
-# ---------------------------------------------------------------------------------------------
-# Kimi Delta Attention layer: a fixed board per head
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class KDAInputs:
-    """Everything the KDA op needs for some tokens, already activated."""
-
-    q: torch.Tensor  # (B, T, H, K) L2-normalised
-    k: torch.Tensor  # (B, T, H, K) L2-normalised
-    v: torch.Tensor  # (B, T, H, V)
-    beta: torch.Tensor  # (B, T, H)
-    g: torch.Tensor  # (B, T, H, K) log-decay in (lb, 0)
-
-
-class KDALayer(nn.Module):
-    """Token mixer with a fixed d_k × d_v board per head (Kimi Linear / K3 KDA)."""
-
-    def __init__(self, cfg: MiniK3Config) -> None:
-        super().__init__()
-        H, Dh, D = cfg.kda_heads, cfg.kda_head_dim, cfg.d_model
-        self.heads, self.head_dim, self.lower_bound = H, Dh, cfg.gate_lower_bound
-        self.chunk_size = cfg.chunk_size
-        self.q_proj = nn.Linear(D, H * Dh, bias=False)
-        self.k_proj = nn.Linear(D, H * Dh, bias=False)
-        self.v_proj = nn.Linear(D, H * Dh, bias=False)
-        self.f_a = nn.Linear(D, Dh, bias=False)  # low-rank decay projection, as in K3
-        self.f_b = nn.Linear(Dh, H * Dh, bias=False)
-        self.b_proj = nn.Linear(D, H, bias=False)
-        self.g_proj = nn.Linear(D, H * Dh, bias=False)  # full-rank output gate
-        self.o_norm = RMSNorm(Dh, cfg.norm_eps)
-        self.o_proj = nn.Linear(H * Dh, D, bias=False)
-        # A = exp(A_log) ~ U(1, 16) per head (fla's init). dt_bias is set so that the initial
-        # per-step keep rate e^g of the channels is spread between 0.5 and 0.99 (our choice).
-        A = torch.empty(H).uniform_(1, 16)
-        self.A_log = nn.Parameter(A.log())
-        keep = torch.linspace(0.99, 0.5, H * Dh).reshape(H, Dh)  # (H, K)
-        frac = keep.log() / cfg.gate_lower_bound  # sigmoid(A · dt_bias) = g / lb
-        self.dt_bias = nn.Parameter((torch.logit(frac) / A[:, None]).reshape(-1))
-
-    def inputs(self, x: torch.Tensor) -> KDAInputs:
-        """x: (B, T, D) → q, k, v, β, g for the op."""
-        B, T, _ = x.shape
-        H, Dh = self.heads, self.head_dim
-        q = F.normalize(F.silu(self.q_proj(x)).view(B, T, H, Dh), dim=-1)  # (B, T, H, K)
-        k = F.normalize(F.silu(self.k_proj(x)).view(B, T, H, Dh), dim=-1)  # (B, T, H, K)
-        v = F.silu(self.v_proj(x)).view(B, T, H, Dh)  # (B, T, H, V)
-        beta = torch.sigmoid(self.b_proj(x))  # (B, T, H)
-        pre = (self.f_b(self.f_a(x)) + self.dt_bias).view(B, T, H, Dh)  # (B, T, H, K)
-        g = self.lower_bound * torch.sigmoid(self.A_log.exp()[:, None] * pre)  # (B, T, H, K), in (lb, 0)
-        return KDAInputs(q, k, v, beta, g)
-
-    def finish(self, x: torch.Tensor, o: torch.Tensor) -> torch.Tensor:
-        """Per-head norm, sigmoid output gate, output projection. o: (B, T, H, V) → (B, T, D)."""
-        B, T = x.shape[:2]
-        gate = torch.sigmoid(self.g_proj(x)).view(B, T, self.heads, self.head_dim)  # (B, T, H, V)
-        return self.o_proj((self.o_norm(o) * gate).reshape(B, T, -1))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Whole sequence at once with the chunked (WY/UT) form. x: (B, T, D)."""
-        a = self.inputs(x)
-        o, _ = kda.chunk(a.q, a.k, a.v, beta=a.beta, g=a.g, chunk_size=self.chunk_size)  # (B, T, H, V)
-        return self.finish(x, o)
-
-    def step(
-        self, x: torch.Tensor, S: torch.Tensor, keep_parts: bool = True
-    ) -> tuple[torch.Tensor, kda.StepResult, KDAInputs]:
-        """One token. x: (B, 1, D), S: (B, H, K, V) → output (B, 1, D), the op's step record, inputs."""
-        a = self.inputs(x)
-        res = kda.step(
-            S, a.q[:, 0], a.k[:, 0], a.v[:, 0], beta_t=a.beta[:, 0], g_t=a.g[:, 0], keep_parts=keep_parts
-        )
-        return self.finish(x, res.output[:, None]), res, a
-
-    def new_state(self, batch: int, dtype=torch.float32) -> torch.Tensor:
-        return torch.zeros(batch, self.heads, self.head_dim, self.head_dim, dtype=dtype)
-
-
-# ---------------------------------------------------------------------------------------------
-# Multi-head latent attention layer: a growing cache of small latents
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class LatentCache:
-    """What an MLA layer keeps per token: the latent c_t and the shared key part."""
-
-    latent: torch.Tensor  # (B, T, d_c)
-    shared_key: torch.Tensor  # (B, T, d_R)
-
-    @property
-    def length(self) -> int:
-        return self.latent.shape[1]
-
-    def nbytes(self) -> int:
-        return (
-            self.latent.numel() * self.latent.element_size()
-            + self.shared_key.numel() * self.shared_key.element_size()
-        )
-
-
-class MLALayer(nn.Module):
-    """NoPE multi-head latent attention with a sigmoid output gate (K3's "gated MLA")."""
-
-    def __init__(self, cfg: MiniK3Config) -> None:
-        super().__init__()
-        H, Dh, Dc, Dr, D = cfg.mla_heads, cfg.mla_head_dim, cfg.kv_latent_dim, cfg.shared_key_dim, cfg.d_model
-        self.heads, self.head_dim, self.latent_dim, self.shared_dim = H, Dh, Dc, Dr
-        self.scale = (Dh + Dr) ** -0.5
-        self.q_proj = nn.Linear(D, H * (Dh + Dr), bias=False)
-        self.kv_down = nn.Linear(D, Dc + Dr, bias=False)  # x → [c_t ; k_shared]: what gets cached
-        self.kv_norm = RMSNorm(Dc, cfg.norm_eps)
-        self.kv_up = nn.Linear(Dc, H * 2 * Dh, bias=False)  # c_t → per-head key part and value
-        self.g_proj = nn.Linear(D, H * Dh, bias=False)
-        self.o_proj = nn.Linear(H * Dh, D, bias=False)
-
-    def compress(self, x: torch.Tensor) -> LatentCache:
-        """x: (B, T, D) → the per-token entries this layer caches."""
-        c, k_shared = self.kv_down(x).split([self.latent_dim, self.shared_dim], dim=-1)
-        return LatentCache(latent=self.kv_norm(c), shared_key=k_shared)  # (B, T, d_c), (B, T, d_R)
-
-    def attend(self, x: torch.Tensor, cache: LatentCache, causal: bool) -> tuple[torch.Tensor, torch.Tensor]:
-        """Queries from x (B, Tq, D) against all cached tokens; returns (B, Tq, D) and weights (B, H, Tq, Tk)."""
-        B, Tq, _ = x.shape
-        H, Dh, Dr, Tk = self.heads, self.head_dim, self.shared_dim, cache.length
-        q = self.q_proj(x).view(B, Tq, H, Dh + Dr).transpose(1, 2)  # (B, H, Tq, Dh + Dr)
-        kv = self.kv_up(cache.latent).view(B, Tk, H, 2 * Dh).transpose(1, 2)  # (B, H, Tk, 2·Dh)
-        k_latent, v = kv.split([Dh, Dh], dim=-1)  # (B, H, Tk, Dh) each
-        k_shared = cache.shared_key[:, None].expand(B, H, Tk, Dr)  # (B, H, Tk, d_R), same for every head
-        k = torch.cat([k_latent, k_shared], dim=-1)  # (B, H, Tk, Dh + Dr)
-        scores = (q @ k.transpose(-1, -2)) * self.scale  # (B, H, Tq, Tk)
-        if causal:
-            mask = torch.ones(Tq, Tk, dtype=torch.bool, device=x.device).tril(Tk - Tq)
-            scores = scores.masked_fill(~mask, float("-inf"))
-        weights = scores.softmax(dim=-1)  # (B, H, Tq, Tk)
-        o = (weights @ v).transpose(1, 2)  # (B, Tq, H, Dh)
-        gate = torch.sigmoid(self.g_proj(x)).view(B, Tq, H, Dh)
-        return self.o_proj((o * gate).reshape(B, Tq, -1)), weights
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.attend(x, self.compress(x), causal=True)[0]
-
-    def step(self, x: torch.Tensor, cache: LatentCache) -> tuple[torch.Tensor, LatentCache, torch.Tensor]:
-        """One token x: (B, 1, D): append its latent, attend over the whole cache."""
-        new = self.compress(x)
-        cache = LatentCache(
-            latent=torch.cat([cache.latent, new.latent], dim=1),  # (B, T + 1, d_c)
-            shared_key=torch.cat([cache.shared_key, new.shared_key], dim=1),  # (B, T + 1, d_R)
-        )
-        out, weights = self.attend(x, cache, causal=False)
-        return out, cache, weights
-
-    def new_cache(self, batch: int, dtype=torch.float32) -> LatentCache:
-        return LatentCache(
-            latent=torch.zeros(batch, 0, self.latent_dim, dtype=dtype),
-            shared_key=torch.zeros(batch, 0, self.shared_dim, dtype=dtype),
-        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -320,7 +161,7 @@ class ForwardInfo:
     output_mix: AttnResResult | None = None
 
 
-class MiniK3(nn.Module):
+class MiniK3(ModelBase, nn.Module):
     def __init__(self, cfg: MiniK3Config) -> None:
         super().__init__()
         self.cfg = cfg
@@ -380,34 +221,34 @@ class MiniK3(nn.Module):
                 if layer.kind == KDA:
                     out, res, _ = layer.mixer.step(h, cache.memory[i], keep_parts)
                     cache.memory[i] = res.state
-                    record["parts"] = {name: _np(part[0]) for name, part in res.parts.items()}
+                    record["parts"] = {name: as_array(part[0]) for name, part in res.parts.items()}
                     return out
                 out, cache.memory[i], weights = layer.mixer.step(h, cache.memory[i])
-                record["attention"] = weights[0, :, 0].detach().numpy().copy()  # (H, T)
+                record["attention"] = as_array(weights[0, :, 0])  # (H, T)
                 return out
 
             info = layer.run(stream, mixer_fn)
             traces.append(self._layer_trace(i, layer, cache.memory[i], info, record))
         out = stream.mix(self.output_query)
-        traces[-1].parts["attn_res_output"] = _np(out.weights[0, 0])
+        traces[-1].parts["attn_res_output"] = as_array(out.weights[0, 0])
         cache.position += 1
         return self.lm_head(self.norm(out.output))[:, 0], traces
 
     def _layer_trace(self, i: int, layer: DecoderLayer, memory, info: LayerInfo, record: dict) -> LayerTrace:
         parts = dict(record.get("parts", {}))
-        parts["attn_res_ffn"] = _np(info.ffn_mix.weights[0, 0])
+        parts["attn_res_ffn"] = as_array(info.ffn_mix.weights[0, 0])
         trace = LayerTrace(
             index=i,
             kind=layer.kind,
             memory="state" if layer.kind == KDA else "cache",
             memory_bytes=memory_nbytes(memory, batch=memory_batch(memory)),
-            attn_res_weights=_np(info.mixer_mix.weights[0, 0]),
+            attn_res_weights=as_array(info.mixer_mix.weights[0, 0]),
             parts=parts,
         )
         if layer.kind == KDA:
-            trace.state = _np(memory[0])  # (H, K, V)
+            trace.state = as_array(memory[0])  # (H, K, V)
         else:
-            trace.latent = _np(memory.latent[0])  # (T, d_c)
+            trace.latent = as_array(memory.latent[0])  # (T, d_c)
             trace.attention = record["attention"]
         if info.routing is not None:
             trace.experts = info.routing.expert_ids[0].tolist()
@@ -426,7 +267,7 @@ class MiniK3(nn.Module):
         return Trace(
             token=int(logits[0].argmax()),
             position=position,
-            logits=_np(logits[0]),
+            logits=as_array(logits[0]),
             layers=layers,
             positions_computed=1,
             cache_bytes=cache_bytes,
@@ -445,10 +286,13 @@ class MiniK3(nn.Module):
             traces.append(self.step(traces[-1].token, cache, keep_parts))
         return traces
 
-    # -- sizes ---------------------------------------------------------------------------------
+    # -- sizes and the checkpoint (the model protocol, core/models/protocol.py) ---------------
 
-    def total_params(self) -> int:
-        return sum(p.numel() for p in self.parameters())
+    def cache_bytes_per_token(self) -> int:
+        return self.kinds.count(MLA) * self.cfg.latent_bytes_per_token(self.element_bytes())
+
+    def state_bytes(self) -> int:
+        return self.kinds.count(KDA) * self.cfg.board_bytes(self.element_bytes())
 
     def active_params(self) -> int:
         """Weights one token reads: everything except the routed experts it did not pick."""
@@ -456,11 +300,25 @@ class MiniK3(nn.Module):
         for layer in self.layers:
             if isinstance(layer.ffn, MoE):
                 idle += layer.ffn.total_params() - layer.ffn.active_params()
-        return self.total_params() - idle
+        return self.num_params() - idle
 
+    @classmethod
+    def load(cls, path: Path | str = CHECKPOINT) -> MiniK3:
+        """The trained mini-K3 (fp32 in memory), ready for eval."""
+        blob = read_checkpoint(path, "python -m core.train mini_k3")
+        model = cls(MiniK3Config(**blob["config"]))
+        model.load_state_dict(
+            {name: t.float() if t.is_floating_point() else t for name, t in blob["state_dict"].items()}
+        )
+        model.meta = blob.get("meta", {})
+        return model.eval()
 
-def _np(x: torch.Tensor) -> np.ndarray:
-    return x.detach().float().numpy().copy()
+    def save(self, path: Path | str, meta: dict | None = None) -> None:
+        """Write config + weights (bf16, as K3 ships its dense weights) + metadata."""
+        state = {
+            n: t.to(torch.bfloat16) if t.is_floating_point() else t for n, t in self.state_dict().items()
+        }
+        write_checkpoint(path, {"config": asdict(self.cfg), "state_dict": state, "meta": meta or {}})
 
 
 def memory_batch(memory) -> int:
@@ -471,70 +329,3 @@ def memory_nbytes(memory, batch: int = 1) -> int:
     """Bytes of one layer's memory for one sequence: the board, or the cached latents."""
     total = memory.numel() * memory.element_size() if isinstance(memory, torch.Tensor) else memory.nbytes()
     return total // max(1, batch)
-
-
-# ---------------------------------------------------------------------------------------------
-# The shipped checkpoint
-# ---------------------------------------------------------------------------------------------
-
-CHECKPOINT = Path(__file__).resolve().parents[2] / "assets" / "mini_k3" / "model.pt"
-
-
-def save(model: MiniK3, path: Path, meta: dict | None = None) -> None:
-    """Write config + weights (bf16, as K3 ships its dense weights) + metadata."""
-    state = {
-        name: t.to(torch.bfloat16) if t.is_floating_point() else t for name, t in model.state_dict().items()
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"config": asdict(model.cfg), "state_dict": state, "meta": meta or {}}, path)
-
-
-def load(path: Path = CHECKPOINT) -> MiniK3:
-    """The trained mini-K3 (fp32 in memory), ready for eval. Run `python -m core.train mini_k3` to rebuild it."""
-    if not Path(path).exists():
-        raise FileNotFoundError(f"{path} is missing; rebuild it with `python -m core.train mini_k3`")
-    blob = torch.load(path, map_location="cpu", weights_only=True)
-    model = MiniK3(MiniK3Config(**blob["config"]))
-    model.load_state_dict(
-        {name: t.float() if t.is_floating_point() else t for name, t in blob["state_dict"].items()}
-    )
-    model.meta = blob.get("meta", {})
-    return model.eval()
-
-
-# ---------------------------------------------------------------------------------------------
-# The router on a whole text (lesson 9)
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class TextRouting:
-    """One MoE layer's decisions over a text: who was woken for each byte, and how hard."""
-
-    layer: int  # 0-based decoder layer
-    expert_ids: np.ndarray  # (T, k)
-    weights: np.ndarray  # (T, E) mixing weight per byte and routed expert, 0 where not picked
-    load: np.ndarray  # (E,) bytes served per routed expert
-
-
-@torch.no_grad()
-def route_text(model: MiniK3, ids: list[int]) -> list[TextRouting]:
-    """Run the whole text at once and return every MoE layer's routing for it."""
-    info = ForwardInfo()
-    model(torch.tensor([ids]), info=info)
-    out = []
-    for i, layer_info in enumerate(info.layers):
-        routing = layer_info.routing
-        if routing is None:
-            continue
-        E = routing.scores.shape[-1]
-        dense = torch.zeros(len(ids), E).scatter(1, routing.expert_ids, routing.weights)  # (T, E)
-        out.append(
-            TextRouting(
-                layer=i,
-                expert_ids=routing.expert_ids.numpy().copy(),
-                weights=dense.numpy().astype(np.float32),
-                load=np.bincount(routing.expert_ids.reshape(-1).numpy(), minlength=E),
-            )
-        )
-    return out

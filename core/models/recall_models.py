@@ -22,8 +22,8 @@ and fla all use one). Every model, softmax attention included, has the same conv
 
 from __future__ import annotations
 
-import importlib
 import math
+import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -31,24 +31,15 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from core.mechanisms import get as get_rule
+from core.mechanisms import rule_keys
+from core.models.layers import RMSNorm
+from core.models.protocol import ModelBase, read_checkpoint, write_checkpoint
 from core.recall import DEFAULT_VOCAB
+from core.trace import LayerTrace, Trace, as_array
 
-STATE_MIXERS = ("linear", "delta", "gated_delta", "kda")
+STATE_MIXERS = rule_keys()  # every fixed-board rule in the registry
 MIXERS = ("attention", *STATE_MIXERS, "hybrid")
-MIXER_LABELS = {
-    "attention": "Softmax attention",
-    "linear": "Linear attention",
-    "delta": "DeltaNet",
-    "gated_delta": "Gated DeltaNet",
-    "kda": "Kimi Delta Attention",
-    "hybrid": "Hybrid (KDA + attention)",
-}
-_OP_MODULES = {
-    "linear": "core.ops.linear_attention",
-    "delta": "core.ops.delta_rule",
-    "gated_delta": "core.ops.gated_delta_rule",
-    "kda": "core.ops.kda",
-}
 BYTES_PER_ELEMENT = 4  # float32
 
 
@@ -103,14 +94,14 @@ class RecallReadout:
     memories: list[list[LayerMemory]] = field(default_factory=list)  # per batch row, per layer
 
 
-class RMSNorm(nn.Module):
-    def __init__(self, dim: int, eps: float = 1e-6) -> None:
-        super().__init__()
-        self.weight = nn.Parameter(torch.ones(dim))
-        self.eps = eps
+@dataclass
+class RecallCache:
+    """Decoding memory of one sequence: per layer the short convolution's window and the K/V cache
+    (attention) or the board (fixed-state mixers)."""
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+    windows: list[torch.Tensor]  # per layer (B, conv_size − 1, 3·D): the last projected q, k, v
+    memory: list  # per layer (keys, values) each (B, H, T, Dh), or a board (B, H, K, V)
+    position: int = 0  # tokens read so far
 
 
 class ShortConv(nn.Module):
@@ -124,6 +115,12 @@ class ShortConv(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, T, D)
         T = x.shape[1]
         return self.conv(x.transpose(1, 2))[..., :T].transpose(1, 2)  # (B, T, D)
+
+    def step(self, x: torch.Tensor, window: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """One position x (B, 1, D) after `window` (B, size − 1, D) → output (B, 1, D), next window."""
+        full = torch.cat([window, x], dim=1)  # (B, size, D)
+        y = F.conv1d(full.transpose(1, 2), self.conv.weight, self.conv.bias, groups=x.shape[-1])  # (B, D, 1)
+        return y.transpose(1, 2), full[:, 1:]
 
 
 class SoftmaxAttention(nn.Module):
@@ -147,6 +144,20 @@ class SoftmaxAttention(nn.Module):
         memory = (k.detach(), v.detach()) if keep_memory else None
         return y, memory
 
+    def step(self, x: torch.Tensor, window: torch.Tensor, memory, keep_parts: bool = True):
+        """One token x (B, 1, D): append its key and value, attend over all of them."""
+        B, _, D = x.shape
+        qkv, window = self.conv.step(self.qkv(x), window)
+        q, k, v = (t.transpose(1, 2) for t in qkv.view(B, 1, 3, self.H, self.Dh).unbind(2))  # (B, H, 1, Dh)
+        keys, values = (torch.cat([old, new], dim=2) for old, new in zip(memory, (k, v), strict=True))
+        weights = ((q @ keys.transpose(-1, -2)) * self.Dh**-0.5).softmax(dim=-1)  # (B, H, 1, T)
+        y = self.out((weights @ values).transpose(1, 2).reshape(B, 1, D))
+        return y, window, (keys, values), {"attention": weights[:, :, 0]}
+
+    def new_memory(self, batch: int, dtype: torch.dtype):
+        empty = torch.zeros(batch, self.H, 0, self.Dh, dtype=dtype)  # (B, H, 0, Dh)
+        return empty, empty.clone()
+
     def cache_elements_per_token(self) -> int:
         return 2 * self.H * self.Dh
 
@@ -160,6 +171,7 @@ class FixedStateMixer(nn.Module):
     def __init__(self, cfg: RecallModelConfig, kind: str) -> None:
         super().__init__()
         self.kind = kind
+        self.rule = get_rule(kind)
         self.H, self.K = cfg.n_heads, cfg.head_dim
         self.chunk_size = cfg.chunk_size
         D = cfg.d_model
@@ -167,10 +179,10 @@ class FixedStateMixer(nn.Module):
         self.conv = ShortConv(3 * D, cfg.conv_size)
         self.out = nn.Linear(D, D, bias=False)
         self.out_norm = RMSNorm(self.K)
-        if kind != "linear":
+        if self.rule.takes_beta:
             self.beta_proj = nn.Linear(D, self.H)
-        if kind in ("gated_delta", "kda"):
-            n_gates = self.H if kind == "gated_delta" else self.H * self.K
+        if self.rule.gated:
+            n_gates = self.H if self.rule.gate == "head" else self.H * self.K
             self.gate_proj = nn.Linear(D, n_gates, bias=False)
             # fla / Mamba-2 draw A ~ U(1, 16) per head; with one head that draw alone would set the
             # memory span (A = 11 forgets most channels within a few tokens), so the heads get
@@ -179,18 +191,17 @@ class FixedStateMixer(nn.Module):
             self.A_log = nn.Parameter(torch.log(torch.linspace(1.0, 16.0, self.H)))
             dt = torch.exp(torch.empty(n_gates).uniform_(math.log(1e-3), math.log(1e-1)))
             self.dt_bias = nn.Parameter(dt + torch.log(-torch.expm1(-dt)))
-        self.op = importlib.import_module(_OP_MODULES[kind])
+        self.op = self.rule.ops
 
     def gates(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
         """beta = sigmoid(W_b x) (B, T, H); g = −exp(A_log)·softplus(W_a x + dt_bias), log space."""
         B, T, _ = x.shape
         extra: dict[str, torch.Tensor] = {}
-        if self.kind == "linear":
-            return extra
-        extra["beta"] = torch.sigmoid(self.beta_proj(x))  # (B, T, H)
-        if self.kind in ("gated_delta", "kda"):
+        if self.rule.takes_beta:
+            extra["beta"] = torch.sigmoid(self.beta_proj(x))  # (B, T, H)
+        if self.rule.gated:
             raw = F.softplus(self.gate_proj(x) + self.dt_bias)
-            if self.kind == "gated_delta":
+            if self.rule.gate == "head":
                 extra["g"] = -self.A_log.exp() * raw  # (B, T, H)
             else:
                 extra["g"] = -self.A_log.exp()[:, None] * raw.view(B, T, self.H, self.K)  # (B, T, H, K)
@@ -205,6 +216,20 @@ class FixedStateMixer(nn.Module):
         )  # (B, T, H, K), (B, H, K, K)
         y = self.out(self.out_norm(o).reshape(B, T, D))
         return y, (S.detach() if keep_memory else None)
+
+    def step(self, x: torch.Tensor, window: torch.Tensor, S: torch.Tensor, keep_parts: bool = True):
+        """One token x (B, 1, D): the rule's `step` on the board S (B, H, K, V)."""
+        B, _, D = x.shape
+        qkv, window = self.conv.step(self.qkv(x), window)
+        q, k, v = qkv.view(B, 3, self.H, self.K).unbind(1)  # each (B, H, K)
+        q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
+        gates = {f"{name}_t": value[:, 0] for name, value in self.gates(x).items()}  # beta_t, g_t
+        res = self.op.step(S, q, k, v, **gates, keep_parts=keep_parts)
+        y = self.out(self.out_norm(res.output).reshape(B, 1, D))
+        return y, window, res.state, res.parts
+
+    def new_memory(self, batch: int, dtype: torch.dtype) -> torch.Tensor:
+        return torch.zeros(batch, self.H, self.K, self.K, dtype=dtype)  # (B, H, K, V)
 
     def cache_elements_per_token(self) -> int:
         return 0
@@ -229,8 +254,14 @@ class Block(nn.Module):
         x = x + y
         return x + self.mlp(self.norm2(x)), memory
 
+    def step(self, x: torch.Tensor, window: torch.Tensor, memory, keep_parts: bool = True):
+        """`forward` for one token x (B, 1, D), carrying the mixer's window and memory."""
+        y, window, memory, parts = self.mixer.step(self.norm1(x), window, memory, keep_parts)
+        x = x + y
+        return x + self.mlp(self.norm2(x)), window, memory, parts
 
-class RecallModel(nn.Module):
+
+class RecallModel(ModelBase, nn.Module):
     """Embedding → 2 blocks → norm → logits over the whole vocabulary."""
 
     def __init__(self, cfg: RecallModelConfig) -> None:
@@ -289,33 +320,77 @@ class RecallModel(nn.Module):
         """The short convolutions' rolling window (kernel − 1 past q, k, v per layer), fixed size."""
         return sum((block.mixer.conv.size - 1) * 3 * self.cfg.d_model for block in self.blocks)
 
-    def memory_bytes(self, seq_len: int) -> int:
-        """Bytes held after `seq_len` tokens (float32): boards + cache + conv windows."""
-        elements = self.state_elements() + seq_len * self.cache_elements_per_token() + self.conv_elements()
-        return elements * BYTES_PER_ELEMENT
+    def state_bytes(self) -> int:
+        """Fixed memory (float32): the boards and the convolution windows; `memory_bytes(T)` adds the cache."""
+        return (self.state_elements() + self.conv_elements()) * BYTES_PER_ELEMENT
 
-    def n_params(self) -> int:
-        return sum(p.numel() for p in self.parameters())
+    def cache_bytes_per_token(self) -> int:
+        return self.cache_elements_per_token() * BYTES_PER_ELEMENT
+
+    # --- one token at a time, and the checkpoint (the model protocol, core/models/protocol.py) ----
+
+    def new_cache(self, batch: int = 1) -> RecallCache:
+        dtype, width = self.embed.weight.dtype, 3 * self.cfg.d_model  # the window holds q, k and v
+        windows = [torch.zeros(batch, b.mixer.conv.size - 1, width, dtype=dtype) for b in self.blocks]
+        return RecallCache(windows, [b.mixer.new_memory(batch, dtype) for b in self.blocks])
+
+    @torch.no_grad()
+    def step(self, token: int, cache: RecallCache, keep_parts: bool = True) -> Trace:
+        """Feed one token (batch of one); the Trace's token is the model's top guess for the next."""
+        started = time.perf_counter()
+        x = self.embed(torch.tensor([[int(token)]]))  # (1, 1, D)
+        layers = []
+        for i, block in enumerate(self.blocks):
+            x, cache.windows[i], cache.memory[i], parts = block.step(
+                x, cache.windows[i], cache.memory[i], keep_parts
+            )
+            layers.append(_layer_trace(i, block.mixer, cache.memory[i], parts))
+        logits = self.head(self.norm(x))[0, 0]  # (vocab,)
+        position, cache.position = cache.position, cache.position + 1
+        return Trace(
+            token=int(logits.argmax()),
+            position=position,
+            logits=as_array(logits),
+            layers=layers,
+            positions_computed=1,
+            cache_bytes=cache.position * self.cache_bytes_per_token(),
+            state_bytes=self.state_bytes(),
+            wall_ms=(time.perf_counter() - started) * 1000,
+        )
+
+    @classmethod
+    def load(cls, path) -> RecallModel:
+        """Rebuild a model from `save`, in eval mode; `model.meta` holds what was saved beside it."""
+        blob = read_checkpoint(path, "python -m core.train recall")
+        model = cls(RecallModelConfig(**blob["config"]))
+        model.load_state_dict(blob["state_dict"])
+        model.meta = blob.get("extra", {})
+        return model.eval()
+
+    def save(self, path, meta: dict | None = None) -> None:
+        """Weights + config (+ e.g. recorded accuracy) in one small file."""
+        blob = {"config": self.cfg.to_dict(), "state_dict": self.state_dict(), "extra": meta or {}}
+        write_checkpoint(path, blob)
+
+
+def _layer_trace(index: int, mixer: nn.Module, memory, parts: dict) -> LayerTrace:
+    """One layer's memory after a step, as numpy copies of sequence 0."""
+    if mixer.kind == "attention":
+        keys, values = (as_array(t[0]) for t in memory)  # (H, T, Dh) each
+        nbytes = keys.shape[1] * mixer.cache_elements_per_token() * BYTES_PER_ELEMENT
+        attention = as_array(parts["attention"][0])  # (H, T)
+        return LayerTrace(index, "attention", "cache", nbytes, keys=keys, values=values, attention=attention)
+    board = as_array(memory[0])  # (H, K, V)
+    named = {name: as_array(part[0]) for name, part in parts.items()}
+    return LayerTrace(
+        index, mixer.kind, "state", mixer.state_elements() * BYTES_PER_ELEMENT, state=board, parts=named
+    )
 
 
 def build_model(mixer: str, d_model: int, n_heads: int = 1, seed: int = 0, **kwargs) -> RecallModel:
     """A freshly initialised model; the seed fixes the initial weights."""
     torch.manual_seed(seed)
     return RecallModel(RecallModelConfig(mixer=mixer, d_model=d_model, n_heads=n_heads, **kwargs))
-
-
-def save_checkpoint(model: RecallModel, path, extra: dict | None = None) -> None:
-    """Weights + config (+ e.g. recorded accuracy) in one small file."""
-    torch.save({"config": model.cfg.to_dict(), "state_dict": model.state_dict(), "extra": extra or {}}, path)
-
-
-def load_checkpoint(path) -> tuple[RecallModel, dict]:
-    """Rebuild a model from `save_checkpoint`; returns (model in eval mode, extra)."""
-    blob = torch.load(path, map_location="cpu", weights_only=True)
-    model = RecallModel(RecallModelConfig(**blob["config"]))
-    model.load_state_dict(blob["state_dict"])
-    model.eval()
-    return model, blob.get("extra", {})
 
 
 # --- a reader's own sequence ---------------------------------------------------------------------

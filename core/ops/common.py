@@ -13,7 +13,9 @@ Everything computes in the dtype of `q` (in `step`: of `S`); the other inputs an
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 import torch
 from torch import Tensor
@@ -119,6 +121,177 @@ def reject_unused(rule: str, **unused: object) -> None:
     for name, value in unused.items():
         if value is not None:
             raise ValueError(f"{rule} takes no {name}; pass None")
+
+
+# ---------------------------------------------------------------------------------------------
+# The contract every rule follows: which inputs it takes, one checked step, one recurrent loop.
+# ---------------------------------------------------------------------------------------------
+
+GateKind = Literal["none", "head", "channel"]
+
+
+@dataclass(frozen=True)
+class RuleInputs:
+    """What a rule takes besides q, k, v: β (if it erases) and a log gate (per head or per key channel).
+
+    `name` is how error messages call the rule ("the delta rule", "KDA", …). The registry
+    (`core/mechanisms.py`) states the same facts; a test checks that both agree.
+    """
+
+    name: str
+    beta: bool
+    gate: GateKind
+
+    def _needs(self) -> str:
+        wanted = (["beta_t"] if self.beta else []) + (["g_t"] if self.gate != "none" else [])
+        return " and ".join(wanted)
+
+    def gate_dims(self, K: int) -> tuple[tuple[int, ...], str]:
+        """Trailing dims of g after (B, T, H) or (B, H), and their meaning."""
+        return ((), "") if self.gate == "head" else ((K,), ", K")
+
+    def check_step(
+        self, S: Tensor, q_t: Tensor, k_t: Tensor, v_t: Tensor, beta_t: object, g_t: object
+    ) -> tuple[int, int, int, int]:
+        """Check one token's inputs (`beta_t: (B, H)`, `g_t: (B, H)` or `(B, H, K)`); return `(B, H, K, V)`."""
+        unused = {"beta_t": beta_t if not self.beta else None, "g_t": g_t if self.gate == "none" else None}
+        reject_unused(self.name, **unused)
+        B, H, K, V = check_step_inputs(S, q_t, k_t, v_t)
+        if (self.beta and beta_t is None) or (self.gate != "none" and g_t is None):
+            raise ValueError(f"{self.name} needs {self._needs()}, with shapes {self._step_shapes()}")
+        if self.beta:
+            check_shape(beta_t, "beta_t", (B, H), "(B, H)")
+        if self.gate != "none":
+            dims, meaning = self.gate_dims(K)
+            check_shape(g_t, "g_t", (B, H, *dims), f"(B, H{meaning})")
+        return B, H, K, V
+
+    def _step_shapes(self) -> str:
+        shapes = (["beta_t (B, H)"] if self.beta else []) + (
+            ["g_t (B, H)" if self.gate == "head" else "g_t (B, H, K)"] if self.gate != "none" else []
+        )
+        return ", ".join(shapes)
+
+    def check_sequence(
+        self, q: Tensor, k: Tensor, v: Tensor, beta: object, g: object
+    ) -> tuple[int, int, int, int, int]:
+        """Check a whole sequence's inputs (`beta: (B, T, H)`, `g: (B, T, H)` or `(B, T, H, K)`)."""
+        reject_unused(self.name, beta=beta if not self.beta else None, g=g if self.gate == "none" else None)
+        B, T, H, K, V = check_qkv(q, k, v)
+        if self.beta:
+            if beta is None:
+                raise ValueError(f"{self.name} needs beta of shape (B, T, H)")
+            check_shape(beta, "beta", (B, T, H), "(B, T, H)")
+        if self.gate != "none":
+            dims, meaning = self.gate_dims(K)
+            if g is None:
+                raise ValueError(f"{self.name} needs g of shape (B, T, H{meaning})")
+            check_shape(g, "g", (B, T, H, *dims), f"(B, T, H{meaning})")
+        return B, T, H, K, V
+
+
+# `_step(S, q_t, k_t, v_t, beta_t, g_t, scale, keep_parts)`: a rule's unchecked update, inputs in S's dtype.
+StepFn = Callable[[Tensor, Tensor, Tensor, Tensor, "Tensor | None", "Tensor | None", float, bool], StepResult]
+
+
+def checked_step(
+    inputs: RuleInputs,
+    raw_step: StepFn,
+    S: Tensor,
+    q_t: Tensor,
+    k_t: Tensor,
+    v_t: Tensor,
+    beta_t: Tensor | None,
+    g_t: Tensor | None,
+    scale: float | None,
+    keep_parts: bool,
+) -> StepResult:
+    """Check one token's inputs, cast them to the board's dtype and run the rule's update."""
+    K = inputs.check_step(S, q_t, k_t, v_t, beta_t, g_t)[2]
+    dt = S.dtype
+    cast = [None if x is None else x.to(dt) for x in (q_t, k_t, v_t, beta_t, g_t)]
+    return raw_step(S, *cast, resolve_scale(scale, K), keep_parts)
+
+
+def recurrent_loop(
+    inputs: RuleInputs,
+    raw_step: StepFn,
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    beta: Tensor | None,
+    g: Tensor | None,
+    scale: float | None,
+    initial_state: Tensor | None,
+) -> tuple[Tensor, Tensor]:
+    """The one token-by-token loop every rule shares (fla's naive recurrences).
+
+    Returns `o: (B, T, H, V)` and the final board `(B, H, K, V)`, computed in q's dtype.
+    """
+    B, T, H, K, V = inputs.check_sequence(q, k, v, beta, g)
+    scale = resolve_scale(scale, K)
+    S = initial_board(initial_state, q, B, H, K, V)  # (B, H, K, V)
+    k, v = k.to(q.dtype), v.to(q.dtype)
+    beta = None if beta is None else beta.to(q.dtype)  # (B, T, H)
+    g = None if g is None else g.to(q.dtype)  # (B, T, H) or (B, T, H, K)
+    outputs = []
+    for t in range(T):
+        beta_t = None if beta is None else beta[:, t]
+        g_t = None if g is None else g[:, t]
+        result = raw_step(S, q[:, t], k[:, t], v[:, t], beta_t, g_t, scale, False)
+        S = result.state
+        outputs.append(result.output)  # (B, H, V)
+    return torch.stack(outputs, dim=1), S  # (B, T, H, V), (B, H, K, V)
+
+
+@dataclass
+class Chunked:
+    """A sequence cut into chunks of C tokens, every tensor in q's dtype (the chunk forms' shared start).
+
+    q is already multiplied by the read scale; padding tokens are zeros (see `pad_time`).
+    """
+
+    q: Tensor  # (B, H, N, C, K)
+    k: Tensor  # (B, H, N, C, K)
+    v: Tensor  # (B, H, N, C, V)
+    beta: Tensor | None  # (B, H, N, C)
+    g: Tensor | None  # (B, H, N, C) per head, (B, H, N, C, K) per channel
+    S0: Tensor  # (B, H, K, V) the board before the first chunk
+    T: int  # the real length, before padding
+    K: int
+    C: int
+
+
+def chunk_prologue(
+    inputs: RuleInputs,
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    beta: Tensor | None,
+    g: Tensor | None,
+    scale: float | None,
+    initial_state: Tensor | None,
+    chunk_size: int,
+) -> Chunked:
+    """Check the inputs, pad T to a multiple of C and cut every tensor into `(B, H, N, C, …)` chunks."""
+    B, T, H, K, V = inputs.check_sequence(q, k, v, beta, g)
+    C = check_chunk_size(chunk_size)
+    T_padded = -(-T // C) * C
+
+    def chunked(x: Tensor | None) -> Tensor | None:
+        return None if x is None else to_chunks(pad_time(x.to(q.dtype), T_padded), C)
+
+    return Chunked(
+        q=chunked(resolve_scale(scale, K) * q),
+        k=chunked(k),
+        v=chunked(v),
+        beta=chunked(beta),
+        g=chunked(g),
+        S0=initial_board(initial_state, q, B, H, K, V),
+        T=T,
+        K=K,
+        C=C,
+    )
 
 
 # ---------------------------------------------------------------------------------------------

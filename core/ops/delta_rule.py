@@ -26,24 +26,21 @@ import torch
 from torch import Tensor
 
 from core.ops.common import (
+    RuleInputs,
     StepResult,
     causal_mask,
-    check_chunk_size,
-    check_qkv,
-    check_shape,
-    check_step_inputs,
+    checked_step,
+    chunk_prologue,
     erase_and_write,
     from_chunks,
-    initial_board,
-    pad_time,
-    reject_unused,
-    resolve_scale,
+    recurrent_loop,
     scan_chunks,
     solve_unit_lower,
-    to_chunks,
 )
 
-__all__ = ["step", "recurrent", "chunk"]
+__all__ = ["INPUTS", "step", "recurrent", "chunk"]
+
+INPUTS = RuleInputs("the delta rule", beta=True, gate="none")
 
 
 def step(
@@ -62,19 +59,20 @@ def step(
     S: (B, H, K, V); q_t, k_t: (B, H, K); v_t: (B, H, V); beta_t: (B, H) (required).
     The delta rule has no gate (`g_t` must be None). Parts: decayed = S, erase, write.
     """
-    reject_unused("the delta rule", g_t=g_t)
-    B, H, K, _ = check_step_inputs(S, q_t, k_t, v_t)
-    if beta_t is None:
-        raise ValueError("the delta rule needs beta_t of shape (B, H)")
-    check_shape(beta_t, "beta_t", (B, H), "(B, H)")
-    return _step(S, q_t, k_t, v_t, beta_t, resolve_scale(scale, K), keep_parts)
+    return checked_step(INPUTS, _step, S, q_t, k_t, v_t, beta_t, g_t, scale, keep_parts)
 
 
 def _step(
-    S: Tensor, q_t: Tensor, k_t: Tensor, v_t: Tensor, beta_t: Tensor, scale: float, keep_parts: bool
+    S: Tensor,
+    q_t: Tensor,
+    k_t: Tensor,
+    v_t: Tensor,
+    beta_t: Tensor,
+    g_t: None,
+    scale: float,
+    keep_parts: bool,
 ) -> StepResult:
-    dt = S.dtype
-    return erase_and_write(S, q_t.to(dt), k_t.to(dt), v_t.to(dt), beta_t.to(dt), scale, keep_parts)
+    return erase_and_write(S, q_t, k_t, v_t, beta_t, scale, keep_parts)  # nothing fades first
 
 
 def recurrent(
@@ -83,21 +81,12 @@ def recurrent(
     v: Tensor,
     *,
     beta: Tensor,
+    g: Tensor | None = None,
     scale: float | None = None,
     initial_state: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
     """Token by token: a loop over `step`. Returns `o: (B, T, H, V)` and the final board `(B, H, K, V)`."""
-    B, T, H, K, V = check_qkv(q, k, v)
-    check_shape(beta, "beta", (B, T, H), "(B, T, H)")
-    scale = resolve_scale(scale, K)
-    S = initial_board(initial_state, q, B, H, K, V)  # (B, H, K, V)
-    k, v, beta = k.to(q.dtype), v.to(q.dtype), beta.to(q.dtype)
-    outputs = []
-    for t in range(T):
-        result = _step(S, q[:, t], k[:, t], v[:, t], beta[:, t], scale, keep_parts=False)
-        S = result.state
-        outputs.append(result.output)  # (B, H, V)
-    return torch.stack(outputs, dim=1), S
+    return recurrent_loop(INPUTS, _step, q, k, v, beta, g, scale, initial_state)
 
 
 def chunk(
@@ -106,6 +95,7 @@ def chunk(
     v: Tensor,
     *,
     beta: Tensor,
+    g: Tensor | None = None,
     scale: float | None = None,
     initial_state: Tensor | None = None,
     chunk_size: int = 64,
@@ -117,22 +107,12 @@ def chunk(
         W = T_ut K,  U = T_ut V                                  done for all chunks at once
         Ṽ = U − W S;  O = Q S + (Q Kᵀ ⊙ M) Ṽ;  S ← S + Kᵀ Ṽ       the only sequential part
     """
-    B, T, H, K, V = check_qkv(q, k, v)
-    check_shape(beta, "beta", (B, T, H), "(B, T, H)")
-    C = check_chunk_size(chunk_size)
-    scale = resolve_scale(scale, K)
-    S0 = initial_board(initial_state, q, B, H, K, V)  # (B, H, K, V)
-    T_padded = -(-T // C) * C
-    qc = to_chunks(pad_time(scale * q, T_padded), C)  # (B, H, N, C, K)
-    kc = to_chunks(pad_time(k.to(q.dtype), T_padded), C)  # (B, H, N, C, K)
-    vc = to_chunks(pad_time(v.to(q.dtype), T_padded), C)  # (B, H, N, C, V)
-    bc = to_chunks(pad_time(beta.to(q.dtype), T_padded), C)  # (B, H, N, C)
-
+    x = chunk_prologue(INPUTS, q, k, v, beta, g, scale, initial_state, chunk_size)
     # UT transform for every chunk at once: solve (I + L) [W | U] = diag(β) [K | V].
-    L = (bc.unsqueeze(-1) * (kc @ kc.transpose(-1, -2))).tril(-1)  # (B, H, N, C, C) strictly lower
-    WU = solve_unit_lower(L, bc.unsqueeze(-1) * torch.cat([kc, vc], dim=-1))  # (B, H, N, C, K + V)
-    w, u = WU[..., :K], WU[..., K:]  # (B, H, N, C, K), (B, H, N, C, V)
+    L = (x.beta.unsqueeze(-1) * (x.k @ x.k.transpose(-1, -2))).tril(-1)  # (B, H, N, C, C) strictly lower
+    WU = solve_unit_lower(L, x.beta.unsqueeze(-1) * torch.cat([x.k, x.v], dim=-1))  # (B, H, N, C, K + V)
+    w, u = WU[..., : x.K], WU[..., x.K :]  # (B, H, N, C, K), (B, H, N, C, V)
 
-    attn = (qc @ kc.transpose(-1, -2)).masked_fill(~causal_mask(C, q.device), 0.0)  # (B, H, N, C, C)
-    o, S = scan_chunks(qc, w, u, attn, kc, None, S0)  # (B, H, N, C, V), (B, H, K, V)
-    return from_chunks(o, T), S
+    attn = (x.q @ x.k.transpose(-1, -2)).masked_fill(~causal_mask(x.C, q.device), 0.0)  # (B, H, N, C, C)
+    o, S = scan_chunks(x.q, w, u, attn, x.k, None, x.S0)  # (B, H, N, C, V), (B, H, K, V)
+    return from_chunks(o, x.T), S

@@ -25,23 +25,21 @@ import torch
 from torch import Tensor
 
 from core.ops.common import (
+    RuleInputs,
     StepResult,
     causal_mask,
-    check_chunk_size,
-    check_qkv,
-    check_shape,
-    check_step_inputs,
+    checked_step,
+    chunk_prologue,
     erase_and_write,
     from_chunks,
-    initial_board,
-    pad_time,
-    resolve_scale,
+    recurrent_loop,
     scan_chunks,
     solve_unit_lower,
-    to_chunks,
 )
 
-__all__ = ["step", "recurrent", "chunk"]
+__all__ = ["INPUTS", "step", "recurrent", "chunk"]
+
+INPUTS = RuleInputs("Gated DeltaNet", beta=True, gate="head")
 
 
 def step(
@@ -60,12 +58,7 @@ def step(
     S: (B, H, K, V); q_t, k_t: (B, H, K); v_t: (B, H, V); beta_t, g_t: (B, H) (both required).
     Parts: decayed = exp(g_t) S, erase, write.
     """
-    B, H, K, _ = check_step_inputs(S, q_t, k_t, v_t)
-    if beta_t is None or g_t is None:
-        raise ValueError("Gated DeltaNet needs beta_t and g_t, each of shape (B, H)")
-    check_shape(beta_t, "beta_t", (B, H), "(B, H)")
-    check_shape(g_t, "g_t", (B, H), "(B, H)")
-    return _step(S, q_t, k_t, v_t, beta_t, g_t, resolve_scale(scale, K), keep_parts)
+    return checked_step(INPUTS, _step, S, q_t, k_t, v_t, beta_t, g_t, scale, keep_parts)
 
 
 def _step(
@@ -78,9 +71,8 @@ def _step(
     scale: float,
     keep_parts: bool,
 ) -> StepResult:
-    dt = S.dtype
-    decayed = g_t.to(dt).exp()[..., None, None] * S  # (B, H, K, V) every entry fades by α_t
-    return erase_and_write(decayed, q_t.to(dt), k_t.to(dt), v_t.to(dt), beta_t.to(dt), scale, keep_parts)
+    decayed = g_t.exp()[..., None, None] * S  # (B, H, K, V) every entry fades by α_t
+    return erase_and_write(decayed, q_t, k_t, v_t, beta_t, scale, keep_parts)
 
 
 def recurrent(
@@ -94,18 +86,7 @@ def recurrent(
     initial_state: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
     """Token by token: a loop over `step`. `beta, g: (B, T, H)`. Returns `o: (B, T, H, V)`, board `(B, H, K, V)`."""
-    B, T, H, K, V = check_qkv(q, k, v)
-    check_shape(beta, "beta", (B, T, H), "(B, T, H)")
-    check_shape(g, "g", (B, T, H), "(B, T, H)")
-    scale = resolve_scale(scale, K)
-    S = initial_board(initial_state, q, B, H, K, V)  # (B, H, K, V)
-    k, v, beta, g = k.to(q.dtype), v.to(q.dtype), beta.to(q.dtype), g.to(q.dtype)
-    outputs = []
-    for t in range(T):
-        result = _step(S, q[:, t], k[:, t], v[:, t], beta[:, t], g[:, t], scale, keep_parts=False)
-        S = result.state
-        outputs.append(result.output)  # (B, H, V)
-    return torch.stack(outputs, dim=1), S
+    return recurrent_loop(INPUTS, _step, q, k, v, beta, g, scale, initial_state)
 
 
 def chunk(
@@ -120,33 +101,22 @@ def chunk(
     chunk_size: int = 64,
 ) -> tuple[Tensor, Tensor]:
     """Chunkwise WY / UT transform with one decay rate per head (facts.md §1.5)."""
-    B, T, H, K, V = check_qkv(q, k, v)
-    check_shape(beta, "beta", (B, T, H), "(B, T, H)")
-    check_shape(g, "g", (B, T, H), "(B, T, H)")
-    C = check_chunk_size(chunk_size)
-    scale = resolve_scale(scale, K)
-    S0 = initial_board(initial_state, q, B, H, K, V)  # (B, H, K, V)
-    T_padded = -(-T // C) * C
-    qc = to_chunks(pad_time(scale * q, T_padded), C)  # (B, H, N, C, K)
-    kc = to_chunks(pad_time(k.to(q.dtype), T_padded), C)  # (B, H, N, C, K)
-    vc = to_chunks(pad_time(v.to(q.dtype), T_padded), C)  # (B, H, N, C, V)
-    bc = to_chunks(pad_time(beta.to(q.dtype), T_padded), C)  # (B, H, N, C)
-    gc = to_chunks(pad_time(g.to(q.dtype), T_padded), C)  # (B, H, N, C)
-    gamma = gc.cumsum(-1)  # (B, H, N, C) log-fade from the chunk start to token r
+    x = chunk_prologue(INPUTS, q, k, v, beta, g, scale, initial_state, chunk_size)
+    gamma = x.g.cumsum(-1)  # (B, H, N, C) log-fade from the chunk start to token r
 
     # Γ_rj = exp(γ_r − γ_j) for j ≤ r; the exponent is masked *before* exp so j > r gives 0, never inf.
-    seen = causal_mask(C, q.device)  # (C, C)
+    seen = causal_mask(x.C, q.device)  # (C, C)
     gap = gamma.unsqueeze(-1) - gamma.unsqueeze(-2)  # (B, H, N, C, C) γ_r − γ_j
     pair_decay = gap.masked_fill(~seen, float("-inf")).exp()  # (B, H, N, C, C)
 
-    L = (bc.unsqueeze(-1) * (kc @ kc.transpose(-1, -2)) * pair_decay).tril(-1)  # (B, H, N, C, C)
+    L = (x.beta.unsqueeze(-1) * (x.k @ x.k.transpose(-1, -2)) * pair_decay).tril(-1)  # (B, H, N, C, C)
     decay_in = gamma.exp().unsqueeze(-1)  # (B, H, N, C, 1) fade from the chunk start to token r
-    rhs = bc.unsqueeze(-1) * torch.cat([decay_in * kc, vc], dim=-1)  # (B, H, N, C, K + V)
+    rhs = x.beta.unsqueeze(-1) * torch.cat([decay_in * x.k, x.v], dim=-1)  # (B, H, N, C, K + V)
     WU = solve_unit_lower(L, rhs)
-    w, u = WU[..., :K], WU[..., K:]  # (B, H, N, C, K), (B, H, N, C, V)
+    w, u = WU[..., : x.K], WU[..., x.K :]  # (B, H, N, C, K), (B, H, N, C, V)
 
-    attn = (qc @ kc.transpose(-1, -2)) * pair_decay  # (B, H, N, C, C), zero above the diagonal
+    attn = (x.q @ x.k.transpose(-1, -2)) * pair_decay  # (B, H, N, C, C), zero above the diagonal
     gamma_end = gamma[..., -1:]  # (B, H, N, 1) total fade over the chunk
-    k_out = (gamma_end - gamma).exp().unsqueeze(-1) * kc  # (B, H, N, C, K) fade from token r to chunk end
-    o, S = scan_chunks(decay_in * qc, w, u, attn, k_out, gamma_end.exp(), S0)
-    return from_chunks(o, T), S
+    k_out = (gamma_end - gamma).exp().unsqueeze(-1) * x.k  # (B, H, N, C, K) fade from token r to chunk end
+    o, S = scan_chunks(decay_in * x.q, w, u, attn, k_out, gamma_end.exp(), x.S0)
+    return from_chunks(o, x.T), S

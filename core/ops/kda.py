@@ -31,22 +31,20 @@ import torch
 from torch import Tensor
 
 from core.ops.common import (
+    RuleInputs,
     StepResult,
-    check_chunk_size,
-    check_qkv,
-    check_shape,
-    check_step_inputs,
+    checked_step,
+    chunk_prologue,
     erase_and_write,
     from_chunks,
-    initial_board,
-    pad_time,
-    resolve_scale,
+    recurrent_loop,
     scan_chunks,
     solve_unit_lower,
-    to_chunks,
 )
 
-__all__ = ["step", "recurrent", "chunk"]
+__all__ = ["INPUTS", "step", "recurrent", "chunk"]
+
+INPUTS = RuleInputs("KDA", beta=True, gate="channel")
 
 
 def step(
@@ -65,12 +63,7 @@ def step(
     S: (B, H, K, V); q_t, k_t: (B, H, K); v_t: (B, H, V); beta_t: (B, H); g_t: (B, H, K) (both required).
     Parts: decayed = Diag(exp(g_t)) S, erase, write.
     """
-    B, H, K, _ = check_step_inputs(S, q_t, k_t, v_t)
-    if beta_t is None or g_t is None:
-        raise ValueError("KDA needs beta_t of shape (B, H) and g_t of shape (B, H, K)")
-    check_shape(beta_t, "beta_t", (B, H), "(B, H)")
-    check_shape(g_t, "g_t", (B, H, K), "(B, H, K)")
-    return _step(S, q_t, k_t, v_t, beta_t, g_t, resolve_scale(scale, K), keep_parts)
+    return checked_step(INPUTS, _step, S, q_t, k_t, v_t, beta_t, g_t, scale, keep_parts)
 
 
 def _step(
@@ -83,9 +76,8 @@ def _step(
     scale: float,
     keep_parts: bool,
 ) -> StepResult:
-    dt = S.dtype
-    decayed = g_t.to(dt).exp().unsqueeze(-1) * S  # (B, H, K, V) row d fades by α_{t,d}
-    return erase_and_write(decayed, q_t.to(dt), k_t.to(dt), v_t.to(dt), beta_t.to(dt), scale, keep_parts)
+    decayed = g_t.exp().unsqueeze(-1) * S  # (B, H, K, V) row d fades by α_{t,d}
+    return erase_and_write(decayed, q_t, k_t, v_t, beta_t, scale, keep_parts)
 
 
 def recurrent(
@@ -102,18 +94,7 @@ def recurrent(
 
     Returns `o: (B, T, H, V)` and the final board `(B, H, K, V)`.
     """
-    B, T, H, K, V = check_qkv(q, k, v)
-    check_shape(beta, "beta", (B, T, H), "(B, T, H)")
-    check_shape(g, "g", (B, T, H, K), "(B, T, H, K)")
-    scale = resolve_scale(scale, K)
-    S = initial_board(initial_state, q, B, H, K, V)  # (B, H, K, V)
-    k, v, beta, g = k.to(q.dtype), v.to(q.dtype), beta.to(q.dtype), g.to(q.dtype)
-    outputs = []
-    for t in range(T):
-        result = _step(S, q[:, t], k[:, t], v[:, t], beta[:, t], g[:, t], scale, keep_parts=False)
-        S = result.state
-        outputs.append(result.output)  # (B, H, V)
-    return torch.stack(outputs, dim=1), S
+    return recurrent_loop(INPUTS, _step, q, k, v, beta, g, scale, initial_state)
 
 
 def _decayed_scores(a: Tensor, b: Tensor, G: Tensor) -> Tensor:
@@ -162,29 +143,18 @@ def chunk(
     chunk_size: int = 64,
 ) -> tuple[Tensor, Tensor]:
     """Chunkwise WY / UT transform with per-channel decay (facts.md §1.6)."""
-    B, T, H, K, V = check_qkv(q, k, v)
-    check_shape(beta, "beta", (B, T, H), "(B, T, H)")
-    check_shape(g, "g", (B, T, H, K), "(B, T, H, K)")
-    C = check_chunk_size(chunk_size)
-    scale = resolve_scale(scale, K)
-    S0 = initial_board(initial_state, q, B, H, K, V)  # (B, H, K, V)
-    T_padded = -(-T // C) * C
-    qc = to_chunks(pad_time(scale * q, T_padded), C)  # (B, H, N, C, K)
-    kc = to_chunks(pad_time(k.to(q.dtype), T_padded), C)  # (B, H, N, C, K)
-    vc = to_chunks(pad_time(v.to(q.dtype), T_padded), C)  # (B, H, N, C, V)
-    bc = to_chunks(pad_time(beta.to(q.dtype), T_padded), C)  # (B, H, N, C)
-    gc = to_chunks(pad_time(g.to(q.dtype), T_padded), C)  # (B, H, N, C, K)
-    Gam = gc.cumsum(-2)  # (B, H, N, C, K) per-channel log-fade from the chunk start to token r
+    x = chunk_prologue(INPUTS, q, k, v, beta, g, scale, initial_state, chunk_size)
+    Gam = x.g.cumsum(-2)  # (B, H, N, C, K) per-channel log-fade from the chunk start to token r
 
-    L = bc.unsqueeze(-1) * _decayed_scores(kc, kc, Gam)  # (B, H, N, C, C) strictly lower
+    L = x.beta.unsqueeze(-1) * _decayed_scores(x.k, x.k, Gam)  # (B, H, N, C, C) strictly lower
     decay_in = Gam.exp()  # (B, H, N, C, K) fade from the chunk start to token r, per channel
-    rhs = bc.unsqueeze(-1) * torch.cat([kc * decay_in, vc], dim=-1)  # (B, H, N, C, K + V)
+    rhs = x.beta.unsqueeze(-1) * torch.cat([x.k * decay_in, x.v], dim=-1)  # (B, H, N, C, K + V)
     WU = solve_unit_lower(L, rhs)
-    w, u = WU[..., :K], WU[..., K:]  # (B, H, N, C, K), (B, H, N, C, V)
+    w, u = WU[..., : x.K], WU[..., x.K :]  # (B, H, N, C, K), (B, H, N, C, V)
 
-    same_token = torch.diag_embed((qc * kc).sum(-1))  # (B, H, N, C, C) r = j: no decay between them
-    attn = _decayed_scores(qc, kc, Gam) + same_token  # (B, H, N, C, C)
+    same_token = torch.diag_embed((x.q * x.k).sum(-1))  # (B, H, N, C, C) r = j: no decay between them
+    attn = _decayed_scores(x.q, x.k, Gam) + same_token  # (B, H, N, C, C)
     Gam_end = Gam[..., -1, :]  # (B, H, N, K) total fade over the chunk, per channel
-    k_out = kc * (Gam_end.unsqueeze(-2) - Gam).exp()  # (B, H, N, C, K) fade from token r to the chunk end
-    o, S = scan_chunks(qc * decay_in, w, u, attn, k_out, Gam_end.exp(), S0)
-    return from_chunks(o, T), S
+    k_out = x.k * (Gam_end.unsqueeze(-2) - Gam).exp()  # (B, H, N, C, K) fade from token r to the chunk end
+    o, S = scan_chunks(x.q * decay_in, w, u, attn, k_out, Gam_end.exp(), x.S0)
+    return from_chunks(o, x.T), S

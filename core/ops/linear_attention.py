@@ -22,20 +22,20 @@ import torch
 from torch import Tensor
 
 from core.ops.common import (
+    RuleInputs,
     StepResult,
     causal_mask,
-    check_chunk_size,
     check_qkv,
-    check_step_inputs,
+    checked_step,
+    chunk_prologue,
     from_chunks,
-    initial_board,
-    pad_time,
-    reject_unused,
+    recurrent_loop,
     resolve_scale,
-    to_chunks,
 )
 
-__all__ = ["step", "recurrent", "chunk", "parallel"]
+__all__ = ["INPUTS", "step", "recurrent", "chunk", "parallel"]
+
+INPUTS = RuleInputs("linear attention", beta=False, gate="none")
 
 
 def step(
@@ -54,41 +54,44 @@ def step(
     S: (B, H, K, V); q_t, k_t: (B, H, K); v_t: (B, H, V). Linear attention has no beta and no
     gate; passing one raises ValueError. Parts: decayed = S (nothing fades), erase = 0, write = k vᵀ.
     """
-    reject_unused("linear attention", beta_t=beta_t, g_t=g_t)
-    check_step_inputs(S, q_t, k_t, v_t)
-    return _step(S, q_t, k_t, v_t, resolve_scale(scale, S.shape[-2]), keep_parts)
+    return checked_step(INPUTS, _step, S, q_t, k_t, v_t, beta_t, g_t, scale, keep_parts)
 
 
-def _step(S: Tensor, q_t: Tensor, k_t: Tensor, v_t: Tensor, scale: float, keep_parts: bool) -> StepResult:
-    q_t, k_t, v_t = q_t.to(S.dtype), k_t.to(S.dtype), v_t.to(S.dtype)
+def _step(
+    S: Tensor,
+    q_t: Tensor,
+    k_t: Tensor,
+    v_t: Tensor,
+    beta_t: None,
+    g_t: None,
+    scale: float,
+    keep_parts: bool,
+) -> StepResult:
+    recalled = (k_t.unsqueeze(-2) @ S).squeeze(
+        -2
+    )  # (B, H, V) what the board returns for k_t before the write
     write = k_t.unsqueeze(-1) * v_t.unsqueeze(-2)  # (B, H, K, V) outer product k vᵀ
     new_S = S + write  # (B, H, K, V)
     output = ((scale * q_t).unsqueeze(-2) @ new_S).squeeze(-2)  # (B, H, V)
     parts = {"decayed": S, "erase": torch.zeros_like(S), "write": write} if keep_parts else {}
-    return StepResult(state=new_S, output=output, parts=parts)
+    return StepResult(state=new_S, output=output, parts=parts, recalled=recalled)
 
 
 def recurrent(
     q: Tensor,
     k: Tensor,
     v: Tensor,
+    *,
+    beta: Tensor | None = None,
+    g: Tensor | None = None,
     scale: float | None = None,
     initial_state: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
     """Token by token: a loop over `step`. Returns `o: (B, T, H, V)` and the final board `(B, H, K, V)`."""
-    B, T, H, K, V = check_qkv(q, k, v)
-    scale = resolve_scale(scale, K)
-    S = initial_board(initial_state, q, B, H, K, V)  # (B, H, K, V)
-    k, v = k.to(q.dtype), v.to(q.dtype)
-    outputs = []
-    for t in range(T):
-        result = _step(S, q[:, t], k[:, t], v[:, t], scale, keep_parts=False)
-        S = result.state
-        outputs.append(result.output)  # (B, H, V)
-    return torch.stack(outputs, dim=1), S  # (B, T, H, V), (B, H, K, V)
+    return recurrent_loop(INPUTS, _step, q, k, v, beta, g, scale, initial_state)
 
 
-def parallel(q: Tensor, k: Tensor, v: Tensor, scale: float | None = None) -> Tensor:
+def parallel(q: Tensor, k: Tensor, v: Tensor, *, scale: float | None = None) -> Tensor:
     """All at once: `O = (scale · Q Kᵀ ⊙ M) V`, the quadratic form (no initial state)."""
     B, T, H, K, V = check_qkv(q, k, v)
     scale = resolve_scale(scale, K)
@@ -101,6 +104,9 @@ def chunk(
     q: Tensor,
     k: Tensor,
     v: Tensor,
+    *,
+    beta: Tensor | None = None,
+    g: Tensor | None = None,
     scale: float | None = None,
     initial_state: Tensor | None = None,
     chunk_size: int = 64,
@@ -112,19 +118,11 @@ def chunk(
 
     With no erase, the boards entering every chunk are one prefix sum, so nothing here loops.
     """
-    B, T, H, K, V = check_qkv(q, k, v)
-    C = check_chunk_size(chunk_size)
-    scale = resolve_scale(scale, K)
-    S0 = initial_board(initial_state, q, B, H, K, V)  # (B, H, K, V)
-    T_padded = -(-T // C) * C
-    qc = to_chunks(pad_time(scale * q, T_padded), C)  # (B, H, N, C, K)
-    kc = to_chunks(pad_time(k.to(q.dtype), T_padded), C)  # (B, H, N, C, K)
-    vc = to_chunks(pad_time(v.to(q.dtype), T_padded), C)  # (B, H, N, C, V)
+    x = chunk_prologue(INPUTS, q, k, v, beta, g, scale, initial_state, chunk_size)
+    chunk_writes = x.k.transpose(-1, -2) @ x.v  # (B, H, N, K, V) what each chunk adds to the board
+    boards_after = x.S0.unsqueeze(2) + chunk_writes.cumsum(dim=2)  # (B, H, N, K, V)
+    boards_before = torch.cat([x.S0.unsqueeze(2), boards_after[:, :, :-1]], dim=2)  # (B, H, N, K, V)
 
-    chunk_writes = kc.transpose(-1, -2) @ vc  # (B, H, N, K, V) what each chunk adds to the board
-    boards_after = S0.unsqueeze(2) + chunk_writes.cumsum(dim=2)  # (B, H, N, K, V)
-    boards_before = torch.cat([S0.unsqueeze(2), boards_after[:, :, :-1]], dim=2)  # (B, H, N, K, V)
-
-    inside = (qc @ kc.transpose(-1, -2)).masked_fill(~causal_mask(C, q.device), 0.0)  # (B, H, N, C, C)
-    o = qc @ boards_before + inside @ vc  # (B, H, N, C, V)
-    return from_chunks(o, T), boards_after[:, :, -1]
+    inside = (x.q @ x.k.transpose(-1, -2)).masked_fill(~causal_mask(x.C, q.device), 0.0)  # (B, H, N, C, C)
+    o = x.q @ boards_before + inside @ x.v  # (B, H, N, C, V)
+    return from_chunks(o, x.T), boards_after[:, :, -1]

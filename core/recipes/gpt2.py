@@ -17,7 +17,8 @@ from pathlib import Path
 import torch
 
 from core.corpus import CORPUS_PATH, load_corpus, sha256, split_train_heldout
-from core.models.gpt2 import CHECKPOINT_PATH, GPT2, GPT2Config, Sampling, generate, save_checkpoint
+from core.generation import Sampling, generate
+from core.models.gpt2 import CHECKPOINT, GPT2, GPT2Config
 from core.tokenizer import decode, encode
 from core.train import TrainConfig, evaluate, print_progress, random_windows, seed_everything, train
 
@@ -50,7 +51,7 @@ A GPT-2-shaped model at toy size over raw UTF-8 bytes (`core/models/gpt2.py`).
 | layers × heads × width | {c.n_layer} × {c.n_head} × {c.d_model} (head size {c.head_dim}) |
 | context window | {c.block_size} bytes |
 | vocabulary | {c.vocab_size} (one token per byte, `core/tokenizer.py`) |
-| parameters | {model.num_parameters():,} (output head tied to the token embedding) |
+| parameters | {model.num_params():,} (output head tied to the token embedding) |
 | KV cache per token | {2 * c.n_layer * c.d_model * 4:,} bytes (fp32: K and V, {c.n_layer} layers × {c.d_model}) |
 | corpus | `assets/corpus.txt`, {len(data):,} bytes, sha256 `{sha256(data)[:16]}…`, written by `python -m core.corpus` (no download) |
 | split | last {HELDOUT_FRACTION:.0%} of the corpus (from a document boundary) held out |
@@ -84,7 +85,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=CHECKPOINT_PATH)
+    parser.add_argument("--out", type=Path, default=CHECKPOINT)
     args = parser.parse_args(argv)
 
     config = GPT2Config()
@@ -100,7 +101,7 @@ def main(argv: list[str] | None = None) -> None:
     train_ids, held_ids, data = corpus_tensors()
     print(f"corpus {CORPUS_PATH} ({len(data):,} bytes): train {len(train_ids):,}, held-out {len(held_ids):,}")
     model = GPT2(config)
-    print(f"model {asdict(config)}: {model.num_parameters():,} parameters")
+    print(f"model {asdict(config)}: {model.num_params():,} parameters")
 
     started = time.perf_counter()
     train(
@@ -116,7 +117,7 @@ def main(argv: list[str] | None = None) -> None:
 
     sample = decode(encode(SAMPLE_PROMPT) + generate(model, encode(SAMPLE_PROMPT), 200, sampling=Sampling()))
     print(sample)
-    save_checkpoint(model, args.out, extra={"heldout_loss": loss, "train_config": asdict(cfg)})
+    model.save(args.out, meta={"heldout_loss": loss, "train_config": asdict(cfg)})
     card = model_card(model, cfg, loss, seconds, data, sample)
     (args.out.parent / "MODEL_CARD.md").write_text(card, encoding="utf-8")
     print(f"wrote {args.out} ({args.out.stat().st_size:,} bytes) and MODEL_CARD.md")

@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 from core.corpus import load_corpus, sha256, split_train_heldout
-from core.models.mini_k3 import CHECKPOINT, MiniK3, MiniK3Config, load, save
+from core.models.mini_k3 import CHECKPOINT, MiniK3, MiniK3Config
 from core.models.moe import MoE, update_balance_bias
 from core.train import TrainConfig, evaluate, print_progress, random_windows, seed_everything, train
 
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> None:
     heldout_ids = torch.tensor(list(heldout_bytes), dtype=torch.long)
     model = MiniK3(MiniK3Config())
     print(
-        f"mini-K3: {model.total_params():,} params, {model.active_params():,} active; "
+        f"mini-K3: {model.num_params():,} params, {model.active_params():,} active; "
         f"layers {' '.join('A' if k == 'mla' else 'K' for k in model.kinds)}",
         flush=True,
     )
@@ -79,14 +79,14 @@ def main(argv: list[str] | None = None) -> None:
         "corpus_bytes": len(corpus),
         "train_bytes": len(train_bytes),
         "heldout_bytes": len(heldout_bytes),
-        "total_params": model.total_params(),
+        "total_params": model.num_params(),
         "active_params": model.active_params(),
         "layer_kinds": model.kinds,
     }
-    save(model, args.out, meta)
-    shipped = load(args.out)  # measure the weights exactly as shipped (bf16 round trip)
+    model.save(args.out, meta)
+    shipped = MiniK3.load(args.out)  # measure the weights exactly as shipped (bf16 round trip)
     meta["heldout_loss"] = evaluate(shipped, heldout_ids, cfg.seq_len)
-    save(model, args.out, meta)
+    model.save(args.out, meta)
     print(
         f"held-out loss {meta['heldout_loss']:.4f} nats/byte; wrote {args.out} "
         f"({args.out.stat().st_size / 1e6:.2f} MB)",

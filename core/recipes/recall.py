@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import multiprocessing
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from core.models.recall_models import MIXERS, build_model, save_checkpoint
+from core.mechanisms import get as get_rule
+from core.models.recall_models import MIXERS, build_model
 from core.recall import DEFAULT_VOCAB, POWER_A, evaluate_recall, generate_mixture
 from core.train import TrainConfig, seed_everything, train
 
@@ -118,7 +120,7 @@ def train_one(mixer: str, width: int, cfg: SweepConfig, out: Path, verbose: bool
         mixer=mixer,
         d_model=width,
         n_heads=model.cfg.n_heads,
-        params=model.n_params(),
+        params=model.num_params(),
         state_elements=model.state_elements(),
         cache_elements_per_token=model.cache_elements_per_token(),
         memory_bytes_at_seq_len=model.memory_bytes(cfg.seq_len),
@@ -130,9 +132,7 @@ def train_one(mixer: str, width: int, cfg: SweepConfig, out: Path, verbose: bool
         train_seconds=round(seconds, 1),
         checkpoint=f"{name}.pt",
     )
-    save_checkpoint(
-        model, out / record.checkpoint, extra={"record": asdict(record), "sweep": _sweep_dict(cfg)}
-    )
+    model.save(out / record.checkpoint, meta={"record": asdict(record), "sweep": _sweep_dict(cfg)})
     (out / "runs").mkdir(parents=True, exist_ok=True)
     (out / "runs" / f"{name}.json").write_text(json.dumps(asdict(record), indent=1))
     if verbose:
@@ -156,6 +156,15 @@ def _worker(args: tuple[str, int, SweepConfig, str]) -> dict:
     return asdict(train_one(mixer, width, cfg, Path(out)))
 
 
+def _slowness_rank(mixer: str) -> float:
+    """Attention first, then the fixed-board rules by their work per token (most first; the hybrid
+    runs a KDA layer, so it sits just after KDA)."""
+    if mixer == "attention":
+        return -math.inf
+    rule = get_rule("kda" if mixer == "hybrid" else mixer)
+    return -rule.macs_per_head(64) + (0.5 if mixer == "hybrid" else 0)
+
+
 def run_sweep(
     cfg: SweepConfig,
     out: Path,
@@ -177,8 +186,7 @@ def run_sweep(
         if (only is None or (mixer, width) in only) and not (resume and finished):
             todo.append((mixer, width, cfg, str(out)))
     # Attention first (quick, an early check), then slowest first so the two workers end together.
-    cost = {"attention": 0, "kda": 1, "hybrid": 2, "gated_delta": 3, "delta": 4, "linear": 5}
-    todo.sort(key=lambda job: (cost.get(job[0], 9), -job[1]))
+    todo.sort(key=lambda job: (_slowness_rank(job[0]), -job[1]))
     started = time.perf_counter()
     if jobs <= 1 or len(todo) <= 1:
         for job in todo:

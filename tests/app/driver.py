@@ -10,16 +10,25 @@ import numpy as np
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 
+from ui.course import LESSONS, lesson
+
 ROOT = Path(__file__).resolve().parents[2]
 
 READER_TEXT = "Hello 🌍 — こんにちは\tthe cat sat"
 
 
-def fresh(path: str, timeout: float = 120) -> AppTest:
-    """Run a page file (path relative to the repository root) once; fail on any exception."""
-    at = AppTest.from_file(str(ROOT / path), default_timeout=timeout)
+def page_path(slug: str) -> str:
+    """The absolute path of a lesson's page file, by slug (what AppTest.from_file wants)."""
+    return str(ROOT / lesson(slug).file)
+
+
+def fresh(page: str, timeout: float = 120) -> AppTest:
+    """Run a page once — a lesson slug, or a file path (absolute or from the repository root);
+    fail on any exception."""
+    path = page_path(page) if page in {item.slug for item in LESSONS} else str(ROOT / page)
+    at = AppTest.from_file(path, default_timeout=timeout)
     at.run()
-    assert_clean(at, f"first run of {path}")
+    assert_clean(at, f"first run of {page}")
     return at
 
 
@@ -39,8 +48,10 @@ def click_steps(at: AppTest, times: int = 20) -> int:
 
 
 def sweep_sliders(at: AppTest) -> int:
-    """Move every slider to its minimum, then its maximum (by key, since elements are re-created)."""
+    """Move every slider and select_slider to its two ends (by key, since elements are re-created);
+    returns how many of both kinds it found."""
     keys = [s.key for s in at.slider if s.key]
+    found = len(keys)
     for key in keys:
         for end in ("min", "max"):
             if key not in {s.key for s in at.slider}:
@@ -59,7 +70,7 @@ def sweep_sliders(at: AppTest) -> int:
             widget = at.select_slider(key=key)
             choose_label(widget, widget.options[pick]).run()
             assert_clean(at, f"select_slider {key} → {pick}")
-    return len(keys)
+    return found + len(keys)
 
 
 def type_text(at: AppTest, text: str = READER_TEXT) -> int:
@@ -105,9 +116,9 @@ def choose_label(widget, label: str):
 
 
 def chart_spec(at: AppTest, key: str) -> dict:
-    """The plotly figure JSON of the chart drawn with `key`."""
+    """The plotly figure JSON of the chart drawn with `key` (Streamlit ends the element id in "-key")."""
     for element in at.get("plotly_chart"):
-        if key in element.proto.id:
+        if element.proto.id.endswith(f"-{key}"):
             return json.loads(element.proto.spec)
     raise AssertionError(f"no plotly chart with key {key!r}")
 

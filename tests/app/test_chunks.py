@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core.mechanisms import rule_keys
 from tests.app import driver
+from tests.app.driver import chart_spec as chart
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "06_chunks.py")
-
-
-def chart(at: AppTest, key: str) -> dict:
-    for element in at.get("plotly_chart"):
-        if element.proto.id.endswith(f"-{key}"):
-            return json.loads(element.proto.spec)
-    raise AssertionError(f"no chart with key {key!r}")
+PAGE = driver.page_path("chunks")
 
 
 def test_equality_check_and_speed():
@@ -37,13 +29,14 @@ def test_equality_check_and_speed():
 
 
 @pytest.mark.slow
-def test_every_rule_and_precision():
+@pytest.mark.parametrize("rule", rule_keys())  # every registered rule, a new one included
+def test_every_rule_and_precision(rule: str):
     at = AppTest.from_file(PAGE, default_timeout=300).run()
-    for rule in ("linear", "delta", "gated_delta", "kda"):
-        at.selectbox(key="ch_rule").set_value(rule).run()
-        for dtype in ("fp32", "fp64"):
-            at.radio(key="ch_dtype").set_value(dtype).run()
-            driver.assert_clean(at, f"{rule} {dtype}")
-            assert at.success, f"{rule} {dtype}: chunked and step-by-step disagree"
-    driver.sweep_sliders(at)
-    driver.assert_clean(at, "slider sweep")
+    at.selectbox(key="ch_rule").set_value(rule).run()
+    for dtype in ("fp32", "fp64"):
+        at.radio(key="ch_dtype").set_value(dtype).run()
+        driver.assert_clean(at, f"{rule} {dtype}")
+        assert at.success, f"{rule} {dtype}: chunked and step-by-step disagree"
+    if rule == rule_keys()[-1]:
+        assert driver.sweep_sliders(at) == 6
+        driver.assert_clean(at, "slider sweep")

@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import board as bd
 from tests.app import driver
+from tests.app.driver import chart_spec as chart
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "04_collisions.py")
-
-
-def chart(at: AppTest, key: str) -> dict:
-    for element in at.get("plotly_chart"):
-        if element.proto.id.endswith(f"-{key}"):
-            return json.loads(element.proto.spec)
-    raise AssertionError(f"no chart with key {key!r}")
+PAGE = driver.page_path("collisions")
 
 
 def test_recall_numbers_come_from_the_board():
@@ -38,6 +29,6 @@ def test_recall_numbers_come_from_the_board():
 @pytest.mark.slow
 def test_sliders_to_both_ends():
     at = AppTest.from_file(PAGE, default_timeout=300).run()
-    driver.sweep_sliders(at)
+    assert driver.sweep_sliders(at) == 3
     driver.assert_clean(at, "slider sweep")
     assert chart(at, "co_blur")["data"][0]["type"] == "heatmap"

@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app import driver
+from tests.app.driver import chart_spec as chart
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "05_deltanet.py")
-
-
-def chart(at: AppTest, key: str) -> dict:
-    for element in at.get("plotly_chart"):
-        if element.proto.id.endswith(f"-{key}"):
-            return json.loads(element.proto.spec)
-    raise AssertionError(f"no chart with key {key!r}")
+PAGE = driver.page_path("deltanet")
 
 
 def test_erase_write_panels_and_the_rewrite():
@@ -41,7 +32,7 @@ def test_erase_write_panels_and_the_rewrite():
 @pytest.mark.slow
 def test_a_curious_reader_cannot_break_it():
     at = AppTest.from_file(PAGE, default_timeout=300).run()
-    driver.sweep_sliders(at)
+    assert driver.sweep_sliders(at) == 3
     at.radio(key="dn_keys").set_value("orthogonal").run()
     assert driver.click_steps(at, times=20) == 1
     driver.assert_clean(at, "after 20 steps")

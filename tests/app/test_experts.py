@@ -8,23 +8,20 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.models.mini_k3 import CHECKPOINT
 from core.tokenizer import encode
-from tests.app.driver import READER_TEXT, ROOT, assert_clean
+from tests.app.driver import READER_TEXT, ROOT, assert_clean, fresh
 from tests.app.driver import chart_spec as _spec
 from tests.app.driver import metric_value as _metric
 from tests.app.driver import plotly_array as _array
+from tests.app.test_kimi_k3 import needs_mini_k3
 
 PAGE = str(ROOT / "pages" / "09_experts.py")
-pytestmark = pytest.mark.skipif(not CHECKPOINT.exists(), reason="mini-K3 checkpoint not built")
+pytestmark = needs_mini_k3
 
 
 @pytest.fixture(scope="module")
 def at() -> AppTest:
-    app = AppTest.from_file(PAGE, default_timeout=300)
-    app.run()
-    assert_clean(app, "first run")
-    return app
+    return fresh(PAGE, timeout=300)
 
 
 def test_k3_counts_come_from_specs(at):

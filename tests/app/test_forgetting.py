@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app import driver
+from tests.app.driver import chart_spec as chart
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "07_forgetting.py")
-
-
-def chart(at: AppTest, key: str) -> dict:
-    for element in at.get("plotly_chart"):
-        if element.proto.id.endswith(f"-{key}"):
-            return json.loads(element.proto.spec)
-    raise AssertionError(f"no chart with key {key!r}")
+PAGE = driver.page_path("forgetting")
 
 
 def fact_strength(at: AppTest) -> dict[str, float]:
@@ -42,7 +33,7 @@ def test_kda_keeps_the_fact():
 @pytest.mark.slow
 def test_a_curious_reader_cannot_break_it():
     at = AppTest.from_file(PAGE, default_timeout=300).run()
-    driver.sweep_sliders(at)
+    assert driver.sweep_sliders(at) == 5
     at.radio(key="fg_when").set_value("every").run()
     at.radio(key="fg_keys").set_value("orthogonal").run()
     assert driver.click_steps(at, times=20) == 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.models.gpt2 import positions_computed_formula
+from core.generation import positions_computed_formula
 from core.tokenizer import encode
 from tests.app import driver
 from tests.app.driver import chart_spec as chart
@@ -64,7 +64,7 @@ def test_long_prompt_is_cut_with_a_note(page):
 def test_a_curious_reader():
     at = driver.fresh(PAGE)
     assert driver.type_text(at) == 1
-    driver.sweep_sliders(at)
-    driver.try_selectboxes(at)
+    assert driver.sweep_sliders(at) == 3
+    assert driver.try_selectboxes(at) == 0
     assert driver.click_steps(at, times=20) == 1
     assert at.session_state["gpt2_t"] == 20

@@ -8,24 +8,21 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.figures.k3 import mini_cache_bytes_per_token
-from core.figures.style import format_bytes
 from core.models.mini_k3 import CHECKPOINT, MiniK3Config
-from tests.app.driver import READER_TEXT, ROOT, assert_clean
+from core.units import format_bytes
+from tests.app.driver import READER_TEXT, ROOT, assert_clean, fresh
 from tests.app.driver import chart_spec as _spec
 from tests.app.driver import metric_value as _metric
 from tests.app.driver import plotly_array as _array
 
 PAGE = str(ROOT / "pages" / "08_kimi_k3.py")
-pytestmark = pytest.mark.skipif(not CHECKPOINT.exists(), reason="mini-K3 checkpoint not built")
+needs_mini_k3 = pytest.mark.skipif(not CHECKPOINT.exists(), reason="mini-K3 checkpoint not built")
+pytestmark = needs_mini_k3
 
 
 @pytest.fixture(scope="module")
 def at() -> AppTest:
-    app = AppTest.from_file(PAGE, default_timeout=300)
-    app.run()
-    assert_clean(app, "first run")
-    return app
+    return fresh(PAGE, timeout=300)
 
 
 def test_page_shows_the_real_k3_from_specs(at):
@@ -43,7 +40,7 @@ def test_page_shows_the_real_k3_from_specs(at):
 
 
 def test_stepping_grows_only_the_cache(at):
-    per_token = mini_cache_bytes_per_token(MiniK3Config())
+    per_token = MiniK3Config().latent_bytes_per_token()
     boards_before = _metric(at, "KDA boards")
     for i in range(20):
         at.button(key="k3_step_step").click().run()
@@ -78,13 +75,10 @@ def test_stepped_figures_patched_from_the_last_step_match_a_full_build():
     import plotly.io as pio
 
     from core.figures import k3 as fk
-    from core.models import mini_k3
+    from core.k3 import live_run
+    from core.models.mini_k3 import MiniK3
 
-    model = mini_k3.load()
-    prompt = list(b"Board and cache.")
-    run = fk.summarise_run(
-        model.run(prompt, new_tokens=3, keep_parts=False), model.kinds, model.cfg.attn_res_block_size, prompt
-    )
+    run = live_run(MiniK3.load(), list(b"Board and cache."), new_tokens=3)
     n = len(run.tokens_in)
 
     def spec(fig):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.models.gpt2 import load_model
+from core.models.gpt2 import GPT2
 from core.roofline import CARDS, DEFAULT_CARD, spill_context
 from core.specs import SPECS
 from core.tokenizer import encode
@@ -27,7 +27,7 @@ def test_cache_grows_one_row_per_byte(page):
     at = page
     assert "KV cache" in at.title[0].value
     p = len(encode(DEFAULT_PROMPT))
-    cfg = load_model().config
+    cfg = GPT2.load().config
     for step in range(1, 4):
         at.button(key="kv_t_step").click().run()
         driver.assert_clean(at, f"step {step}")
@@ -73,9 +73,9 @@ def test_calculator_shows_the_spill_point(page):
 @pytest.mark.slow
 def test_a_curious_reader():
     at = driver.fresh(PAGE)
-    driver.type_text(at)
-    driver.try_selectboxes(at)
-    driver.sweep_sliders(at)
+    assert driver.type_text(at) == 1
+    assert driver.try_selectboxes(at) == 5
+    assert driver.sweep_sliders(at) == 4
     assert driver.click_steps(at, times=20) == 1
     assert at.session_state["kv_t"] == 20
 
@@ -88,9 +88,9 @@ def test_stepped_figures_patched_from_the_last_step_match_a_full_build():
     import plotly.io as pio
 
     from core.figures import generation as fg
-    from core.models.gpt2 import Sampling, run_generation
+    from core.generation import Sampling, run_generation
 
-    model = load_model()
+    model = GPT2.load()
     run = run_generation(model, encode(DEFAULT_PROMPT), 6, use_cache=True, sampling=Sampling(temperature=0.0))
     ids, p, n = run.prompt_ids + run.new_ids, len(run.prompt_ids), len(run.traces)
     final = run.traces[-1].layers[1]

@@ -2,28 +2,15 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import board as bd
 from tests.app import driver
+from tests.app.driver import chart_spec as chart
+from tests.app.driver import metric_value as metric
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "03_linear_attention.py")
-
-
-def chart(at: AppTest, key: str) -> dict:
-    """The plotly spec of the chart drawn with `key`."""
-    for element in at.get("plotly_chart"):
-        if element.proto.id.endswith(f"-{key}"):
-            return json.loads(element.proto.spec)
-    raise AssertionError(f"no chart with key {key!r}")
-
-
-def metric(at: AppTest, label_start: str) -> str:
-    return next(m.value for m in at.metric if m.label.startswith(label_start))
+PAGE = driver.page_path("linear_attention")
 
 
 def test_regrouping_and_board_stepping():
@@ -51,7 +38,7 @@ def test_regrouping_and_board_stepping():
 @pytest.mark.slow
 def test_a_curious_reader_cannot_break_it():
     at = AppTest.from_file(PAGE, default_timeout=120).run()
-    driver.sweep_sliders(at)
+    assert driver.sweep_sliders(at) == 3
     at.radio(key="la_keys").set_value("orthogonal").run()
     driver.assert_clean(at, "orthogonal keys")
     assert driver.click_steps(at, times=20) == 1

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 
-from core.figures.specs import format_context
-from core.figures.style import format_bytes
 from core.specs import SPECS
+from core.units import format_bytes, format_context
 from tests.app import driver
+from ui.course import LESSONS
 
-PAGE = "pages/00_map.py"
+PAGE = "map"  # a lesson slug: driver.fresh finds its page file in ui/course.py
 
 
 def test_headline_numbers_come_from_specs():
@@ -25,6 +25,10 @@ def test_story_table_and_memory_chart():
     story = at.table[0].value
     assert list(story.columns) == ["lesson", "stage", "what it fixed", "what it left"]
     assert list(story["lesson"]) == list(range(1, 10))
+    # "Go to a lesson": every lesson after the map, numbered from the course outline (plain text off the router)
+    links = [m.value for m in at.expander[0].markdown]
+    assert [link.split(" · ")[0] for link in links] == [f"- {item.number}" for item in LESSONS[1:]]
+    assert links[-1] == "- 11 · What changed — every stage side by side"
     charts = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
     assert len(charts) == 1
     bars = charts[0]["data"][0]
@@ -49,8 +53,8 @@ def test_precision_and_context_controls():
 
 def test_a_curious_reader_breaks_nothing():
     at = driver.fresh(PAGE)
-    driver.sweep_sliders(at)
-    driver.try_selectboxes(at)
+    assert driver.sweep_sliders(at) == 1
+    assert driver.try_selectboxes(at) == 0
     for key in ("map_notice_size_reveal", "map_formula", "map_code"):
         at.toggle(key=key).set_value(True).run()
         driver.assert_clean(at, f"toggle {key}")

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 
-from core.figures.specs import format_context
-from core.figures.style import format_bytes
 from core.roofline import Width, hybrid_memory_bytes, mechanism_memory_bytes
 from core.specs import SPECS
+from core.units import format_bytes, format_context
 from tests.app import driver
 
-PAGE = "pages/11_what_changed.py"
+PAGE = "what_changed"  # a lesson slug: driver.fresh finds its page file in ui/course.py
 
 
 def charts(at) -> list[dict]:
@@ -35,6 +34,7 @@ def test_story_picture_and_table():
     assert story["data"][0]["text"][1] == format_bytes(mechanism_memory_bytes("attention", 131072, width))
     rules, table = at.table[0].value, at.table[1].value
     assert list(rules["what it does"])[2:6] == ["add", "rewrite", "forget", "forget per channel"]
+    assert list(rules["lesson"]) == [1, 2, 3, 5, 7, 7, 8]  # each stage's lesson, numbered by ui/course.py
     assert list(table["stage"]) == list(rules["stage"])
     assert table.iloc[-1]["memory at 1M"] == format_bytes(hybrid_memory_bytes(1048576, width))
     board = format_bytes(mechanism_memory_bytes("kda", 1, width))
@@ -59,8 +59,8 @@ def test_width_and_context_controls():
 
 def test_a_curious_reader_breaks_nothing():
     at = driver.fresh(PAGE)
-    driver.sweep_sliders(at)
-    driver.try_selectboxes(at)
+    assert driver.sweep_sliders(at) == 1
+    assert driver.try_selectboxes(at) == 1
     for key in ("wc_notice_same_size_reveal", "wc_notice_mix_reveal", "wc_formula", "wc_code"):
         at.toggle(key=key).set_value(True).run()
         driver.assert_clean(at, f"toggle {key}")

@@ -11,9 +11,9 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from core.gpu import jobs, nvml, runner
-from core.gpu.fake_nvml import CALLS, FakeNvml
-from core.gpu.models import PRESETS
+from core.gpu.presets import PRESETS
 from tests.app import driver
+from tests.fake_nvml import CALLS, FakeNvml
 
 PAGE = str(driver.ROOT / "pages/10_your_gpu.py")
 

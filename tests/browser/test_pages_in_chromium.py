@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.browser.conftest import SCREENSHOTS, wait_for_app
-from ui.course import available
+from ui.course import COURSE, available, lesson
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -21,7 +21,7 @@ def _assert_no_exception(page, where: str) -> None:
 
 @pytest.mark.parametrize("item", available(), ids=lambda item: item.slug)
 def test_lesson_renders(page, server_url, item):
-    page.goto(f"{server_url}/{'' if item.number == 0 else item.url_path}")
+    page.goto(f"{server_url}/{'' if item == COURSE.start else item.url_path}")
     wait_for_app(page)
     page.wait_for_selector("h1", timeout=60_000)
     _assert_no_exception(page, item.slug)
@@ -71,7 +71,7 @@ def test_sidebar_lists_every_lesson(page, server_url):
 
 def test_play_advances_on_its_own_and_pauses(page, server_url):
     """Play is a timed fragment (AppTest cannot run timers), so it is checked here."""
-    page.goto(f"{server_url}/deltanet")
+    page.goto(f"{server_url}/{lesson('deltanet').url_path}")
     wait_for_app(page)
     main = page.locator("[data-testid='stMain']")
 

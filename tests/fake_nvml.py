@@ -1,7 +1,7 @@
 """A scripted stand-in for the `pynvml` module, so everything NVML-shaped runs without a GPU.
 
-It has the same function names, constants and error classes the app uses. Tests
-(and a reader's laptop) pass it where the real module would go:
+It has the same function names, constants and error classes the app uses. Tests pass it
+where the real module would go:
 `open_gpu(module=FakeNvml(...))`. `unsupported={"nvmlDeviceGetPowerUsage"}` makes that
 call raise NotSupported, as it does on many laptop cards; `init_error="LibraryNotFound"`
 behaves like a machine with no NVIDIA driver at all.

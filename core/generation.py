@@ -1,0 +1,236 @@
+"""Generating text with the tiny GPT-2, and the per-step numbers lessons 1 and 2 show.
+
+`Session` is one reader's generation (text so far, cache, sampler state); `run_generation`
+precomputes a whole run for the pages to step through; `compare_runs_per_step` is lesson 2's
+live check that the cached and recomputing runs agree; `RunSeries` reads a run's per-step
+numbers off its traces; `positions_computed_formula` is lesson 1's n(n+1)/2 in closed form.
+The model itself (and its one-token `step`) lives in core/models/gpt2.py.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from core.models.gpt2 import GPT2, KVCache, gpt2_trace
+from core.trace import Trace
+
+
+@dataclass
+class Sampling:
+    """temperature 0 → greedy (always the likeliest byte); top_k None → all 256 bytes."""
+
+    temperature: float = 0.0
+    top_k: int | None = None
+    seed: int = 0
+
+
+def choose_token(logits: torch.Tensor, sampling: Sampling, generator: torch.Generator) -> int:
+    """Pick the next byte from logits (V,)."""
+    if sampling.temperature <= 0:
+        return int(torch.argmax(logits))
+    scaled = logits / sampling.temperature
+    if sampling.top_k is not None and sampling.top_k < scaled.numel():
+        kth = torch.topk(scaled, sampling.top_k).values[-1]
+        scaled = scaled.masked_fill(scaled < kth, float("-inf"))
+    probs = F.softmax(scaled, dim=-1)
+    return int(torch.multinomial(probs, 1, generator=generator))
+
+
+@dataclass
+class Session:
+    """One reader's generation: the text so far, the cache (if used) and the sampler's state.
+
+    Weights are shared (read only); everything that changes lives here.
+    """
+
+    model: GPT2
+    sampling: Sampling = field(default_factory=Sampling)
+    tokens: list[int] = field(default_factory=list)
+    use_cache: bool = True
+    cache: KVCache | None = None
+    fed: int = 0  # tokens already run through the model into the cache
+
+    def start(self, prompt_ids: list[int], use_cache: bool = True) -> Session:
+        if not prompt_ids:
+            raise ValueError("the prompt needs at least one token (see core.tokenizer.prepare_prompt)")
+        if len(prompt_ids) > self.model.config.block_size:
+            raise ValueError("prompt longer than the context window; cut it with prepare_prompt")
+        self.tokens = [int(t) for t in prompt_ids]
+        self.use_cache = use_cache
+        self.cache = self.model.new_cache() if use_cache else None
+        self.fed = 0
+        self._generator = torch.Generator().manual_seed(self.sampling.seed)
+        return self
+
+    @property
+    def done(self) -> bool:
+        """True once the text fills the context window: the model cannot read one more byte."""
+        return len(self.tokens) > self.model.config.block_size
+
+    @torch.no_grad()
+    def step(self, record_cache: bool = True, timing_repeats: int = 1) -> Trace:
+        """Run the model once, append the chosen byte, and report what it cost.
+
+        Without a cache the whole text goes in; with one, only the bytes not yet cached
+        (the whole prompt on the first step, then one byte).
+        `record_cache=False` leaves the (H, T, Dh) key/value copies out of the trace.
+        `timing_repeats` > 1 runs the same forward pass again (the cache rewinds and
+        rewrites the same rows) and reports the fastest run as wall_ms — the usual guard
+        against another program stealing the CPU mid-measurement. Outputs are unchanged.
+        """
+        if self.done:
+            raise RuntimeError(f"the context window of {self.model.config.block_size} bytes is full")
+        if self.use_cache:
+            new = torch.tensor([self.tokens[self.fed :]])  # (1, T_new)
+        else:
+            new = torch.tensor([self.tokens])  # (1, T) — the whole text, every time
+        forward_ms = float("inf")
+        for _ in range(max(1, timing_repeats)):
+            if self.cache is not None:
+                self.cache.length = self.fed  # rewind: a repeat rewrites the same rows
+            started = time.perf_counter()
+            logits, weights = self.model.forward_with_attention(new, self.cache)
+            forward_ms = min(forward_ms, (time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        last_logits = logits[0, -1]  # (V,)
+        token = choose_token(last_logits, self.sampling, self._generator)
+        wall_ms = forward_ms + (time.perf_counter() - started) * 1000
+        computed = new.size(1)
+        self.fed = len(self.tokens)
+        position = len(self.tokens) - 1
+        self.tokens.append(token)
+        return gpt2_trace(
+            self.model, self.cache, token, position, last_logits, weights, computed, wall_ms, record_cache
+        )
+
+
+def max_new_tokens(prompt_length: int, block_size: int) -> int:
+    """How many bytes fit before the window is full (the last step reads block_size bytes)."""
+    return max(0, block_size - prompt_length + 1)
+
+
+@torch.no_grad()
+def generate(
+    model: GPT2, prompt_ids: list[int], n: int, use_cache: bool = True, sampling: Sampling | None = None
+) -> list[int]:
+    """Generate up to n new bytes; stops early when the context window is full."""
+    session = Session(model, sampling or Sampling()).start(prompt_ids, use_cache)
+    out = []
+    while len(out) < n and not session.done:
+        out.append(session.step(record_cache=False).token)
+    return out
+
+
+@dataclass
+class GenerationRun:
+    """A whole generation, precomputed once, for pages to step through."""
+
+    prompt_ids: list[int]
+    traces: list[Trace]  # one per new byte; keys/values only in the last trace (rows never change)
+    use_cache: bool
+    stopped_at_window: bool  # True when generation ended because the window was full
+
+    @property
+    def new_ids(self) -> list[int]:
+        return [t.token for t in self.traces]
+
+
+@torch.no_grad()
+def run_generation(
+    model: GPT2,
+    prompt_ids: list[int],
+    n: int,
+    use_cache: bool = True,
+    sampling: Sampling | None = None,
+    threads: int | None = 1,
+    timing_repeats: int = 1,
+) -> GenerationRun:
+    """Generate up to n bytes, keeping every step's trace.
+
+    Cached keys/values are kept only in the final trace: a row, once written, never
+    changes, so the cache after step t is the final cache's first rows.
+    `threads`: torch CPU threads while generating (restored afterwards). A model this
+    small runs fastest on one thread, and on a busy machine extra threads mostly wait
+    on each other, which turns the measured ms/token into noise. None leaves it alone.
+    `timing_repeats`: see `Session.step` (fastest of k runs per step; same outputs).
+    """
+    session = Session(model, sampling or Sampling()).start(prompt_ids, use_cache)
+    traces: list[Trace] = []
+    previous = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        while len(traces) < n and not session.done:
+            traces.append(session.step(record_cache=False, timing_repeats=timing_repeats))
+    finally:
+        torch.set_num_threads(previous)
+    if use_cache and traces:
+        for i, layer in enumerate(traces[-1].layers):
+            layer.keys, layer.values = session.cache.layer_arrays(i)
+    return GenerationRun(list(prompt_ids), traces, use_cache, stopped_at_window=len(traces) < n)
+
+
+def positions_computed_formula(prompt_length: int, steps: int, use_cache: bool) -> int:
+    """Total positions run through the model after `steps` steps from a prompt of p bytes.
+
+    Without a cache step i reads the whole text, p + i − 1 positions, so the total is
+    p + (p+1) + … + (p+s−1) = n(n+1)/2 − (p−1)p/2 with n = p + s − 1 (just n(n+1)/2
+    when the prompt is one byte). With a cache: the prompt once, then one per step.
+    """
+    if steps <= 0:
+        return 0
+    p, n = prompt_length, prompt_length + steps - 1
+    if use_cache:
+        return p + (steps - 1)
+    return n * (n + 1) // 2 - (p - 1) * p // 2
+
+
+@dataclass(frozen=True)
+class RunComparison:
+    """The live check of lesson 2: do the cached and recomputing runs agree?"""
+
+    steps: int
+    same_tokens: int  # steps whose chosen byte is identical
+    max_logit_difference: float  # largest |Δ logit| over every step and byte
+
+    @property
+    def identical(self) -> bool:
+        return self.same_tokens == self.steps
+
+
+def compare_runs(a: GenerationRun, b: GenerationRun, steps: int | None = None) -> RunComparison:
+    """Compare the first `steps` steps of two runs of the same prompt (all common steps by default)."""
+    n = min(len(a.traces), len(b.traces)) if steps is None else min(steps, len(a.traces), len(b.traces))
+    pairs = list(zip(a.traces[:n], b.traces[:n], strict=True))
+    same = sum(x.token == y.token for x, y in pairs)
+    diff = max((float(np.abs(x.logits - y.logits).max()) for x, y in pairs), default=0.0)
+    return RunComparison(n, same, diff)
+
+
+def compare_runs_per_step(a: GenerationRun, b: GenerationRun) -> list[RunComparison]:
+    """compare_runs for every prefix at once: entry t covers the first t steps (entry 0: none)."""
+    out = [RunComparison(0, 0, 0.0)]
+    same, diff = 0, 0.0
+    for x, y in zip(a.traces, b.traces, strict=False):  # runs may stop at different lengths
+        same += x.token == y.token
+        diff = max(diff, float(np.abs(x.logits - y.logits).max()))
+        out.append(RunComparison(len(out), same, diff))
+    return out
+
+
+class RunSeries:
+    """Per-step numbers of a precomputed run, read off its traces, for the charts and counters."""
+
+    def __init__(self, traces: list[Trace]):
+        self.steps = list(range(1, len(traces) + 1))
+        self.text_lengths = [t.position + 1 for t in traces]  # bytes read at each step
+        self.positions_computed = [t.positions_computed for t in traces]
+        self.cumulative_work = np.cumsum(self.positions_computed).astype(int).tolist()
+        self.wall_ms = [t.wall_ms for t in traces]
+        self.cache_bytes = [t.cache_bytes for t in traces]
+        self.tokens = [t.token for t in traces]

@@ -1,0 +1,147 @@
+"""Benchmark presets: the model shapes and run lengths for one class of machine.
+
+`tiny` is what the tests run, `cpu` a machine without CUDA, `small` an 8–12 GB card and
+`large` a 24 GB or bigger one; `preset_choices` says which of them a page offers.
+Every preset repeats its timing three times and gives its MoE two shared experts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.units import format_bytes
+
+MIB = 1024**2
+GIB = 1024**3
+WHOLE_CARD = "all its memory"  # the budget choice that pretends nothing
+
+
+@dataclass(frozen=True, kw_only=True)
+class Preset:
+    """Model shapes and benchmark lengths for one class of machine."""
+
+    name: str
+    description: str
+    d_model: int
+    n_layers: int
+    n_heads: int
+    vocab: int
+    ffn_hidden: int  # dense feed-forward width in the context benchmark
+    depths: tuple[int, ...]  # context depths d for `tg @ d`
+    n_steps: int  # timed decode steps per repetition
+    warmup: int = 2  # untimed decode steps at each depth
+    repeats: int = 3
+    moe_ffn_hidden: int  # total feed-forward width (dense) = n_experts × expert_hidden (MoE)
+    moe_experts: int  # total experts, shared included
+    moe_shared: int = 2
+    moe_top_k: int  # routed experts per token
+    moe_depth: int  # context depth during the dense-vs-MoE test
+    energy_seconds: float = 0.0  # minimum timed window per model for the energy reading
+    idle_seconds: float = 0.0  # idle-power baseline window
+    budget_choices: tuple[int, ...]  # "pretend my card has N bytes" options
+    copy_bytes: int  # buffer size for the copy-bandwidth test
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads
+
+    @property
+    def expert_hidden(self) -> int:
+        return self.moe_ffn_hidden // self.moe_experts
+
+
+PRESETS: dict[str, Preset] = {
+    p.name: p
+    for p in (
+        Preset(
+            name="tiny",
+            description="Seconds on a laptop CPU; what the tests run.",
+            d_model=64,
+            n_layers=2,
+            n_heads=4,
+            vocab=256,
+            ffn_hidden=256,
+            depths=(0, 256, 512, 1024, 2048),
+            n_steps=16,
+            moe_ffn_hidden=1024,
+            moe_experts=32,
+            moe_top_k=2,
+            moe_depth=64,
+            budget_choices=(1 * MIB, 3 * MIB // 2),
+            copy_bytes=16 * MIB,
+        ),
+        Preset(
+            name="cpu",
+            description="A 3M-parameter model for a CPU run in well under a minute (KV cache 8 KiB per token).",
+            d_model=256,
+            n_layers=4,
+            n_heads=4,
+            vocab=256,
+            ffn_hidden=1024,
+            depths=(0, 2048, 4096, 8192, 16384),
+            n_steps=8,
+            warmup=1,
+            moe_ffn_hidden=4096,
+            moe_experts=64,
+            moe_top_k=2,
+            moe_depth=256,
+            budget_choices=(48 * MIB, 96 * MIB),
+            copy_bytes=64 * MIB,
+        ),
+        Preset(
+            name="small",
+            description="A 0.8B-parameter model for 8–12 GB cards (KV cache 128 KiB per token, like Llama-3-8B).",
+            d_model=2048,
+            n_layers=16,
+            n_heads=16,
+            vocab=32000,
+            ffn_hidden=8192,
+            depths=(0, 8192, 16384, 32768, 49152, 65536),
+            n_steps=32,
+            moe_ffn_hidden=16384,
+            moe_experts=128,
+            moe_top_k=4,
+            moe_depth=1024,
+            energy_seconds=6.0,
+            idle_seconds=4.0,
+            budget_choices=(6 * GIB, 8 * GIB, 12 * GIB),
+            copy_bytes=1 * GIB,
+        ),
+        Preset(
+            name="large",
+            description="A 3.2B-parameter model for 24 GB and bigger cards (KV cache 256 KiB per token).",
+            d_model=4096,
+            n_layers=16,
+            n_heads=32,
+            vocab=32000,
+            ffn_hidden=16384,
+            depths=(0, 16384, 32768, 65536, 98304, 131072),
+            n_steps=16,
+            moe_ffn_hidden=32768,
+            moe_experts=256,
+            moe_top_k=6,
+            moe_depth=1024,
+            energy_seconds=8.0,
+            idle_seconds=4.0,
+            budget_choices=(12 * GIB, 16 * GIB, 24 * GIB),
+            copy_bytes=2 * GIB,
+        ),
+    )
+}
+
+
+def preset_for_vram(total_bytes: int | None) -> str:
+    """'large' from 20 GiB of VRAM, else 'small'."""
+    return "large" if total_bytes is not None and total_bytes >= 20 * GIB else "small"
+
+
+def preset_choices(on_gpu: bool, vram_total_bytes: int | None) -> tuple[list[str], str]:
+    """The presets a page offers, and the one it starts on: GPU sizes by VRAM, else the CPU ones."""
+    if on_gpu:
+        return ["small", "large", "tiny"], preset_for_vram(vram_total_bytes)
+    return ["cpu", "tiny"], "cpu"
+
+
+def budget_options(preset: Preset) -> dict[str, int | None]:
+    """'Pretend my card has …' choices, label → bytes, smallest first; the whole card (None) last."""
+    return {format_bytes(b): b for b in preset.budget_choices} | {WHOLE_CARD: None}

@@ -1,0 +1,185 @@
+"""The numbers of lessons 8 (Kimi K3) and 9 (Experts): the real K3 from its config, mini-K3 live.
+
+Real numbers come from `core.specs.SPECS["kimi_k3"]` (config of the release) and
+`core.roofline`; live numbers from mini-K3 (`core.models.mini_k3`): its per-step traces
+reduced to small arrays (`summarise_run`) and its router's choices on a whole text
+(`route_text`). `core/figures/k3.py` draws these; it computes nothing itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from core.models.mini_k3 import ForwardInfo, MiniK3
+from core.roofline import active_weight_bytes, weight_bytes
+from core.specs import ModelSpec
+from core.trace import Trace
+from core.units import format_params
+
+# ---------------------------------------------------------------------------------------------
+# The real K3 (lessons 8 and 9)
+# ---------------------------------------------------------------------------------------------
+
+
+def full_attention_twin(spec: ModelSpec) -> ModelSpec:
+    """The same model with every layer full attention (its own MLA): what K3 would cache without KDA."""
+    return dataclasses.replace(
+        spec, key=f"{spec.key}_all_attention", name=f"{spec.name}, all layers MLA", kinds=(), linear=None
+    )
+
+
+@dataclass(frozen=True)
+class MemoryAtContext:
+    context: int
+    hybrid_cache: float  # bytes of growing MLA cache
+    hybrid_state: float  # bytes of fixed KDA boards (+ conv buffers)
+    twin_cache: float  # bytes an all-attention model of the same width keeps
+
+    @property
+    def hybrid_total(self) -> float:
+        return self.hybrid_cache + self.hybrid_state
+
+
+def memory_at_contexts(spec: ModelSpec, contexts: list[int]) -> list[MemoryAtContext]:
+    """Per-sequence memory of the hybrid and its all-attention twin (bf16 cache, fp32 boards)."""
+    twin = full_attention_twin(spec)
+    rows = []
+    for context in contexts:
+        cache = context * spec.kv_cache_bytes_per_token()
+        rows.append(MemoryAtContext(context, cache, spec.state_bytes(), twin.cache_bytes(context)))
+    return rows
+
+
+def crossover_tokens(spec: ModelSpec) -> float:
+    """Context length at which the growing cache weighs as much as the fixed boards."""
+    return spec.state_bytes() / spec.kv_cache_bytes_per_token()
+
+
+def bytes_per_token_rows(spec: ModelSpec, bytes_per_param: float = 2.0) -> list[tuple[str, float]]:
+    """Weight bytes one token reads: a dense model of K3's total size vs K3's experts (bf16)."""
+    return [
+        (f"dense, {format_params(spec.total_params())} all read", weight_bytes(spec, bytes_per_param)),
+        (f"{spec.name}: shared + {spec.moe.top_k} routed", active_weight_bytes(spec, bytes_per_param)),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# mini-K3 stepping (lesson 8)
+# ---------------------------------------------------------------------------------------------
+
+MEMORY_KINDS = ("kda", "mla")  # fixed boards, growing caches
+
+
+@dataclass
+class RunSummary:
+    """A mini-K3 run reduced to the small arrays the pictures need (cheap to cache and copy)."""
+
+    kinds: list[str]  # per layer: 'kda' or 'mla'
+    tokens_in: list[int]  # byte fed at each step
+    tokens_out: list[int]  # greedy next byte after each step
+    prompt_length: int
+    memory_bytes: np.ndarray  # (steps, layers)
+    attn_res: (
+        np.ndarray
+    )  # (steps, 2·layers + 1, sources) AttnRes weights, NaN where a source does not exist yet
+    mix_labels: list[str]  # rows of attn_res
+    source_labels: list[str]  # columns of attn_res
+    experts: list[list[list[int] | None]]  # [step][layer] → routed experts picked (None for the dense layer)
+    wall_ms: np.ndarray  # (steps,)
+
+    def layers_of(self, kind: str) -> list[int]:
+        """0-based indices of the layers of one kind ('kda' or 'mla')."""
+        return [i for i, k in enumerate(self.kinds) if k == kind]
+
+    def memory_totals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Step numbers (1-based), bytes in all KDA boards and bytes in all MLA caches after each step."""
+        steps = np.arange(1, len(self.memory_bytes) + 1)
+        kda = np.array([k == "kda" for k in self.kinds])
+        return steps, self.memory_bytes[:, kda].sum(axis=1), self.memory_bytes[:, ~kda].sum(axis=1)
+
+
+def source_labels(num_layers: int, block_size: int) -> list[str]:
+    """Names of the AttnRes sources: the embedding, then one sum per block of layers (1-based)."""
+    labels = ["embedding"]
+    for start in range(0, num_layers, block_size):
+        end = min(start + block_size, num_layers)
+        labels.append(f"block {len(labels)}: layers {start + 1}–{end}")
+    return labels
+
+
+def summarise_run(traces: list[Trace], kinds: list[str], block_size: int, prompt: list[int]) -> RunSummary:
+    """Turn the traces of `MiniK3.run(prompt, n)` into a RunSummary (bytes fed: the prompt, then its guesses)."""
+    L = len(kinds)
+    sources = source_labels(L, block_size)
+    mix_labels = []
+    for i, kind in enumerate(kinds):
+        name = "KDA" if kind == "kda" else "MLA"
+        mix_labels += [f"layer {i + 1} before {name}", f"layer {i + 1} before FFN"]
+    mix_labels.append("output")
+    attn_res = np.full((len(traces), 2 * L + 1, len(sources)), np.nan, dtype=np.float32)
+    for s, trace in enumerate(traces):
+        for i, layer in enumerate(trace.layers):
+            for row, weights in ((2 * i, layer.attn_res_weights), (2 * i + 1, layer.parts["attn_res_ffn"])):
+                attn_res[s, row, : len(weights)] = weights
+        final = trace.layers[-1].parts["attn_res_output"]
+        attn_res[s, -1, : len(final)] = final
+    return RunSummary(
+        kinds=list(kinds),
+        tokens_in=list(prompt) + [t.token for t in traces[len(prompt) - 1 : -1]],
+        tokens_out=[t.token for t in traces],
+        prompt_length=len(prompt),
+        memory_bytes=np.array([[lt.memory_bytes for lt in t.layers] for t in traces], dtype=np.int64),
+        attn_res=attn_res,
+        mix_labels=mix_labels,
+        source_labels=sources,
+        experts=[[lt.experts for lt in t.layers] for t in traces],
+        wall_ms=np.array([t.wall_ms for t in traces], dtype=np.float32),
+    )
+
+
+def live_run(model: MiniK3, prompt: list[int], new_tokens: int) -> RunSummary:
+    """mini-K3 reads `prompt` byte by byte, then writes `new_tokens` more greedily, summarised."""
+    traces = model.run(prompt, new_tokens=new_tokens, keep_parts=False)
+    return summarise_run(traces, model.kinds, model.cfg.attn_res_block_size, prompt)
+
+
+# ---------------------------------------------------------------------------------------------
+# The router on a whole text (lesson 9)
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class TextRouting:
+    """One MoE layer's decisions over a text: who was woken for each byte, and how hard."""
+
+    layer: int  # 0-based decoder layer
+    expert_ids: np.ndarray  # (T, k)
+    weights: np.ndarray  # (T, E) mixing weight per byte and routed expert, 0 where not picked
+    load: np.ndarray  # (E,) bytes served per routed expert
+
+
+@torch.no_grad()
+def route_text(model: MiniK3, ids: list[int]) -> list[TextRouting]:
+    """Run the whole text at once and return every MoE layer's routing for it."""
+    info = ForwardInfo()
+    model(torch.tensor([ids]), info=info)
+    out = []
+    for i, layer_info in enumerate(info.layers):
+        routing = layer_info.routing
+        if routing is None:
+            continue
+        E = routing.scores.shape[-1]
+        dense = torch.zeros(len(ids), E).scatter(1, routing.expert_ids, routing.weights)  # (T, E)
+        out.append(
+            TextRouting(
+                layer=i,
+                expert_ids=routing.expert_ids.numpy().copy(),
+                weights=dense.numpy().astype(np.float32),
+                load=np.bincount(routing.expert_ids.reshape(-1).numpy(), minlength=E),
+            )
+        )
+    return out

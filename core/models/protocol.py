@@ -1,0 +1,82 @@
+"""The one protocol every live model answers (DESIGN.md, "Model protocol").
+
+The tiny GPT-2 (`core.models.gpt2.GPT2`), mini-K3 (`core.models.mini_k3.MiniK3`) and the
+recall models (`core.models.recall_models.RecallModel`) all offer the same calls, so a page,
+a recipe, a benchmark or a test never needs to know which one it holds:
+
+    model = Cls.load(path)             # a saved checkpoint, in eval mode; `model.meta` = what was saved beside it
+    model.save(path, meta={...})       # config + weights + metadata in one file
+    model.num_params()                 # parameters stored (a tied matrix counted once)
+    model.cache_bytes_per_token()      # bytes the growing memory (KV / latent cache) adds per token read
+    model.state_bytes()                # bytes of fixed-size memory (boards, convolution windows)
+    model.memory_bytes(tokens)         # both together after reading `tokens` tokens
+    cache = model.new_cache()          # empty decoding memory for one sequence
+    trace = model.step(token, cache)   # feed one token → a core.trace.Trace (greedy next token)
+
+`step` updates `cache` in place; feeding a text token by token gives the same logits as one
+full forward pass over it (tests/test_model_protocol.py checks this for all three).
+Memory bytes always come from the model, never from a page.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import torch
+
+from core.trace import Trace
+
+
+@runtime_checkable
+class LiveModel(Protocol):
+    """What every live model answers; see the module docstring for the meaning of each call."""
+
+    meta: dict
+
+    @classmethod
+    def load(cls, path: Path | str = ...) -> LiveModel: ...
+
+    def save(self, path: Path | str, meta: dict | None = None) -> None: ...
+
+    def num_params(self) -> int: ...
+
+    def cache_bytes_per_token(self) -> int: ...
+
+    def state_bytes(self) -> int: ...
+
+    def memory_bytes(self, tokens: int) -> int: ...
+
+    def new_cache(self) -> Any: ...
+
+    def step(self, token: int, cache: Any) -> Trace: ...
+
+
+class ModelBase:
+    """Shared parts of the protocol for nn.Module models: parameter count and total memory."""
+
+    meta: dict = {}
+
+    def num_params(self) -> int:
+        return sum(p.numel() for p in self.parameters())  # parameters() yields a tied matrix once
+
+    def memory_bytes(self, tokens: int) -> int:
+        """Bytes held after reading `tokens` tokens: the fixed state plus the cache rows."""
+        return self.state_bytes() + tokens * self.cache_bytes_per_token()
+
+    def element_bytes(self) -> int:
+        """Bytes per number of the weights (and so of the caches and boards they produce)."""
+        return next(self.parameters()).element_size()
+
+
+def read_checkpoint(path: Path | str, rebuild: str) -> dict:
+    """The saved dict of a checkpoint; a missing file names the command that rebuilds it."""
+    if not Path(path).exists():
+        raise FileNotFoundError(f"{path} is missing; rebuild it with `{rebuild}`")
+    return torch.load(path, map_location="cpu", weights_only=True)
+
+
+def write_checkpoint(path: Path | str, blob: dict) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(blob, path)

@@ -1,0 +1,43 @@
+"""Numbers as a reader reads them: bytes, SI counts, context lengths, parameter counts.
+
+Pure functions, no plotting and no Streamlit, so figures, tables and the GPU report
+all format the same number the same way.
+"""
+
+from __future__ import annotations
+
+
+def format_bytes(n: float) -> str:
+    """Human-readable binary size: 36864 → '36.0 KiB'."""
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def format_si(v: float) -> str:
+    """Short tick text: 2000 → '2k', 1.5e6 → '1.5M', 0.2 → '0.2'."""
+    for size, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= size:
+            return f"{v / size:g}{suffix}"
+    return f"{v:g}"
+
+
+def format_params(n: float) -> str:
+    """Parameter counts the way papers say them: 124M, 8.0B, 671B, 2.8T."""
+    for size, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if abs(n) >= size:
+            value = n / size
+            return f"{value:.1f}{suffix}" if value < 10 else f"{value:,.0f}{suffix}"
+    return f"{n:,.0f}"
+
+
+def format_context(tokens: int) -> str:
+    """1024 → '1K', 131072 → '128K', 1048576 → '1M' (binary steps, as context lengths are quoted)."""
+    if tokens >= 1024**2 and tokens % 1024**2 == 0:
+        return f"{tokens // 1024**2}M"
+    if tokens >= 1024 and tokens % 1024 == 0:
+        return f"{tokens // 1024}K"
+    return f"{tokens:,}"

@@ -1,0 +1,89 @@
+"""core/k3.py: the numbers behind lessons 8 and 9 (moved out of core/figures/k3.py), and
+core/generation.py's RunSeries (moved out of core/figures/generation.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from core import k3
+from core.generation import RunSeries, run_generation
+from core.models.gpt2 import GPT2, GPT2Config
+from core.models.mini_k3 import MiniK3, MiniK3Config
+from core.roofline import active_weight_bytes, weight_bytes
+from core.specs import SPECS
+
+K3 = SPECS["kimi_k3"]
+
+
+@pytest.fixture(scope="module")
+def mini() -> MiniK3:
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    return MiniK3(MiniK3Config(chunk_size=8)).eval()
+
+
+def test_memory_at_contexts_splits_cache_and_boards():
+    rows = k3.memory_at_contexts(K3, [1024, 4096])
+    twin = k3.full_attention_twin(K3)
+    assert twin.num_full_attention_layers == K3.num_layers and twin.num_linear_layers == 0
+    for row in rows:
+        assert row.hybrid_cache == row.context * K3.kv_cache_bytes_per_token()
+        assert row.hybrid_state == K3.state_bytes()
+        assert row.twin_cache == twin.cache_bytes(row.context)
+        assert row.hybrid_total == row.hybrid_cache + row.hybrid_state
+    assert rows[1].hybrid_cache == 4 * rows[0].hybrid_cache and rows[1].hybrid_state == rows[0].hybrid_state
+    crossover = k3.crossover_tokens(K3)
+    assert crossover * K3.kv_cache_bytes_per_token() == pytest.approx(K3.state_bytes())
+
+
+def test_bytes_per_token_rows_are_dense_then_experts():
+    (dense_name, dense), (moe_name, moe) = k3.bytes_per_token_rows(K3)
+    assert dense == weight_bytes(K3, 2.0) and moe == active_weight_bytes(K3, 2.0)
+    assert dense > 10 * moe and "dense" in dense_name and K3.name in moe_name
+
+
+def test_source_labels_name_the_embedding_and_each_block():
+    assert k3.source_labels(9, 3) == [
+        "embedding",
+        "block 1: layers 1–3",
+        "block 2: layers 4–6",
+        "block 3: layers 7–9",
+    ]
+    assert k3.source_labels(4, 3)[-1] == "block 2: layers 4–4"
+
+
+def test_live_run_summary_matches_the_traces(mini):
+    prompt = list(b"abc")
+    run = k3.live_run(mini, prompt, new_tokens=2)
+    traces = mini.run(prompt, new_tokens=2, keep_parts=False)
+    steps, layers = len(traces), mini.cfg.num_layers
+    assert run.kinds == mini.kinds and run.prompt_length == 3
+    assert run.tokens_out == [t.token for t in traces]
+    assert run.tokens_in == prompt + [traces[2].token, traces[3].token]
+    assert run.memory_bytes.shape == (steps, layers)
+    assert run.attn_res.shape == (steps, 2 * layers + 1, len(run.source_labels))
+    np.testing.assert_allclose(np.nansum(run.attn_res, axis=2), 1.0, atol=1e-5)
+    assert run.layers_of("mla") == [3, 7, 8] and len(run.layers_of("kda")) == 6
+    step_numbers, boards, cache = run.memory_totals()
+    assert list(step_numbers) == list(range(1, steps + 1))
+    assert (boards == mini.state_bytes()).all()
+    assert list(cache) == [t * mini.cache_bytes_per_token() for t in step_numbers]
+    assert [len(e) for e in run.experts[0] if e is not None] == [mini.cfg.top_k] * (layers - 1)
+
+
+def test_run_series_reads_the_per_step_numbers():
+    torch.manual_seed(0)
+    model = GPT2(GPT2Config(block_size=32, n_layer=1, n_head=2, d_model=16)).eval()
+    for use_cache in (True, False):
+        run = run_generation(model, [1, 2, 3], 5, use_cache=use_cache)
+        series = RunSeries(run.traces)
+        assert series.steps == [1, 2, 3, 4, 5]
+        assert series.text_lengths == [3, 4, 5, 6, 7]
+        expected = [3, 1, 1, 1, 1] if use_cache else [3, 4, 5, 6, 7]
+        assert series.positions_computed == expected
+        assert series.cumulative_work == list(np.cumsum(expected))
+        assert series.tokens == run.new_ids and len(series.wall_ms) == 5
+        per_token = model.cache_bytes_per_token() if use_cache else 0
+        assert series.cache_bytes == [n * per_token for n in series.text_lengths]

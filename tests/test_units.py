@@ -1,0 +1,37 @@
+"""core.units: the one place numbers become reader-facing text."""
+
+from __future__ import annotations
+
+from core.units import format_bytes, format_context, format_params, format_si
+
+
+def test_format_bytes_binary_steps():
+    assert format_bytes(0) == "0 B"
+    assert format_bytes(1023) == "1,023 B"
+    assert format_bytes(36864) == "36.0 KiB"
+    assert format_bytes(3 * 1024**3 // 2) == "1.5 GiB"
+    assert format_bytes(5 * 1024**5) == "5,120.0 TiB"  # no unit past TiB
+
+
+def test_format_si_short_ticks():
+    assert [format_si(v) for v in (0.2, 5, 2000, 1.5e6, 3e9, 2e12)] == ["0.2", "5", "2k", "1.5M", "3G", "2T"]
+
+
+def test_format_params_as_papers_say_them():
+    assert [format_params(n) for n in (124e6, 8.03e9, 671e9, 2.8e12, 512)] == [
+        "124M",
+        "8.0B",
+        "671B",
+        "2.8T",
+        "512",
+    ]
+
+
+def test_format_context_binary_steps():
+    assert [format_context(t) for t in (1024, 131072, 1048576, 1000, 1536)] == [
+        "1K",
+        "128K",
+        "1M",
+        "1,000",
+        "1,536",
+    ]

@@ -1,0 +1,61 @@
+"""The device card: what the driver says about the reader's GPU, or that there is none."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.gpu.nvml import DeviceSnapshot
+from core.gpu.report import device_rows, or_unknown
+from core.gpu.timing import Bandwidth
+from core.units import format_bytes
+
+
+def device_card(snapshot: DeviceSnapshot, cuda: bool, measured_bw: Bandwidth | None) -> None:
+    """Headline metrics from NVML, a CPU notice without a driver, and every field in an expander."""
+    st.subheader("Your device")
+    if not snapshot.available:
+        st.info(
+            f"**No NVIDIA GPU here.** {snapshot.reason} The benchmarks below run on this computer's **CPU** "
+            "instead: the same models and the same method, smaller sizes, finished in seconds. Power and "
+            "energy cannot be read on the CPU, so those columns stay empty."
+        )
+    else:
+        if not cuda:
+            st.warning(
+                "The NVIDIA driver answers, but this PyTorch was built without CUDA, so the benchmarks run on "
+                "the CPU. Install a CUDA build of PyTorch to measure the GPU itself."
+            )
+        peak = snapshot.peak_bandwidth_bytes_per_s
+        c1, c2, c3, c4 = st.columns(4)
+        c1.metric("GPU", snapshot.name or "unknown")
+        c2.metric(
+            "Memory (VRAM)",
+            "unknown" if snapshot.vram_total_bytes is None else format_bytes(snapshot.vram_total_bytes),
+        )
+        c3.metric(
+            "Peak bandwidth",
+            or_unknown(None if peak is None else peak / 1e9, "{:,.0f} GB/s"),
+            help="2 × max memory clock × bus width ÷ 8, from the driver: a spec-sheet estimate.",
+        )
+        c4.metric("Power limit", or_unknown(snapshot.power_limit_w, "{:,.0f} W"))
+    with st.expander(
+        "Everything the driver says" if snapshot.available else "What this machine measured",
+        expanded=not snapshot.available and measured_bw is not None,
+    ):
+        if snapshot.available or measured_bw is not None:
+            st.table(device_rows(snapshot, measured_bw), hide_index=True, border="horizontal")
+        else:
+            st.caption(
+                "Nothing to show without an NVIDIA driver; run a benchmark to measure this machine's copy speed."
+            )
+        if snapshot.available:
+            st.caption(
+                "*Bandwidth* is how many bytes per second the memory can deliver. The *PCIe link* joins the card "
+                "to the rest of the computer; it is 10–60× slower than the card's own memory. Fields the driver "
+                "will not report (common on laptop cards) show as 'unknown'."
+            )
+        else:
+            st.caption(
+                "*Bandwidth* is how many bytes per second the memory can deliver; the copy speed measured here is "
+                "the B in the roofline below."
+            )

@@ -1,0 +1,160 @@
+"""The results: context vs speed (or its roofline before a run), dense vs experts, downloads, and the
+reader's numbers beside published ones."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.figures.gpu import context_speed_figure, moe_figure, prediction_figure
+from core.gpu.context_bench import ContextResult, predict_context, reference_bandwidth
+from core.gpu.export import page_payload, to_csv, to_json
+from core.gpu.moe_bench import MoeResult
+from core.gpu.nvml import DeviceSnapshot
+from core.gpu.presets import PRESETS, Preset
+from core.gpu.published import published_rows
+from core.gpu.report import context_rows, moe_rows, yours_rows
+from core.gpu.timing import Bandwidth
+from ui.lesson import show_figure
+
+
+def context_results(
+    preset: Preset,
+    budget_bytes: int | None,
+    snapshot: DeviceSnapshot,
+    on_gpu: bool,
+    measured_bw: Bandwidth | None,
+) -> ContextResult | None:
+    """The measured speed over depth with its notes and table, or the roofline alone before a run."""
+    st.markdown("#### 1 · Context vs speed")
+    result: ContextResult | None = st.session_state.get("gpu_context")
+    if result is None:
+        _prediction(preset, budget_bytes, snapshot, on_gpu, measured_bw)
+        return None
+    show_figure(
+        context_speed_figure(
+            result,
+            f"Measured on {result.device} (solid, mean ± 1 std of "
+            f"{PRESETS[result.preset].repeats} repeats) vs roofline (dashed)",
+        ),
+        key="gpu_context_fig",
+    )
+    for s in result.series:
+        if s.spill_depth is not None:
+            st.info(
+                f"**{s.model}:** the cache stopped fitting the budget at position {s.spill_position:,}; from "
+                f"depth {s.spill_depth:,} on, the rest was copied from host memory at every step — the cliff of "
+                "the seed article's 12 GB card."
+            )
+        if s.oom_depth is not None:
+            st.warning(
+                f"**{s.model}: out of memory at depth {s.oom_depth:,}.** That is a result, not a failure: it is "
+                "where this card's memory ends for this model. Lower the budget slider to stream the overflow "
+                f"from host memory instead. ({s.oom_message})"
+            )
+    if result.stopped:
+        st.caption("Stopped early: the points measured before Stop are shown.")
+    st.table(context_rows(result), hide_index=True, border="horizontal")
+    st.caption(
+        "'% of roofline' is measured speed ÷ predicted speed. Big cards land at 50–90 %; tiny models on a CPU "
+        "land far lower, because there the time goes to launching many small operations, not to reading memory."
+    )
+    return result
+
+
+def _prediction(
+    preset: Preset,
+    budget_bytes: int | None,
+    snapshot: DeviceSnapshot,
+    on_gpu: bool,
+    measured_bw: Bandwidth | None,
+) -> None:
+    ref_bw, where = reference_bandwidth(snapshot, measured_bw, on_gpu)
+    show_figure(
+        prediction_figure(
+            predict_context(preset, ref_bw, budget_bytes, elem_bytes=2 if on_gpu else 4),
+            budget_bytes is not None,
+            f"Before you measure: the roofline for the '{preset.name}' models on {where}",
+        ),
+        key="gpu_prediction",
+    )
+    st.caption(
+        "The *roofline* is the fastest a step can possibly be: bytes it must read ÷ bytes per second the memory "
+        "delivers. Full attention reads a cache that grows a row per token, so its line falls; the fixed-state "
+        "model reads the same board at any depth, so its line stays flat. Press **Run** to put your measurement "
+        "beside it."
+    )
+
+
+def moe_results(preset: Preset) -> MoeResult | None:
+    """Dense vs experts: what is compared, then the measured bars, notes and table."""
+    st.markdown("#### 2 · Dense vs experts")
+    p = preset
+    st.markdown(
+        f"Two models with the **same number of parameters**: one dense, one *Mixture of Experts* (MoE) whose "
+        f"feed-forward part is cut into {p.moe_experts} experts; each token wakes {p.moe_shared} shared experts + "
+        f"the {p.moe_top_k} its router picks (Kimi K3: 2 + 16 of 898). Same depth ({p.moe_depth} tokens), both "
+        "fully in memory. On an NVIDIA GPU the page also reads the board's energy counter and subtracts the idle "
+        "power."
+    )
+    result: MoeResult | None = st.session_state.get("gpu_moe")
+    if result is None:
+        st.caption("Press **Run: dense vs experts** to measure.")
+        return None
+    show_figure(moe_figure(result), key="gpu_moe_fig")
+    st.caption(
+        "Solid bars: measured tokens/s, mean ± 1 std of the repeats; hatched bars: the roofline, the fastest "
+        "each model could go if every step only had to read its awake weights and cache once. Under each name: "
+        "how close the measurement came."
+    )
+    if result.note:
+        st.caption(result.note)
+    if result.idle_watts is not None:
+        st.caption(f"Idle baseline: {result.idle_watts:,.1f} W, subtracted over each timed window.")
+    st.table(moe_rows(result), hide_index=True, border="horizontal")
+    return result
+
+
+def downloads(
+    snapshot: DeviceSnapshot,
+    measured_bw: Bandwidth | None,
+    context: ContextResult | None,
+    moe: MoeResult | None,
+) -> None:
+    """CSV and JSON of whatever has been measured (nothing before the first run)."""
+    if context is None and moe is None:
+        return
+    d1, d2, _ = st.columns([1, 1, 2])
+    d1.download_button(
+        "Download CSV",
+        to_csv(context, moe),
+        "your_gpu.csv",
+        "text/csv",
+        key="gpu_dl_csv",
+        icon=":material/download:",
+    )
+    d2.download_button(
+        "Download JSON",
+        to_json(page_payload(snapshot, measured_bw, context, moe)),
+        "your_gpu.json",
+        "application/json",
+        key="gpu_dl_json",
+        icon=":material/data_object:",
+    )
+    st.caption(
+        "CSV: one row per measured point of both benchmarks. JSON: the same, plus every repeat, the device "
+        "and the software versions — enough to compare runs or share them."
+    )
+
+
+def beside_published(context: ContextResult | None, moe: MoeResult | None) -> None:
+    """The reader's headline numbers above the published ones, as full-width static tables."""
+    st.subheader("Yours beside published numbers")
+    # one above the other, full width, as static tables whose cells wrap: no cell is cut off
+    st.markdown("**Yours**")
+    mine = yours_rows(context, moe)
+    if mine:
+        st.table(mine, hide_index=True, border="horizontal")
+    else:
+        st.caption("Run a benchmark and your headline numbers appear here.")
+    st.markdown("**Published** (other tools, models and quantisations: compare the shape, not the tokens/s)")
+    st.table(published_rows(), hide_index=True, border="horizontal")
