@@ -1,7 +1,7 @@
 """Warm rerun time of every lesson page and the time of one Step click (AppTest).
 
     .venv/bin/python bench/pages.py            # all pages, median of 5
-    .venv/bin/python bench/pages.py 02 05      # only lessons 02 and 05
+    .venv/bin/python bench/pages.py kv_cache 5 # only these lessons (slug or number)
 
 Targets on 2 cores: <= 0.3 s per warm rerun, <= 150 ms per Step click. This
 prints figures; it never fails — the targets are for people, not CI.
@@ -45,7 +45,11 @@ def bench_page(path: str) -> tuple[float, float, float | None]:
 
 
 def main(argv: list[str]) -> None:
-    lessons = [item for item in available() if not argv or f"{item.number:02d}" in argv]
+    lessons = [
+        item
+        for item in available()
+        if not argv or {item.slug, str(item.number), f"{item.number:02d}"} & set(argv)
+    ]
     print(
         f"{'page':34s} {'cold s':>8s} {'warm s':>8s} {'step ms':>8s}  target: warm <= 0.30 s, step <= 150 ms"
     )

@@ -95,6 +95,14 @@ class RunSummary:
         """0-based indices of the layers of one kind ('kda' or 'mla')."""
         return [i for i, k in enumerate(self.kinds) if k == kind]
 
+    def memory_at(self, step: int) -> tuple[int, int, int | None]:
+        """After `step` bytes (1-based): bytes in all KDA boards, in all MLA caches, and the growth
+        of the whole memory over the step before (None at the first step)."""
+        row = self.memory_bytes[step - 1]
+        kda = np.array([k == "kda" for k in self.kinds])
+        growth = int(row.sum() - self.memory_bytes[step - 2].sum()) if step > 1 else None
+        return int(row[kda].sum()), int(row[~kda].sum()), growth
+
     def memory_totals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Step numbers (1-based), bytes in all KDA boards and bytes in all MLA caches after each step."""
         steps = np.arange(1, len(self.memory_bytes) + 1)
@@ -160,6 +168,16 @@ class TextRouting:
     expert_ids: np.ndarray  # (T, k)
     weights: np.ndarray  # (T, E) mixing weight per byte and routed expert, 0 where not picked
     load: np.ndarray  # (E,) bytes served per routed expert
+
+    @property
+    def busiest(self) -> int:
+        """The routed expert that served the most bytes."""
+        return int(self.load.argmax())
+
+    @property
+    def idle(self) -> int:
+        """How many routed experts served no byte at all."""
+        return int((self.load == 0).sum())
 
 
 @torch.no_grad()

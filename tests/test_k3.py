@@ -70,6 +70,10 @@ def test_live_run_summary_matches_the_traces(mini):
     assert list(step_numbers) == list(range(1, steps + 1))
     assert (boards == mini.state_bytes()).all()
     assert list(cache) == [t * mini.cache_bytes_per_token() for t in step_numbers]
+    for step in step_numbers:  # the metrics lesson 8 shows at each step
+        b, c, growth = run.memory_at(int(step))
+        assert (b, c) == (int(boards[step - 1]), int(cache[step - 1]))
+        assert growth == (None if step == 1 else mini.cache_bytes_per_token())
     assert [len(e) for e in run.experts[0] if e is not None] == [mini.cfg.top_k] * (layers - 1)
 
 
@@ -87,3 +91,13 @@ def test_run_series_reads_the_per_step_numbers():
         assert series.tokens == run.new_ids and len(series.wall_ms) == 5
         per_token = model.cache_bytes_per_token() if use_cache else 0
         assert series.cache_bytes == [n * per_token for n in series.text_lengths]
+
+
+def test_text_routing_names_the_busiest_and_the_idle_experts():
+    routing = k3.TextRouting(
+        layer=1,
+        expert_ids=np.array([[2, 0], [2, 1]]),
+        weights=np.zeros((2, 5)),
+        load=np.array([1, 1, 2, 0, 0]),
+    )
+    assert (routing.busiest, routing.idle) == (2, 2)

@@ -104,7 +104,7 @@ class Course:
 OUTLINE: tuple[Lesson, ...] = (
     Lesson(
         "map",
-        "pages/00_map.py",
+        "pages/map.py",
         "Map",
         "Seven years of LLMs as one story: how much must a model remember?",
         "Start here",
@@ -112,7 +112,7 @@ OUTLINE: tuple[Lesson, ...] = (
     ),
     Lesson(
         "gpt2",
-        "pages/01_gpt2.py",
+        "pages/gpt2.py",
         "GPT-2, plain",
         "Every new byte re-reads the whole text from the start.",
         "Remembering everything",
@@ -120,7 +120,7 @@ OUTLINE: tuple[Lesson, ...] = (
     ),
     Lesson(
         "kv_cache",
-        "pages/02_kv_cache.py",
+        "pages/kv_cache.py",
         "KV cache",
         "Keep what you computed — and watch the memory grow.",
         "Remembering everything",
@@ -128,7 +128,7 @@ OUTLINE: tuple[Lesson, ...] = (
     ),
     Lesson(
         "linear_attention",
-        "pages/03_linear_attention.py",
+        "pages/linear_attention.py",
         "Linear attention",
         "One board of fixed size, written over and over.",
         "A board of fixed size",
@@ -136,7 +136,7 @@ OUTLINE: tuple[Lesson, ...] = (
     ),
     Lesson(
         "collisions",
-        "pages/04_collisions.py",
+        "pages/collisions.py",
         "Collisions",
         "A full board blurs: more pairs than dimensions collide.",
         "A board of fixed size",
@@ -144,7 +144,7 @@ OUTLINE: tuple[Lesson, ...] = (
     ),
     Lesson(
         "deltanet",
-        "pages/05_deltanet.py",
+        "pages/deltanet.py",
         "DeltaNet",
         "Erase, then write: a rewritten key replaces instead of blurring.",
         "A board of fixed size",
@@ -152,7 +152,7 @@ OUTLINE: tuple[Lesson, ...] = (
     ),
     Lesson(
         "chunks",
-        "pages/06_chunks.py",
+        "pages/chunks.py",
         "Chunks",
         "Rewriting in order is slow; cut the text into chunks and go parallel.",
         "A board of fixed size",
@@ -160,7 +160,7 @@ OUTLINE: tuple[Lesson, ...] = (
     ),
     Lesson(
         "forgetting",
-        "pages/07_forgetting.py",
+        "pages/forgetting.py",
         "Forgetting",
         "Fade the board: one rate (Gated DeltaNet) or one per channel (KDA).",
         "A board of fixed size",
@@ -168,7 +168,7 @@ OUTLINE: tuple[Lesson, ...] = (
     ),
     Lesson(
         "kimi_k3",
-        "pages/08_kimi_k3.py",
+        "pages/kimi_k3.py",
         "Kimi K3",
         "Three boards to one full-attention layer, and a look back over depth.",
         "Kimi K3",
@@ -176,7 +176,7 @@ OUTLINE: tuple[Lesson, ...] = (
     ),
     Lesson(
         "experts",
-        "pages/09_experts.py",
+        "pages/experts.py",
         "Experts",
         "898 experts, 18 awake per token.",
         "Kimi K3",
@@ -184,7 +184,7 @@ OUTLINE: tuple[Lesson, ...] = (
     ),
     Lesson(
         "your_gpu",
-        "pages/10_your_gpu.py",
+        "pages/your_gpu.py",
         "Your GPU",
         "Measure the memory wall and the power bill on your own card.",
         "Your hardware",
@@ -192,7 +192,7 @@ OUTLINE: tuple[Lesson, ...] = (
     ),
     Lesson(
         "what_changed",
-        "pages/11_what_changed.py",
+        "pages/what_changed.py",
         "What changed",
         "Add, rewrite, forget, forget per channel — side by side.",
         "Wrap-up",

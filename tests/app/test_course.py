@@ -14,7 +14,7 @@ from ui.course import COURSE, LESSONS, OUTLINE, Course, Lesson, lesson_ref, less
 
 NEW = Lesson(
     "sliding_window",
-    "pages/99_sliding_window.py",  # no such file: the lesson is planned, not written
+    "pages/sliding_window.py",  # no such file: the lesson is planned, not written
     "Sliding window",
     "Keep only the last few thousand tokens.",
     "Remembering everything",

@@ -9,13 +9,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.tokenizer import encode
-from tests.app.driver import READER_TEXT, ROOT, assert_clean, fresh
+from tests.app.driver import READER_TEXT, assert_clean, fresh, page_path
 from tests.app.driver import chart_spec as _spec
 from tests.app.driver import metric_value as _metric
 from tests.app.driver import plotly_array as _array
 from tests.app.test_kimi_k3 import needs_mini_k3
 
-PAGE = str(ROOT / "pages" / "09_experts.py")
+PAGE = page_path("experts")
 pytestmark = needs_mini_k3
 
 

@@ -11,7 +11,7 @@ from tests.app import driver
 from tests.app.driver import chart_spec as chart
 from tests.app.driver import plotly_array as array
 
-PAGE = "pages/01_gpt2.py"
+PAGE = driver.page_path("gpt2")
 DEFAULT_PROMPT = "One day, Mia went to the "
 
 

@@ -10,12 +10,12 @@ from streamlit.testing.v1 import AppTest
 
 from core.models.mini_k3 import CHECKPOINT, MiniK3Config
 from core.units import format_bytes
-from tests.app.driver import READER_TEXT, ROOT, assert_clean, fresh
+from tests.app.driver import READER_TEXT, assert_clean, fresh, page_path
 from tests.app.driver import chart_spec as _spec
 from tests.app.driver import metric_value as _metric
 from tests.app.driver import plotly_array as _array
 
-PAGE = str(ROOT / "pages" / "08_kimi_k3.py")
+PAGE = page_path("kimi_k3")
 needs_mini_k3 = pytest.mark.skipif(not CHECKPOINT.exists(), reason="mini-K3 checkpoint not built")
 pytestmark = needs_mini_k3
 

@@ -14,7 +14,7 @@ from tests.app.driver import chart_spec as chart
 from tests.app.driver import plotly_array as array
 from tests.app.test_gpt2_page import metric
 
-PAGE = "pages/02_kv_cache.py"
+PAGE = driver.page_path("kv_cache")
 DEFAULT_PROMPT = "The cache "
 
 

@@ -15,7 +15,7 @@ from core.gpu.presets import PRESETS
 from tests.app import driver
 from tests.fake_nvml import CALLS, FakeNvml
 
-PAGE = str(driver.ROOT / "pages/10_your_gpu.py")
+PAGE = driver.page_path("your_gpu")
 
 
 @pytest.fixture(autouse=True)

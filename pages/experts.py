@@ -138,8 +138,7 @@ if net is not None:
     per_layer_figures = layer_figures(tuple(prompt.ids), layer, zmax, cfg.top_k, table)
     show_figure(per_layer_figures["router"], key="ex_router")
     show_figure(per_layer_figures["load"], key="ex_load")
-    busiest = int(table.load.argmax())
-    idle = int((table.load == 0).sum())
+    busiest, idle = table.busiest, table.idle
     st.caption(
         f"Busiest expert in layer {layer}: {busiest} ({int(table.load[busiest])} of "
         f"{len(prompt.ids) * cfg.top_k} picks); experts nobody picked: {idle}. Training kept the load "

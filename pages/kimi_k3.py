@@ -155,17 +155,13 @@ if net is not None:
     )
     st.code(read or " ", language=None, wrap_lines=True)
 
-    memory = run.memory_bytes[shown - 1]
-    boards = int(sum(m for m, k in zip(memory, run.kinds, strict=True) if k == "kda"))
-    cache = int(sum(m for m, k in zip(memory, run.kinds, strict=True) if k == "mla"))
+    boards, cache, growth = run.memory_at(shown)
     c = st.columns(3)
     c[0].metric(f"KDA boards ({run.kinds.count('kda')} layers)", format_bytes(boards))
     c[1].metric(
         f"MLA caches ({run.kinds.count('mla')} layers)",
         format_bytes(cache),
-        delta=format_bytes(int(run.memory_bytes[shown - 1].sum() - run.memory_bytes[shown - 2].sum()))
-        if shown > 1
-        else None,
+        delta=format_bytes(growth) if growth is not None else None,
         delta_color="off",
     )
     c[2].metric("this step took", f"{run.wall_ms[shown - 1]:.0f} ms")

@@ -45,7 +45,7 @@ def blur_view(n: int, d: int, keys: str) -> tuple[float, float, go.Figure]:
         rec.checked_names(),
         value_names=run.value_names,
     )
-    return rec.accuracy, float(rec.error.mean()), fig
+    return rec.accuracy, rec.mean_error(rec.names), fig
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
