@@ -6,6 +6,7 @@ Run with `./run.sh` (sets up a venv on first use) or `streamlit run app.py`.
 import streamlit as st
 import torch
 
+from ui.a11y import focus_rings
 from ui.course import COURSE, SECTIONS, available
 
 # The live models are tiny: one thread avoids thread hand-off costs that dwarf their maths.
@@ -15,8 +16,9 @@ st.set_page_config(
     page_title="From GPT-2 to Kimi K3",
     page_icon=":material/school:",
     layout="wide",
-    initial_sidebar_state="expanded",
+    initial_sidebar_state="auto",  # open on a wide screen, closed on a phone: the lesson comes first
 )
+focus_rings()  # a visible focus ring on the sidebar's and the lessons' links (WCAG 2.4.7)
 
 lessons = available()
 pages = {
@@ -33,11 +35,14 @@ pages = {
     ]
     for section in SECTIONS
 }
-navigation = st.navigation({section: group for section, group in pages.items() if group}, position="sidebar")
+# expanded: every lesson listed (past 10 pages Streamlit would otherwise fold the rest under "View more")
+navigation = st.navigation(
+    {section: group for section, group in pages.items() if group}, position="sidebar", expanded=True
+)
 
 with st.sidebar:
     st.caption(
-        "A course that runs: tiny models compute live in your browser session, "
+        "A course that runs: tiny models compute live on the server for your session, "
         "and every number comes from the code or from a cited spec. "
         "Each lesson fixes what the one before it left broken."
     )

@@ -1,16 +1,19 @@
-"""Generating text with the tiny GPT-2, and the per-step numbers lessons 1 and 2 show.
+"""Generating text with a GPT-2, and the per-step numbers lessons 1 and 2 show.
 
+The model is the shipped tiny byte GPT-2 or a released GPT-2 loaded into the same module
+(core/models/hf_gpt2.py); nothing here depends on which, except the vocabulary size.
 `Session` is one reader's generation (text so far, cache, sampler state); `run_generation`
 precomputes a whole run for the pages to step through; `compare_runs_per_step` is lesson 2's
 live check that the cached and recomputing runs agree; `RunSeries` reads a run's per-step
-numbers off its traces; `positions_computed_formula` is lesson 1's n(n+1)/2 in closed form.
+numbers off its traces; `positions_computed_formula` is lesson 1's n(n+1)/2 in closed form;
+`top_next` the likeliest next tokens of a step (softmax of its logits).
 The model itself (and its one-token `step`) lives in core/models/gpt2.py.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
@@ -22,7 +25,7 @@ from core.trace import Trace
 
 @dataclass
 class Sampling:
-    """temperature 0 → greedy (always the likeliest byte); top_k None → all 256 bytes."""
+    """temperature 0 → greedy (always the likeliest token); top_k None → the whole vocabulary."""
 
     temperature: float = 0.0
     top_k: int | None = None
@@ -30,7 +33,7 @@ class Sampling:
 
 
 def choose_token(logits: torch.Tensor, sampling: Sampling, generator: torch.Generator) -> int:
-    """Pick the next byte from logits (V,)."""
+    """Pick the next token from logits (V,)."""
     if sampling.temperature <= 0:
         return int(torch.argmax(logits))
     scaled = logits / sampling.temperature
@@ -69,7 +72,7 @@ class Session:
 
     @property
     def done(self) -> bool:
-        """True once the text fills the context window: the model cannot read one more byte."""
+        """True once the text fills the context window: the model cannot read one more token."""
         return len(self.tokens) > self.model.config.block_size
 
     @torch.no_grad()
@@ -84,7 +87,7 @@ class Session:
         against another program stealing the CPU mid-measurement. Outputs are unchanged.
         """
         if self.done:
-            raise RuntimeError(f"the context window of {self.model.config.block_size} bytes is full")
+            raise RuntimeError(f"the context window of {self.model.config.block_size} positions is full")
         if self.use_cache:
             new = torch.tensor([self.tokens[self.fed :]])  # (1, T_new)
         else:
@@ -94,7 +97,7 @@ class Session:
             if self.cache is not None:
                 self.cache.length = self.fed  # rewind: a repeat rewrites the same rows
             started = time.perf_counter()
-            logits, weights = self.model.forward_with_attention(new, self.cache)
+            logits, weights = self.model.forward_with_attention(new, self.cache, last_only=True)
             forward_ms = min(forward_ms, (time.perf_counter() - started) * 1000)
         started = time.perf_counter()
         last_logits = logits[0, -1]  # (V,)
@@ -131,13 +134,30 @@ class GenerationRun:
     """A whole generation, precomputed once, for pages to step through."""
 
     prompt_ids: list[int]
-    traces: list[Trace]  # one per new byte; keys/values only in the last trace (rows never change)
+    traces: list[Trace]  # one per new token; keys/values only in the last trace (rows never change)
     use_cache: bool
     stopped_at_window: bool  # True when generation ended because the window was full
+    top: list[list[tuple[int, float]]] = field(default_factory=list)  # per step: top_next(logits)
 
     @property
     def new_ids(self) -> list[int]:
         return [t.token for t in self.traces]
+
+    def without_logits(self) -> GenerationRun:
+        """The same run with each trace's logits dropped (empty arrays) — for a large vocabulary,
+        where 50,257 scores per step would dominate what a page keeps. Call after comparing."""
+        empty = np.zeros(0, dtype=np.float32)
+        traces = [replace(t, logits=empty) for t in self.traces]
+        return replace(self, traces=traces)
+
+
+def top_next(logits: np.ndarray, k: int = 5) -> list[tuple[int, float]]:
+    """The k likeliest next tokens with their probabilities (softmax of the raw logits, likeliest first)."""
+    x = np.asarray(logits, dtype=np.float64)
+    probs = np.exp(x - x.max())
+    probs /= probs.sum()
+    order = np.argsort(-probs, kind="stable")[:k]
+    return [(int(i), float(probs[i])) for i in order]
 
 
 @torch.no_grad()
@@ -172,7 +192,8 @@ def run_generation(
     if use_cache and traces:
         for i, layer in enumerate(traces[-1].layers):
             layer.keys, layer.values = session.cache.layer_arrays(i)
-    return GenerationRun(list(prompt_ids), traces, use_cache, stopped_at_window=len(traces) < n)
+    top = [top_next(t.logits) for t in traces]
+    return GenerationRun(list(prompt_ids), traces, use_cache, stopped_at_window=len(traces) < n, top=top)
 
 
 def positions_computed_formula(prompt_length: int, steps: int, use_cache: bool) -> int:
@@ -234,3 +255,33 @@ class RunSeries:
         self.wall_ms = [t.wall_ms for t in traces]
         self.cache_bytes = [t.cache_bytes for t in traces]
         self.tokens = [t.token for t in traces]
+
+
+@dataclass(frozen=True)
+class CacheSize:
+    """What the live model's KV cache costs per token, beside the catalog row it should match.
+
+    `per_token` is in the model's own number format (fp32 here: 4 bytes); `per_token_16bit` the
+    same cache stored in 16-bit, the convention of core/specs; `spec_16bit` that row's figure
+    (GPT-2 small: 2 × 12 layers × 768 × 2 bytes = 36 KiB) or None when no row describes it.
+    """
+
+    per_token: int
+    element_bytes: int
+    per_token_16bit: int
+    spec_name: str | None = None
+    spec_16bit: float | None = None
+
+    @property
+    def matches_spec(self) -> bool | None:
+        return None if self.spec_16bit is None else self.per_token_16bit == self.spec_16bit
+
+
+def cache_size(model: GPT2, spec=None) -> CacheSize:
+    """The model's cache bytes per token, and `spec`'s (a core.specs.ModelSpec) for comparison."""
+    per_token = model.cache_bytes_per_token()
+    element = model.element_bytes()
+    per_16 = per_token * 2 // element
+    if spec is None:
+        return CacheSize(per_token, element, per_16)
+    return CacheSize(per_token, element, per_16, spec.name, spec.kv_cache_bytes_per_token(2))

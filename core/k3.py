@@ -59,6 +59,28 @@ def crossover_tokens(spec: ModelSpec) -> float:
     return spec.state_bytes() / spec.kv_cache_bytes_per_token()
 
 
+# MXFP4 (OCP Microscaling): 4-bit values, one shared 8-bit scale per group of 32 → 4.25 bits each.
+# K3's released routed experts are stored this way (compressed-tensors "mxfp4-pack-quantized",
+# group 32); attention, shared experts, the dense layer and the head stay in bf16.
+MXFP4_BYTES_PER_PARAM = (4 + 8 / 32) / 8
+
+
+def routed_expert_params(spec: ModelSpec, active: bool = True) -> int:
+    """Parameters in routed experts: the top-k a token wakes (active) or all of them, over every MoE layer."""
+    if spec.moe is None:
+        return 0
+    moe_layers = spec.num_layers - spec.first_k_dense
+    per_layer = spec.moe.top_k if active else spec.moe.experts
+    return moe_layers * per_layer * spec.moe.expert_params(spec.hidden)
+
+
+def release_weight_bytes_per_token(spec: ModelSpec) -> float:
+    """Weight bytes one token reads in the released formats: routed experts MXFP4, everything else bf16."""
+    routed = routed_expert_params(spec, active=True)
+    rest = spec.active_params(count_embedding_table=False) - routed
+    return rest * 2.0 + routed * MXFP4_BYTES_PER_PARAM
+
+
 def bytes_per_token_rows(spec: ModelSpec, bytes_per_param: float = 2.0) -> list[tuple[str, float]]:
     """Weight bytes one token reads: a dense model of K3's total size vs K3's experts (bf16)."""
     return [

@@ -11,8 +11,12 @@ and is streamed over the host link (PCIe) every step:
     time/token = bytes_in_vram / vram_bandwidth + spilled_bytes / link_bandwidth.
 
 Method and card numbers: reference/gpu-measurement.md §3.1–3.2 (NVIDIA product pages,
-PCI-SIG link rates). Real runs land at roughly 50–90 % of these ceilings; the model
-is the *shape* of the curve — a gentle slope, then a cliff where the cache spills.
+PCI-SIG link rates). Real runs land below these ceilings (llama-bench, Llama 8B Q4_0 on an
+RTX 3090: 77 % at an empty context, 56 % at 32K tokens; Abai/llama.cpp
+PR-BODY-fattn-dequant-cap.md); the model is the *shape* of the curve — a gentle slope, then a
+cliff where the cache spills. On consumer setups (llama.cpp, Ollama) the spilled part is
+usually computed by the CPU from main memory rather than streamed; `link_bandwidth` stands
+in for whichever path is slower than VRAM.
 """
 
 from __future__ import annotations
@@ -259,17 +263,24 @@ class Width:
     heads: int
     head_dim: int
     name: str = ""
+    kv_heads: int | None = None  # key/value heads the cache keeps (GQA); None: one per query head (MHA)
 
     @property
     def d_model(self) -> int:
         return self.heads * self.head_dim
 
+    @property
+    def cached_heads(self) -> int:
+        return self.kv_heads or self.heads
+
     @classmethod
     def of(cls, spec: ModelSpec) -> Width:
-        """The width of a spec's softmax-attention layers (its query heads × head size)."""
+        """The width of a spec's softmax-attention layers: query heads × head size, and the key/value
+        heads its cache really keeps (Llama-3-8B: 32 query heads share 8 key/value heads)."""
         attention = spec.attention
         head_dim = getattr(attention, "head_dim", None) or attention.v_head_dim
-        return cls(spec.num_layers, attention.heads, head_dim, name=spec.name)
+        kv_heads = getattr(attention, "kv_heads", None)
+        return cls(spec.num_layers, attention.heads, head_dim, name=spec.name, kv_heads=kv_heads)
 
 
 def mechanism_memory_bytes(
@@ -281,7 +292,8 @@ def mechanism_memory_bytes(
 ) -> float:
     """What a whole model of `width` keeps per sequence at `context` tokens, by mechanism.
 
-    'attention' keeps K and V of every past token (MHA); the board mechanisms keep one
+    'attention' keeps K and V of every past token for each cached head (MHA, or GQA when
+    `width.kv_heads` is set); the board mechanisms keep one
     head_dim × head_dim matrix per head; 'no_cache' keeps nothing (it recomputes instead).
     """
     if context < 0:
@@ -289,7 +301,7 @@ def mechanism_memory_bytes(
     if mechanism == "no_cache":
         return 0.0
     if mechanism == "attention":
-        return context * width.layers * 2 * width.heads * width.head_dim * cache_bytes_per_element
+        return context * width.layers * 2 * width.cached_heads * width.head_dim * cache_bytes_per_element
     if mechanism in RULES:
         return width.layers * width.heads * width.head_dim * width.head_dim * state_bytes_per_element
     raise ValueError(f"unknown mechanism {mechanism!r}")
@@ -329,7 +341,7 @@ def hybrid_memory_bytes(
     """A K3-style mix at `width`: every `full_attn_every`-th layer keeps a cache, the rest a board."""
     full = width.layers // full_attn_every
     boards = width.layers - full
-    part = Width(1, width.heads, width.head_dim)
+    part = Width(1, width.heads, width.head_dim, kv_heads=width.kv_heads)
     return full * mechanism_memory_bytes(
         "attention", context, part, cache_bytes_per_element
     ) + boards * mechanism_memory_bytes("kda", context, part, state_bytes_per_element=state_bytes_per_element)
@@ -338,7 +350,7 @@ def hybrid_memory_bytes(
 def hybrid_macs_per_token(context: int, width: Width, full_attn_every: int = 4) -> float:
     """Work per token of the same K3-style mix: softmax attention in 1 layer of `full_attn_every`, KDA elsewhere."""
     full = width.layers // full_attn_every
-    part = Width(1, width.heads, width.head_dim)
+    part = Width(1, width.heads, width.head_dim, kv_heads=width.kv_heads)
     return full * mechanism_macs_per_token("attention", context, part) + (
         width.layers - full
     ) * mechanism_macs_per_token("kda", context, part)

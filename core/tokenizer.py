@@ -47,6 +47,31 @@ def token_label(token_id: int) -> str:
     return f"x{token_id:02X}"
 
 
+def byte_labels(ids: list[int]) -> list[str]:
+    """A readable label for every byte of a text: ASCII as `token_label` shows it, and each byte of a
+    multi-byte UTF-8 character as the character with its place ('猫 1/3', '猫 2/3', '猫 3/3');
+    bytes that do not form a character fall back to hex."""
+    labels: list[str] = []
+    i = 0
+    while i < len(ids):
+        lead = int(ids[i])
+        size = 2 if 0xC0 <= lead < 0xE0 else 3 if 0xE0 <= lead < 0xF0 else 4 if 0xF0 <= lead < 0xF8 else 1
+        chunk = bytes(int(b) for b in ids[i : i + size])
+        char = None
+        if size > 1 and len(chunk) == size:
+            try:
+                char = chunk.decode("utf-8")
+            except UnicodeDecodeError:
+                char = None
+        if char is None or not char.isprintable():
+            labels.append(token_label(lead))
+            i += 1
+            continue
+        labels.extend(f"{char} {k + 1}/{size}" for k in range(size))
+        i += size
+    return labels
+
+
 @dataclass(frozen=True)
 class Prompt:
     """A prompt ready for a model: its ids and whether it had to be cut to fit."""

@@ -130,7 +130,12 @@ def test_page_payload_is_strict_json_with_every_part():
     bw = Bandwidth(1e9, 5e8, "memcpy")
     payload = page_payload(snapshot(), bw, None, None)
     assert list(payload) == ["device", "versions", "bandwidth", "context", "moe"]
-    assert payload["bandwidth"] == {"device_bytes_per_s": 1e9, "link_bytes_per_s": 5e8, "method": "memcpy"}
+    assert payload["bandwidth"] == {
+        "device_bytes_per_s": 1e9,
+        "link_bytes_per_s": 5e8,
+        "method": "memcpy",
+        "host_bytes_per_s": None,  # measured on a GPU run: what CPU-computed layers get
+    }
     assert payload["context"] is None and payload["moe"] is None
     assert json.loads(to_json(payload))["device"]["name"] == "NVIDIA GeForce RTX 3060"
     assert page_payload(snapshot(), None, None, None)["bandwidth"] is None

@@ -151,7 +151,10 @@ def test_cards_are_sane():
 
 def test_mechanism_memory_and_work():
     width = Width(layers=32, heads=32, head_dim=128)
-    assert Width.of(SPECS["llama3_8b"]) == Width(32, 32, 128, name="Llama-3-8B")
+    assert Width.of(SPECS["llama3_8b"]) == Width(32, 32, 128, name="Llama-3-8B", kv_heads=8)
+    # one number for one thing: the Llama row's cache equals the spec's GQA cache (16 GiB at 128K)
+    llama = Width.of(SPECS["llama3_8b"])
+    assert mechanism_memory_bytes("attention", 131072, llama) == SPECS["llama3_8b"].cache_bytes(131072)
     assert mechanism_memory_bytes("attention", 1024, width) == 512 * 1024**2  # MHA at 1K: 512 MiB
     board = mechanism_memory_bytes("kda", 1024, width)
     assert board == 32 * 32 * 128 * 128 * 4

@@ -70,3 +70,12 @@ def test_token_labels():
     assert token_label(0xE3) == "xE3"
     with pytest.raises(ValueError):
         token_label(256)
+
+
+def test_byte_labels_name_every_byte_with_a_printable_character():
+    from core.tokenizer import byte_labels
+
+    labels = byte_labels(encode("a 猫🐱\n"))
+    assert labels == ["a", "␣", "猫 1/3", "猫 2/3", "猫 3/3", "🐱 1/4", "🐱 2/4", "🐱 3/4", "🐱 4/4", "⏎"]
+    assert byte_labels([0xE7, 0x41]) == ["xE7", "A"]  # a broken sequence falls back to hex
+    assert len(byte_labels(list(range(256)))) == 256

@@ -104,7 +104,7 @@ class Course:
 OUTLINE: tuple[Lesson, ...] = (
     Lesson(
         "map",
-        "pages/map.py",
+        "lessons/map.py",
         "Map",
         "Seven years of LLMs as one story: how much must a model remember?",
         "Start here",
@@ -112,15 +112,15 @@ OUTLINE: tuple[Lesson, ...] = (
     ),
     Lesson(
         "gpt2",
-        "pages/gpt2.py",
+        "lessons/gpt2.py",
         "GPT-2, plain",
-        "Every new byte re-reads the whole text from the start.",
+        "Without a cache, every new byte re-reads the whole text.",
         "Remembering everything",
         ":material/replay:",
     ),
     Lesson(
         "kv_cache",
-        "pages/kv_cache.py",
+        "lessons/kv_cache.py",
         "KV cache",
         "Keep what you computed — and watch the memory grow.",
         "Remembering everything",
@@ -128,7 +128,7 @@ OUTLINE: tuple[Lesson, ...] = (
     ),
     Lesson(
         "linear_attention",
-        "pages/linear_attention.py",
+        "lessons/linear_attention.py",
         "Linear attention",
         "One board of fixed size, written over and over.",
         "A board of fixed size",
@@ -136,7 +136,7 @@ OUTLINE: tuple[Lesson, ...] = (
     ),
     Lesson(
         "collisions",
-        "pages/collisions.py",
+        "lessons/collisions.py",
         "Collisions",
         "A full board blurs: more pairs than dimensions collide.",
         "A board of fixed size",
@@ -144,7 +144,7 @@ OUTLINE: tuple[Lesson, ...] = (
     ),
     Lesson(
         "deltanet",
-        "pages/deltanet.py",
+        "lessons/deltanet.py",
         "DeltaNet",
         "Erase, then write: a rewritten key replaces instead of blurring.",
         "A board of fixed size",
@@ -152,7 +152,7 @@ OUTLINE: tuple[Lesson, ...] = (
     ),
     Lesson(
         "chunks",
-        "pages/chunks.py",
+        "lessons/chunks.py",
         "Chunks",
         "Rewriting in order is slow; cut the text into chunks and go parallel.",
         "A board of fixed size",
@@ -160,7 +160,7 @@ OUTLINE: tuple[Lesson, ...] = (
     ),
     Lesson(
         "forgetting",
-        "pages/forgetting.py",
+        "lessons/forgetting.py",
         "Forgetting",
         "Fade the board: one rate (Gated DeltaNet) or one per channel (KDA).",
         "A board of fixed size",
@@ -168,7 +168,7 @@ OUTLINE: tuple[Lesson, ...] = (
     ),
     Lesson(
         "kimi_k3",
-        "pages/kimi_k3.py",
+        "lessons/kimi_k3.py",
         "Kimi K3",
         "Three boards to one full-attention layer, and a look back over depth.",
         "Kimi K3",
@@ -176,7 +176,7 @@ OUTLINE: tuple[Lesson, ...] = (
     ),
     Lesson(
         "experts",
-        "pages/experts.py",
+        "lessons/experts.py",
         "Experts",
         "898 experts, 18 awake per token.",
         "Kimi K3",
@@ -184,19 +184,35 @@ OUTLINE: tuple[Lesson, ...] = (
     ),
     Lesson(
         "your_gpu",
-        "pages/your_gpu.py",
+        "lessons/your_gpu.py",
         "Your GPU",
         "Measure the memory wall and the power bill on your own card.",
         "Your hardware",
         ":material/speed:",
     ),
     Lesson(
+        "planner",
+        "lessons/planner.py",
+        "Planner",
+        "Any config.json: what fits on your cards, and how fast it can decode.",
+        "Your hardware",
+        ":material/calculate:",
+    ),
+    Lesson(
         "what_changed",
-        "pages/what_changed.py",
+        "lessons/what_changed.py",
         "What changed",
         "Add, rewrite, forget, forget per channel — side by side.",
         "Wrap-up",
         ":material/summarize:",
+    ),
+    Lesson(
+        "glossary",
+        "lessons/glossary.py",
+        "Glossary",
+        "Every word the course uses, in one plain sentence.",
+        "Reference",
+        ":material/menu_book:",
     ),
 )
 

@@ -7,10 +7,12 @@ notice → the formula and the code → what is still missing → the next lesso
 from __future__ import annotations
 
 import inspect
+import re
 
 import plotly.graph_objects as go
 import streamlit as st
 
+from core.figures.describe import describe
 from ui.course import lesson, next_available
 
 PLOTLY_CONFIG = {"displayModeBar": False, "responsive": True}
@@ -67,7 +69,7 @@ def link_to(slug: str, label: str) -> None:
     target = lesson(slug)  # an unknown slug fails here, also outside the router
     try:
         st.page_link(target.file, label=label, icon=":material/east:")
-    except Exception:  # the page was opened on its own (tests, `streamlit run pages/…`)
+    except Exception:  # the page was opened on its own (tests, `streamlit run lessons/…`)
         st.markdown(f"**→ {label}**")
 
 
@@ -77,12 +79,25 @@ def next_lesson(slug: str) -> None:
     if item is None:
         st.markdown("**That is the end of the course.** Go back to the map to revisit any stage.")
         return
-    link_to(item.slug, f"Next: {item.label} — {item.subtitle}")
+    link_to(item.slug, f"Next: {item.label}")  # short: a link label is cut, not wrapped, on a phone
+    st.caption(item.subtitle)
 
 
 def show_figure(fig: go.Figure, key: str) -> None:
-    """Draw a plotly figure exactly as built (theme=None keeps fixed colour ranges)."""
+    """Draw a plotly figure exactly as built (theme=None keeps fixed colour ranges), with its text
+    alternative under it: the chart in words, computed from its own data (`core.figures.describe`),
+    behind a "Describe this chart" expander that a screen reader and a keyboard can open."""
     st.plotly_chart(fig, key=key, theme=None, width="stretch", config=PLOTLY_CONFIG)
+    with st.expander("Describe this chart", icon=":material/description:"):
+        st.markdown(_escape_markdown(describe(fig)))
+
+
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]<>#|~$])")
+
+
+def _escape_markdown(words: str) -> str:
+    """Plain words shown as markdown: no emphasis, links, HTML or LaTeX from chart titles."""
+    return _MARKDOWN_SPECIALS.sub(r"\\\1", words)
 
 
 def prompt_input(key: str, default: str, max_chars: int = 400, label: str = "Your text") -> str:

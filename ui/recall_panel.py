@@ -124,7 +124,7 @@ def trained_recall_pointer(mixers: tuple[str, ...], lead: str) -> None:
     )
     link_to(
         "collisions",
-        f"Trained models show the same gap — see them, and question one, in {lesson_ref('collisions')}",
+        f"Trained models: see and question them in {lesson_ref('collisions')}",  # short: fits a phone
     )
 
 
@@ -161,6 +161,8 @@ def render_trained_recall(key: str) -> None:
         rows, hide_index=True, key=f"{key}_memory_table", width="stretch", height=36 * (len(rows) + 1) + 4
     )
     st.caption(
+        "Each model has two layers, so a board model keeps two boards (two width × width grids), and the "
+        "total adds them to the cache (cache per token × tokens) and to the short convolutions' last inputs. "
         "A fixed board stays the same size however long the text. Attention keeps a key and "
         "a value for every token, so its cache grows with the text."
     )

@@ -107,7 +107,7 @@ def update_parts_figure(
     # narrow panels: up to 8 columns keep a short label each (the value's name, else its number),
     # turned upright so none overlap; wider boards label every few columns by number
     if V <= 8:
-        ticks, text = xl, [value_names[i] if i < len(value_names) else str(i) for i in range(V)]
+        ticks, text = xl, [value_names[i] if i < len(value_names) else f"spare {i}" for i in range(V)]
     else:
         every = -(-V // 8)
         ticks, text = xl[::every], [str(i) for i in range(0, V, every)]
@@ -122,10 +122,17 @@ def update_parts_figure(
     y_axes = [
         {"title": {"text": KEY_AXIS if i == 0 else ""}, "showticklabels": i == 0} for i in range(len(names))
     ]
+    # axis title and column names under the first panel only when there are many (narrow) panels:
+    # repeated, they run into each other on a phone; the panels share their columns
+    many = len(names) >= 3
+    x_axes = [
+        {**x_axis, "title": {"text": "value dim." if i == 0 else ""}, "showticklabels": i == 0 or not many}
+        for i in range(len(names))
+    ]
     return panels_figure(
         traces,
         names,
-        [dict(x_axis) for _ in names],
+        x_axes,
         y_axes,
         gap=0.035,
         title=title,
@@ -156,8 +163,13 @@ def matrices_figure(
         traces,
         [p[0] for p in panels],
         [{"title": {"text": p[2]}, "dtick": 1} for p in panels],
-        [{"title": {"text": p[3]}, "dtick": 1} for p in panels],
-        gap=0.08,
+        # a y title repeated from the panel before is left out, and the gap leaves room for a new one:
+        # on a phone a second panel's axis title otherwise lands on the first panel
+        [
+            {"title": {"text": p[3] if i == 0 or p[3] != panels[i - 1][3] else ""}, "dtick": 1}
+            for i, p in enumerate(panels)
+        ],
+        gap=0.14,
         height=height,
         coloraxis=diverging_axis(zmax, None),
     )
@@ -200,11 +212,13 @@ def compare_readbacks_figure(
     value_names: Sequence[str] = (),
     zmax: float | None = None,
     height: int | None = None,
+    targets: Sequence[int] | None = None,
 ) -> go.Figure:
     """Readbacks of the same keys from several memories, one panel each, one colour axis.
 
     panels: {panel title: readback (n, V)}. zmax: default the largest |entry|, at least 1
-    (a value vector's full length).
+    (a value vector's full length). targets: per key, the value that should come back; where
+    that value owns a column, its cell is outlined in every panel, so right and wrong read at a glance.
     """
     V = next(iter(panels.values())).shape[1]
     zmax = max(1.0, color_limit(*panels.values())) if zmax is None else zmax
@@ -214,16 +228,37 @@ def compare_readbacks_figure(
         for rb in panels.values()
     ]
     n = len(panels)
-    return panels_figure(
+    fig = panels_figure(
         traces,
         list(panels),
         # "value dimension": the long VALUE_AXIS would run into the next panel's title in a narrow window
         [
-            {"title": {"text": "value dimension"}, "type": "category", "showticklabels": V <= 12}
-            for _ in range(n)
+            # the axis title once, under the first panel: side by side on a phone they would overlap
+            {
+                "title": {"text": "value dimension" if i == 0 else ""},
+                "type": "category",
+                "showticklabels": V <= 12,
+            }
+            for i in range(n)
         ],
         [{"title": {"text": "key read back" if i == 0 else ""}, "showticklabels": i == 0} for i in range(n)],
         gap=0.05,
         height=height or max(280, 80 + 22 * len(names)),
         coloraxis=diverging_axis(zmax, "readback"),
     )
+    if targets is not None:
+        rows = [(xl[int(t)], name) for t, name in zip(targets, names, strict=True) if int(t) < V]
+        for i in range(n):
+            suffix = "" if i == 0 else str(i + 1)
+            fig.add_scatter(
+                x=[r[0] for r in rows],
+                y=[r[1] for r in rows],
+                mode="markers",
+                marker={"symbol": "square-open", "size": 15, "color": "black", "line": {"width": 2}},
+                name="the right value",
+                showlegend=False,  # the pages' captions say what the outline means
+                hovertemplate="%{y}: the right value is %{x}<extra></extra>",
+                xaxis=f"x{suffix}",
+                yaxis=f"y{suffix}",
+            )
+    return fig

@@ -9,7 +9,16 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.figures.board_panels import key_labels, matrix_axes
-from core.figures.style import COLORS, SEQUENTIAL, base_layout, color_of, heatmap, label_of
+from core.figures.style import (
+    COLORS,
+    SEQUENTIAL,
+    base_layout,
+    color_of,
+    dash_of,
+    heatmap,
+    label_of,
+    marker_of,
+)
 from core.units import format_bytes
 
 
@@ -27,7 +36,7 @@ def memory_figure(
                 x=T,
                 y=held,
                 name=name,
-                line=dict(color=color_of(key), width=3),
+                line=dict(color=color_of(key), width=3, dash=dash_of(key)),  # not colour alone
                 customdata=[format_bytes(b) for b in held],
                 hovertemplate=f"%{{x}} tokens: %{{customdata}}<extra>{short}</extra>",
             )
@@ -52,6 +61,7 @@ def recall_curves_figure(
                 name=label,
                 mode="lines+markers",
                 line=dict(color=color_of(rule), width=3, dash=dash),
+                marker=dict(symbol=marker_of(rule), size=8),
                 hovertemplate="%{x} pairs: %{y:.0%} recalled<extra>" + label + "</extra>",
             )
         )
@@ -102,7 +112,7 @@ def channel_rates_figure(rates: dict[str, np.ndarray], keep_channels: int, title
         annotation_text="fact channels",
         annotation_position="top left",
     )
-    base_layout(fig, title, "key channel", "fade rate α at the switch<br>(1 = keep everything)", height=320)
+    base_layout(fig, title, "key channel", "fade rate α (1 = keep all)", height=320)
     fig.update_yaxes(range=[0, 1.1])
     return fig
 
@@ -145,6 +155,6 @@ def strength_figure(
     fig = go.Figure()
     _rule_bars(fig, groups, strengths, "%{y:.2f}", numbers=True)
     fig.add_hline(y=1.0, line_dash="dot", line_color=COLORS["predicted"])
-    base_layout(fig, title, "keys", "value strength<br>(1 = as written, 0 = gone)", height=340)
+    base_layout(fig, title, "keys", "strength (1 = as written)", height=340)
     fig.update_yaxes(range=[min(-0.1, min(min(v) for v in strengths.values()) - 0.1), 1.25])
     return fig

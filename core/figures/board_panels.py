@@ -93,7 +93,8 @@ def panels_figure(
     widths = list(widths) if widths is not None else [(1.0 - gap * (n - 1)) / n] * n
     layout = _layout(title, height)
     # side-by-side panels are narrow: long panel titles go on two lines instead of into each other
-    titles = [_wrap_title(text, max(12, 56 // n)) if n > 1 else text for text in titles]
+    # (about 18 characters per line for two panels: what fits half a phone screen)
+    titles = [_wrap_title(text, max(12, 36 // n)) if n > 1 else text for text in titles]
     lines = max((text.count("<br>") + 1 for text in titles), default=1)
     layout["margin"]["t"] += 17 * (lines - 1)
     layout["annotations"] = []
@@ -138,8 +139,9 @@ def _wrap_title(text: str, width: int) -> str:
 
 
 def value_labels(value_names: Sequence[str], V: int) -> list[str]:
-    """Column labels: the value that owns a column (one-hot values), else the column number."""
-    return [f"{i}: {value_names[i]}" if i < len(value_names) else f"{i}" for i in range(V)]
+    """Column labels in words: the value that owns a column (one-hot values); a column no value owns
+    (yet) is 'spare' with its number, so every column has a readable name and labels stay unique."""
+    return [str(value_names[i]) if i < len(value_names) else f"spare {i}" for i in range(V)]
 
 
 def key_labels(d: int) -> list[str]:

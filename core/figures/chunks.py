@@ -36,7 +36,7 @@ def timeline_figure(T: int, chunk_size: int, title: str = "") -> go.Figure:
             mode="markers",
             name="token (one at a time)",
             marker=dict(symbol="square", size=14, color=color_of("delta")),
-            hovertemplate="token %{x}: waits for token %{x}−1<extra></extra>",
+            hovertemplate="token %{x}: waits for the board the token before left<extra></extra>",
         )
     )
     fig.add_trace(
@@ -63,8 +63,10 @@ def timeline_figure(T: int, chunk_size: int, title: str = "") -> go.Figure:
         line = dict(color=COLORS["warning"], width=width)
         return dict(type="line", x0=t - 0.5, x1=t - 0.5, y0=y0, y1=y1, line=line)
 
-    hand_overs = [mark(t, 0.82, 1.18, 1) for t in range(1, T)] + [
-        mark(edge, -0.25, 0.25, 3) for edge in range(chunk_size, T, chunk_size)
+    # one mark per wait, the first bringing the starting board: T marks on top, ⌈T/C⌉ below —
+    # exactly the counts core.ops.forms.waits_in_line reports beside the picture
+    hand_overs = [mark(t, 0.82, 1.18, 1) for t in range(0, T)] + [
+        mark(edge, -0.25, 0.25, 3) for edge in range(0, T, chunk_size)
     ]
     fig.update_layout(shapes=hand_overs)
     fig.add_trace(
@@ -78,6 +80,7 @@ def timeline_figure(T: int, chunk_size: int, title: str = "") -> go.Figure:
     )
     base_layout(fig, title, "token #", "", height=230)
     fig.update_yaxes(tickvals=list(rows.values()), ticktext=list(rows), range=[-0.6, 1.6], showgrid=False)
+    fig.update_xaxes(range=[-1, T])  # room for the first hand-over, before token 0
     fig.update_xaxes(range=[-1, T], showgrid=False)
     return fig
 
@@ -95,7 +98,7 @@ def waits_figure(waits_per_form: dict[str, int], T: int, title: str = "") -> go.
             hovertemplate="%{x}: %{y} hand-overs<extra></extra>",
         )
     )
-    base_layout(fig, title, "form", f"waits in line for T = {T} tokens", height=300)
+    base_layout(fig, title, "form", f"waits in line (T = {T})", height=300)
     fig.update_yaxes(range=[0, max(waits) * 1.18])
     return fig
 
@@ -115,6 +118,6 @@ def speed_figure(
             hovertemplate="%{x}: %{y:.2f} ms, %{customdata} hand-overs<extra></extra>",
         )
     )
-    base_layout(fig, title, "form", "time per forward pass (ms, median)", height=320)
+    base_layout(fig, title, "form", "ms per pass (median)", height=320)
     fig.update_yaxes(range=[0, max(ms) * 1.2 if len(ms) else 1])
     return fig

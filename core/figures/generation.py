@@ -7,6 +7,8 @@ so that stepping fills a frame instead of rescaling it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -14,6 +16,8 @@ from core.figures.style import COLORS, DIVERGING, SEQUENTIAL, base_layout, heatm
 from core.tokenizer import token_label
 from core.trace import Trace
 from core.units import format_bytes
+
+Label = Callable[[int], str]  # token id → short readable name (core.tokenizer.token_label for bytes)
 
 # Cell states of the recompute picture.
 NOT_RUN, RECOMPUTED, NEW = 0.0, 1.0, 2.0
@@ -46,7 +50,9 @@ def work_grid(traces: list[Trace], shown: int) -> np.ndarray:
     return grid
 
 
-def recompute_grid_figure(traces: list[Trace], shown: int, prompt_length: int, title: str = "") -> go.Figure:
+def recompute_grid_figure(
+    traces: list[Trace], shown: int, prompt_length: int, title: str = "", unit: str = "byte"
+) -> go.Figure:
     """Rows = generation step, columns = position in the text; a cell is coloured when the
     model ran that position at that step. Without a cache the rows form a growing triangle."""
     grid = work_grid(traces, shown)
@@ -80,7 +86,7 @@ def recompute_grid_figure(traces: list[Trace], shown: int, prompt_length: int, t
             yanchor="bottom",
             font=dict(size=11, color=COLORS["dense"]),
         )
-    base_layout(fig, title, "position in the text (byte index)", "generation step", height=380)
+    base_layout(fig, title, f"position in the text ({unit} index)", "generation step", height=380)
     fig.update_yaxes(autorange="reversed", range=None)
     fig.update_xaxes(range=[-0.5, grid.shape[1] - 0.5], showgrid=False)
     fig.update_yaxes(showgrid=False)
@@ -141,11 +147,12 @@ def ms_per_token_figure(
     faint marker, the running median as the line. The y axis is fixed by the medians, so a rare
     spike may leave the top of the chart (its value is in the hover)."""
     fig = go.Figure()
-    runs = [("no cache", uncached_ms, COLORS["warning"])]
+    # (name, times, colour, dash, marker): red/blue also differ by dash and marker, not colour alone
+    runs = [("no cache", uncached_ms, COLORS["warning"], "solid", "x")]
     if cached_ms is not None:
-        runs.append(("with KV cache", cached_ms, COLORS["attention"]))
+        runs.append(("with KV cache", cached_ms, COLORS["attention"], "dash", "circle"))
     top = 1.0
-    for name, ms, color in runs:
+    for name, ms, color, dash, symbol in runs:
         median = running_median(ms)
         top = max(top, max(median, default=1.0))
         fig.add_scatter(
@@ -153,7 +160,7 @@ def ms_per_token_figure(
             y=ms[:shown],
             mode="markers",
             name=f"{name}: each step",
-            marker=dict(color=color, size=4, opacity=0.35),
+            marker=dict(color=color, size=5, opacity=0.35, symbol=symbol),
             hovertemplate="%{x} bytes: %{y:.2f} ms<extra></extra>",
         )
         fig.add_scatter(
@@ -161,7 +168,7 @@ def ms_per_token_figure(
             y=median[:shown],
             mode="lines",
             name=f"{name}: running median",
-            line=dict(color=color, width=3),
+            line=dict(color=color, width=3, dash=dash),
             hovertemplate="%{x} bytes: median %{y:.2f} ms<extra></extra>",
         )
     base_layout(fig, "", "length of the text read (bytes)", "time for this step (ms)", height=320)
@@ -171,7 +178,12 @@ def ms_per_token_figure(
 
 
 def _cache_rows(
-    keys: np.ndarray, values: np.ndarray, head: int, rows: int, token_ids: list[int]
+    keys: np.ndarray,
+    values: np.ndarray,
+    head: int,
+    rows: int,
+    token_ids: list[int],
+    label: Label = token_label,
 ) -> tuple[tuple[np.ndarray, np.ndarray], dict]:
     """The step-dependent part of the cache heatmaps: K and V of `head` with rows ≥ `rows` blank
     (each (T, Dh) float32), and the y ticks labelling the rows held so far."""
@@ -180,7 +192,7 @@ def _cache_rows(
     ticks = dict(
         tickmode="array",
         tickvals=list(range(0, rows, every)),
-        ticktext=[f"{i}: {token_label(token_ids[i])}" for i in range(0, rows, every)],
+        ticktext=[f"{i}: {label(token_ids[i])}" for i in range(0, rows, every)],
     )
     zs = []
     for data in (keys[head], values[head]):
@@ -191,15 +203,27 @@ def _cache_rows(
 
 
 def cache_heatmaps_step(
-    base: dict, keys: np.ndarray, values: np.ndarray, head: int, rows: int, token_ids: list[int]
+    base: dict,
+    keys: np.ndarray,
+    values: np.ndarray,
+    head: int,
+    rows: int,
+    token_ids: list[int],
+    label: Label = token_label,
 ) -> go.Figure:
     """`cache_heatmaps_figure` for another number of rows, from that figure's dict (same layer and head)."""
-    (zk, zv), ticks = _cache_rows(keys, values, head, rows, token_ids)
+    (zk, zv), ticks = _cache_rows(keys, values, head, rows, token_ids, label)
     return patched_figure(base, {0: {"z": zk}, 1: {"z": zv}}, {"yaxis": ticks, "yaxis2": ticks})
 
 
 def cache_heatmaps_figure(
-    keys: np.ndarray, values: np.ndarray, head: int, rows: int, token_ids: list[int]
+    keys: np.ndarray,
+    values: np.ndarray,
+    head: int,
+    rows: int,
+    token_ids: list[int],
+    label: Label = token_label,
+    unit: str = "byte",
 ) -> go.Figure:
     """One head's cached keys and values side by side: rows = positions held (one per byte
     read), columns = channels of the head.
@@ -210,7 +234,7 @@ def cache_heatmaps_figure(
     """
     zmax = float(max(np.abs(keys).max(), np.abs(values).max(), 1e-6))
     max_rows = keys.shape[1]
-    zs, ticks = _cache_rows(keys, values, head, rows, token_ids)
+    zs, ticks = _cache_rows(keys, values, head, rows, token_ids, label)
     hover = "position %{y}<br>channel %{x}<br>%{z:.3f}<extra></extra>"
     traces = []
     for z, axis in ((zs[0], ""), (zs[1], "2")):
@@ -223,7 +247,7 @@ def cache_heatmaps_figure(
     fig.update_layout(
         xaxis=dict(domain=[0.0, 0.46], showgrid=False),
         xaxis2=dict(domain=[0.54, 1.0], showgrid=False, title_text="channel of this head", anchor="y2"),
-        yaxis=dict(title_text="cached position (one row per byte read)", **y_common),
+        yaxis=dict(title_text=f"cached position (one row per {unit} read)", **y_common),
         yaxis2=dict(anchor="x2", showticklabels=False, **y_common),
         annotations=[
             dict(text=text, x=x, y=1.0, xref="paper", yref="paper", yanchor="bottom", showarrow=False)
@@ -246,11 +270,13 @@ def attention_step(base: dict, weights: np.ndarray, max_len: int) -> go.Figure:
     return patched_figure(base, {0: {"z": _attention_row(weights, max_len)}})
 
 
-def attention_figure(weights: np.ndarray, token_ids: list[int], max_len: int) -> go.Figure:
+def attention_figure(
+    weights: np.ndarray, token_ids: list[int], max_len: int, label: Label = token_label, unit: str = "byte"
+) -> go.Figure:
     """This step's attention weights: rows = heads, columns = cached positions (each row sums to 1)."""
     heads = weights.shape[0]
     z = _attention_row(weights, max_len)
-    x_labels = [f"{i}: {token_label(t)}" for i, t in enumerate(token_ids[:max_len])]
+    x_labels = [f"{i}: {label(t)}" for i, t in enumerate(token_ids[:max_len])]
     x_labels += [str(i) for i in range(len(x_labels), max_len)]
     fig = go.Figure(
         heatmap(
@@ -264,14 +290,14 @@ def attention_figure(weights: np.ndarray, token_ids: list[int], max_len: int) ->
             hover="%{y}<br>position %{x}<br>weight %{z:.3f}<extra></extra>",
         )
     )
-    base_layout(fig, "", "position read (byte index: byte)", "", height=220)
+    base_layout(fig, "", f"position read ({unit} index: {unit})", "", height=220)
     fig.update_xaxes(showgrid=False, showticklabels=False)
     fig.update_yaxes(showgrid=False, autorange="reversed")
     return fig
 
 
 def cache_bytes_figure(
-    text_lengths: list[int], cache_bytes: list[int], shown: int, bytes_per_token: int
+    text_lengths: list[int], cache_bytes: list[int], shown: int, bytes_per_token: int, unit: str = "byte"
 ) -> go.Figure:
     """Bytes held by the KV cache after each step: a straight line, one row per byte."""
     predicted = [n * bytes_per_token for n in text_lengths]
@@ -279,12 +305,33 @@ def cache_bytes_figure(
         (
             text_lengths,
             predicted,
-            f"{format_bytes(bytes_per_token)} × bytes read",
+            f"{format_bytes(bytes_per_token)} × {unit}s read",
             dict(color=COLORS["predicted"], dash="dot"),
         ),
         (text_lengths[:shown], cache_bytes[:shown], "cache held (from the model)", COLORS["attention"]),
     )
-    base_layout(fig, "", "bytes of text read", "KV cache held (bytes)", height=300)
+    base_layout(fig, "", f"{unit}s of text read", "KV cache held (bytes)", height=300)
     fig.update_xaxes(range=[0, max(text_lengths, default=1) + 1])
     fig.update_yaxes(range=[0, max(cache_bytes, default=1) * 1.05])
+    return fig
+
+
+def top_next_figure(top: list[tuple[int, float]], label: Label = token_label) -> go.Figure:
+    """The likeliest next tokens at one step as horizontal bars (probability 0–1, likeliest on top)."""
+    names = [f"{label(t)}" for t, _ in top]
+    probs = [p for _, p in top]
+    fig = go.Figure(
+        go.Bar(
+            x=probs,
+            y=names,
+            orientation="h",
+            marker_color=COLORS["attention"],
+            text=[f"{p:.1%}" for p in probs],
+            textposition="outside",
+            hovertemplate="%{y}: %{x:.3f}<extra></extra>",
+        )
+    )
+    base_layout(fig, "", "probability of coming next", "", height=60 + 30 * max(1, len(top)))
+    fig.update_xaxes(range=[0, 1.15], showgrid=False)
+    fig.update_yaxes(autorange="reversed", type="category", showgrid=False)
     return fig

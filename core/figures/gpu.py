@@ -17,11 +17,13 @@ from core.gpu.nvml import TelemetrySample
 from core.units import format_si
 
 SERIES_COLORS = {"full attention": COLORS["attention"], "fixed state": COLORS["gated_delta"]}
+SERIES_MARKERS = {"full attention": "circle", "fixed state": "square"}  # a second cue beside colour
 
 
 def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:
     """Two panels over context depth: measured tokens/s (mean ± std) beside the dashed roofline, and
-    measured ÷ roofline in %. A dotted line marks where the cache stops fitting the budget."""
+    measured ÷ roofline in %. A dotted line marks where the cache stops fitting the budget. On CUDA
+    "measured" is the CUDA-graph figure and the eager one is drawn beside it, dotted."""
     fig = make_subplots(
         rows=2,
         cols=1,
@@ -38,7 +40,7 @@ def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:
             [p.tokens_per_s for p in s.points],
             dict(color=color, width=2.5),
             "%{y:,.1f} tokens/s (%{customdata[1]:.2f} ms/token)<br>%{customdata[0]:.0f} % of the roofline",
-            marker=dict(size=8),
+            marker=dict(size=8, symbol=SERIES_MARKERS.get(s.model, "diamond")),
             error_y=dict(
                 type="data", array=[p.std_tokens_per_s for p in s.points], visible=True, thickness=1.5
             ),
@@ -62,6 +64,16 @@ def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:
             showlegend=False,
         )
         fig.add_trace(measured, row=1, col=1)
+        if any(p.graphed_tokens_per_s is not None for p in s.points):  # CUDA: the eager figure beside
+            eager = _depth_line(
+                s,
+                "eager (no CUDA graph)",
+                [p.eager_tokens_per_s for p in s.points],
+                dict(color=color, width=1, dash="dot"),
+                "eager %{y:,.1f} tokens/s: launched step by step, Python and launch overhead included",
+                marker=dict(size=5, symbol="circle-open"),
+            )
+            fig.add_trace(eager, row=1, col=1)
         fig.add_trace(roofline, row=1, col=1)
         fig.add_trace(share, row=2, col=1)
         if s.spill_position is not None and depths and s.spill_position <= max(depths):

@@ -10,10 +10,20 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.figures.specs import layer_map_figure
-from core.figures.style import COLORS, LABELS, SEQUENTIAL, base_layout, heatmap, patched_figure
+from core.figures.style import (
+    COLORS,
+    LABELS,
+    SEQUENTIAL,
+    bar_pattern,
+    base_layout,
+    dash_of,
+    heatmap,
+    marker_of,
+    patched_figure,
+)
 from core.k3 import MEMORY_KINDS, MemoryAtContext, RunSummary
 from core.specs import ModelSpec, attn_res_block_starts
-from core.tokenizer import token_label
+from core.tokenizer import byte_labels, token_label
 from core.units import format_bytes, format_context, format_params
 
 GIB = 1024**3
@@ -31,8 +41,8 @@ def k3_layer_map(spec: ModelSpec) -> go.Figure:
     return layer_map_figure(
         spec.layer_kinds(),
         edges,
-        title=f"{spec.name}: {spec.num_layers} layers = {n_linear} KDA + {n_full} MLA "
-        f"(dashed: a new AttnRes block every {spec.attn_res_block_size} layers)",
+        # short, to fit a phone; the page's caption says what the dashed block edges are
+        title=f"{spec.name}: {spec.num_layers} layers = {n_linear} KDA + {n_full} MLA",
     )
 
 
@@ -55,6 +65,7 @@ def memory_at_context_figure(spec: ModelSpec, rows: list[MemoryAtContext]) -> go
             y=y,
             name=name,
             marker_color=COLORS[color],
+            marker_pattern=bar_pattern(color),  # the boards hatched, so not told apart by colour alone
             offsetgroup=group,
             **({} if base is None else dict(base=base)),
             **extra,
@@ -63,14 +74,24 @@ def memory_at_context_figure(spec: ModelSpec, rows: list[MemoryAtContext]) -> go
     top = max(max(r.twin_cache, r.hybrid_total) for r in rows) / GIB
     base_layout(
         fig,
-        title=f"Memory one conversation keeps in {spec.name} (bf16 cache, fp32 boards)",
+        title=f"{spec.name}: memory per conversation",
         x_title="context length",
         y_title="memory per sequence (GiB)",
         height=380,
     )
     fig.update_yaxes(range=[0, top * 1.18])
     fig.update_layout(barmode="group")
+    _legend_below(fig)
     return fig
+
+
+def _legend_below(fig: go.Figure) -> None:
+    """Legend under the plot: above it, a legend of long entries wraps over the title on a phone."""
+    fig.update_layout(
+        legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.3, yanchor="top"),
+        margin=dict(b=130),
+        height=(fig.layout.height or 340) + 80,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -89,7 +110,7 @@ def _layer_memory_bars(run: RunSummary, step: int) -> list[dict]:
 
 
 def _layer_memory_title(step: int) -> str:
-    return f"Memory each layer holds after {step} tokens"
+    return f"Memory per layer after {step} tokens"
 
 
 def layer_memory_step(base: dict, run: RunSummary, step: int) -> go.Figure:
@@ -110,6 +131,7 @@ def layer_memory_figure(run: RunSummary, step: int) -> go.Figure:
             y=bar["y"],
             name=f"{LABELS[kind]} ({'fixed board' if kind == 'kda' else 'grows per token'})",
             marker_color=COLORS[kind],
+            marker_pattern=bar_pattern(kind),
             text=bar["text"],
             textposition="outside",
             customdata=[names[i] for i in idx],
@@ -125,6 +147,7 @@ def layer_memory_figure(run: RunSummary, step: int) -> go.Figure:
     )
     fig.update_yaxes(range=[0, top * 1.2])
     fig.update_xaxes(tickmode="linear", dtick=1)
+    _legend_below(fig)
     return fig
 
 
@@ -144,23 +167,26 @@ def memory_over_time_figure(run: RunSummary, step: int) -> go.Figure:
             x=steps[:step],
             y=y[:step],
             name=f"{name} ({len(run.layers_of(kind))} layers)",
-            line=dict(color=COLORS[kind], width=3),
+            mode="lines+markers",
+            line=dict(color=COLORS[kind], width=3, dash=dash_of(kind)),
+            marker=dict(symbol=marker_of(kind), size=7, maxdisplayed=12),
         )
     base_layout(
         fig,
-        title="Fixed boards stay flat; only the attention layers' cache grows",
+        title="Memory held as tokens arrive",  # short, to fit a phone; the page's text says what to see
         x_title="tokens read",
         y_title="bytes held (fp32)",
         height=330,
     )
     fig.update_xaxes(range=[0, len(steps) + 1])
     fig.update_yaxes(range=[0, float(max(boards.max(), cache.max())) * 1.1])
+    _legend_below(fig)
     return fig
 
 
 def _attn_res_title(run: RunSummary, step: int) -> str:
     token = token_label(run.tokens_in[step - 1])
-    return f"Attention Residuals for byte '{token}': where each sub-layer takes its input from"
+    return f"AttnRes mix for byte '{token}'"  # short, to fit a phone; the caption explains rows and columns
 
 
 def attn_res_step(base: dict, run: RunSummary, step: int) -> go.Figure:
@@ -187,7 +213,7 @@ def attn_res_figure(run: RunSummary, step: int) -> go.Figure:
     base_layout(
         fig,
         title=_attn_res_title(run, step),
-        x_title="source (earlier outputs, summed per block)",
+        x_title="source (block sums)",
         y_title="mix before …",
         height=560,
     )
@@ -253,7 +279,7 @@ def expert_grid_figure(
 
 def router_heatmap_figure(weights: np.ndarray, tokens: list[int], layer: int, zmax: float) -> go.Figure:
     """Tokens × experts: the weight each routed expert got for each byte (0 = not picked)."""
-    labels = [f"{i}:{token_label(t)}" for i, t in enumerate(tokens)]
+    labels = [f"{i}:{label}" for i, label in enumerate(byte_labels(tokens))]
     fig = go.Figure(
         heatmap(
             weights,
@@ -271,10 +297,11 @@ def router_heatmap_figure(weights: np.ndarray, tokens: list[int], layer: int, zm
         title=f"Layer {layer}: which routed experts each byte woke",
         x_title="routed expert",
         y_title="byte of your text",
-        height=min(900, 140 + 14 * len(tokens)),
+        height=min(1200, 140 + 16 * len(tokens)),  # room for a readable label on every byte
     )
-    fig.update_yaxes(autorange="reversed", showgrid=False, type="category")
-    fig.update_xaxes(showgrid=False, type="category")
+    # every byte and every expert labelled: category ticks, one per row and column
+    fig.update_yaxes(autorange="reversed", showgrid=False, type="category", dtick=1, tickfont=dict(size=11))
+    fig.update_xaxes(showgrid=False, type="category", dtick=1)
     return fig
 
 
@@ -325,7 +352,7 @@ def params_figure(rows: list[tuple[str, float, float]]) -> go.Figure:
         )
     base_layout(
         fig,
-        title="Parameters stored vs parameters used per token",
+        title="Parameters stored vs used per token",
         x_title="",
         y_title="parameters (log scale)",
         height=340,
@@ -339,11 +366,14 @@ def bytes_per_token_figure(rows: list[tuple[str, float]], title: str) -> go.Figu
     fig = go.Figure()
     fig.add_bar(
         y=[r[0] for r in rows],
-        x=[r[1] / 1e9 for r in rows],
+        x=[r[1] / 2**30 for r in rows],
         orientation="h",
-        marker_color=[COLORS["dense"], COLORS["moe"]][: len(rows)],
-        text=[f"{r[1] / 1e9:,.0f} GB" for r in rows],
+        # the first row is the dense what-if, every later one an MoE variant
+        marker_color=[COLORS["dense"]] + [COLORS["moe"]] * (len(rows) - 1),
+        text=[f"{r[1] / 2**30:,.0f} GiB" for r in rows],
         textposition="auto",
     )
-    base_layout(fig, title=title, x_title="weight bytes read per token (GB)", y_title="", height=240)
+    base_layout(
+        fig, title=title, x_title="weight bytes read per token (GiB)", y_title="", height=160 + 40 * len(rows)
+    )
     return fig

@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.figures.style import SEQUENTIAL, base_layout, color_of, heatmap, label_of
+from core.figures.style import SEQUENTIAL, base_layout, color_of, heatmap, label_of, marker_of
 from core.units import format_bytes
 
 MIXER_DASH = {"attention": "solid", "hybrid": "dot"}
@@ -27,7 +27,7 @@ def accuracy_vs_pairs(results: dict, mixers: list[str] | None = None) -> go.Figu
         rows=1,
         cols=len(widths),
         shared_yaxes=True,
-        subplot_titles=[f"width d = {w} (board {w}×{w} per layer)" for w in widths],
+        subplot_titles=[f"d = {w} ({w}×{w} boards)" for w in widths],  # short: two panels share a phone
         horizontal_spacing=0.06,
     )
     for col, width in enumerate(widths, start=1):
@@ -48,7 +48,7 @@ def accuracy_vs_pairs(results: dict, mixers: list[str] | None = None) -> go.Figu
                         dash=MIXER_DASH.get(mixer, "solid"),
                         width=2.5,
                     ),
-                    marker=dict(size=8),
+                    marker=dict(size=8, symbol=marker_of(mixer)),  # a shape per rule, not colour alone
                     hovertemplate=f"{label_of(mixer)}<br>%{{x}} pairs<br>accuracy %{{y:.3f}}<extra></extra>",
                 ),
                 row=1,
@@ -72,7 +72,7 @@ def accuracy_vs_pairs(results: dict, mixers: list[str] | None = None) -> go.Figu
     base_layout(fig, height=400)
     fig.update_layout(legend=dict(y=1.12))
     fig.update_xaxes(
-        type="log", tickvals=pairs, ticktext=[str(p) for p in pairs], title_text="key→value pairs to remember"
+        type="log", tickvals=pairs, ticktext=[str(p) for p in pairs], title_text="pairs to remember"
     )
     fig.update_yaxes(range=[0, 1.04], title_text="recall accuracy (fraction right)", col=1)
     return fig
@@ -84,13 +84,17 @@ def memory_rows(results: dict) -> list[dict]:
     rows = []
     for run in results["runs"]:
         per_token = run["cache_elements_per_token"] * 4
+        boards = run["state_elements"] * 4
+        total = run["memory_bytes_at_seq_len"]
+        conv = total - boards - per_token * seq_len  # the short convolutions' last inputs (q, k, v)
         rows.append(
             {
                 "model": label_of(run["mixer"]),
                 "width": run["d_model"],
-                "fixed board": format_bytes(run["state_elements"] * 4) if run["state_elements"] else "—",
-                "cache per token": format_bytes(per_token) if per_token else "—",
-                f"memory after {seq_len} tokens": format_bytes(run["memory_bytes_at_seq_len"]),
+                "fixed boards, both layers": format_bytes(boards) if boards else "—",
+                "cache per token, both layers": format_bytes(per_token) if per_token else "—",
+                "short-conv windows": format_bytes(conv),
+                f"total after {seq_len} tokens": format_bytes(total),
                 "parameters": f"{run['params']:,}",
             }
         )

@@ -11,7 +11,18 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.figures.style import COLORS, LABELS, base_layout, color_of, label_of, log_ticks, wrap_text
+from core.figures.style import (
+    COLORS,
+    LABELS,
+    bar_pattern,
+    base_layout,
+    color_of,
+    dash_of,
+    label_of,
+    log_ticks,
+    marker_of,
+    wrap_text,
+)
 from core.roofline import (
     Card,
     Width,
@@ -90,8 +101,16 @@ def memory_per_token_figure(specs: list[ModelSpec], bytes_per_element: float = 2
             textposition="outside",
             cliponaxis=False,
             hovertemplate=hovers,
+            showlegend=False,
         )
     )
+    # a legend for the bar colours: one legend-only entry per colour the bars use
+    legend = {
+        "attention": "keys and values of every (key/value) head: MHA / GQA",
+        "mla": "one compressed latent per token: MLA",
+    }
+    for key in dict.fromkeys(_kind_style(spec.attention.kind)[0] for spec in specs):
+        fig.add_bar(x=[None], y=[None], marker_color=color_of(key), name=legend.get(key, label_of(key)))
     base_layout(
         fig,
         title="Memory each new token adds to the cache",
@@ -101,6 +120,8 @@ def memory_per_token_figure(specs: list[ModelSpec], bytes_per_element: float = 2
     )
     fig.update_yaxes(range=[0, max(values) * 1.3])
     fig.update_xaxes(tickfont=dict(size=12), title_standoff=12)  # turned only if the window is too narrow
+    # the colour legend takes two lines on a phone: room for it between the title and the bars
+    fig.update_layout(margin_t=110, legend=dict(xanchor="left", x=0.0))
     return fig
 
 
@@ -220,6 +241,7 @@ def layer_map_figure(kinds: list[str], block_edges: list[int] | None = None, tit
             width=0.9,
             name=f"{_kind_label(kind)} ({len(layers)})",
             marker_color=_kind_color(kind),
+            marker_pattern=bar_pattern(_kind_style(kind)[0]),  # fixed boards hatched: not colour alone
             hovertemplate=f"layer %{{x}}: {_kind_label(kind)}<extra></extra>",
         )
     edges = [edge for edge in block_edges or [] if 0 < edge < len(kinds)]
@@ -253,7 +275,7 @@ def _story_rows(width: Width, context: int) -> list[tuple[str, str, float, float
         rows.append(
             (
                 key,
-                f"{m.label} · {m.verb}",
+                f"{m.label} · <br>{m.verb}",  # two short lines: the labels must leave room on a phone
                 mechanism_memory_bytes(key, context, width),
                 mechanism_macs_per_token(key, context, width),
             )
@@ -261,7 +283,7 @@ def _story_rows(width: Width, context: int) -> list[tuple[str, str, float, float
     rows.append(
         (
             "hybrid",
-            "K3-style mix 3:1 · share the work",
+            "K3-style mix 3:1 · <br>share the work",
             hybrid_memory_bytes(context, width),
             hybrid_macs_per_token(context, width),
         )
@@ -272,17 +294,17 @@ def _story_rows(width: Width, context: int) -> list[tuple[str, str, float, float
 def story_figure(width: Width, context: int) -> go.Figure:
     """The story in one picture: per stage, memory kept and work per token at one context length.
 
-    Two panels, same rows (stages, top to bottom in story order), log-scaled bars.
+    Two panels, one above the other (each gets the full width, so it reads on a phone), same rows
+    (stages, top to bottom in story order), log-scaled bars.
     """
     rows = _story_rows(width, context)
     labels = [r[1] for r in rows]
     colors = [color_of(r[0]) for r in rows]
     fig = make_subplots(
-        rows=1,
-        cols=2,
-        shared_yaxes=True,
-        horizontal_spacing=0.04,
-        subplot_titles=("memory kept per sequence", "multiply-adds for the next token"),
+        rows=2,
+        cols=1,
+        vertical_spacing=0.16,
+        subplot_titles=("memory kept per sequence", "work for the next token"),
     )
     memory = [max(r[2], 1.0) for r in rows]  # 'no cache' keeps 0 B: draw it at the axis floor
     fig.add_bar(
@@ -302,8 +324,8 @@ def story_figure(width: Width, context: int) -> go.Figure:
         x=[r[3] for r in rows],
         orientation="h",
         marker_color=colors,
-        row=1,
-        col=2,
+        row=2,
+        col=1,
         showlegend=False,
         text=[format_params(r[3]) for r in rows],
         textposition="outside",
@@ -312,8 +334,8 @@ def story_figure(width: Width, context: int) -> go.Figure:
     )
     base_layout(
         fig,
-        title=f"Every stage at {format_context(context)} tokens of context ({width.name or 'same width'})",
-        height=440,
+        title=f"Every stage at {format_context(context)} tokens",  # the page says which width
+        height=720,
     )
     powers = [1024**i for i in range(6)]
     fig.update_xaxes(
@@ -330,11 +352,11 @@ def story_figure(width: Width, context: int) -> go.Figure:
         range=[math.log10(min(r[3] for r in rows)) - 0.5, math.log10(max(r[3] for r in rows)) + 1.0],
         tickvals=thousands,
         ticktext=[format_params(v).replace(".0", "") for v in thousands],
-        row=1,
-        col=2,
+        row=2,
+        col=1,
     )
-    fig.update_xaxes(type="log", title_text="multiply-adds per token (log scale)", row=1, col=2)
-    fig.update_yaxes(autorange="reversed", row=1, col=1)
+    fig.update_xaxes(type="log", title_text="multiply-adds (log scale)", row=2, col=1)
+    fig.update_yaxes(autorange="reversed", tickfont=dict(size=11))
     # the stage names set the left margin (automargin), the outside labels of the work bars get room right
     fig.update_layout(margin=dict(l=20, r=50, t=80, b=50))
     return fig
@@ -359,14 +381,15 @@ def memory_vs_context_figure(width: Width, contexts: list[int]) -> go.Figure:
             y=[v / 1024**3 for v in values],
             mode="lines+markers",
             name=names[key],
-            line=dict(color=color_of(key), width=3),
+            line=dict(color=color_of(key), width=3, dash=dash_of(key)),
+            marker=dict(symbol=marker_of(key), size=9),
             hovertemplate="%{x:,} tokens<br>%{y:.3f} GiB<extra></extra>",
         )
     base_layout(
         fig,
-        title=f"Memory kept as the text grows ({width.name or 'same width'})",
+        title="Memory kept as the text grows",
         x_title="context (tokens, log scale)",
-        y_title="memory per sequence (GiB, log scale)",
+        y_title="GiB per sequence (log)",
         height=380,
     )
     if len(contexts) <= 8:  # few points: label each one the way context lengths are quoted
@@ -377,9 +400,10 @@ def memory_vs_context_figure(width: Width, contexts: list[int]) -> go.Figure:
     gib = [v / 1024**3 for values in series.values() for v in values if v > 0]
     tickvals, ticktext = log_ticks(min(gib), max(gib))
     fig.update_yaxes(type="log", tickvals=tickvals, ticktext=ticktext)
+    # the legend under the plot: inside it, it covered the lines on a phone
     fig.update_layout(
-        legend=dict(
-            x=0.01, y=0.99, xanchor="left", yanchor="top", orientation="v", bgcolor="rgba(255,255,255,0.85)"
-        )
+        legend=dict(x=0.0, y=-0.3, xanchor="left", yanchor="top", orientation="h"),
+        margin=dict(b=150),
+        height=480,
     )
     return fig

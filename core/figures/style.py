@@ -18,12 +18,18 @@ FONT = dict(family="Inter, system-ui, -apple-system, Segoe UI, sans-serif", size
 
 # One colour per mechanism, used everywhere the mechanism appears; the fixed-board rules'
 # colours and names come from the registry (core/mechanisms.py).
+#
+# Colours for every eye (issue 14, tests/test_palette.py): the seven mechanism colours stay at least
+# ΔE2000 = 10 apart from each other for normal vision and under simulated protanopia, deuteranopia
+# and tritanopia (Machado et al. 2009), and every colour keeps 3 : 1 against the white plot
+# (WCAG 1.4.11, graphics); colours also drawn as text keep 4.5 : 1. Colour is never the only cue:
+# charts that compare mechanisms also give each its own marker, dash and, for bars, fill pattern.
 COLORS = {
-    "attention": "#3b5bdb",  # softmax attention / KV cache
-    "mla": "#5f3dc4",  # multi-head latent attention
+    "attention": "#1c4fd8",  # softmax attention / KV cache: strong blue
+    "mla": "#8b7cf6",  # multi-head latent attention: light violet
     **{key: m.color for key, m in RULES.items()},
-    "hybrid": "#862e9c",  # KDA layers + attention layers
-    "moe": "#f08c00",
+    "hybrid": "#5c2a74",  # KDA layers + attention layers: dark purple
+    "moe": "#b85c00",
     "dense": "#495057",
     "measured": "#1971c2",
     "predicted": "#868e96",
@@ -35,6 +41,14 @@ LABELS = {
     **{key: m.label for key, m in RULES.items()},
     "hybrid": "Hybrid (KDA + attention)",
 }
+# The second cue beside colour: a marker symbol, a line dash and a bar fill pattern per mechanism.
+# Attention-style memories (the growing cache) draw solid; fixed boards draw dashed and hatched.
+MARKERS = {"attention": "circle", "mla": "diamond", "hybrid": "star"}
+DASHES = {"attention": "solid", "mla": "solid", "hybrid": "dashdot"}
+PATTERNS = {"attention": "", "mla": "", "hybrid": "+"}
+_RULE_MARKERS = ("square", "triangle-up", "cross", "x", "triangle-down", "pentagon", "hexagon")
+_RULE_DASHES = ("dot", "dash", "longdash", "longdashdot", "dashdot")
+_RULE_PATTERNS = ("\\", ".", "x", "/", "-", "|")  # KDA (4th) gets "/"
 
 
 def color_of(key: str) -> str:
@@ -45,6 +59,47 @@ def color_of(key: str) -> str:
 def label_of(key: str) -> str:
     """A mechanism's reader-facing name (the key itself when it is not a known mechanism)."""
     return RULES[key].label if key in RULES else LABELS.get(key, key)
+
+
+def _by_rule(key: str, table: dict[str, str], choices: tuple[str, ...], default: str) -> str:
+    if key in table:
+        return table[key]
+    rules = list(RULES)
+    return choices[rules.index(key) % len(choices)] if key in rules else default
+
+
+def marker_of(key: str) -> str:
+    """A mechanism's marker symbol, so series differ by shape as well as colour."""
+    return _by_rule(key, MARKERS, _RULE_MARKERS, "circle")
+
+
+def dash_of(key: str) -> str:
+    """A mechanism's line dash: solid for caches, a dash per fixed-board rule."""
+    return _by_rule(key, DASHES, _RULE_DASHES, "solid")
+
+
+def pattern_of(key: str) -> str:
+    """A mechanism's bar fill pattern ('' = solid): fixed boards are hatched, caches solid."""
+    return _by_rule(key, PATTERNS, _RULE_PATTERNS, "")
+
+
+def bar_pattern(key: str) -> dict:
+    """plotly `marker.pattern` for a mechanism's bars: white hatching over its colour ({} = solid)."""
+    shape = pattern_of(key)
+    return dict(shape=shape, fillmode="overlay", fgcolor="white", size=7, solidity=0.35) if shape else {}
+
+
+def relative_luminance(color: str) -> float:
+    """WCAG 2.1 relative luminance of '#rrggbb'."""
+    channels = [int(color.lstrip("#")[i : i + 2], 16) / 255 for i in (0, 2, 4)]
+    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast_ratio(foreground: str, background: str = "#ffffff") -> float:
+    """WCAG 2.1 contrast ratio of two '#rrggbb' colours (1 … 21; AA text needs 4.5)."""
+    lighter, darker = sorted((relative_luminance(foreground), relative_luminance(background)), reverse=True)
+    return (lighter + 0.05) / (darker + 0.05)
 
 
 DIVERGING = "RdBu_r"  # signed values (board entries, keys, values): blue < 0 < red

@@ -2,22 +2,30 @@
 
 `python -m core.gpu.bench --preset tiny --out results.json` measures the copy bandwidth,
 context vs speed (core.gpu.context_bench; again under a VRAM budget if one is given) and
-dense vs experts (core.gpu.moe_bench), one benchmark per process (core.gpu.runner), and
-writes the JSON (core.gpu.export). Method: llama-bench (ggml-org/llama.cpp
-tools/llama-bench; reference/gpu-measurement.md §1.1, §5), timed in core.gpu.timing.
+dense vs experts (core.gpu.moe_bench), one benchmark per process (core.gpu.runner). Method:
+llama-bench (ggml-org/llama.cpp tools/llama-bench; reference/gpu-measurement.md §1.1, §5),
+timed in core.gpu.timing, eager and (on CUDA) as replayed CUDA graphs.
+
+It runs wherever a CUDA PyTorch does: it needs torch, numpy and nvidia-ml-py only (no
+Streamlit, no plotly). Every argument is checked before anything is measured (one-line
+error, exit status 2). The JSON is rewritten after every part and every depth, so a run
+that is killed or times out keeps what it measured; Ctrl-C or SIGTERM stops it cleanly
+(core.gpu.cli_io), marks the result stopped and exits 128 + the signal number.
 """
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from core.gpu import cli_io
 from core.gpu.context_bench import run_context
 from core.gpu.export import to_json, versions
 from core.gpu.moe_bench import run_moe
@@ -33,6 +41,12 @@ from core.gpu.timing import (
     no_progress,
 )
 
+PROG = "python -m core.gpu.bench"
+
+
+def _nothing(partial: dict[str, Any]) -> None:
+    """The default: nobody saves the partial result."""
+
 
 def run_suite(
     preset: Preset,
@@ -41,17 +55,15 @@ def run_suite(
     moe: bool = True,
     progress: Progress = no_progress,
     should_stop: ShouldStop = never,
+    on_update: Callable[[dict[str, Any]], None] = _nothing,
+    cpu_layers: bool = True,
 ) -> dict[str, Any]:
-    """Bandwidth, context sweep (and again under a VRAM budget), dense vs MoE → one JSON-ready dict."""
+    """Bandwidth, context sweep (and again under a VRAM budget), dense vs MoE, and — with a budget —
+    the llama.cpp-style sweep whose layers that do not fit run on the CPU → one JSON-ready dict.
+
+    `on_update(partial)` is called after every part and every measured depth with what there is so far.
+    """
     started = time.time()
-    progress(0.0, "copy bandwidth")
-    bw = measure_copy_bandwidth(env, preset.copy_bytes)
-    parts = 3 if budget_bytes is not None else 2
-    part = 0
-
-    def sub(fraction: float, message: str) -> None:
-        progress((part + fraction) / parts, message)
-
     out: dict[str, Any] = {
         "settings": {
             "preset": asdict(preset),
@@ -61,31 +73,63 @@ def run_suite(
         },
         "versions": versions(),
         "device": env.snapshot.to_dict(),
-        "bandwidth": asdict(bw),
+        "complete": False,
+        "stopped": False,
     }
-    out["context"] = run_context(preset, env, bw, None, progress=sub, should_stop=should_stop).to_dict()
+
+    def update() -> None:
+        out["seconds"] = time.time() - started
+        out["stopped"] = should_stop()
+        on_update(out)
+
+    progress(0.0, "copy bandwidth")
+    bw = measure_copy_bandwidth(env, preset.copy_bytes)
+    out["bandwidth"] = asdict(bw)
+    update()
+    parts = 2 + (budget_bytes is not None) * (1 + cpu_layers) - (not moe)
+    part = 0
+
+    def sub(fraction: float, message: str) -> None:
+        progress((part + fraction) / parts, message)
+
+    def keep(key: str) -> Callable[[Any], None]:
+        def store(result: Any) -> None:
+            out[key] = result.to_dict()
+            update()
+
+        return store
+
+    run_context(preset, env, bw, None, progress=sub, should_stop=should_stop, on_update=keep("context"))
     part += 1
     if budget_bytes is not None and not should_stop():
-        ctx = run_context(
-            preset, env, bw, budget_bytes, kinds=("attention",), progress=sub, should_stop=should_stop
-        )
-        out["context_budget"] = ctx.to_dict()
+        run_context(
+            preset, env, bw, budget_bytes, kinds=("attention",), progress=sub, should_stop=should_stop,
+            on_update=keep("context_budget"),
+        )  # fmt: skip
         part += 1
     if moe and not should_stop():
         out["moe"] = run_moe(preset, env, bw, progress=sub, should_stop=should_stop).to_dict()
-    out["stopped"] = should_stop()
-    out["seconds"] = time.time() - started
+        update()
+        part += 1
+    if budget_bytes is not None and cpu_layers and not should_stop():
+        run_context(
+            preset, env, bw, budget_bytes, kinds=("attention",), progress=sub, should_stop=should_stop,
+            on_update=keep("context_cpu_layers"), cpu_layers=True,
+        )  # fmt: skip
+    out["complete"] = not should_stop()
+    update()
     return out
 
 
 def _print_summary(result: dict[str, Any]) -> None:
-    bw = result["bandwidth"]
+    bw = result.get("bandwidth")
     dev = result["device"]
     print(f"device: {result['settings']['device']} | NVML: {dev.get('name') or dev.get('reason')}")
-    print(
-        f"copy bandwidth {bw['device_bytes_per_s'] / 1e9:.1f} GB/s, link {bw['link_bytes_per_s'] / 1e9:.1f} GB/s"
-    )
-    for key in ("context", "context_budget"):
+    if bw:
+        print(
+            f"copy bandwidth {bw['device_bytes_per_s'] / 1e9:.1f} GB/s, link {bw['link_bytes_per_s'] / 1e9:.1f} GB/s"
+        )
+    for key in ("context", "context_budget", "context_cpu_layers"):
         if key not in result:
             continue
         ctx = result[key]
@@ -93,27 +137,33 @@ def _print_summary(result: dict[str, Any]) -> None:
         print(f"\n{key}" + ("" if budget is None else f" (VRAM budget {budget / 1024**3:.2f} GiB)"))
         for s in ctx["series"]:
             for p in s["points"]:
+                graphed = p.get("graphed_tokens_per_s")
                 print(
                     f"  {s['model']:<15} d={p['depth']:>7}  {p['tokens_per_s']:9.1f} ± {p['std_tokens_per_s']:6.1f} t/s"
-                    f"  roofline {p['predicted_tokens_per_s']:10.1f}  ({p['percent_of_roofline']:5.1f} %)"
+                    f"  ({p['timing']}; eager {p['eager_tokens_per_s']:.1f}"
+                    + ("" if graphed is None else f", graphed {graphed:.1f}")
+                    + f")  roofline {p['predicted_tokens_per_s']:10.1f}  ({p['percent_of_roofline']:5.1f} %)"
                     + ("  spilled" if p["spilled_bytes"] else "")
+                    + ("" if p.get("gpu_layers") is None else f"  GPU layers: {p['gpu_layers']}")
+                    + ("  capped" if p.get("capped") else "")
                 )
             if s["oom_depth"] is not None:
-                print(f"  {s['model']:<15} d={s['oom_depth']:>7}  out of memory")
+                print(f"  {s['model']:<15} d={s['oom_depth']:>7}  {s['oom_message'] or 'out of memory'}")
     if "moe" in result:
         moe = result["moe"]
         print(f"\ndense vs MoE at depth {moe['depth']} ({moe['experts']}), idle {moe['idle_watts']} W")
         for r in moe["rows"]:
             jpt = r["net_joules_per_token"]
             print(
-                f"  {r['model']:<15} {r['tokens_per_s']:9.1f} ± {r['std_tokens_per_s']:6.1f} t/s"
+                f"  {r['model']:<15} {r['tokens_per_s']:9.1f} ± {r['std_tokens_per_s']:6.1f} t/s ({r['timing']})"
                 f"  watts {r['avg_watts']}  J/token (net) {jpt}"
             )
-    print(f"\n{result['seconds']:.1f} s")
+    print(f"\n{result.get('seconds', 0.0):.1f} s" + ("  (stopped early)" if result.get("stopped") else ""))
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m core.gpu.bench", description=__doc__.split("\n")[0])
+def parse_args(argv: list[str] | None) -> Any:
+    """Parse and check every argument before anything is measured (one-line error, exit 2)."""
+    parser = cli_io.Parser(prog=PROG, description=__doc__.split("\n")[0])
     parser.add_argument(
         "--preset",
         choices=[*PRESETS, "auto"],
@@ -124,37 +174,75 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto")
     parser.add_argument(
         "--vram-budget-gb",
-        type=float,
+        type=cli_io.positive_float,
         default=None,
         help="also run the context sweep pretending the card has this many GiB",
     )
     parser.add_argument("--no-moe", action="store_true", help="skip dense vs MoE")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    parser.add_argument("--threads", type=cli_io.positive_int, default=None, help="torch CPU threads (≥ 1)")
+    parser.add_argument(
+        "--depth-seconds",
+        type=cli_io.positive_float,
+        default=None,
+        help="time cap per depth (default: the preset's)",
+    )
+    parser.add_argument(
+        "--depths", type=cli_io.depth_list, default=None, help="override the depths, e.g. 0,4096"
+    )
+    parser.add_argument("--eager-only", action="store_true", help="no CUDA graphs, eager steps only")
+    parser.add_argument(
+        "--no-cpu-layers",
+        action="store_true",
+        help="with a budget, skip the sweep whose extra layers run on the CPU",
+    )
     args = parser.parse_args(argv)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        cli_io.fail(PROG, "--device cuda was asked for, but this PyTorch sees no CUDA GPU")
+    why = cli_io.check_out_path(Path(args.out))
+    if why:
+        cli_io.fail(PROG, why)
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
     env = make_env(args.device)
-    preset_name = args.preset
-    if preset_name == "auto":
-        preset_name = auto_preset(env)
-    preset = PRESETS[preset_name]
+    preset = PRESETS[auto_preset(env) if args.preset == "auto" else args.preset]
+    changes: dict[str, Any] = {}
+    if args.depth_seconds is not None:
+        changes["depth_seconds"] = args.depth_seconds
+    if args.depths is not None:
+        changes["depths"] = args.depths
+    if args.eager_only:
+        changes["use_graphs"] = False
+    preset = dataclasses.replace(preset, **changes)
     budget = None if args.vram_budget_gb is None else int(args.vram_budget_gb * 1024**3)
     print(f"preset {preset.name}: {preset.description}", flush=True)
+    out = cli_io.ResultFile(Path(args.out))
 
     def progress(fraction: float, message: str) -> None:
         print(f"[{100 * fraction:5.1f} %] {message}", file=sys.stderr, flush=True)
 
-    result = run_exclusive(run_suite, preset, env, budget, not args.no_moe, progress)
+    with cli_io.StopOnSignal() as stop:
+        result = run_exclusive(
+            run_suite,
+            preset,
+            env,
+            budget,
+            not args.no_moe,
+            progress,
+            stop.is_set,
+            lambda r: out.write(to_json(r)),
+        )
     if isinstance(result, Busy):
         print(result.message, file=sys.stderr)
         return 2
-
-    path = Path(args.out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(to_json(result))
+    out.write(to_json(result))
     _print_summary(result)
-    print(f"wrote {path}")
-    return 0
+    print(f"wrote {out.path}")
+    return stop.exit_code
 
 
 def auto_preset(env: BenchEnv) -> str:

@@ -2,36 +2,55 @@
 
 For each depth d of a preset (llama-bench's `tg @ d`; reference/gpu-measurement.md §5):
 full attention, whose KV cache grows a row per token, and a fixed-state model of the same
-width, each timed by `time_decode` and set beside the bandwidth roofline (core/roofline.py).
-A VRAM budget keeps the cache rows past it in host memory, streamed every step: the spill.
-Running out of memory at some depth ends that series with the depth recorded.
+width, each timed eagerly and (on CUDA) as a replayed CUDA graph by `time_at_depth`, and set
+beside the bandwidth roofline of the bytes the step really moves (`DecodeModel.traffic`).
+A VRAM budget keeps the cache rows past it in pinned host memory, streamed every step: the
+spill (core.gpu.kv_cache, split by core.gpu.spill). Its buffers are allocated once, at the
+size of the deepest depth, after checking free host RAM, and released when the series ends.
+Running out of memory at some depth ends that series with the depth recorded; each depth has
+a time cap; `on_update` sees the result after every point (the CLI writes it to disk).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import torch
 
-from core.gpu import timing
-from core.gpu.models import build
+from core.gpu import spill, timing
+from core.gpu.cpu_layers import CpuLayersDecoder
+from core.gpu.kv_cache import pinned_host_bytes
+from core.gpu.models import DecodeModel, build
 from core.gpu.nvml import DeviceSnapshot
 from core.gpu.presets import Preset
 from core.gpu.timing import Bandwidth, BenchEnv, OomHook, Progress, ShouldStop, never, no_progress
-from core.roofline import CARDS, DEFAULT_CARD, bandwidth_bound_tokens_per_s, spill_split, spill_time_per_token
+from core.gpu.traffic import Traffic
+from core.roofline import CARDS, DEFAULT_CARD, bandwidth_bound_tokens_per_s, spill_time_per_token
+
+resident_positions = spill.resident_positions  # kept here: the page's tests and the CLI name it so
 
 
 @dataclass
 class DepthPoint:
     depth: int
-    tokens_per_s: float
+    tokens_per_s: float  # the CUDA-graph figure where there is one, else the eager one
     std_tokens_per_s: float
     samples_tokens_per_s: list[float]
     memory_bytes: int  # cache or state at this depth
     spilled_bytes: int  # of it, kept in host memory and streamed every step
-    bytes_per_token: int  # active weights + cache/state
+    bytes_per_token: int  # every byte one step moves (weights, cache/state, scratch)
     predicted_tokens_per_s: float
+    timing: str = "eager"  # how tokens_per_s was measured: "eager" or "CUDA graph"
+    eager_tokens_per_s: float | None = None
+    eager_std_tokens_per_s: float | None = None
+    graphed_tokens_per_s: float | None = None
+    graphed_std_tokens_per_s: float | None = None
+    graph_note: str | None = None
+    capped: bool = False  # the depth's time cap cut its repetitions short
+    traffic: dict[str, int] = field(default_factory=dict)
+    gpu_layers: int | None = None  # CPU-layers mode: layers that ran on the GPU at this depth
 
     @property
     def ms_per_token(self) -> float:
@@ -53,6 +72,9 @@ class Series:
     spill_depth: int | None = None  # first measured depth whose cache exceeds the budget
     oom_depth: int | None = None  # depth where allocation ran out of memory; the series ends there
     oom_message: str | None = None
+    held_bytes: int | None = None  # device memory the process held once the cache was allocated
+    host_cache_bytes: int = 0  # pinned host memory the spilled cache took
+    pinned_after_release: int | None = None  # pinned bytes torch still held after the series
 
 
 @dataclass
@@ -75,13 +97,6 @@ class ContextResult:
         return out
 
 
-def resident_positions(budget_bytes: int | None, weight_bytes: int, bytes_per_position: int) -> int | None:
-    """How many cache positions fit in the budget once every weight is resident (None: no budget)."""
-    if budget_bytes is None:
-        return None
-    return max(0, (budget_bytes - weight_bytes) // bytes_per_position)
-
-
 def predicted_tokens_per_s(
     active_bytes: int, memory_bytes: int, unread_bytes: int, budget_bytes: int | None, bw: Bandwidth
 ) -> float:
@@ -94,6 +109,65 @@ def predicted_tokens_per_s(
     )
 
 
+def traffic_tokens_per_s(traffic: Traffic, bw: Bandwidth) -> float:
+    """Roofline from a step's real traffic: VRAM bytes at copy speed, host-link bytes at link speed,
+    bytes of CPU-computed layers at host memory speed."""
+    on_device = traffic.total - traffic.host_link - traffic.cpu_side
+    host = bw.host_bytes_per_s or bw.device_bytes_per_s
+    seconds = (
+        on_device / bw.device_bytes_per_s + traffic.host_link / bw.link_bytes_per_s + traffic.cpu_side / host
+    )
+    return 1.0 / seconds
+
+
+Update = Callable[["ContextResult"], None]
+
+
+def _no_update(result: ContextResult) -> None:
+    """The default: nobody watches the points arrive."""
+
+
+@dataclass
+class SeriesPlan:
+    """Where one series' cache goes: positions on the device, whether it is allocated once up front."""
+
+    resident: int | None
+    allocate_once: bool
+    depths: tuple[int, ...]
+    refusal: str | None = None  # why the deeper depths were not run (host RAM)
+    refused_depth: int | None = None
+
+
+def plan_series(
+    model: DecodeModel, kind: str, preset: Preset, env: BenchEnv, budget_bytes: int | None
+) -> SeriesPlan:
+    """Split the cache for a budgeted attention series, once, at the size of its deepest depth:
+    everything the process holds counted, the staging block included; depths whose host part
+    would not fit in free RAM are refused up front. Other series allocate per depth, all resident."""
+    if kind != "attention" or budget_bytes is None:
+        return SeriesPlan(None, False, preset.depths)
+    per_pos = model.memory_bytes(1)
+    stage_per_pos = per_pos // preset.n_layers
+    weights = model.total_params() * model.elem_bytes
+    held = max(weights, env.held_bytes()) + (spill.WORKSPACE_BYTES if env.device.type == "cuda" else 0)
+    depths = preset.depths
+    max_len = timing.steps_room(preset, depths[-1])
+    fit = spill.resident_positions(budget_bytes, held, per_pos, stage_per_pos, max_len)
+    plan = SeriesPlan(fit, True, depths)
+    for i in range(len(depths), 0, -1):  # the deepest depths whose host part fits in free RAM
+        per_layer = max(0, timing.steps_room(preset, depths[i - 1]) - fit) * stage_per_pos
+        if env.device.type == "cuda":  # torch's pinned allocator rounds each block up to a power of two
+            per_layer = 1 << (per_layer - 1).bit_length() if per_layer else 0
+        need = preset.n_layers * per_layer
+        check = spill.check_host(need)
+        if check.fits:
+            break
+        plan.refusal, plan.refused_depth = check.message, depths[i - 1]
+    if plan.refusal:
+        plan.depths = depths[: depths.index(plan.refused_depth)]
+    return plan
+
+
 def run_context(
     preset: Preset,
     env: BenchEnv,
@@ -103,8 +177,13 @@ def run_context(
     progress: Progress = no_progress,
     should_stop: ShouldStop = never,
     oom_hook: OomHook | None = None,
+    on_update: Update = _no_update,
+    cpu_layers: bool = False,
 ) -> ContextResult:
-    """Tokens/s at every depth of the preset for each model kind; OOM ends a series, Stop ends all."""
+    """Tokens/s at every depth of the preset for each model kind; OOM ends a series, Stop ends all.
+
+    With a budget, full attention spills by streaming its cache (default) or, with `cpu_layers`,
+    by running the layers that do not fit on the CPU (core.gpu.cpu_layers), split per depth."""
     result = ContextResult(
         preset.name,
         env.device_label,
@@ -119,52 +198,123 @@ def run_context(
     done = 0
     with timing.stoppable(result, progress):
         for kind in kinds:
-            model = build(kind, preset, env.device, env.dtype)
-            weights = model.total_params() * model.elem_bytes
-            active = model.active_weight_bytes()
-            series = Series(model.kind, model.total_params(), active, weights)
-            result.series.append(series)
-            per_pos = model.memory_bytes(1) if kind == "attention" else 0
-            fit = resident_positions(budget_bytes, weights, per_pos) if per_pos else None
-            series.spill_position = fit
-            for depth in preset.depths:
-                if should_stop():
-                    raise timing.Stopped
-                progress(done / total, f"{model.kind}: depth {depth:,}")
-                try:
-                    measured = timing.time_at_depth(
-                        model, model.kind, preset, env, tokens, depth, should_stop, oom_hook, fit
-                    )
-                except Exception as error:  # out of memory ends the series; anything else is raised
-                    series.oom_depth, series.oom_message = depth, timing.oom_message(error)
-                    model.release()
-                    env.free_memory()
-                    done += len(preset.depths) - preset.depths.index(depth)
-                    break
-                memory = model.memory_bytes(depth)
-                unread = weights - active
-                spilled = 0
-                if budget_bytes is not None:
-                    spilled = int(spill_split(active + memory, budget_bytes, unread)[1])
-                    if spilled > 0 and series.spill_depth is None and per_pos:
-                        series.spill_depth = depth
-                series.points.append(
-                    DepthPoint(
-                        depth,
-                        measured.mean,
-                        measured.std,
-                        measured.samples_tokens_per_s,
-                        memory,
-                        spilled,
-                        active + memory,
-                        predicted_tokens_per_s(active, memory, unread, budget_bytes, bandwidth),
-                    )
-                )
-                done += 1
-            model.release()
-            del model
-            env.free_memory()
+            if cpu_layers and kind == "attention" and budget_bytes is not None:
+                held = env.outside_torch_bytes + (spill.WORKSPACE_BYTES if env.device.type == "cuda" else 0)
+                model = CpuLayersDecoder(preset, env.device, env.dtype, budget_bytes, held)
+            else:
+                model = build(kind, preset, env.device, env.dtype)
+            try:
+                done = _run_series(
+                    model, kind, preset, env, bandwidth, budget_bytes, tokens, result,
+                    progress, should_stop, oom_hook, on_update, done, total,
+                )  # fmt: skip
+            finally:
+                model.release()
+                del model
+                env.free_memory()
+                if result.series:
+                    result.series[-1].pinned_after_release = pinned_host_bytes()
+                on_update(result)
+    on_update(result)  # once more, now that a Stop is marked
     return result
+
+
+def _run_series(
+    model: DecodeModel | CpuLayersDecoder,
+    kind: str,
+    preset: Preset,
+    env: BenchEnv,
+    bandwidth: Bandwidth,
+    budget_bytes: int | None,
+    tokens: torch.Tensor,
+    result: ContextResult,
+    progress: Progress,
+    should_stop: ShouldStop,
+    oom_hook: OomHook | None,
+    on_update: Update,
+    done: int,
+    total: int,
+) -> int:
+    weights = model.total_params() * model.elem_bytes
+    active = model.active_weight_bytes()
+    series = Series(model.kind, model.total_params(), active, weights)
+    result.series.append(series)
+    if isinstance(model, CpuLayersDecoder):  # split per depth, as Ollama splits per num_ctx
+        plan = SeriesPlan(None, False, preset.depths)
+    else:
+        plan = plan_series(model, kind, preset, env, budget_bytes)
+    series.spill_position = plan.resident
+    per_pos = model.memory_bytes(1) if kind == "attention" else 0
+    allocated = False
+    for depth in preset.depths:
+        if should_stop():
+            raise timing.Stopped
+        if depth not in plan.depths:
+            series.oom_depth, series.oom_message = depth, f"not run: {plan.refusal}"
+            break
+        progress(done / total, f"{model.kind}: depth {depth:,}")
+        try:
+            if plan.allocate_once and not allocated:
+                if oom_hook is not None:
+                    oom_hook(model.kind, depth)
+                model.allocate(timing.steps_room(preset, plan.depths[-1]), plan.resident)
+                allocated = True
+                series.host_cache_bytes = getattr(getattr(model, "cache", None), "host_bytes", 0)
+                series.held_bytes = env.held_bytes() or None
+            measured = timing.time_at_depth(
+                model, model.kind, preset, env, tokens, depth, should_stop,
+                None if allocated else oom_hook, plan.resident, allocate=not allocated,
+            )  # fmt: skip
+        except Exception as error:  # out of memory ends the series; anything else is raised
+            series.oom_depth, series.oom_message = depth, timing.oom_message(error)
+            model.release()
+            env.free_memory()
+            done += len(preset.depths) - preset.depths.index(depth)
+            break
+        if series.held_bytes is None and env.held_bytes():
+            series.held_bytes = env.held_bytes()
+        series.points.append(_point(model, depth, measured, budget_bytes, bandwidth, plan.resident, per_pos))
+        if isinstance(model, CpuLayersDecoder):
+            point = series.points[-1]
+            point.gpu_layers = model.n_gpu
+            point.spilled_bytes = (preset.n_layers - model.n_gpu) * depth * per_pos // preset.n_layers
+        if budget_bytes is not None and series.spill_depth is None and series.points[-1].spilled_bytes > 0:
+            series.spill_depth = depth
+        done += 1
+        on_update(result)
+    return done
+
+
+def _point(
+    model: DecodeModel | CpuLayersDecoder,
+    depth: int,
+    measured: timing.DepthTiming,
+    budget_bytes: int | None,
+    bandwidth: Bandwidth,
+    resident: int | None,
+    per_pos: int,
+) -> DepthPoint:
+    traffic = model.traffic(depth)
+    spilled = 0 if resident is None or not per_pos else max(0, depth - resident) * per_pos
+    best, eager, graphed = measured.best, measured.eager, measured.graphed
+    return DepthPoint(
+        depth,
+        best.mean,
+        best.std,
+        best.samples_tokens_per_s,
+        model.memory_bytes(depth),
+        spilled,
+        traffic.total,
+        traffic_tokens_per_s(traffic, bandwidth),
+        timing=best.method,
+        eager_tokens_per_s=eager.mean,
+        eager_std_tokens_per_s=eager.std,
+        graphed_tokens_per_s=None if graphed is None else graphed.mean,
+        graphed_std_tokens_per_s=None if graphed is None else graphed.std,
+        graph_note=measured.graph_note,
+        capped=measured.capped,
+        traffic=traffic.to_dict(),
+    )
 
 
 def predict_context(
@@ -179,19 +329,14 @@ def predict_context(
     for kind in ("attention", "state"):
         model = build(kind, preset, "meta", dtype)
         weights, active = model.total_params() * elem_bytes, model.active_weight_bytes()
-        out[model.kind] = [
-            (
-                d,
-                predicted_tokens_per_s(
-                    active,
-                    model.memory_bytes(d),
-                    weights - active,
-                    budget_bytes if kind == "attention" else None,
-                    bandwidth,
-                ),
-            )
-            for d in preset.depths
-        ]
+        out[model.kind] = []
+        for d in preset.depths:
+            moved = model.traffic(d).total  # every byte a step at depth d moves, all resident
+            if budget_bytes is None or kind != "attention":
+                out[model.kind].append((d, bandwidth_bound_tokens_per_s(moved, bandwidth.device_bytes_per_s)))
+            else:
+                unread = weights - active
+                out[model.kind].append((d, predicted_tokens_per_s(moved, 0, unread, budget_bytes, bandwidth)))
     return out
 
 

@@ -5,7 +5,8 @@ read `nvmlDeviceGetTotalEnergyConsumption` (millijoules since driver load, Volta
 newer) right before and right after the window (after a device sync) and take the
 difference; discard the result if the counter went backwards. Older cards have no
 counter, so a background thread samples board power and the energy is the trapezoid
-integral of watts over time. Zeus reports the two agree within about 1 %.
+integral of watts over time. Zeus reports the two agree within about 1 %. A counter that
+did not move at all over the window is treated as no reading (sampled power, or None), never 0 J.
 NVML measures the GPU board only, never the wall socket.
 """
 
@@ -116,7 +117,10 @@ class EnergyMeter:
                 raise CounterWentBackwards(
                     f"energy counter went from {self._counter0:.0f} mJ to {counter1:.0f} mJ; result discarded"
                 )
-            return EnergyReading(delta_mj / 1000.0, seconds, "energy counter", len(self.samples))
+            if delta_mj > 0:
+                return EnergyReading(delta_mj / 1000.0, seconds, "energy counter", len(self.samples))
+            # A counter that never moved measured nothing (a stuck or vGPU counter, or a window
+            # shorter than its update period): not 0 J. Integrate the power samples instead.
         if len(self.samples) >= 2:
             span = self.samples[-1][0] - self.samples[0][0]
             return EnergyReading(trapezoid_joules(self.samples), span, "sampled power", len(self.samples))

@@ -23,7 +23,11 @@ CSV_FIELDS = (
     "depth",
     "tokens_per_s",
     "std_tokens_per_s",
+    "timing",
+    "eager_tokens_per_s",
+    "graphed_tokens_per_s",
     "ms_per_token",
+    "bytes_per_token",
     "predicted_tokens_per_s",
     "percent_of_roofline",
     "memory_bytes",
@@ -56,6 +60,11 @@ def to_csv(context: ContextResult | None = None, moe: MoeResult | None = None) -
                         "percent_of_roofline": f"{p.percent_of_roofline:.2f}",
                         "memory_bytes": p.memory_bytes,
                         "spilled_bytes": p.spilled_bytes,
+                        "timing": p.timing,
+                        "eager_tokens_per_s": _num(p.eager_tokens_per_s),
+                        "graphed_tokens_per_s": _num(p.graphed_tokens_per_s),
+                        "bytes_per_token": p.bytes_per_token,
+                        "note": "capped by the time limit" if p.capped else "",
                     }
                 )
             if s.oom_depth is not None:
@@ -78,6 +87,10 @@ def to_csv(context: ContextResult | None = None, moe: MoeResult | None = None) -
                     "std_tokens_per_s": f"{r.std_tokens_per_s:.4f}",
                     "predicted_tokens_per_s": f"{r.predicted_tokens_per_s:.4f}",
                     "percent_of_roofline": f"{100 * r.tokens_per_s / r.predicted_tokens_per_s:.2f}",
+                    "timing": r.timing,
+                    "eager_tokens_per_s": _num(r.eager_tokens_per_s),
+                    "graphed_tokens_per_s": _num(r.graphed_tokens_per_s),
+                    "bytes_per_token": "" if r.bytes_per_token is None else r.bytes_per_token,
                     "avg_watts": "" if r.avg_watts is None else f"{r.avg_watts:.2f}",
                     "joules_per_token": "" if r.joules_per_token is None else f"{r.joules_per_token:.6f}",
                     "net_joules_per_token": ""
@@ -88,6 +101,10 @@ def to_csv(context: ContextResult | None = None, moe: MoeResult | None = None) -
                 }
             )
     return buf.getvalue()
+
+
+def _num(value: float | None) -> str:
+    return "" if value is None or value != value else f"{value:.4f}"
 
 
 def page_payload(

@@ -2,107 +2,51 @@
 
 Three memories, one skeleton (embedding → n_layers × [mixer + feed-forward] → head):
 
-- `AttentionDecoder`  softmax attention with a pre-allocated ("static") KV cache that
-  grows a row per token — what llama-bench's `tg @ d` measures. Optionally the cache
-  has a device budget: rows past it live in host memory (pinned when CUDA is present)
-  and are streamed to the device at every step, like HF transformers' OffloadedCache.
-- `StateDecoder`      the same projections around a Gated-DeltaNet-style fixed state
-  (Yang et al. 2024, "Gated Delta Networks"): S ← αS + β k (v − Sᵀk)ᵀ, o = Sᵀq, one token
-  of `core.ops.gated_delta_rule.step`. Its memory does not grow with context.
-- feed-forward `dense` or `moe`: equal total parameters; the MoE keeps `n_shared`
-  experts always on and routes each token to `top_k` of the rest (Kimi K3 wakes 2 shared
-  + 16 of 896 experts).
+- `AttentionDecoder`  softmax attention over a pre-allocated ("static") KV cache that grows
+  a row per token — what llama-bench's `tg @ d` measures — through one
+  `F.scaled_dot_product_attention` call per layer. The cache (core.gpu.kv_cache) can have a
+  device budget: positions past it live in pinned host memory, streamed every step.
+- `StateDecoder`      the same projections around a Gated-DeltaNet fixed state (Yang et al.
+  2024, "Gated Delta Networks"): S ← αS + β k (v − Sᵀk)ᵀ, o = Sᵀq — the update of
+  `core.ops.gated_delta_rule.step`, written in place so the state is read four times and
+  written twice per step, a count `traffic()` can state exactly. It does not grow with context.
+- feed-forward `dense` or `moe` (core.gpu.ffn): equal total parameters.
 
-The weights are random: these models exist to move the same bytes a trained model of
-this shape moves, not to say anything. Plain torch, batch 1, no custom kernels.
+A step never waits for the host: the token is looked up with `index_select` on the device
+(indexing with a 0-dim CUDA tensor would copy it to the host, a hidden sync per step) and
+positions are plain Python ints, so a whole repetition of steps can be captured as one CUDA
+graph. `traffic(pos)` says how many bytes a step moves — the roofline's bytes per token;
+tests check it against what torch really touches (core.gpu.traffic).
+
+The weights are random: these models move the bytes a trained model of this shape moves.
 """
 
 from __future__ import annotations
-
-import math
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from core.gpu.ffn import DenseFFN, MoEFFN, weight
+from core.gpu.kv_cache import KVCache
 from core.gpu.presets import Preset
-from core.ops import gated_delta_rule
-
-
-def _weight(shape: tuple[int, ...], device: torch.device, dtype: torch.dtype) -> nn.Parameter:
-    w = torch.empty(shape, device=device, dtype=dtype).normal_(0.0, 0.02)
-    return nn.Parameter(w, requires_grad=False)
+from core.gpu.traffic import Traffic
 
 
 def _rms(x: torch.Tensor) -> torch.Tensor:
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
 
 
-class DenseFFN(nn.Module):
-    """x → W2 gelu(W1 x); every weight is read for every token."""
-
-    def __init__(self, d: int, hidden: int, device: torch.device, dtype: torch.dtype) -> None:
-        super().__init__()
-        self.w1 = _weight((d, hidden), device, dtype)
-        self.w2 = _weight((hidden, d), device, dtype)
-
-    def active_params(self) -> int:
-        return self.w1.numel() + self.w2.numel()
-
-    def forward(self, h: torch.Tensor) -> torch.Tensor:  # (1, D) → (1, D)
-        return F.gelu(h @ self.w1) @ self.w2
-
-
-class MoEFFN(nn.Module):
-    """`n_shared` always-on experts + `top_k` of the routed ones, chosen per token by a router.
-
-    The chosen experts' weights are gathered by index on the device (no host sync), so a
-    token reads the shared weights, the router and top_k routed experts — a small fraction
-    of the total. The gather copies the chosen rows once more; real MoE kernels avoid that.
-    """
-
-    def __init__(
-        self,
-        d: int,
-        n_experts: int,
-        n_shared: int,
-        top_k: int,
-        expert_hidden: int,
-        device: torch.device,
-        dtype: torch.dtype,
-    ) -> None:
-        super().__init__()
-        n_routed = n_experts - n_shared
-        if n_routed < top_k or top_k < 1:
-            raise ValueError("need at least top_k routed experts")
-        self.top_k = top_k
-        self.router = _weight((d, n_routed), device, dtype)
-        self.shared_w1 = _weight((d, n_shared * expert_hidden), device, dtype)
-        self.shared_w2 = _weight((n_shared * expert_hidden, d), device, dtype)
-        self.w1 = _weight((n_routed, d, expert_hidden), device, dtype)  # (E, D, Fe)
-        self.w2 = _weight((n_routed, expert_hidden, d), device, dtype)  # (E, Fe, D)
-
-    def active_params(self) -> int:
-        per_expert = self.w1[0].numel() + self.w2[0].numel()
-        return self.router.numel() + self.shared_w1.numel() + self.shared_w2.numel() + self.top_k * per_expert
-
-    def forward(self, h: torch.Tensor) -> torch.Tensor:  # (1, D) → (1, D)
-        out = F.gelu(h @ self.shared_w1) @ self.shared_w2
-        logits = (h @ self.router)[0]  # (E,)
-        top_v, top_i = torch.topk(logits, self.top_k)  # (k,)
-        gate = torch.softmax(top_v.float(), -1).to(h.dtype)  # (k,)
-        w1 = self.w1.index_select(0, top_i)  # (k, D, Fe)
-        w2 = self.w2.index_select(0, top_i)  # (k, Fe, D)
-        hidden = F.gelu(torch.einsum("d,kdf->kf", h[0], w1)) * gate[:, None]  # (k, Fe)
-        return out + torch.einsum("kf,kfd->d", hidden, w2)[None]  # (1, D)
+def _bytes(*tensors: torch.Tensor) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors)
 
 
 class _Block(nn.Module):
     def __init__(self, preset: Preset, ffn: str, device: torch.device, dtype: torch.dtype) -> None:
         super().__init__()
         d = preset.d_model
-        self.wqkv = _weight((d, 3 * d), device, dtype)
-        self.wo = _weight((d, d), device, dtype)
+        self.wqkv = weight((d, 3 * d), device, dtype)
+        self.wo = weight((d, d), device, dtype)
         if ffn == "dense":
             self.ffn: nn.Module = DenseFFN(d, preset.ffn_hidden, device, dtype)
         elif ffn == "dense_moe_size":  # the dense twin of the MoE: same total parameters
@@ -131,8 +75,8 @@ class DecodeModel(nn.Module):
         self.preset = preset
         self.device = torch.device(device)
         self.dtype = dtype
-        self.embed = _weight((preset.vocab, preset.d_model), self.device, dtype)
-        self.head = _weight((preset.d_model, preset.vocab), self.device, dtype)
+        self.embed = weight((preset.vocab, preset.d_model), self.device, dtype)
+        self.head = weight((preset.d_model, preset.vocab), self.device, dtype)
         self.blocks = nn.ModuleList(_Block(preset, ffn, self.device, dtype) for _ in range(preset.n_layers))
         self._extra_params()
         self.pos = 0
@@ -158,8 +102,22 @@ class DecodeModel(nn.Module):
         return self.active_params() * self.elem_bytes
 
     def memory_bytes(self, depth: int) -> int:
-        """Bytes of cache or state read per token at context depth `depth`."""
+        """Bytes of cache or state held at context depth `depth`."""
         raise NotImplementedError
+
+    def traffic(self, pos: int) -> Traffic:
+        """Bytes one step at position `pos` moves: weights, cache or state, scratch copies."""
+        total = Traffic(weights=self.embed[0].numel() * self.elem_bytes + _bytes(self.head))
+        for block in self.blocks:
+            total = total + Traffic(weights=_bytes(block.wqkv, block.wo)) + block.ffn.traffic()
+        return total + self._memory_traffic(pos)
+
+    def _memory_traffic(self, pos: int) -> Traffic:
+        raise NotImplementedError
+
+    def persistent_tensors(self) -> list[torch.Tensor]:
+        """Every long-lived tensor a step may touch (weights, cache, state): what the tracer watches."""
+        return list(self.parameters())
 
     # -- decoding ----------------------------------------------------------------
     def allocate(self, max_len: int, resident_positions: int | None = None) -> None:
@@ -183,8 +141,8 @@ class DecodeModel(nn.Module):
 
     @torch.inference_mode()
     def step(self, token: torch.Tensor) -> torch.Tensor:
-        """Decode one token (0-dim long tensor on the device) → logits (vocab,)."""
-        x = self.embed[token][None]  # (1, D)
+        """Decode one token (a 0-dim or 1-element long tensor on the device) → logits (vocab,)."""
+        x = self.embed.index_select(0, token.reshape(1))  # (1, D), looked up on the device: no sync
         for layer, block in enumerate(self.blocks):
             x = x + self._mix(block, _rms(x), layer)
             x = x + block.ffn(_rms(x))
@@ -198,14 +156,16 @@ class AttentionDecoder(DecodeModel):
     kind = "full attention"
 
     def _extra_params(self) -> None:
-        self.max_len = 0
-        self.resident = 0  # positions kept on the device
-        self.k_dev: list[torch.Tensor] = []  # per layer (H, R, Dh)
-        self.v_dev: list[torch.Tensor] = []
-        self.k_host: list[torch.Tensor] = []  # per layer (H, max_len − R, Dh), pinned host memory
-        self.v_host: list[torch.Tensor] = []
-        self.k_stage: torch.Tensor | None = None  # one layer's streamed rows on the device
-        self.v_stage: torch.Tensor | None = None
+        p = self.preset
+        self.cache = KVCache(p.n_layers, p.n_heads, p.head_dim, self.device, self.dtype)
+
+    @property
+    def max_len(self) -> int:
+        return self.cache.max_len
+
+    @property
+    def resident(self) -> int:
+        return self.cache.resident
 
     def memory_bytes(self, depth: int) -> int:
         p = self.preset
@@ -214,73 +174,28 @@ class AttentionDecoder(DecodeModel):
     def bytes_per_position(self) -> int:
         return self.memory_bytes(1)
 
+    def _memory_traffic(self, pos: int) -> Traffic:
+        return self.cache.traffic(pos)
+
+    def persistent_tensors(self) -> list[torch.Tensor]:
+        stage = [] if self.cache.stage is None else [self.cache.stage]
+        return super().persistent_tensors() + self.cache.dev + self.cache.host + stage
+
     def allocate(self, max_len: int, resident_positions: int | None = None) -> None:
-        self.release()
-        p = self.preset
-        h, dh = p.n_heads, p.head_dim
-        resident = max_len if resident_positions is None else max(0, min(max_len, resident_positions))
-        spilled = max_len - resident
-        pin = self.device.type == "cuda"
-        host = torch.device("cpu") if self.device.type == "cuda" else self.device
-        kw = dict(dtype=self.dtype)
-        for _ in range(p.n_layers):
-            self.k_dev.append(torch.empty(h, resident, dh, device=self.device, **kw))
-            self.v_dev.append(torch.empty(h, resident, dh, device=self.device, **kw))
-            if spilled:
-                self.k_host.append(torch.empty(h, spilled, dh, device=host, pin_memory=pin, **kw))
-                self.v_host.append(torch.empty(h, spilled, dh, device=host, pin_memory=pin, **kw))
-        if spilled:
-            self.k_stage = torch.empty(h, spilled, dh, device=self.device, **kw)
-            self.v_stage = torch.empty(h, spilled, dh, device=self.device, **kw)
-        self.max_len, self.resident = max_len, resident
+        self.cache.allocate(max_len, resident_positions)
 
     def release(self) -> None:
-        self.k_dev, self.v_dev, self.k_host, self.v_host = [], [], [], []
-        self.k_stage = self.v_stage = None
-        self.max_len = self.resident = 0
+        self.cache.release()
 
     def fill(self, depth: int) -> None:
-        if depth + 1 > self.max_len:
-            raise ValueError(f"depth {depth} does not fit the allocated {self.max_len} positions")
-        on_dev = min(depth, self.resident)
-        for layer in range(self.preset.n_layers):
-            self.k_dev[layer][:, :on_dev].normal_()
-            self.v_dev[layer][:, :on_dev].normal_()
-            if depth > self.resident:
-                self.k_host[layer][:, : depth - self.resident].normal_()
-                self.v_host[layer][:, : depth - self.resident].normal_()
+        self.cache.fill(depth)
         self.pos = depth
 
     def _mix(self, block: _Block, h: torch.Tensor, layer: int) -> torch.Tensor:
         p = self.preset
-        n_h, dh = p.n_heads, p.head_dim
-        q, k, v = (h @ block.wqkv).view(3, n_h, 1, dh)  # each (H, 1, Dh)
-        pos, r = self.pos, self.resident
-        if pos < r:
-            self.k_dev[layer][:, pos : pos + 1] = k
-            self.v_dev[layer][:, pos : pos + 1] = v
-        else:
-            self.k_host[layer][:, pos - r : pos - r + 1].copy_(k)
-            self.v_host[layer][:, pos - r : pos - r + 1].copy_(v)
-        length = pos + 1
-        parts = [(self.k_dev[layer][:, : min(length, r)], self.v_dev[layer][:, : min(length, r)])]
-        if length > r:  # stream the spilled rows host → device, every step
-            n = length - r
-            ks, vs = self.k_stage[:, :n], self.v_stage[:, :n]
-            ks.copy_(self.k_host[layer][:, :n], non_blocking=True)
-            vs.copy_(self.v_host[layer][:, :n], non_blocking=True)
-            parts.append((ks, vs))
-        parts = [(kp, vp) for kp, vp in parts if kp.shape[1] > 0]
-        scale = 1.0 / math.sqrt(dh)
-        scores = torch.cat([q @ kp.transpose(-1, -2) for kp, _ in parts], -1) * scale  # (H, 1, L)
-        weights = torch.softmax(scores.float(), -1).to(self.dtype)
-        out, start = None, 0
-        for kp, vp in parts:
-            n = kp.shape[1]
-            piece = weights[..., start : start + n] @ vp  # (H, 1, Dh)
-            out = piece if out is None else out + piece
-            start += n
-        return out.reshape(1, n_h * dh) @ block.wo  # (1, D)
+        qkv = (h @ block.wqkv).view(3, p.n_heads, p.head_dim)  # q, k, v each (H, Dh)
+        out = self.cache.attend(layer, self.pos, qkv[0], qkv[1:])  # (H, Dh): store k, v; read the cache
+        return out.reshape(1, p.d_model) @ block.wo  # (1, D)
 
 
 class StateDecoder(DecodeModel):
@@ -291,13 +206,22 @@ class StateDecoder(DecodeModel):
     def _extra_params(self) -> None:
         p = self.preset
         for block in self.blocks:
-            block.w_beta = _weight((p.d_model, p.n_heads), self.device, self.dtype)
-            block.w_gate = _weight((p.d_model, p.n_heads), self.device, self.dtype)
+            block.w_beta = weight((p.d_model, p.n_heads), self.device, self.dtype)
+            block.w_gate = weight((p.d_model, p.n_heads), self.device, self.dtype)
         self.state: list[torch.Tensor] = []
 
     def memory_bytes(self, depth: int) -> int:
         p = self.preset
         return p.n_layers * p.n_heads * p.head_dim * p.head_dim * 4  # fp32 state, any depth
+
+    def _memory_traffic(self, pos: int) -> Traffic:
+        # the β and gate projections; the state: decay (read + write), recall (read),
+        # update (read + write), output (read)
+        gates = sum(_bytes(b.w_beta, b.w_gate) for b in self.blocks)
+        return Traffic(weights=gates, state=6 * self.memory_bytes(0))
+
+    def persistent_tensors(self) -> list[torch.Tensor]:
+        return super().persistent_tensors() + self.state
 
     def allocate(self, max_len: int, resident_positions: int | None = None) -> None:
         p = self.preset
@@ -317,20 +241,17 @@ class StateDecoder(DecodeModel):
     def _mix(self, block: _Block, h: torch.Tensor, layer: int) -> torch.Tensor:
         p = self.preset
         n_h, dh = p.n_heads, p.head_dim
-        q, k, v = (h @ block.wqkv).float().view(3, 1, n_h, dh)  # each (1, H, Dh): a batch of one
-        beta = torch.sigmoid((h @ block.w_beta).float())  # (1, H)
-        g = -F.softplus((h @ block.w_gate).float())  # (1, H): log α, so the decay α = e^g is in (0, 1)
-        out = gated_delta_rule.step(
-            self.state[layer][None],  # (1, H, K, V)
-            F.normalize(q, dim=-1),  # read with scale Dh^-0.5
-            F.normalize(k, dim=-1),
-            v,
-            beta_t=beta,
-            g_t=g,
-            keep_parts=False,
-        )
-        self.state[layer] = out.state[0]  # (H, K, V)
-        return out.output.to(self.dtype).reshape(1, n_h * dh) @ block.wo  # (1, D)
+        q, k, v = (h @ block.wqkv).float().view(3, n_h, dh)  # each (H, Dh)
+        q = F.normalize(q, dim=-1) * dh**-0.5
+        k = F.normalize(k, dim=-1)
+        beta = torch.sigmoid((h @ block.w_beta).float())[0]  # (H,)
+        alpha = torch.exp(-F.softplus((h @ block.w_gate).float()))[0]  # (H,): decay in (0, 1)
+        s = self.state[layer]  # (H, K, V), updated in place
+        s.mul_(alpha[:, None, None])  # S ← αS
+        recalled = (k[:, None] @ s)[:, 0]  # (H, V): what the faded state returns for k
+        s.baddbmm_(k[:, :, None], (beta[:, None] * (v - recalled))[:, None])  # S += k (β (v − Sᵀk))ᵀ
+        o = (q[:, None] @ s)[:, 0]  # (H, V)
+        return o.to(self.dtype).reshape(1, n_h * dh) @ block.wo  # (1, D)
 
 
 def build(

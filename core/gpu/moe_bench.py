@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from core.gpu import timing
+from core.gpu import graphs, timing
 from core.gpu.energy import CounterWentBackwards, EnergyMeter, EnergyReading
 from core.gpu.models import DecodeModel, build
 from core.gpu.presets import Preset
@@ -29,9 +29,13 @@ class MoeRow:
     total_params: int
     active_params: int
     active_weight_bytes: int
-    tokens_per_s: float
+    tokens_per_s: float  # the CUDA-graph figure where there is one, else the eager one
     std_tokens_per_s: float
     predicted_tokens_per_s: float
+    timing: str = "eager"
+    eager_tokens_per_s: float | None = None
+    graphed_tokens_per_s: float | None = None
+    bytes_per_token: int | None = None  # every byte one step moves (core.gpu.traffic)
     avg_watts: float | None = None
     joules_per_token: float | None = None  # gross
     net_joules_per_token: float | None = None  # idle baseline subtracted
@@ -67,6 +71,7 @@ def make_energy_meter(env: BenchEnv) -> EnergyMeter | None:
 
 
 def _sleep_unless_stopped(seconds: float, should_stop: ShouldStop) -> None:
+    """Wait `seconds`, checking Stop ten times a second."""
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
         if should_stop():
@@ -100,19 +105,14 @@ def run_moe(
     depth = preset.moe_depth
     with timing.stoppable(result, progress):
         if meter is not None and preset.idle_seconds > 0:
-            progress(0.0, "idle baseline")
-            env.sync()
-            meter.begin()
-            _sleep_unless_stopped(preset.idle_seconds, should_stop)
-            idle = meter.end()
-            result.idle_watts = idle.avg_watts if idle else None
+            result.idle_watts = measure_idle_watts(meter, env, preset, should_stop, progress)
         for i, (ffn, label) in enumerate((("dense_moe_size", "dense"), ("moe", "experts (MoE)"))):
             if should_stop():
                 raise Stopped
             progress(0.1 + 0.45 * i, f"{label}: timing")
             model = build("attention", preset, env.device, env.dtype, ffn=ffn)
             active = model.active_weight_bytes()
-            memory = model.memory_bytes(depth)
+            moved = model.traffic(depth).total  # weights, cache, and the MoE's gathered copy
             row = MoeRow(
                 label,
                 model.total_params(),
@@ -120,14 +120,18 @@ def run_moe(
                 active,
                 math.nan,
                 math.nan,
-                bandwidth_bound_tokens_per_s(active + memory, bandwidth.device_bytes_per_s),
+                bandwidth_bound_tokens_per_s(moved, bandwidth.device_bytes_per_s),
+                bytes_per_token=moved,
             )
             result.rows.append(row)
             try:
                 measured = timing.time_at_depth(
                     model, label, preset, env, tokens, depth, should_stop, oom_hook
                 )
-                row.tokens_per_s, row.std_tokens_per_s = measured.mean, measured.std
+                best = measured.best
+                row.tokens_per_s, row.std_tokens_per_s, row.timing = best.mean, best.std, best.method
+                row.eager_tokens_per_s = measured.eager.mean
+                row.graphed_tokens_per_s = None if measured.graphed is None else measured.graphed.mean
                 if meter is not None:
                     progress(0.3 + 0.45 * i, f"{label}: energy")
                     _energy_window(
@@ -142,6 +146,25 @@ def run_moe(
     return result
 
 
+def measure_idle_watts(
+    meter: EnergyMeter, env: BenchEnv, preset: Preset, should_stop: ShouldStop, progress: Progress
+) -> float | None:
+    """Board power at rest: wait `rest_seconds` first, so the copy test's heat and clocks have
+    settled (read right after work, idle reads high and net energy low), then average over
+    `idle_seconds`."""
+    env.sync()
+    if preset.rest_seconds > 0:
+        progress(0.0, f"resting {preset.rest_seconds:.0f} s before the idle baseline")
+        _sleep_unless_stopped(preset.rest_seconds, should_stop)
+    progress(0.02, "idle baseline")
+    meter.begin()
+    try:
+        _sleep_unless_stopped(preset.idle_seconds, should_stop)
+    finally:
+        idle = meter.end()
+    return idle.avg_watts if idle else None
+
+
 def _energy_window(
     model: DecodeModel,
     depth: int,
@@ -153,25 +176,41 @@ def _energy_window(
     idle_watts: float | None,
     should_stop: ShouldStop,
 ) -> None:
-    """Decode for at least `energy_seconds` at depth d, energy read at the synced window edges."""
+    """Decode for at least `energy_seconds` at depth d, energy read at the synced window edges.
+
+    On CUDA the steps are one captured graph replayed (the memory-bound way, as timed);
+    Stop is checked between replays and the meter is always closed.
+    """
+    graph = None
+    if env.device.type == "cuda":
+        try:
+            graph = graphs.capture(model, depth, tokens, preset.n_steps)
+        except Exception:  # eager steps then, as the timing fell back to
+            graph = None
     env.sync()
     meter.begin()
     n = 0
     t0 = time.perf_counter()
-    while n == 0 or time.perf_counter() - t0 < preset.energy_seconds:
-        if should_stop():
-            meter.end()
-            raise Stopped
-        model.pos = depth
-        for i in range(preset.n_steps):
-            model.step(tokens[i % len(tokens)])
-        n += preset.n_steps
-    env.sync()
     try:
-        reading: EnergyReading | None = meter.end()
-    except CounterWentBackwards as error:
-        row.energy_method = f"discarded: {error}"
-        return
+        while n == 0 or time.perf_counter() - t0 < preset.energy_seconds:
+            if should_stop():
+                raise Stopped
+            if graph is not None:
+                graph.replay()
+                env.sync()  # one replay at a time, so the window ends when its work does
+            else:
+                model.pos = depth
+                for i in range(preset.n_steps):
+                    model.step(timing.token_at(tokens, i))
+            n += preset.n_steps
+        env.sync()
+    finally:
+        try:
+            reading: EnergyReading | None = meter.end()
+        except CounterWentBackwards as error:
+            row.energy_method = f"discarded: {error}"
+            reading = None
+        del graph
     if reading is None or reading.seconds <= 0:
         return
     row.avg_watts = reading.avg_watts

@@ -260,8 +260,26 @@ def _init_failure(nvml: Any, error: Exception) -> str:
     return f"The NVIDIA driver could not be started: {error}."
 
 
-def open_gpu(module: Any = None, index: int = 0, pci_bus_id: str | None = None) -> NvmlGpu | NoGpu:
-    """Start NVML and open one GPU: by PCI bus id (matches a CUDA device) else by NVML index."""
+def _handle_for_cuda_device(module: Any, pci_bus_id: str | None, uuid: str | None) -> Any:
+    """The NVML handle of the GPU CUDA calls device N, found by PCI bus id, else by UUID."""
+    for function, key in (("nvmlDeviceGetHandleByPciBusId", pci_bus_id), ("nvmlDeviceGetHandleByUUID", uuid)):
+        if not key or not hasattr(module, function):
+            continue
+        try:
+            return getattr(module, function)(key)
+        except module.NVMLError:
+            continue
+    return None
+
+
+def open_gpu(
+    module: Any = None, index: int = 0, pci_bus_id: str | None = None, uuid: str | None = None
+) -> NvmlGpu | NoGpu:
+    """Start NVML and open one GPU: the one CUDA uses (by PCI bus id or UUID), else NVML index `index`.
+
+    NVML numbers GPUs in PCI order and CUDA by speed (unless CUDA_DEVICE_ORDER=PCI_BUS_ID), and
+    CUDA_VISIBLE_DEVICES renumbers them, so on a multi-GPU box index 0 can be two different cards.
+    """
     if module is None:
         try:
             module = load_module()
@@ -281,12 +299,7 @@ def open_gpu(module: Any = None, index: int = 0, pci_bus_id: str | None = None) 
     if count < 1:
         module.nvmlShutdown()
         return NoGpu("The NVIDIA driver is running but reports no GPU.")
-    handle = None
-    if pci_bus_id:
-        try:
-            handle = module.nvmlDeviceGetHandleByPciBusId(pci_bus_id)
-        except (module.NVMLError, AttributeError):
-            handle = None
+    handle = _handle_for_cuda_device(module, pci_bus_id, uuid)
     if handle is None:
         try:
             handle = module.nvmlDeviceGetHandleByIndex(min(index, count - 1))
@@ -296,14 +309,36 @@ def open_gpu(module: Any = None, index: int = 0, pci_bus_id: str | None = None) 
     return NvmlGpu(module, handle, index)
 
 
+def open_cuda_gpu(module: Any = None, index: int = 0) -> NvmlGpu | NoGpu:
+    """Open the GPU that CUDA calls device `index` (NVML index `index` when there is no CUDA)."""
+    return open_gpu(module, index, pci_bus_id=cuda_pci_bus_id(index), uuid=cuda_uuid(index))
+
+
 def probe(module: Any = None, index: int = 0) -> DeviceSnapshot:
-    """Open, read the device card, close. Never raises."""
-    gpu = open_gpu(module, index)
+    """Open the GPU CUDA calls device `index` (NVML index `index` without CUDA), read the card, close.
+    Never raises."""
+    gpu = open_cuda_gpu(module, index)
     try:
         return gpu.snapshot()
     finally:
         if isinstance(gpu, NvmlGpu):
             gpu.close()
+
+
+def cuda_uuid(device_index: int = 0) -> str | None:
+    """CUDA device `device_index`'s UUID as NVML spells it ('GPU-…'), or None without CUDA."""
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            return None
+        uuid = getattr(torch.cuda.get_device_properties(device_index), "uuid", None)
+        if uuid is None:
+            return None
+        text = str(uuid)
+        return text if text.startswith(("GPU-", "MIG-")) else f"GPU-{text}"
+    except Exception:
+        return None
 
 
 def cuda_pci_bus_id(device_index: int = 0) -> str | None:

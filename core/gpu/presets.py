@@ -38,6 +38,9 @@ class Preset:
     moe_depth: int  # context depth during the dense-vs-MoE test
     energy_seconds: float = 0.0  # minimum timed window per model for the energy reading
     idle_seconds: float = 0.0  # idle-power baseline window
+    rest_seconds: float = 0.0  # quiet time before the idle window, so the card settles after work
+    depth_seconds: float = 30.0  # time cap on timing one depth (eager and graphed together)
+    use_graphs: bool = True  # on CUDA, also replay each repetition as one CUDA graph
     budget_choices: tuple[int, ...]  # "pretend my card has N bytes" options
     copy_bytes: int  # buffer size for the copy-bandwidth test
 
@@ -104,6 +107,7 @@ PRESETS: dict[str, Preset] = {
             moe_depth=1024,
             energy_seconds=6.0,
             idle_seconds=4.0,
+            rest_seconds=5.0,
             budget_choices=(6 * GIB, 8 * GIB, 12 * GIB),
             copy_bytes=1 * GIB,
         ),
@@ -123,6 +127,7 @@ PRESETS: dict[str, Preset] = {
             moe_depth=1024,
             energy_seconds=8.0,
             idle_seconds=4.0,
+            rest_seconds=5.0,
             budget_choices=(12 * GIB, 16 * GIB, 24 * GIB),
             copy_bytes=2 * GIB,
         ),

@@ -92,15 +92,26 @@ def percent(part: float | None, whole: float | None) -> str:
 
 
 def context_rows(result: ContextResult) -> list[dict[str, str]]:
-    """One row per measured depth (and one for an out-of-memory depth), numbers as text with units."""
+    """One row per measured depth (and one for an out-of-memory depth), numbers as text with units.
+    On CUDA the eager and CUDA-graph figures stand side by side (the headline is the graphed one)."""
+    graphed = any(p.graphed_tokens_per_s is not None for s in result.series for p in s.points)
     rows = []
     for s in result.series:
         for p in s.points:
+            both = (
+                {
+                    "eager tokens/s": rate(p.eager_tokens_per_s),
+                    "CUDA-graph tokens/s": rate(p.graphed_tokens_per_s),
+                }
+                if graphed
+                else {}
+            )
             rows.append(
                 {
                     "model": s.model,
                     "depth d": f"{p.depth:,}",
                     "tokens/s (mean ± std)": rate_with_spread(p.tokens_per_s, p.std_tokens_per_s),
+                    **both,
                     "ms/token": f"{p.ms_per_token:,.2f}",
                     "roofline tokens/s": rate(p.predicted_tokens_per_s),
                     "% of roofline": percent(p.tokens_per_s, p.predicted_tokens_per_s),
@@ -114,6 +125,7 @@ def context_rows(result: ContextResult) -> list[dict[str, str]]:
                     "model": s.model,
                     "depth d": f"{s.oom_depth:,}",
                     "tokens/s (mean ± std)": "out of memory",
+                    **({"eager tokens/s": "—", "CUDA-graph tokens/s": "—"} if graphed else {}),
                     "ms/token": "—",
                     "roofline tokens/s": "—",
                     "% of roofline": "—",

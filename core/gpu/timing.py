@@ -4,7 +4,9 @@ Method (ggml-org/llama.cpp tools/llama-bench; reference/gpu-measurement.md §1.1
 the device and its sync (`BenchEnv`), the copy bandwidth B_eff the roofline uses
 (`measure_copy_bandwidth`), and `time_decode`: a short untimed warm-up, then `repeats`
 repetitions of `n_steps` single-token steps with a device sync after each step; per
-repetition tokens/s = n_steps / seconds, reported as mean ± sample std.
+repetition tokens/s = n_steps / seconds, reported as mean ± sample std. On CUDA,
+`time_at_depth` also replays each repetition as one CUDA graph (core.gpu.graphs), as
+llama.cpp and vLLM run their decode, so launch overhead no longer hides the memory wall.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from typing import Any, Protocol
 
 import torch
 
+from core.gpu import graphs
 from core.gpu import nvml as nvml_mod
+from core.gpu.kv_cache import empty_host_cache
 from core.gpu.models import DecodeModel
 from core.gpu.presets import Preset
 
@@ -84,6 +88,7 @@ class BenchEnv:
     dtype: torch.dtype
     snapshot: nvml_mod.DeviceSnapshot
     gpu: nvml_mod.NvmlGpu | None = None  # only when the models run on this NVIDIA GPU
+    outside_torch_bytes: int = 0  # device memory in use that torch's allocator does not hold (context, …)
 
     def sync(self) -> None:
         if self.device.type == "cuda":
@@ -93,6 +98,12 @@ class BenchEnv:
         if self.device.type == "cuda":
             torch.cuda.empty_cache()
 
+    def held_bytes(self) -> int:
+        """Device memory this process holds now: the CUDA context and everything torch reserved."""
+        if self.device.type != "cuda":
+            return 0
+        return self.outside_torch_bytes + torch.cuda.memory_reserved(self.device)
+
     @property
     def device_label(self) -> str:
         if self.device.type == "cuda":
@@ -101,17 +112,30 @@ class BenchEnv:
         return f"CPU ({platform.processor() or platform.machine()}, {threads} thread{'s' if threads != 1 else ''})"
 
 
+def pick_dtype(capability: tuple[int, int] | None) -> torch.dtype:
+    """bf16 where the tensor cores have it (compute capability 8.0, Ampere, and newer); fp16 on
+    Volta and Turing, where `is_bf16_supported()` says yes but bf16 is only emulated; fp32 on the CPU."""
+    if capability is None:
+        return torch.float32
+    return torch.bfloat16 if tuple(capability) >= (8, 0) else torch.float16
+
+
 def make_env(device: str = "auto", nvml_module: Any = None) -> BenchEnv:
-    """Pick CUDA when present (bf16), else the CPU (fp32); open NVML for the chosen GPU."""
+    """Pick CUDA when present, else the CPU (fp32); open NVML for the same physical GPU."""
     use_cuda = torch.cuda.is_available() and device in ("auto", "cuda")
     if device == "cuda" and not torch.cuda.is_available():
         raise RuntimeError("--device cuda was asked for, but this PyTorch sees no CUDA GPU")
     if use_cuda:
         dev = torch.device("cuda", 0)
-        dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-        gpu = nvml_mod.open_gpu(nvml_module, 0, pci_bus_id=nvml_mod.cuda_pci_bus_id(0))
+        torch.cuda.init()
+        dtype = pick_dtype(torch.cuda.get_device_capability(dev))
+        gpu = nvml_mod.open_gpu(
+            nvml_module, 0, pci_bus_id=nvml_mod.cuda_pci_bus_id(0), uuid=nvml_mod.cuda_uuid(0)
+        )
         snapshot = gpu.snapshot()
-        return BenchEnv(dev, dtype, snapshot, gpu if isinstance(gpu, nvml_mod.NvmlGpu) else None)
+        free, total = torch.cuda.mem_get_info(dev)
+        outside = max(0, total - free - torch.cuda.memory_reserved(dev))
+        return BenchEnv(dev, dtype, snapshot, gpu if isinstance(gpu, nvml_mod.NvmlGpu) else None, outside)
     return BenchEnv(torch.device("cpu"), torch.float32, nvml_mod.probe(nvml_module))
 
 
@@ -125,6 +149,7 @@ class Bandwidth:
     device_bytes_per_s: float  # device-to-device copy: (read + write) bytes / s
     link_bytes_per_s: float  # host → device (pinned) on CUDA; memcpy on the CPU
     method: str
+    host_bytes_per_s: float | None = None  # host memcpy (read + write): what CPU-computed layers get
 
 
 def _best_seconds(fn: Callable[[], None], sync: Callable[[], None], repeats: int) -> float:
@@ -144,8 +169,16 @@ def measure_copy_bandwidth(env: BenchEnv, nbytes: int, repeats: int = 5) -> Band
     device_bw, link_bw = _copy_speeds(env, nbytes, repeats)
     env.free_memory()  # the buffers died with _copy_speeds' frame
     if env.device.type == "cuda":
-        return Bandwidth(device_bw, link_bw, "device-to-device copy; pinned host-to-device copy")
-    return Bandwidth(device_bw, link_bw, "CPU memcpy (host and 'device' are the same memory)")
+        empty_host_cache()  # the pinned test buffer goes back to the OS, not to torch's cache
+        host_bw = _host_copy_speed(min(nbytes, 256 * 1024**2), repeats)
+        return Bandwidth(device_bw, link_bw, "device-to-device copy; pinned host-to-device copy", host_bw)
+    return Bandwidth(device_bw, link_bw, "CPU memcpy (host and 'device' are the same memory)", device_bw)
+
+
+def _host_copy_speed(nbytes: int, repeats: int) -> float:
+    src = torch.empty(nbytes, dtype=torch.uint8)
+    dst = torch.empty_like(src)
+    return 2 * nbytes / _best_seconds(lambda: dst.copy_(src), lambda: None, repeats)
 
 
 def _copy_speeds(env: BenchEnv, nbytes: int, repeats: int) -> tuple[float, float]:
@@ -160,7 +193,11 @@ def _copy_speeds(env: BenchEnv, nbytes: int, repeats: int) -> tuple[float, float
 
 @dataclass
 class Timing:
+    """Per-repetition tokens/s of one way of running the steps ("eager" or "CUDA graph")."""
+
     samples_tokens_per_s: list[float]
+    method: str = "eager"
+    capped: bool = False  # the depth's time cap cut the repetitions short
 
     @property
     def mean(self) -> float:
@@ -172,6 +209,23 @@ class Timing:
         return statistics.stdev(s) if len(s) > 1 else 0.0
 
 
+@dataclass
+class DepthTiming:
+    """Eager and (on CUDA) graphed timings at one depth; `best` is the graphed one when there is one."""
+
+    eager: Timing
+    graphed: Timing | None = None
+    graph_note: str | None = None  # why there is no graphed figure
+
+    @property
+    def best(self) -> Timing:
+        return self.graphed if self.graphed is not None else self.eager
+
+    @property
+    def capped(self) -> bool:
+        return self.eager.capped or (self.graphed is not None and self.graphed.capped)
+
+
 def time_decode(
     model: DecodeModel,
     depth: int,
@@ -181,23 +235,43 @@ def time_decode(
     repeats: int,
     sync: Callable[[], None],
     should_stop: ShouldStop = never,
+    deadline: float | None = None,
 ) -> Timing:
-    """Warm-up, then `repeats` × (restore depth d, `n_steps` steps, a sync after every step)."""
+    """Warm-up, then `repeats` × (back to depth d, `n_steps` steps, a sync after every step).
+
+    Stop is checked before every step. Past `deadline` (a `time.perf_counter()` value) no new
+    repetition starts; a first repetition cut short still counts the steps it timed.
+    """
     model.pos = depth
     for i in range(warmup):
-        model.step(tokens[i % len(tokens)])
+        model.step(token_at(tokens, i))
     sync()
-    samples = []
+    timer = graphs.Timer(model.device)
+    samples: list[float] = []
+    capped = False
     for _ in range(repeats):
-        if should_stop():
-            raise Stopped
+        if deadline is not None and samples and time.perf_counter() > deadline:
+            capped = True
+            break
         model.pos = depth  # back to depth d: the rows past it are simply overwritten
-        t0 = time.perf_counter()
+        timer.start()
+        done = 0
         for i in range(n_steps):
-            model.step(tokens[i % len(tokens)])
+            if should_stop():
+                raise Stopped
+            model.step(token_at(tokens, i))
             sync()
-        samples.append(n_steps / (time.perf_counter() - t0))
-    return Timing(samples)
+            done += 1
+            if deadline is not None and time.perf_counter() > deadline and i + 1 < n_steps:
+                capped = True
+                break
+        seconds = timer.stop()
+        if capped and samples:
+            break  # a cut-short repetition is not comparable with the whole ones
+        samples.append(done / seconds)
+        if capped:
+            break
+    return Timing(samples, "eager", capped)
 
 
 def time_at_depth(
@@ -210,19 +284,63 @@ def time_at_depth(
     should_stop: ShouldStop = never,
     oom_hook: OomHook | None = None,
     resident_positions: int | None = None,
-) -> Timing:
-    """Allocate room for depth d and the timed steps, prefill to d (untimed), then `time_decode`.
+    allocate: bool = True,
+    graphed: bool = True,
+) -> DepthTiming:
+    """Allocate room for depth d and the timed steps (unless already allocated), prefill to d
+    (untimed), time eager steps, then — on CUDA — the same steps replayed as one CUDA graph.
 
     `oom_hook(label, depth)` lets tests run out of memory at a chosen depth; `resident_positions`
     keeps only that many cache positions on the device (the rest streamed from host memory).
+    Each depth gets `preset.depth_seconds` of timing at most (the deadline covers both ways).
     """
     if oom_hook is not None:
         oom_hook(label, depth)
-    model.allocate(depth + max(preset.n_steps, preset.warmup) + 1, resident_positions)
+    if allocate:
+        model.allocate(steps_room(preset, depth), resident_positions)
     model.fill(depth)
-    return time_decode(
-        model, depth, tokens, preset.n_steps, preset.warmup, preset.repeats, env.sync, should_stop
+    deadline = time.perf_counter() + preset.depth_seconds
+    eager = time_decode(
+        model, depth, tokens, preset.n_steps, preset.warmup, preset.repeats, env.sync, should_stop, deadline
     )
+    result = DepthTiming(eager)
+    if not (graphed and preset.use_graphs):
+        return result
+    if env.device.type != "cuda":
+        result.graph_note = "CUDA graphs need a CUDA device"
+        return result
+    if time.perf_counter() > deadline:
+        result.graph_note = "not graphed: the depth's time cap was spent on the eager steps"
+        return result
+    if not getattr(model, "graphable", True):
+        result.graph_note = "not graphable: the CPU layers wait for the host"
+        return result
+    try:
+        result.graphed = graphs.time_graphed(
+            model, depth, tokens, preset.n_steps, preset.repeats, should_stop, deadline
+        )
+    except Stopped:
+        raise
+    except Exception as error:  # a graph that cannot be captured leaves the eager figure standing
+        if is_out_of_memory(error):
+            raise
+        result.graph_note = (
+            f"graph capture failed: {type(error).__name__}: {str(error).splitlines()[0][:200]}"
+        )
+    finally:
+        env.free_memory()
+    return result
+
+
+def steps_room(preset: Preset, depth: int) -> int:
+    """Positions a depth needs: the prefill, the timed steps (or the warm-up), one spare."""
+    return depth + max(preset.n_steps, preset.warmup) + 1
+
+
+def token_at(tokens: torch.Tensor, i: int) -> torch.Tensor:
+    """Token i (cycling) as a 1-element view: no copy, no host sync."""
+    j = i % len(tokens)
+    return tokens[j : j + 1]
 
 
 def random_tokens(preset: Preset, device: torch.device, n: int = 256) -> torch.Tensor:

@@ -7,8 +7,9 @@ MLP, a final LayerNorm, and the output head tied to the token embedding.
 
 Two ways to generate, same weights, same numbers:
 
-* `use_cache=False` — as GPT-2's original sampling code did, every step feeds the
-  whole text again and recomputes every position's keys and values.
+* `use_cache=False` — what any transformer does without a cache: every step feeds the
+  whole text again and recomputes every position's keys and values. (GPT-2's own 2019
+  sampling code already kept them: `past` / `presents` in openai/gpt-2 `src/sample.py`.)
 * `use_cache=True`  — keys and values of earlier positions never change, so keep
   them (`KVCache`) and run only the newest position through the model.
 
@@ -42,10 +43,16 @@ class GPT2Config:
     n_layer: int = 4
     n_head: int = 4
     d_model: int = 128
+    d_mlp: int = 0  # MLP width; 0 → 4 × d_model, as in GPT-2 (HF config `n_inner`)
+    layer_norm_eps: float = 1e-5  # HF config `layer_norm_epsilon`
 
     @property
     def head_dim(self) -> int:
         return self.d_model // self.n_head
+
+    @property
+    def mlp_dim(self) -> int:
+        return self.d_mlp or 4 * self.d_model
 
 
 def kv_bytes_per_token(config: GPT2Config, bytes_per_element: int = 4) -> int:
@@ -62,8 +69,10 @@ class KVCache:
 
     def __init__(self, config: GPT2Config, batch_size: int = 1, dtype: torch.dtype = torch.float32):
         shape = (batch_size, config.n_head, config.block_size, config.head_dim)  # (B, H, T_max, Dh)
-        self.keys = [torch.zeros(shape, dtype=dtype) for _ in range(config.n_layer)]
-        self.values = [torch.zeros(shape, dtype=dtype) for _ in range(config.n_layer)]
+        # Rows past `length` are never read (store and layer_arrays slice to it), so the buffers
+        # need no zeroing: GPT-2 small's window is 75 MB of fp32 keys and values.
+        self.keys = [torch.empty(shape, dtype=dtype) for _ in range(config.n_layer)]
+        self.values = [torch.empty(shape, dtype=dtype) for _ in range(config.n_layer)]
         self.length = 0  # positions stored in every layer
         self.capacity = config.block_size
         self.bytes_per_token = kv_bytes_per_token(config, torch.finfo(dtype).bits // 8) * batch_size
@@ -128,8 +137,8 @@ class CausalSelfAttention(nn.Module):
 class MLP(nn.Module):
     def __init__(self, config: GPT2Config):
         super().__init__()
-        self.up = nn.Linear(config.d_model, 4 * config.d_model)
-        self.down = nn.Linear(4 * config.d_model, config.d_model)
+        self.up = nn.Linear(config.d_model, config.mlp_dim)
+        self.down = nn.Linear(config.mlp_dim, config.d_model)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.down(F.gelu(self.up(x), approximate="tanh"))  # GPT-2's tanh GELU
@@ -140,9 +149,9 @@ class Block(nn.Module):
 
     def __init__(self, config: GPT2Config):
         super().__init__()
-        self.ln_1 = nn.LayerNorm(config.d_model)
+        self.ln_1 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
         self.attn = CausalSelfAttention(config)
-        self.ln_2 = nn.LayerNorm(config.d_model)
+        self.ln_2 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
         self.mlp = MLP(config)
 
     def forward(
@@ -155,15 +164,20 @@ class Block(nn.Module):
 
 
 class GPT2(ModelBase, nn.Module):
-    def __init__(self, config: GPT2Config):
+    """`init=False` skips the random initialisation (the weights are about to be loaded,
+    e.g. by core/models/hf_gpt2.py, and drawing 124M random numbers first is wasted time)."""
+
+    def __init__(self, config: GPT2Config, init: bool = True):
         super().__init__()
         self.config = config
         self.wte = nn.Embedding(config.vocab_size, config.d_model)  # token embedding
         self.wpe = nn.Embedding(config.block_size, config.d_model)  # learned positions
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
-        self.ln_f = nn.LayerNorm(config.d_model)
+        self.ln_f = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
         self.head = nn.Linear(config.d_model, config.vocab_size, bias=False)
         self.head.weight = self.wte.weight  # tied embeddings, as in GPT-2
+        if not init:
+            return
         self.apply(self._init_weights)
         for name, p in self.named_parameters():  # GPT-2's scaled init of residual projections
             if name.endswith("proj.weight") or name.endswith("down.weight"):
@@ -179,11 +193,15 @@ class GPT2(ModelBase, nn.Module):
             nn.init.normal_(module.weight, mean=0.0, std=0.02)
 
     def forward_with_attention(
-        self, idx: torch.Tensor, cache: KVCache | None = None
+        self, idx: torch.Tensor, cache: KVCache | None = None, last_only: bool = False
     ) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """idx (B, T_new) → logits (B, T_new, V) and each layer's weights (B, H, T_new, T).
 
         With a cache, idx holds only the new positions; they continue after `cache.length`.
+        `last_only`: logits of the newest position only (B, 1, V) — all that generating needs;
+        with a 50,257-token vocabulary the output head is the largest matrix, so running it
+        over every position of a prompt would cost more than the rest (transformers' generate
+        does the same, `logits_to_keep=1`).
         """
         B, T_new = idx.shape
         past = cache.length if cache is not None else 0
@@ -199,7 +217,9 @@ class GPT2(ModelBase, nn.Module):
             all_weights.append(weights)
         if cache is not None:
             cache.advance(T_new)
-        return self.head(self.ln_f(x)), all_weights  # (B, T_new, V)
+        if last_only:
+            x = x[:, -1:]  # (B, 1, C)
+        return self.head(self.ln_f(x)), all_weights  # (B, T_new or 1, V)
 
     def forward(self, idx: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
         return self.forward_with_attention(idx, cache)[0]
@@ -235,7 +255,7 @@ class GPT2(ModelBase, nn.Module):
         """Feed one byte after the cached ones; the Trace's token is the greedy next byte."""
         started = time.perf_counter()
         position = cache.length
-        logits, weights = self.forward_with_attention(torch.tensor([[int(token)]]), cache)
+        logits, weights = self.forward_with_attention(torch.tensor([[int(token)]]), cache, last_only=True)
         wall_ms = (time.perf_counter() - started) * 1000
         return gpt2_trace(
             self,

@@ -196,5 +196,5 @@ def attn_res_block_starts(num_layers: int, block_size: int) -> list[int]:
 
 
 def gpt2s_in(spec: ModelSpec, unit: ModelSpec = GPT2) -> float:
-    """How many of `unit` fit in `spec`, by published parameter totals (the seed's 22,580)."""
+    """How many of `unit` fit in `spec`, by published parameter totals (the article's 22,580)."""
     return spec.published_params / unit.published_params

@@ -37,19 +37,20 @@ MECHANISMS: dict[str, Stage] = {
     for s in (
         Stage(
             "no_cache",
-            "GPT-2, no cache",
+            "No cache (GPT-2-style)",
             "recompute",
-            "keeps nothing; re-reads the whole text every step",
+            "keeps nothing; re-reads the whole text every step (at the chosen width, not GPT-2's own)",
             "gpt2",
             False,
             2019,
-            "Radford et al. 2019; nanoGPT model.py",
+            "Radford et al. 2019; nanoGPT model.py. A teaching baseline: GPT-2's own sampler already "
+            "cached keys and values (openai/gpt-2 src/sample.py, past / presents)",
         ),
         Stage(
             "attention",
             "KV cache",
             "keep everything",
-            "appends one key and one value per token",
+            "appends one key and one value per token (per key/value head: GQA shares them)",
             "kv_cache",
             True,
             2019,

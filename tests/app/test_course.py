@@ -14,7 +14,7 @@ from ui.course import COURSE, LESSONS, OUTLINE, Course, Lesson, lesson_ref, less
 
 NEW = Lesson(
     "sliding_window",
-    "pages/sliding_window.py",  # no such file: the lesson is planned, not written
+    "lessons/sliding_window.py",  # no such file: the lesson is planned, not written
     "Sliding window",
     "Keep only the last few thousand tokens.",
     "Remembering everything",
@@ -27,7 +27,7 @@ FIRST_ARG = re.compile(
 ALL_ARGS = re.compile(r"\b(?:lesson_ref|lesson_span)\(([^)]*)\)")
 SOURCES = [
     driver.ROOT / "app.py",
-    *sorted((driver.ROOT / "pages").glob("*.py")),
+    *sorted((driver.ROOT / "lessons").glob("*.py")),
     *sorted((driver.ROOT / "ui").glob("*.py")),
 ]
 
@@ -59,16 +59,19 @@ def test_numbers_are_positions_in_the_outline():
         "kimi_k3",
         "experts",
         "your_gpu",
+        "planner",
         "what_changed",
+        "glossary",
     ]
     assert COURSE.start.slug == "map"
     assert course.lesson("forgetting").label == "7 · Forgetting"
-    assert course.number("what_changed") == 11
+    assert course.number("what_changed") == [item.slug for item in LESSONS].index("what_changed")
+    assert course.number("glossary") == len(LESSONS) - 1  # the glossary closes the course
 
 
 def test_every_page_file_is_in_the_outline_and_exists():
     files = {item.file for item in LESSONS}
-    assert files == {f"pages/{p.name}" for p in (driver.ROOT / "pages").glob("*.py")}
+    assert files == {f"lessons/{p.name}" for p in (driver.ROOT / "lessons").glob("*.py")}
     assert course.available() == list(LESSONS)
 
 
@@ -88,7 +91,7 @@ def test_prose_names_lessons_by_slug():
 def test_next_and_previous():
     assert course.next_available("map").slug == "gpt2"
     assert course.next_available("experts").slug == "your_gpu"
-    assert course.next_available("what_changed") is None
+    assert course.next_available(LESSONS[-1].slug) is None
     assert course.previous_available("gpt2").slug == "map"
     assert course.previous_available("map") is None
 
@@ -137,9 +140,10 @@ def test_a_page_follows_an_inserted_lesson(course_with_insert):
 def test_the_map_follows_an_inserted_lesson(course_with_insert):
     at = driver.fresh("map")
     assert list(at.table[0].value["lesson"]) == [1, 2, *range(4, 11)]
-    links = [m.value for m in at.expander[0].markdown]  # outside the router a link is plain text
+    (go_to,) = [e for e in at.expander if e.label == "Go to a lesson"]
+    links = [m.value for m in go_to.markdown]  # outside the router a link is plain text
     assert links[2] == "- 4 · Linear attention"
-    assert links[-1] == "- 12 · What changed — every stage side by side"
+    assert links[-1].startswith(f"- {len(LESSONS)} · ")  # the last lesson moved up by one too
     assert any("Next: 1 · GPT-2, plain" in m.value for m in at.markdown)
 
 

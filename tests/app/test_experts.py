@@ -31,6 +31,9 @@ def test_k3_counts_come_from_specs(at):
     assert _metric(at, "awake per token") == "18"
     bars = _array(_spec(at, "ex_bytes")["data"][0]["x"])
     assert bars[0] > 10 * bars[1]  # dense of the same size reads far more per token
+    # the bf16 figure is labelled a what-if, and the released format (MXFP4 routed experts) reads less
+    labels = _spec(at, "ex_bytes")["data"][0]["y"]
+    assert len(bars) == 3 and "what-if" in labels[1] and "MXFP4" in labels[2] and bars[2] < bars[1]
 
 
 def test_router_heatmap_is_the_real_routing(at):

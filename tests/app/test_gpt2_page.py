@@ -68,3 +68,96 @@ def test_a_curious_reader():
     assert driver.try_selectboxes(at) == 0
     assert driver.click_steps(at, times=20) == 1
     assert at.session_state["gpt2_t"] == 20
+
+
+# -- the released-weights switch, with a tiny random GPT-2 in Hugging Face format (no network) ------
+
+
+@pytest.fixture(scope="module")
+def hf_folder(tmp_path_factory):
+    pytest.importorskip("transformers")
+    from tests.hf_tiny_gpt2 import make_checkpoint
+
+    return make_checkpoint(tmp_path_factory.mktemp("hf") / "tiny")
+
+
+def test_real_checkpoint_runs_on_bpe_tokens(hf_folder, tmp_path, monkeypatch):
+    from core.generation import Sampling, run_generation
+    from core.models.hf_gpt2 import load_gpt2
+    from tests.hf_tiny_gpt2 import point_pages_at
+
+    point_pages_at(monkeypatch, hf_folder, tmp_path)
+    at = driver.fresh(PAGE)
+    assert at.radio(key="gpt2_model").value == "tiny"  # the shipped model stays the default
+    at.radio(key="gpt2_model").set_value(str(hf_folder)).run()
+    driver.assert_clean(at, "switching to the checkpoint")
+    loaded = load_gpt2(hf_folder)
+    prompt = loaded.tokenizer.encode(DEFAULT_PROMPT)
+    n = at.slider(key="gpt2_n_real").value
+    assert n == 40  # a shorter default run for a released model
+    run = run_generation(loaded.model, prompt, n, use_cache=False, sampling=Sampling())
+    steps = len(run.traces)
+    assert metric(at, "Positions run this step") == str(len(prompt) + steps - 1)
+    assert at.code[0].value == loaded.tokenizer.decode(prompt + run.new_ids)  # BPE text, not bytes
+    assert any(c.value.startswith("As tokens") and "`␣the`" in c.value for c in at.caption)
+    bars = chart(at, "gpt2_top5")["data"][0]
+    assert list(array(bars["x"])) == pytest.approx([p for _, p in run.top[-1]], abs=1e-6)
+    assert list(bars["y"]) == [loaded.tokenizer.label(i) for i, _ in run.top[-1]]
+    for _ in range(2):
+        at.button(key="gpt2_t_step").click().run()
+    driver.assert_clean(at, "stepping the checkpoint")
+    assert metric(at, "Positions run this step") == str(len(prompt) + 1)
+
+
+def test_missing_weights_offline_say_how_to_get_them(tmp_path, monkeypatch):
+    from tests.hf_tiny_gpt2 import point_pages_at
+
+    point_pages_at(monkeypatch, None, tmp_path, offline=True)
+    at = driver.fresh(PAGE)
+    at.radio(key="gpt2_model").set_value("missing:gpt2").run()
+    driver.assert_clean(at, "picking missing weights")
+    info = " ".join(i.value for i in at.info)
+    assert "about 550 MB" in info and "python -m core.models.fetch gpt2" in info
+    assert any("HF_HUB_OFFLINE" in w.value for w in at.warning)
+    assert not [b for b in at.button if b.key == "gpt2_download"]  # offline: no button at all
+    assert metric(at, "Positions run this step")  # the tiny model still runs below
+
+
+def test_download_button_shows_the_size_and_fetches(hf_folder, tmp_path, monkeypatch):
+    from core.models import fetch
+    from tests.hf_tiny_gpt2 import fake_hub_cache, point_pages_at
+
+    point_pages_at(monkeypatch, None, tmp_path, offline=False)
+    calls = []
+
+    def fake_download(key="gpt2", cache_dir=None, report=None):
+        calls.append(key)
+        for name in fetch.FILES:
+            report(name, 1, 2)
+            report(name, 2, 2)
+        return fake_hub_cache(hf_folder, tmp_path)
+
+    monkeypatch.setattr(fetch, "download", fake_download)
+    at = driver.fresh(PAGE)
+    at.radio(key="gpt2_model").set_value("missing:gpt2").run()
+    button = at.button(key="gpt2_download")
+    assert "550 MB" in button.label and not calls  # size first, nothing fetched before the click
+    button.click().run()
+    driver.assert_clean(at, "download")
+    assert calls == ["gpt2"] and any("is here" in s.value for s in at.success)
+    at.run()
+    options = at.radio(key="gpt2_model").options
+    assert "GPT-2 small, real weights" in options and len(options) == 2  # found now, no 'missing' entry
+
+
+def test_a_bad_folder_is_one_line_and_the_page_keeps_working(tmp_path, monkeypatch):
+    from tests.hf_tiny_gpt2 import point_pages_at
+
+    bad = tmp_path / "not-a-checkpoint"
+    bad.mkdir()
+    point_pages_at(monkeypatch, bad, tmp_path / "cache")
+    at = driver.fresh(PAGE)
+    at.radio(key="gpt2_model").set_value(str(bad)).run()
+    driver.assert_clean(at, "bad folder")
+    assert len(at.error) == 1 and "no config.json" in at.error[0].value and "\n" not in at.error[0].value
+    assert metric(at, "Positions run this step")

@@ -115,3 +115,48 @@ def test_stepped_figures_patched_from_the_last_step_match_a_full_build():
             assert spec(fg.attention_step(attention, weights, size)) == spec(
                 fg.attention_figure(weights, ids, size)
             )
+
+
+# -- the released-weights switch, with a tiny random GPT-2 in Hugging Face format (no network) ------
+
+
+@pytest.fixture(scope="module")
+def hf_folder(tmp_path_factory):
+    pytest.importorskip("transformers")
+    from tests.hf_tiny_gpt2 import make_checkpoint
+
+    return make_checkpoint(tmp_path_factory.mktemp("hf") / "tiny")
+
+
+def test_real_checkpoint_cache_on_bpe_tokens(hf_folder, tmp_path, monkeypatch):
+    from core.models.hf_gpt2 import load_gpt2
+    from core.units import format_bytes
+    from tests.hf_tiny_gpt2 import point_pages_at
+
+    point_pages_at(monkeypatch, hf_folder, tmp_path)
+    at = driver.fresh(PAGE)
+    at.radio(key="kv_model").set_value(str(hf_folder)).run()
+    at.button(key="kv_t_reset").click().run()
+    driver.assert_clean(at, "switching to the checkpoint")
+    loaded = load_gpt2(hf_folder)
+    cfg, tok = loaded.config, loaded.tokenizer
+    p = len(tok.encode(DEFAULT_PROMPT))
+    per_token = 2 * cfg.n_layer * cfg.d_model * 4  # fp32 keys and values
+    for step in range(1, 4):
+        at.button(key="kv_t_step").click().run()
+        driver.assert_clean(at, f"step {step}")
+        rows = p + step - 1
+        assert metric(at, "Rows in the cache") == str(rows)
+        assert metric(at, "Cache held") == format_bytes(rows * per_token)
+        assert metric(at, "Same output as without a cache?") == "yes"  # checked live on this model
+        z = array(chart(at, "kv_heatmaps")["data"][0]["z"])
+        assert (~np.isnan(z).all(axis=1)).sum() == rows and z.shape[1] == cfg.head_dim
+    size = next(c.value for c in at.caption if c.value.startswith("Live cache size"))
+    assert format_bytes(per_token) in size and format_bytes(per_token // 2) in size and "the same" in size
+    attention = chart(at, "kv_attention")["data"][0]
+    labels = [tok.label(i) for i in tok.encode(DEFAULT_PROMPT)]
+    assert [x.split(": ", 1)[1] for x in attention["x"][:p]] == labels  # real BPE tokens on the axis
+    assert chart(at, "kv_top5")["data"][0]["type"] == "bar"
+    at.selectbox(key="kv_layer").select(1).run()
+    at.selectbox(key="kv_head").select(3).run()
+    driver.assert_clean(at, "layer/head on the checkpoint")

@@ -26,9 +26,10 @@ def test_story_table_and_memory_chart():
     assert list(story.columns) == ["lesson", "stage", "what it fixed", "what it left"]
     assert list(story["lesson"]) == list(range(1, 10))
     # "Go to a lesson": every lesson after the map, numbered from the course outline (plain text off the router)
-    links = [m.value for m in at.expander[0].markdown]
+    (go_to,) = [e for e in at.expander if e.label == "Go to a lesson"]
+    links = [m.value for m in go_to.markdown]
     assert [link.split(" · ")[0] for link in links] == [f"- {item.number}" for item in LESSONS[1:]]
-    assert links[-1] == "- 11 · What changed — every stage side by side"
+    assert links[-1] == f"- {LESSONS[-1].number} · Glossary — every word in one plain sentence"
     charts = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
     assert len(charts) == 1
     bars = charts[0]["data"][0]

@@ -47,7 +47,8 @@ def test_panel_shows_the_sweep_with_state_sizes(at):
     assert bool(notes) == bool(stuck)
     table = at.dataframe[0].value
     assert len(table) == len(results["runs"])
-    assert "fixed board" in table.columns and "cache per token" in table.columns
+    assert "fixed boards, both layers" in table.columns and "cache per token, both layers" in table.columns
+    assert "short-conv windows" in table.columns  # the total is boards + cache + conv windows, shown as a sum
 
 
 def test_default_sequence_is_answered_and_the_board_is_drawn(at):

@@ -6,6 +6,7 @@ Chromium (`apt-get install chromium`). Without it these tests skip loudly.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -46,11 +47,12 @@ def _chromium() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
-def server_url():
+@contextlib.contextmanager
+def streamlit_server(log_name: str = "streamlit-browser-test.log"):
+    """A fresh Streamlit server for the course on a free loopback port; yields its URL, stops it after."""
     port = _free_port()
     (ROOT / "artifacts").mkdir(exist_ok=True)
-    log = open(ROOT / "artifacts" / "streamlit-browser-test.log", "w")
+    log = open(ROOT / "artifacts" / log_name, "w")
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -77,23 +79,30 @@ def server_url():
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        pytest.fail("streamlit server did not become healthy in 90 s")
-    yield url
-    proc.terminate()
     try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            try:
+                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                    break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("streamlit server did not become healthy in 90 s")
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def server_url():
+    with streamlit_server() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

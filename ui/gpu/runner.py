@@ -29,7 +29,9 @@ def benchmark_panel(owner: str, snapshot: DeviceSnapshot, on_gpu: bool) -> Choic
         "already read, not timed), take a warm-up step, then time single-token steps — waiting for the device "
         "to finish each one — and repeat; the chart shows the mean ± the spread of the repeats. The models are "
         "small random ones: they move the same bytes a trained model of their shape moves, which is all speed "
-        "depends on."
+        "depends on. On an NVIDIA GPU each repetition is also replayed as one CUDA graph, as llama.cpp and vLLM "
+        "run their decode, so the chart shows the memory wall rather than Python's launch overhead; the eager "
+        "figure is drawn beside it."
     )
     choice = _pickers(snapshot, on_gpu)
     _collect_finished(owner)

@@ -48,7 +48,7 @@ def telemetry_panel() -> None:
 
 def _start() -> Sampler | None:
     """Open the GPU and start sampling it (closing a handle left from before); None if NVML refuses."""
-    gpu = nvml.open_gpu()
+    gpu = nvml.open_cuda_gpu()  # the card the benchmarks run on, on a multi-GPU box too
     if not isinstance(gpu, nvml.NvmlGpu):
         st.error(gpu.reason)
         return None

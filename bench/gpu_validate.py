@@ -1,0 +1,455 @@
+"""Does lesson 10's GPU benchmark measure the memory wall? Five checks, each against a stated range.
+
+    python bench/gpu_validate.py --out docs/gpu-runs/<name>        # on one NVIDIA GPU, ≤ 10 minutes
+    python bench/gpu_validate.py --out /tmp/dry --cpu-ok           # CPU dry run, tiny sizes, seconds
+
+1. decode: kernels per step (profiler); eager vs CUDA-graph tokens/s at depth 0 and 64K for
+   full attention and the fixed state, against the roofline of the bytes a step moves; MoE vs dense.
+2. bandwidth: device copy at 2 GiB vs an L2-sized copy; a bf16 GEMV; pinned vs pageable host→device.
+3. spill: one depth under a 16 GiB budget — copies per step by direction, host-blocking calls,
+   device memory held vs the budget, pinned host memory before/after release, speed vs the spill roofline.
+4. energy: idle power after a 5 s rest vs right after work; energy counter vs sampled power over 8 s.
+5. end to end: `python -m core.gpu.bench --preset large --vram-budget-gb 16` in a subprocess.
+
+Every check prints PASS/FAIL per expectation (SKIP: needs a GPU; the dry run still runs the code)
+and the JSON in the --out folder (validate.json, plus bench.json from check 5) is rewritten after
+each check. Needs only torch, numpy and nvidia-ml-py. Exit status: 0 all passed, 1 something
+failed, 2 bad arguments, 128 + N after signal N (what was measured is kept).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import torch  # noqa: E402
+
+from core.gpu import cli_io, probes, spill  # noqa: E402
+from core.gpu.context_bench import plan_series, traffic_tokens_per_s  # noqa: E402
+from core.gpu.energy import EnergyMeter  # noqa: E402
+from core.gpu.export import to_json, versions  # noqa: E402
+from core.gpu.kv_cache import pinned_host_bytes  # noqa: E402
+from core.gpu.models import build  # noqa: E402
+from core.gpu.presets import GIB, MIB, PRESETS  # noqa: E402
+from core.gpu.timing import Bandwidth, BenchEnv, Stopped, make_env, random_tokens, steps_room, time_at_depth  # noqa: E402
+from core.gpu.traffic import trace_persistent_bytes  # noqa: E402
+from core.gpu.verdicts import expect, pct, range_text, ratio  # noqa: E402
+
+PROG = "bench/gpu_validate.py"
+
+
+@dataclasses.dataclass(frozen=True)
+class Sizes:
+    """How big each check runs: a real GPU, or the CPU dry run."""
+
+    preset: str
+    deep: int  # the deep depth of check 1
+    copy_big: int
+    gemv: tuple[int, int]
+    h2d: int
+    spill_budget: int | None  # None: computed to spill half the depth (dry run)
+    spill_depth: int
+    burst_s: float
+    after_s: float
+    rest_s: float
+    idle_s: float
+    window_s: float
+    bench_args: tuple[str, ...]
+
+
+GPU = Sizes("large", 65536, 2 * GIB, (8192, 8192), 1 * GIB, 16 * GIB, 65536, 3.0, 2.0, 5.0, 3.0, 8.0,
+            ("--preset", "large", "--vram-budget-gb", "16", "--depth-seconds", "15"))  # fmt: skip
+DRY = Sizes("tiny", 1024, 16 * MIB, (256, 256), 0, None, 1024, 0.1, 0.1, 0.1, 0.1, 0.2,
+            ("--preset", "tiny", "--device", "cpu", "--vram-budget-gb", "0.001", "--threads", "1"))  # fmt: skip
+
+
+class Validator:
+    """Runs the checks in order, writing the JSON after each; Stop (a signal) ends between steps."""
+
+    def __init__(self, env: BenchEnv, sizes: Sizes, folder: Path, budget_s: float, stop: cli_io.StopOnSignal):
+        self.env, self.s, self.folder, self.stop = env, sizes, folder, stop
+        self.cuda = env.device.type == "cuda"
+        self.deadline = time.perf_counter() + budget_s
+        self.file = cli_io.ResultFile(folder / "validate.json")
+        self.out: dict[str, Any] = {
+            "mode": "gpu" if self.cuda else "cpu dry run",
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "device": env.snapshot.to_dict() | {"torch_device": env.device_label, "dtype": str(env.dtype)},
+            "versions": versions(),
+            "sizes": dataclasses.asdict(sizes),
+            "checks": {},
+        }
+        self.bw: Bandwidth | None = None
+
+    def e(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return expect(*args, cuda=self.cuda, **kwargs)
+
+    def run(self, name: str, fn: Callable[[], tuple[dict[str, Any], list[dict[str, Any]]]]) -> None:
+        if self.stop.is_set():
+            return
+        print(f"\n== {name}", flush=True)
+        t0 = time.perf_counter()
+        record: dict[str, Any] = {}
+        try:
+            data, expectations = fn()
+            record = {"data": data, "expectations": expectations}
+        except Stopped:
+            record = {"stopped": True, "expectations": []}
+        except Exception as error:  # one broken check must not lose the others
+            record = {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc()[-4000:],
+                      "expectations": [expect("check ran without an error", None, needs_cuda=False)]}  # fmt: skip
+            print(f"  ERROR {record['error']}", flush=True)
+        finally:
+            self.env.free_memory()
+        record["seconds"] = time.perf_counter() - t0
+        for x in record["expectations"]:
+            value = "—" if x["value"] is None else f"{x['value']:.4g}{x['unit']}"
+            print(f"  {x['status']:<4}  {x['what']}: {value}   expected {range_text(x)}", flush=True)
+        self.out["checks"][name] = record
+        self.save()
+
+    def save(self) -> None:
+        statuses = [x["status"] for c in self.out["checks"].values() for x in c["expectations"]]
+        self.out["summary"] = {k: statuses.count(k) for k in ("PASS", "FAIL", "SKIP")}
+        self.out["stopped"] = self.stop.is_set()
+        self.file.write(to_json(self.out))
+
+    def should_stop(self) -> bool:
+        return self.stop.is_set()
+
+    # -- 1 ---------------------------------------------------------------------------------------
+    def decode(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        env, s = self.env, self.s
+        preset = dataclasses.replace(PRESETS[s.preset], depth_seconds=20.0)
+        self.bw = self.bw or _bandwidth(env, preset.copy_bytes)
+        tokens = random_tokens(preset, env.device)
+        data: dict[str, Any] = {"copy_bandwidth_bytes_per_s": self.bw.device_bytes_per_s}
+        for kind, ffn, depths in (("attention", "dense", (0, s.deep)), ("state", "dense", (0, s.deep)),
+                                  ("attention", "dense_moe_size", (preset.moe_depth,)),
+                                  ("attention", "moe", (preset.moe_depth,))):  # fmt: skip
+            model = build(kind, preset, env.device, env.dtype, ffn)
+            try:
+                for depth in depths:
+                    model.allocate(steps_room(preset, depth))
+                    model.fill(depth)
+                    model.step(tokens[:1])
+                    model.pos = depth
+                    prof = probes.step_profile(lambda m=model: m.step(tokens[:1]), env.device)
+                    measured = time_at_depth(
+                        model, kind, preset, env, tokens, depth, self.should_stop, allocate=False
+                    )
+                    roof = traffic_tokens_per_s(model.traffic(depth), self.bw)
+                    g = measured.graphed
+                    data[f"{kind}/{ffn}/d{depth}"] = {
+                        "kernels_per_step": prof.kernels if self.cuda else prof.ops,
+                        "host_blocking_calls": prof.blocking_calls,
+                        "eager_tokens_per_s": measured.eager.mean,
+                        "graphed_tokens_per_s": None if g is None else g.mean,
+                        "graph_note": measured.graph_note,
+                        "roofline_tokens_per_s": roof,
+                        "bytes_per_step": model.traffic(depth).to_dict(),
+                    }
+                    model.release()
+            finally:
+                model.release()
+                del model
+                env.free_memory()
+        a0, ad = data["attention/dense/d0"], data[f"attention/dense/d{s.deep}"]
+        s0, sd = data["state/dense/d0"], data[f"state/dense/d{s.deep}"]
+        dense, moe = (
+            data[f"attention/dense_moe_size/d{preset.moe_depth}"],
+            data[f"attention/moe/d{preset.moe_depth}"],
+        )
+        best = lambda r: r["graphed_tokens_per_s"] or r["eager_tokens_per_s"]  # noqa: E731
+        layers = preset.n_layers
+        bytes_ratio = dense["bytes_per_step"]["total"] / moe["bytes_per_step"]["total"]
+        return data, [
+            self.e("kernels per step per layer, full attention", a0["kernels_per_step"] / layers, 4, 40),
+            self.e("host-blocking calls in a step", sum(a0["host_blocking_calls"].values()), 0, 0),
+            self.e("graphed ÷ eager at depth 0, full attention", ratio(a0["graphed_tokens_per_s"], a0["eager_tokens_per_s"]), 1.2, None, "×"),
+            self.e("graphed % of roofline at depth 0, full attention", pct(best(a0), a0["roofline_tokens_per_s"]), 35, 110, " %"),
+            self.e(f"graphed % of roofline at depth {s.deep:,}, full attention", pct(best(ad), ad["roofline_tokens_per_s"]), 35, 110, " %"),
+            self.e("graphed % of roofline at depth 0, fixed state", pct(best(s0), s0["roofline_tokens_per_s"]), 25, 110, " %"),
+            self.e("fixed state ÷ full attention at depth 0", ratio(best(s0), best(a0)), 0.7, None, "×"),
+            self.e(f"fixed state ÷ full attention at depth {s.deep:,}", ratio(best(sd), best(ad)), 1.5, None, "×"),
+            self.e(f"MoE ÷ dense speed, as a share of the byte ratio ({bytes_ratio:.2f}×)", ratio(ratio(best(moe), best(dense)), bytes_ratio), 0.5, 1.2, "×"),
+        ]  # fmt: skip
+
+    # -- 2 ---------------------------------------------------------------------------------------
+    def bandwidth(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        env, s, dev = self.env, self.s, self.env.device
+        l2 = probes.l2_bytes(dev)
+        small = max(
+            1 * MIB, (l2 or 8 * MIB) // 8
+        )  # source + destination fit in a quarter of the L2 (H200: two halves)
+        big = probes.copy_bandwidth(dev, s.copy_big)
+        data = {
+            "copy_big_bytes": s.copy_big, "copy_big_bytes_per_s": big,
+            "l2_bytes": l2, "copy_l2_bytes": small, "copy_l2_bytes_per_s": probes.copy_bandwidth(dev, small),
+            "gemv_shape": s.gemv, "gemv_bytes_per_s": probes.gemv_bandwidth(dev, env.dtype, *s.gemv),
+            "nvml_peak_bytes_per_s": _peak_bandwidth(env),
+            "pcie_bytes_per_s": env.snapshot.pcie_bandwidth_bytes_per_s,
+        }  # fmt: skip
+        if self.cuda:
+            data["h2d_pinned_bytes_per_s"] = probes.h2d_bandwidth(s.h2d, pinned=True)
+            data["h2d_pageable_bytes_per_s"] = probes.h2d_bandwidth(s.h2d, pinned=False)
+        return data, [
+            self.e("2 GiB copy as % of NVML peak", pct(big, data["nvml_peak_bytes_per_s"]), 55, 100, " %"),
+            self.e("L2-sized copy ÷ 2 GiB copy", ratio(data["copy_l2_bytes_per_s"], big), 0.8, 10, "×"),
+            self.e("bf16 GEMV bytes/s as % of the 2 GiB copy", pct(data["gemv_bytes_per_s"], big), 50, 130, " %"),
+            self.e("pinned ÷ pageable host→device", ratio(data.get("h2d_pinned_bytes_per_s"), data.get("h2d_pageable_bytes_per_s")), 1.2, None, "×"),
+            self.e("pinned host→device as % of the PCIe link", pct(data.get("h2d_pinned_bytes_per_s"), data["pcie_bytes_per_s"]), 50, 100, " %"),
+        ]  # fmt: skip
+
+    # -- 3 ---------------------------------------------------------------------------------------
+    def spill(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        env, s = self.env, self.s
+        preset = dataclasses.replace(PRESETS[s.preset], depths=(s.spill_depth,), depth_seconds=30.0)
+        self.bw = self.bw or _bandwidth(env, preset.copy_bytes)
+        tokens = random_tokens(preset, env.device)
+        model = build("attention", preset, env.device, env.dtype)
+        max_len = steps_room(preset, s.spill_depth)
+        per_pos = model.memory_bytes(1)
+        budget = s.spill_budget
+        if budget is None:  # dry run: room for half the depth on the "device", plus the stage
+            weights = model.total_params() * model.elem_bytes
+            half = s.spill_depth // 2
+            budget = weights + half * per_pos + (max_len - half) * (per_pos // preset.n_layers)
+        try:
+            plan = plan_series(model, "attention", preset, env, budget)
+            if plan.refusal:
+                raise RuntimeError(plan.refusal)
+            pinned_before, free_before = pinned_host_bytes(), spill.host_available_bytes()
+            model.allocate(max_len, plan.resident)
+            held, pinned_alloc = env.held_bytes(), pinned_host_bytes()
+            model.fill(s.spill_depth)
+            model.step(tokens[:1])
+            model.pos = s.spill_depth
+            prof = probes.step_profile(lambda: model.step(tokens[:1]), env.device)
+            model.pos = s.spill_depth
+            traced, _ = trace_persistent_bytes(lambda: model.step(tokens[:1]), model.persistent_tensors())
+            accounted = model.traffic(s.spill_depth).persistent
+            contiguous = all(model.cache.host_rows(i, s.spill_depth - plan.resident).is_contiguous()
+                             for i in range(preset.n_layers))  # fmt: skip
+            measured = time_at_depth(
+                model, "spill", preset, env, tokens, s.spill_depth, self.should_stop, allocate=False
+            )
+            traffic = model.traffic(s.spill_depth)
+            roof = traffic_tokens_per_s(traffic, self.bw)
+        finally:
+            model.release()
+            env.free_memory()
+        pinned_after = pinned_host_bytes()
+        best = measured.best.mean
+        data = {
+            "budget_bytes": budget, "depth": s.spill_depth, "resident_positions": plan.resident,
+            "held_bytes": held, "copies_per_step": prof.copies, "host_blocking_calls": prof.blocking_calls,
+            "kernels_per_step": prof.kernels, "pinned_before": pinned_before, "pinned_allocated": pinned_alloc,
+            "pinned_after_release": pinned_after, "host_free_before": free_before,
+            "host_free_after": spill.host_available_bytes(), "traced_bytes": traced, "accounted_bytes": accounted,
+            "eager_tokens_per_s": measured.eager.mean,
+            "graphed_tokens_per_s": None if measured.graphed is None else measured.graphed.mean,
+            "graph_note": measured.graph_note, "spill_roofline_tokens_per_s": roof, "traffic": traffic.to_dict(),
+        }  # fmt: skip
+        layers = preset.n_layers
+        leaked = None if pinned_after is None else (pinned_after - (pinned_before or 0)) / GIB
+        return data, [
+            self.e("host→device copies per step (one per spilled layer)", prof.copies.get("HtoD"), layers, layers),
+            self.e("device→host copies per step (the new rows)", prof.copies.get("DtoH"), layers, layers),
+            self.e("host-blocking calls in a step", prof.syncs, 0, 0),
+            self.e("device memory held ÷ budget", ratio(held, budget), 0.5, 1.0, "×"),
+            self.e("pinned host memory left after release", leaked, None, 0.0625, " GiB"),
+            self.e("measured % of the spill roofline", pct(best, roof), 30, 120, " %"),
+            self.e("per-step host slices are contiguous", float(contiguous), 1, 1, needs_cuda=False),
+            self.e("accounted ÷ traced bytes of a spilled step", ratio(accounted, traced), 1, 1, "×", needs_cuda=False),
+        ]  # fmt: skip
+
+    # -- 4 ---------------------------------------------------------------------------------------
+    def energy(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        env, s = self.env, self.s
+        counter, power, source = _energy_sources(env)
+        buf = torch.empty(min(s.copy_big, 1 * GIB), dtype=torch.uint8, device=env.device)
+        dst = torch.empty_like(buf)
+
+        def work(seconds: float) -> int:
+            n, end = 0, time.perf_counter() + seconds
+            while time.perf_counter() < end:
+                if self.should_stop():
+                    raise Stopped
+                for _ in range(8):
+                    dst.copy_(buf)
+                env.sync()
+                n += 8
+            return n
+
+        def watts_over(seconds: float) -> float | None:
+            meter = EnergyMeter(None, power, interval_s=0.05)
+            meter.begin()
+            time.sleep(seconds)
+            reading = meter.end()
+            return None if reading is None else reading.avg_watts
+
+        work(s.burst_s)
+        right_after = watts_over(s.after_s)
+        time.sleep(s.rest_s)
+        idle = watts_over(s.idle_s)
+        by_counter = EnergyMeter(counter, None)
+        by_samples = EnergyMeter(None, power, interval_s=0.05)
+        env.sync()
+        by_counter.begin()
+        by_samples.begin()
+        copies = work(s.window_s)
+        env.sync()
+        c, p = by_counter.end(), by_samples.end()
+        data = {
+            "source": source, "right_after_work_watts": right_after, "idle_after_rest_watts": idle,
+            "window_copies": copies, "counter_joules": None if c is None else c.joules,
+            "counter_seconds": None if c is None else c.seconds, "sampled_joules": None if p is None else p.joules,
+            "sampled_seconds": None if p is None else p.seconds, "power_limit_w": env.snapshot.power_limit_w,
+        }  # fmt: skip
+        avg = None if c is None else c.avg_watts
+        return data, [
+            self.e("idle after a rest ÷ power right after work", ratio(idle, right_after), 0, 1.02, "×"),
+            self.e("energy counter moved over the window", data["counter_joules"], 1e-9, None, " J"),
+            self.e("counter ÷ sampled-power energy", ratio(data["counter_joules"], data["sampled_joules"]), 0.85, 1.15, "×"),
+            self.e("average power while copying, % of the power limit", pct(avg, env.snapshot.power_limit_w), 20, 105, " %"),
+        ]  # fmt: skip
+
+    # -- 5 ---------------------------------------------------------------------------------------
+    def end_to_end(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        out = self.folder / "bench.json"
+        limit = max(30.0, self.deadline - time.perf_counter() - 15.0)
+        cmd = [sys.executable, "-m", "core.gpu.bench", *self.s.bench_args, "--out", str(out)]
+        print(f"  {' '.join(cmd)}  (limit {limit:.0f} s)", flush=True)
+        env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        t0 = time.perf_counter()
+        chunks: list[str] = []
+        reader = threading.Thread(target=lambda: chunks.extend(proc.stdout), daemon=True)  # type: ignore[arg-type]
+        reader.start()
+        while proc.poll() is None:
+            if self.stop.is_set() or time.perf_counter() - t0 > limit:
+                proc.send_signal(signal.SIGTERM)  # it stops cleanly and keeps what it measured
+                try:
+                    proc.wait(timeout=120)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                break
+            time.sleep(0.2)
+        proc.wait()
+        reader.join(5)
+        tail = "".join(chunks)
+        result = json.loads(out.read_text()) if out.exists() else {}
+        data = {"command": cmd, "exit_status": proc.returncode, "seconds": time.perf_counter() - t0,
+                "output_tail": tail[-3000:], "complete": result.get("complete")}  # fmt: skip
+        return data, [
+            self.e("bench exit status", proc.returncode, 0, 0, needs_cuda=False),
+            self.e(
+                "bench wrote a complete JSON", float(bool(result.get("complete"))), 1, 1, needs_cuda=False
+            ),
+            *_e2e_expectations(result, self.e),
+        ]
+
+
+def _e2e_expectations(result: dict[str, Any], e: Callable[..., dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the lesson claims, read from the bench JSON: attention slows, the state holds, the spill falls off a cliff, MoE wins."""
+    series = {s["model"]: s["points"] for s in result.get("context", {}).get("series", [])}
+    att, st = series.get("full attention", []), series.get("fixed state", [])
+    budget = (result.get("context_budget") or {}).get("series", [{}])[0]
+    resident_at = {p["depth"]: p["tokens_per_s"] for p in att}
+    spilled = [p for p in budget.get("points", []) if p["spilled_bytes"] and p["depth"] in resident_at]
+    rows = (result.get("moe") or {}).get("rows", [])
+    dense, moe = (rows + [{}, {}])[:2]
+    return [
+        e("full attention: deepest ÷ depth 0", ratio(att[-1]["tokens_per_s"], att[0]["tokens_per_s"]) if len(att) > 1 else None, None, 0.9, "×"),
+        e("fixed state: deepest ÷ depth 0", ratio(st[-1]["tokens_per_s"], st[0]["tokens_per_s"]) if len(st) > 1 else None, 0.85, 1.15, "×"),
+        e("spilled ÷ resident at the first spilled depth", ratio(spilled[0]["tokens_per_s"], resident_at[spilled[0]["depth"]]) if spilled else None, None, 0.7, "×"),
+        e("MoE ÷ dense tokens/s", ratio(moe.get("tokens_per_s"), dense.get("tokens_per_s")), 1.5, None, "×"),
+        e("MoE ÷ dense net J/token", ratio(moe.get("net_joules_per_token"), dense.get("net_joules_per_token")), None, 0.9, "×"),
+    ]  # fmt: skip
+
+
+def _bandwidth(env: BenchEnv, nbytes: int) -> Bandwidth:
+    device = probes.copy_bandwidth(env.device, nbytes)
+    link = probes.h2d_bandwidth(min(nbytes, GIB), pinned=True) if env.device.type == "cuda" else device / 2
+    return Bandwidth(device, link, "validate: device copy; pinned host→device")
+
+
+def _energy_sources(env: BenchEnv) -> tuple[Callable[[], float | None], Callable[[], float | None], str]:
+    """NVML's counter and power for the GPU; a synthetic 50 W card on a dry run (code path only).
+    A GPU without NVML reads nothing, so its energy expectations fail with the reason in `source`."""
+    if env.gpu is not None:
+        return env.gpu.energy_mj, env.gpu.power_w, "NVML"
+    if env.device.type == "cuda":
+        reason = env.snapshot.reason or "NVML gave no device"
+        return (lambda: None), (lambda: None), f"none: {reason}"
+    t0 = time.perf_counter()
+    return (lambda: 1e6 + 50_000.0 * (time.perf_counter() - t0)), (lambda: 50.0), "synthetic 50 W (dry run)"
+
+
+def _peak_bandwidth(env: BenchEnv) -> float | None:
+    """NVML's 2 × max memory clock × bus width ÷ 8, else the same from torch's device properties."""
+    if env.snapshot.peak_bandwidth_bytes_per_s or env.device.type != "cuda":
+        return env.snapshot.peak_bandwidth_bytes_per_s
+    props = torch.cuda.get_device_properties(env.device)
+    clock_khz, bus = getattr(props, "memory_clock_rate", None), getattr(props, "memory_bus_width", None)
+    return 2.0 * clock_khz * 1e3 * bus / 8.0 if clock_khz and bus else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = cli_io.Parser(prog=PROG, description=__doc__.split("\n")[0])
+    parser.add_argument("--out", required=True, help="folder for validate.json and bench.json")
+    parser.add_argument(
+        "--cpu-ok", action="store_true", help="without a GPU, do a dry run on the CPU (tiny sizes)"
+    )
+    parser.add_argument(
+        "--budget-seconds", type=cli_io.positive_float, default=570.0, help="whole-run time budget"
+    )
+    parser.add_argument("--checks", default="1,2,3,4,5", help="which checks to run, e.g. 1,3")
+    args = parser.parse_args(argv)
+    cuda = torch.cuda.is_available()
+    if not cuda and not args.cpu_ok:
+        cli_io.fail(PROG, "this PyTorch sees no CUDA GPU; pass --cpu-ok for a CPU dry run")
+    chosen = {c.strip() for c in args.checks.split(",") if c.strip()}
+    if not chosen or not chosen <= set("12345"):
+        cli_io.fail(PROG, f"--checks {args.checks!r}: pick from 1,2,3,4,5")
+    why = cli_io.check_out_path(Path(args.out), is_dir=True)
+    if why:
+        cli_io.fail(PROG, why)
+    folder = Path(args.out)
+    folder.mkdir(parents=True, exist_ok=True)
+    if not cuda:
+        torch.set_num_threads(1)
+    env = make_env("cuda" if cuda else "cpu")
+    with cli_io.StopOnSignal() as stop:
+        v = Validator(env, GPU if cuda else DRY, folder, args.budget_seconds, stop)
+        print(f"{PROG}: {v.out['mode']} on {env.device_label} ({env.dtype}); JSON in {folder}/validate.json")
+        for key, name, fn in (("1", "1 decode", v.decode), ("2", "2 bandwidth", v.bandwidth), ("3", "3 spill", v.spill),
+                              ("4", "4 energy", v.energy), ("5", "5 end to end", v.end_to_end)):  # fmt: skip
+            if key in chosen:
+                v.run(name, fn)
+        v.save()
+    summary = v.out["summary"]
+    print(f"\n{summary['PASS']} passed, {summary['FAIL']} failed, {summary['SKIP']} skipped (need a GPU)")
+    if stop.exit_code:
+        return stop.exit_code
+    return 1 if summary["FAIL"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

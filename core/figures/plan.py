@@ -1,0 +1,98 @@
+"""The planner's pictures: where the memory goes, and the decode ceiling as the context grows.
+
+Data in (`core.plan.Plan` objects), figure out; no Streamlit.
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from core.figures.style import COLORS, base_layout, log_ticks
+from core.plan.plan import Plan
+from core.units import format_bytes, format_context
+
+GiB = 1024**3
+
+_PARTS = (
+    ("weights", "weights", COLORS["dense"]),
+    ("reserve", "reserve (runtime + activations)", COLORS["predicted"]),
+    ("kv", "KV cache", COLORS["attention"]),
+    ("state", "fixed recurrent state", COLORS["hybrid"]),
+)
+
+
+def memory_figure(plan: Plan) -> go.Figure:
+    """One stacked bar of what the plan needs, against the usable memory of the chosen GPUs."""
+    fig = go.Figure()
+    for attr, label, color in _PARTS:
+        value = getattr(plan, attr)
+        fig.add_bar(
+            y=["needed"],
+            x=[value / GiB],
+            orientation="h",
+            name=label,
+            marker_color=color,
+            hovertemplate=f"{label}: {format_bytes(value)}<extra></extra>",
+        )
+    usable = plan.usable / GiB
+    # the usable line as a trace (so it has a legend entry and hover), spanning the one bar
+    fig.add_scatter(
+        x=[usable, usable],
+        y=["needed", "needed"],
+        mode="markers",
+        name=f"usable: {format_bytes(plan.usable)}",
+        marker=dict(color=COLORS["warning"], symbol="line-ns-open", size=60, line=dict(width=3)),
+        hovertemplate=f"usable memory: {format_bytes(plan.usable)}<extra></extra>",
+    )
+    verdict = "fits" if plan.fits else "does not fit"
+    title = (
+        f"{plan.model_name}: {plan.inputs.batch} × {format_context(plan.inputs.context)} tokens on "
+        f"{plan.inputs.gpus} × {plan.card_name} — {verdict}"
+    )
+    base_layout(fig, title=title, x_title="GiB", height=300)
+    fig.update_layout(
+        barmode="stack", legend=dict(orientation="h", y=-0.45, yanchor="top", x=0, xanchor="left")
+    )
+    fig.update_yaxes(showticklabels=False)
+    return fig
+
+
+def context_figure(plans: list[Plan]) -> go.Figure:
+    """Decode ceiling (all sequences) against context length; points that do not fit are left out."""
+    if not plans:
+        raise ValueError("need at least one plan")
+    xs = [p.inputs.context for p in plans]
+    fits = [p for p in plans if p.decode_tokens_per_s is not None]
+    fig = go.Figure()
+    fig.add_scatter(
+        x=[p.inputs.context for p in fits],
+        y=[p.decode_tokens_per_s for p in fits],
+        mode="lines+markers",
+        name=f"batch {plans[0].inputs.batch}, ceiling",
+        line=dict(color=COLORS["attention"], width=3),
+        customdata=[[format_bytes(p.read_per_step), p.decode_bound] for p in fits],
+        hovertemplate="%{x:,} tokens<br>%{y:,.1f} tokens/s<br>read per step: %{customdata[0]}"
+        "<br>%{customdata[1]}-bound<extra></extra>",
+    )
+    missing = [p.inputs.context for p in plans if p.decode_tokens_per_s is None]
+    if missing:
+        fig.add_scatter(
+            x=missing,
+            y=[0] * len(missing),
+            mode="markers",
+            name="does not fit",
+            marker=dict(color=COLORS["warning"], symbol="x", size=10),
+            hovertemplate="%{x:,} tokens: does not fit<extra></extra>",
+        )
+    base_layout(
+        fig,
+        title=f"{plans[0].model_name} on {plans[0].inputs.gpus} × {plans[0].card_name}: decode ceiling vs context",
+        x_title="context (tokens)",
+        y_title="tokens per second (all sequences)",
+        height=360,
+    )
+    if min(xs) > 0 and max(xs) / min(xs) >= 100:
+        ticks, labels = log_ticks(min(xs), max(xs))
+        fig.update_xaxes(type="log", tickvals=ticks, ticktext=labels)
+    fig.update_yaxes(rangemode="tozero")
+    return fig

@@ -1,0 +1,423 @@
+"""The course glossary: every term a beginner meets, in one plain sentence, with the lesson that
+explains it in depth.
+
+One record per term. Pages introduce a term with `ui.glossary.new_words(...)` in the first lesson
+(in course order) whose prose uses it; `tests/app/test_glossary.py` walks the lessons in order
+and fails when a term is used before that. `patterns` say how a term shows up in prose (regular
+expressions over the page's strings); `code` patterns catch text a page only builds at run time
+(e.g. `format_bytes(` prints KiB/MiB/GiB).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Term:
+    key: str
+    name: str  # how the glossary and the "new words" box print it
+    sentence: str  # one plain sentence, no maths assumed
+    lesson: str  # slug of the lesson that explains it in depth (ui/course.py)
+    patterns: tuple[str, ...]  # regexes over prose strings (case-sensitive; use (?i) where needed)
+    code: tuple[str, ...] = ()  # regexes over page source for text built at run time
+
+    def used_in(self, prose: str, source: str = "") -> bool:
+        """True if `prose` (the page's strings) or `source` (its code) uses the term."""
+        if any(re.search(p, prose) for p in self.patterns):
+            return True
+        return any(re.search(p, source) for p in self.code)
+
+
+def _t(key, name, sentence, lesson, *patterns, code=()) -> Term:
+    return Term(key, name, sentence, lesson, tuple(patterns), tuple(code))
+
+
+TERMS: tuple[Term, ...] = (
+    # --- text and models -----------------------------------------------------------------
+    _t(
+        "token",
+        "token",
+        "The unit of text a model reads and writes one at a time: a word piece in real "
+        "models (GPT-2 knows 50,257 of them), a single byte in this course's tiny models.",
+        "gpt2",
+        r"(?i)\btokens?\b",
+    ),
+    _t(
+        "byte",
+        "byte",
+        "Eight bits: one letter of plain English in UTF-8 (a Japanese character takes three, "
+        "an emoji four), and also the unit memory is counted in.",
+        "gpt2",
+        r"(?i)\bbytes?\b",
+    ),
+    _t(
+        "parameter",
+        "parameter / weight",
+        "One learned number inside a model; 'weights' is the everyday word "
+        "for all of them together, and '124M parameters' means 124 million such numbers.",
+        "gpt2",
+        r"(?i)\bparameters?\b",
+        r"(?i)\bweights\b",
+    ),
+    _t(
+        "layer",
+        "layer",
+        "One stage of processing that every token passes through; models stack dozens, "
+        "each reading the previous one's output.",
+        "gpt2",
+        r"(?i)\blayers?\b",
+    ),
+    _t(
+        "block",
+        "block",
+        "One repeated unit of a transformer: an attention layer followed by a feed-forward "
+        "layer (GPT-2 small stacks 12).",
+        "gpt2",
+        r"(?i)\bblocks?\b",
+    ),
+    _t(
+        "embedding",
+        "embedding",
+        "The list of numbers a token is turned into before the first layer; a "
+        "learned table has one such row per possible token.",
+        "gpt2",
+        r"(?i)\bembeddings?\b",
+    ),
+    _t(
+        "context",
+        "context / context window",
+        "Everything the model has read so far in one conversation, "
+        "measured in tokens; the window is the most it can look back.",
+        "gpt2",
+        r"(?i)\bcontext\b",
+    ),
+    _t(
+        "matrix",
+        "matrix / vector",
+        "A vector is a list of numbers; a matrix is a grid of them. Models are "
+        "mostly matrices multiplied with vectors.",
+        "linear_attention",
+        r"(?i)\bmatri(x|ces)\b",
+        r"(?i)\bvectors?\b",
+    ),
+    # --- attention ---------------------------------------------------------------------------
+    _t(
+        "query",
+        "query",
+        "The vector a token uses to ask 'what am I looking for?' when it looks back at earlier tokens.",
+        "kv_cache",
+        r"(?i)\bquer(y|ies)\b",
+    ),
+    _t(
+        "key",
+        "key",
+        "The vector each token offers to be found by: a query is compared with every key.",
+        "kv_cache",
+        r"\bkeys?\b",
+    ),
+    _t(
+        "value",
+        "value",
+        "The vector a token hands over when a query picks it; the output mixes values.",
+        "kv_cache",
+        r"\bvalues?\b",
+    ),
+    _t(
+        "attention",
+        "attention",
+        "How a token looks back: its query is scored against every earlier key, "
+        "and the values are mixed by those scores.",
+        "kv_cache",
+        r"(?i)\battention\b",
+    ),
+    _t(
+        "softmax",
+        "softmax",
+        "A function that turns a list of scores into weights that are all positive and "
+        "add up to 1, giving the biggest score the biggest share.",
+        "kv_cache",
+        r"(?i)\bsoftmax\b",
+    ),
+    _t(
+        "attention_weights",
+        "attention weights",
+        "The softmax shares a query gives to the earlier tokens: "
+        "how much of each value goes into the output.",
+        "kv_cache",
+        r"(?i)\battention weights?\b",
+    ),
+    _t(
+        "head",
+        "head",
+        "One of several attention units that run side by side in a layer, each with its own "
+        "smaller queries, keys and values.",
+        "kv_cache",
+        r"(?i)\bheads?\b",
+    ),
+    _t(
+        "kv_cache",
+        "KV cache",
+        "The keys and values of every token read so far, kept so they need not be "
+        "computed again; it grows by one entry per token.",
+        "kv_cache",
+        r"(?i)\bcache\b",
+    ),
+    _t(
+        "gqa",
+        "GQA (grouped-query attention)",
+        "Several query heads share one key/value head, so the cache "
+        "stores fewer keys and values (Llama-3-8B: 32 query heads, 8 key/value heads).",
+        "kv_cache",
+        r"\bGQA\b",
+        r"(?i)grouped-query",
+    ),
+    _t(
+        "mha",
+        "MHA (multi-head attention)",
+        "Plain attention where every head keeps its own keys and values, as in GPT-2.",
+        "kv_cache",
+        r"\bMHA\b",
+    ),
+    _t(
+        "mla",
+        "MLA / latent",
+        "Multi-head latent attention: each token's keys and values are squeezed into "
+        "one short 'latent' vector that is cached and expanded when needed.",
+        "kimi_k3",
+        r"\bMLA\b",
+        r"(?i)\blatent\b",
+    ),
+    # --- numbers and memory ------------------------------------------------------------------
+    _t(
+        "fp32",
+        "fp32 / bf16 / fp8 / 4-bit",
+        "How many bits each stored number takes: 32, 16, 8 or 4; fewer "
+        "bits save memory and reading time at some cost in precision.",
+        "kv_cache",
+        r"(?i)\b(fp32|fp64|bf16|fp16|fp8|mxfp4)\b",
+        r"\b(4|8|16|32)-bit\b",
+    ),
+    _t(
+        "gib",
+        "KiB / MiB / GiB vs GB",
+        "Memory sizes in powers of two (1 GiB = 1,073,741,824 bytes), as this "
+        "course prints them; GB is 10⁹ bytes, as card makers and bandwidth figures use.",
+        "kv_cache",
+        r"\b(KiB|MiB|GiB|TiB|GB|GB/s)\b",
+        code=(r"format_bytes\(",),
+    ),
+    _t(
+        "gpu",
+        "GPU / graphics card",
+        "A chip built to do thousands of multiplications at once; language models run on them.",
+        "your_gpu",
+        r"\bGPUs?\b",
+        r"(?i)graphics card",
+    ),
+    _t(
+        "vram",
+        "VRAM",
+        "The graphics card's own memory: the weights and the cache must fit in it to run at full speed.",
+        "kv_cache",
+        r"\bVRAM\b",
+    ),
+    _t(
+        "bandwidth",
+        "bandwidth",
+        "How many bytes per second a memory can deliver (GB/s); when a model reads "
+        "more than it computes, bandwidth sets its speed.",
+        "kv_cache",
+        r"(?i)\bbandwidth\b",
+    ),
+    _t(
+        "pcie",
+        "PCIe",
+        "The link between the graphics card and the rest of the computer; many times slower "
+        "than the card's own memory.",
+        "kv_cache",
+        r"\bPCIe\b",
+    ),
+    _t(
+        "roofline",
+        "roofline",
+        "The fastest a step can possibly run: bytes it must read divided by the "
+        "memory's bandwidth (or work divided by compute, whichever is slower).",
+        "your_gpu",
+        r"(?i)\broofline\b",
+    ),
+    # --- the fixed-size board --------------------------------------------------------------
+    _t(
+        "board",
+        "board / fixed state",
+        "This course's name for the fixed-size matrix a linear-attention "
+        "layer keeps instead of a cache: every token writes onto it, and it never grows.",
+        "linear_attention",
+        r"(?i)\bboards?\b",
+        r"(?i)fixed state",
+    ),
+    _t(
+        "transpose",
+        "transpose (ᵀ)",
+        "Flipping a matrix over its diagonal, so rows become columns; kᵀ turns "
+        "a column of numbers into a row.",
+        "linear_attention",
+        r"ᵀ",
+        r"(?i)\btranspose",
+    ),
+    _t(
+        "outer_product",
+        "outer product",
+        "A column times a row (k vᵀ): a whole grid where entry (i, j) is k's i-th number times v's j-th.",
+        "linear_attention",
+        r"(?i)outer product",
+    ),
+    _t(
+        "unit_vector",
+        "unit / orthogonal vector",
+        "A unit vector has length 1; two vectors are orthogonal "
+        "when they point at right angles, so neither has any part of the other.",
+        "collisions",
+        r"(?i)\bunit (vector|key)s?\b",
+        r"(?i)\borthogonal\b",
+    ),
+    _t(
+        "channel",
+        "channel",
+        "One of the numbers in a vector, seen as a lane of its own; on the board, "
+        "one key channel is one row.",
+        "forgetting",
+        r"(?i)\bchannels?\b",
+    ),
+    _t(
+        "recurrence",
+        "recurrence",
+        "A rule that computes each step from the result of the step before, so the steps must run in order.",
+        "chunks",
+        r"(?i)\brecurren(ce|t)\b",
+    ),
+    _t(
+        "wy",
+        "WY representation",
+        "A way to write many erase-then-write steps as one product of matrices, "
+        "so a whole chunk is computed at once instead of token by token.",
+        "chunks",
+        r"\bWY\b",
+        r"(?i)UT transform",
+    ),
+    _t(
+        "gate",
+        "gate",
+        "A number between 0 and 1, computed from the token, that scales how much of "
+        "something passes; here, how much of the board survives each step.",
+        "forgetting",
+        r"(?i)\bgates?\b",
+    ),
+    _t(
+        "sigmoid",
+        "sigmoid",
+        "A function that squashes any number into the range 0 to 1.",
+        "experts",
+        r"(?i)\bsigmoid\b",
+    ),
+    _t(
+        "rmsnorm",
+        "RMSNorm",
+        "Rescales a vector so its typical size is 1, keeping its direction.",
+        "kimi_k3",
+        r"RMSNorm",
+    ),
+    # --- experts -------------------------------------------------------------------------
+    _t(
+        "ffn",
+        "FFN / feed-forward",
+        "The part of each block that works on every token alone (an MLP: two or "
+        "three matrix multiplications); it holds most of a dense model's weights.",
+        "experts",
+        r"(?i)feed-forward",
+        r"\bFFN\b",
+        r"\bMLP\b",
+    ),
+    _t(
+        "expert",
+        "expert / MoE",
+        "In a mixture of experts (MoE) the feed-forward part is split into many "
+        "small networks, the experts; each token runs only a few of them.",
+        "experts",
+        r"(?i)\bexperts?\b",
+        r"\bMoE\b",
+    ),
+    _t(
+        "router",
+        "router",
+        "The small layer that scores every expert for a token and wakes the best few.",
+        "experts",
+        r"(?i)\brouter\b",
+    ),
+    # --- measuring -------------------------------------------------------------------------
+    _t(
+        "nvml",
+        "NVML",
+        "NVIDIA's management library: the driver interface that reports a card's name, "
+        "memory, power and clocks.",
+        "your_gpu",
+        r"\bNVML\b",
+    ),
+    _t(
+        "j_per_token",
+        "J/token",
+        "Joules of energy spent per generated token: average watts times seconds per token.",
+        "your_gpu",
+        r"J/token",
+        r"(?i)joules? per token",
+    ),
+    _t(
+        "tg128",
+        "tg128 (llama-bench)",
+        "llama.cpp's benchmark row 'text generation of 128 tokens': the "
+        "average tokens/s while writing 128 tokens; '@ d4096' means after 4,096 tokens of context.",
+        "your_gpu",
+        r"\btg\d+\b",
+    ),
+    _t(
+        "q4_0",
+        "Q4_0 / Q4_K_M",
+        "llama.cpp's 4-bit weight formats: weights stored in 4 bits with a shared scale per small group.",
+        "your_gpu",
+        r"\bQ4_(0|K_M)\b",
+    ),
+    _t(
+        "ngl",
+        "-ngl",
+        "llama.cpp's option 'number of GPU layers': how many layers run on the card; the rest "
+        "run on the CPU from main memory.",
+        "your_gpu",
+        r"-ngl\b",
+    ),
+    _t(
+        "num_ctx",
+        "num_ctx",
+        "Ollama's context-length setting; a larger value reserves a larger KV cache, "
+        "which may no longer fit in VRAM.",
+        "your_gpu",
+        r"\bnum_ctx\b",
+    ),
+)
+
+BY_KEY: dict[str, Term] = {t.key: t for t in TERMS}
+if len(BY_KEY) != len(TERMS):  # pragma: no cover - a typo guard
+    raise ValueError("two glossary terms share a key")
+
+
+def get(key: str) -> Term:
+    """The term `key` (ValueError for an unknown key)."""
+    try:
+        return BY_KEY[key]
+    except KeyError:
+        raise ValueError(f"no glossary term {key!r}") from None
+
+
+def alphabetical() -> list[Term]:
+    """Every term, sorted the way a reader looks one up."""
+    return sorted(TERMS, key=lambda t: t.name.lower().lstrip("-"))

@@ -1,0 +1,105 @@
+"""Decode steps replayed as one CUDA graph, timed with CUDA events.
+
+Launched one by one, a decode step of a few-billion-parameter model issues hundreds of small
+kernels, and Python plus launch latency (tens of µs each) can take longer than the step's
+memory traffic; llama.cpp and vLLM both capture their decode as CUDA graphs for this reason.
+The positions of a repetition are known before it runs (depth d, d + 1, …), so all its
+`n_steps` steps are captured once — after a warm-up on a side stream, as `torch.cuda.graph`
+requires — and every repetition is one `replay()`. Events recorded on the stream around the
+work time it on the device, not the host.
+
+`Timer` is the clock both ways share: CUDA events on a GPU, `perf_counter` on the CPU.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import torch
+
+if TYPE_CHECKING:
+    from core.gpu.models import DecodeModel
+    from core.gpu.timing import Timing
+
+
+class Timer:
+    """start() … stop() → seconds: CUDA events on a CUDA device, perf_counter elsewhere."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.cuda = device.type == "cuda"
+        self._t0 = 0.0
+        if self.cuda:
+            self._start = torch.cuda.Event(enable_timing=True)
+            self._end = torch.cuda.Event(enable_timing=True)
+
+    def start(self) -> None:
+        if self.cuda:
+            self._start.record()
+        else:
+            self._t0 = time.perf_counter()
+
+    def stop(self) -> float:
+        if not self.cuda:
+            return time.perf_counter() - self._t0
+        self._end.record()
+        self._end.synchronize()
+        return self._start.elapsed_time(self._end) / 1000.0
+
+
+def _run_steps(model: DecodeModel, depth: int, tokens: torch.Tensor, n_steps: int) -> None:
+    from core.gpu.timing import token_at
+
+    model.pos = depth
+    for i in range(n_steps):
+        model.step(token_at(tokens, i))
+
+
+def capture(model: DecodeModel, depth: int, tokens: torch.Tensor, n_steps: int) -> torch.cuda.CUDAGraph:
+    """Warm up on a side stream, then capture `n_steps` steps from depth d as one graph."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        _run_steps(model, depth, tokens, n_steps)
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, capture_error_mode="thread_local"):  # other threads (the page) may use CUDA
+        _run_steps(model, depth, tokens, n_steps)
+    return graph
+
+
+def time_graphed(
+    model: DecodeModel,
+    depth: int,
+    tokens: torch.Tensor,
+    n_steps: int,
+    repeats: int,
+    should_stop: Callable[[], bool],
+    deadline: float | None = None,
+) -> Timing:
+    """Capture once, replay `repeats` times (one warm replay first), tokens/s per replay."""
+    from core.gpu.timing import Stopped, Timing
+
+    graph = capture(model, depth, tokens, n_steps)
+    try:
+        graph.replay()  # warm: the first replay uploads the graph
+        if model.device.type == "cuda":
+            torch.cuda.synchronize(model.device)
+        timer = Timer(model.device)
+        samples: list[float] = []
+        capped = False
+        for _ in range(repeats):
+            if should_stop():
+                raise Stopped
+            if deadline is not None and samples and time.perf_counter() > deadline:
+                capped = True
+                break
+            timer.start()
+            graph.replay()
+            samples.append(n_steps / timer.stop())
+        return Timing(samples, "CUDA graph", capped)
+    finally:
+        del graph
+        model.pos = depth

@@ -1,0 +1,81 @@
+"""How a KV cache is split under a VRAM budget, counting everything the process holds.
+
+"Pretend my card has B bytes" must leave room for all of it: the CUDA context and what the
+allocator already holds (weights included), a working allowance for one step's activations,
+the device staging block that streamed rows land in (one layer's spilled positions), and
+the resident cache rows. The rest of the cache lives in pinned host memory, so free host
+RAM is checked before any of it is allocated: pinning more than the machine has would
+swap or kill the process instead of measuring anything.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+WORKSPACE_BYTES = 256 * 1024**2  # one step's activations, the graph pool and allocator slack on a GPU
+HOST_MARGIN_BYTES = 2 * 1024**3  # host RAM left for everything else
+
+
+def resident_positions(
+    budget_bytes: int | None,
+    held_bytes: int,
+    bytes_per_position: int,
+    stage_bytes_per_position: int = 0,
+    max_len: int = 0,
+) -> int | None:
+    """How many cache positions fit on the device (None: no budget).
+
+    held_bytes: what is already on the card before the cache (weights, context, workspace).
+    With a staging block (`stage_bytes_per_position` × the spilled positions of `max_len`):
+    R·b + (max_len − R)·s ≤ budget − held  →  R = (budget − held − max_len·s) / (b − s).
+    """
+    if budget_bytes is None:
+        return None
+    room = budget_bytes - held_bytes
+    if not stage_bytes_per_position or max_len * bytes_per_position <= room:
+        return max(0, room // bytes_per_position)
+    if bytes_per_position <= stage_bytes_per_position:
+        return 0
+    return max(
+        0, (room - max_len * stage_bytes_per_position) // (bytes_per_position - stage_bytes_per_position)
+    )
+
+
+def host_available_bytes() -> int | None:
+    """Free host RAM the OS would hand out now (MemAvailable), or None where it cannot say."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+@dataclass(frozen=True)
+class HostCheck:
+    needed_bytes: int
+    available_bytes: int | None
+
+    @property
+    def fits(self) -> bool:
+        return self.available_bytes is None or self.needed_bytes + HOST_MARGIN_BYTES <= self.available_bytes
+
+    @property
+    def message(self) -> str:
+        gib = 1024**3
+        return (
+            f"the spilled cache needs {self.needed_bytes / gib:.1f} GiB of pinned host memory "
+            f"but only {(self.available_bytes or 0) / gib:.1f} GiB is free "
+            f"(keeping {HOST_MARGIN_BYTES / gib:.0f} GiB for the rest of the machine)"
+        )
+
+
+def check_host(needed_bytes: int, available_bytes: int | None = None) -> HostCheck:
+    """Is there room in host RAM for `needed_bytes` of pinned cache?"""
+    return HostCheck(needed_bytes, host_available_bytes() if available_bytes is None else available_bytes)

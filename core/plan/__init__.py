@@ -1,0 +1,27 @@
+"""The memory and speed planner: any model's config.json → weights, cache, state, what fits, how fast.
+
+Modules, one job each: `config` (config.json → `core.specs` types), `formats` (weight and cache
+formats at their real bits), `cards` (accelerators with sources), `memory` (cache bytes per layout),
+`experts` (distinct experts a batch touches), `flops` (work per token), `plan` (the arithmetic),
+`export` (rows, JSON, CSV, query parameters). `python -m core.plan --help` is the CLI twin of the
+page `lessons/planner.py`; tests/test_plan_oracle.py checks the cache bytes against transformers.
+"""
+
+from core.plan.cards import CARDS, PlanCard
+from core.plan.config import PlannedModel, parse
+from core.plan.errors import ConfigError
+from core.plan.formats import CACHE_FORMATS, WEIGHT_FORMATS
+from core.plan.plan import Plan, PlanInputs, plan
+
+__all__ = [
+    "CACHE_FORMATS",
+    "CARDS",
+    "ConfigError",
+    "Plan",
+    "PlanCard",
+    "PlanInputs",
+    "PlannedModel",
+    "WEIGHT_FORMATS",
+    "parse",
+    "plan",
+]

@@ -1,0 +1,58 @@
+"""Floating-point work of a model per token: the weights' matmuls and attention over the context.
+
+- Weights: 2 FLOPs (multiply + add) per active parameter per token (the standard 2·N rule,
+  Kaplan et al. 2020 §2.1), counting the output head but not the input table (a lookup).
+- Softmax attention, one layer, one query over T kept tokens: scores q·k (2·H·d_qk·T) and the
+  weighted sum of values (2·H·d_v·T). A causal prefill of T tokens does half of T² pairs.
+  MLA is counted as the decompressed heads it computes in prefill (d_qk = nope + rope, d_v).
+- A fixed-state layer (Gated DeltaNet, KDA): about 4 d_k×d_v passes per head per token (decay, read
+  the old value, write, read out — `core/mechanisms.py`'s `macs_per_head`), 2 FLOPs each.
+"""
+
+from __future__ import annotations
+
+from core.plan.config import PlannedModel
+from core.plan.memory import LAYOUTS, tokens_kept
+from core.specs import LatentAttention
+
+
+def head_dims(model: PlannedModel) -> tuple[int, int, int]:
+    """(heads, d_qk, d_v) of the full-attention layers."""
+    attention = model.spec.attention
+    if isinstance(attention, LatentAttention):
+        return attention.heads, attention.qk_nope_head_dim + attention.qk_rope_head_dim, attention.v_head_dim
+    return attention.heads, attention.head_dim, attention.head_dim
+
+
+def _linear_layer_flops_per_token(model: PlannedModel) -> float:
+    linear = model.spec.linear
+    return 0.0 if linear is None else 2.0 * 4 * linear.v_heads * linear.head_k_dim * linear.head_v_dim
+
+
+def decode_flops_per_token(model: PlannedModel, active_params: float, context: int) -> float:
+    """FLOPs one sequence spends on its next token at `context` (weights + attention + boards)."""
+    spec = model.spec
+    heads, d_qk, d_v = head_dims(model)
+    n = 2.0 * active_params
+    for layer, kind in enumerate(spec.layer_kinds()):
+        if spec.linear is not None and kind == spec.linear.kind:
+            n += _linear_layer_flops_per_token(model)
+        else:
+            n += 2.0 * heads * (d_qk + d_v) * tokens_kept(model, layer, context, LAYOUTS["engine"])
+    return n
+
+
+def prefill_flops(model: PlannedModel, active_params: float, tokens: int) -> float:
+    """FLOPs to read a prompt of `tokens` in one pass (causal attention: half the pairs)."""
+    spec = model.spec
+    heads, d_qk, d_v = head_dims(model)
+    n = 2.0 * active_params * tokens
+    for layer, kind in enumerate(spec.layer_kinds()):
+        if spec.linear is not None and kind == spec.linear.kind:
+            n += _linear_layer_flops_per_token(model) * tokens
+        elif model.sliding_window is not None and layer in model.sliding_layers:
+            w = min(tokens, model.sliding_window)
+            n += 2.0 * heads * (d_qk + d_v) * w * tokens
+        else:
+            n += 2.0 * heads * (d_qk + d_v) * tokens * (tokens + 1) / 2
+    return n

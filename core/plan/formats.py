@@ -1,0 +1,105 @@
+"""Weight and cache formats at their real bits per element, with where each number comes from.
+
+A quantised format stores more than its nominal bits: every block of weights carries a scale
+(and sometimes a zero point or a second-level scale), so "4-bit" is 4.25–4.9 bits on disk and
+in memory. The planner multiplies parameter counts by these *effective* figures.
+
+Sources:
+- GGUF block layouts: ggml-org/llama.cpp `ggml/src/ggml-common.h` (block_q8_0 = fp16 scale + 32 int8
+  = 34 bytes / 32 weights; block_q4_0 = fp16 scale + 16 bytes of nibbles = 18 bytes / 32 weights).
+- Q4_K_M and Q8_0 as whole-model mixes: llama.cpp `tools/quantize/README.md`, table for
+  meta-llama/Llama-3.1-8B: Q4_K_M 4.8944 bits/weight, Q8_0 8.5008 (Q4_K_M keeps some tensors in Q6_K).
+- AWQ / GPTQ (4-bit, group size 128): one fp16 scale and one 4-bit zero point per group of 128
+  (AutoAWQ `GEMM` packing, AutoGPTQ `QuantLinear`): 4 + 20/128 = 4.156 bits.
+- MXFP4: OCP Microscaling Formats (MX) v1.0: FP4 E2M1 elements, one E8M0 scale per 32 → 4.25 bits.
+- NVFP4: NVIDIA "Introducing NVFP4" (2025): FP4 E2M1 elements, one FP8 E4M3 scale per 16 → 4.5 bits
+  (+ one fp32 per tensor, negligible).
+- FP8 / INT8 with per-channel or per-tensor scales: 8 bits (DeepSeek-V3's 128×128 block scales add
+  0.002 bits, ignored).
+- Kimi K3 as released: routed experts MXFP4 (compressed-tensors "mxfp4-pack-quantized", group 32),
+  everything else BF16 (huggingface.co/moonshotai/Kimi-K3 config.json, quantization_config).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class WeightFormat:
+    """Bits per weight; `expert_bits` set means routed experts use it and everything else `bits`."""
+
+    key: str
+    label: str
+    bits: float
+    source: str
+    expert_bits: float | None = None
+
+    def bytes_per_param(self, expert: bool = False) -> float:
+        bits = self.expert_bits if (expert and self.expert_bits is not None) else self.bits
+        return bits / 8
+
+
+@dataclass(frozen=True)
+class CacheFormat:
+    """Bytes per cached K/V (or latent) element."""
+
+    key: str
+    label: str
+    bytes_per_element: float
+    source: str
+
+
+_GGML = "llama.cpp ggml/src/ggml-common.h block layout"
+_QUANT_README = "llama.cpp tools/quantize/README.md (Llama-3.1-8B table)"
+
+WEIGHT_FORMATS: dict[str, WeightFormat] = {
+    f.key: f
+    for f in (
+        WeightFormat("bf16", "BF16 / FP16", 16.0, "2 bytes per weight"),
+        WeightFormat("fp8", "FP8 (E4M3, per-channel scales)", 8.0, "1 byte per weight; scales negligible"),
+        WeightFormat("int8", "INT8 (W8A16, per-channel scales)", 8.0, "1 byte per weight; scales negligible"),
+        WeightFormat("q8_0", "GGUF Q8_0", 8.5008, f"{_QUANT_README}; block: 34 bytes / 32 weights"),
+        WeightFormat("q4_k_m", "GGUF Q4_K_M", 4.8944, f"{_QUANT_README}: mix of Q4_K (4.5) and Q6_K (6.56)"),
+        WeightFormat("q4_0", "GGUF Q4_0", 4.5, f"{_GGML}: 18 bytes / 32 weights"),
+        WeightFormat("awq4", "AWQ / GPTQ 4-bit, group 128", 4 + 20 / 128, "fp16 scale + 4-bit zero per 128"),
+        WeightFormat("mxfp4", "MXFP4", 4.25, "OCP MX v1.0: E2M1 + one E8M0 scale per 32"),
+        WeightFormat("nvfp4", "NVFP4", 4.5, "NVIDIA NVFP4: E2M1 + one E4M3 scale per 16"),
+        WeightFormat(
+            "mxfp4_experts",
+            "Routed experts MXFP4, rest BF16 (Kimi K3 as released)",
+            16.0,
+            "huggingface.co/moonshotai/Kimi-K3 quantization_config (experts mxfp4-pack-quantized, group 32)",
+            expert_bits=4.25,
+        ),
+    )
+}
+
+CACHE_FORMATS: dict[str, CacheFormat] = {
+    f.key: f
+    for f in (
+        CacheFormat("bf16", "BF16 / FP16", 2.0, "2 bytes per element"),
+        CacheFormat("fp8", "FP8 (vLLM kv_cache_dtype=fp8)", 1.0, "1 byte per element"),
+        CacheFormat("q8_0", "GGUF q8_0 (llama.cpp -ctk/-ctv q8_0)", 34 / 32, f"{_GGML}: 34 bytes / 32"),
+        CacheFormat("q4_0", "GGUF q4_0 (llama.cpp -ctk/-ctv q4_0)", 18 / 32, f"{_GGML}: 18 bytes / 32"),
+    )
+}
+
+# The fixed recurrent state of Gated DeltaNet / KDA layers is kept in fp32 by fla and transformers
+# (measured in tests/test_plan_oracle.py); its short-convolution buffer in the model dtype.
+STATE_BYTES = 4.0
+CONV_BYTES = 2.0
+
+
+def weight_format(key: str) -> WeightFormat:
+    try:
+        return WEIGHT_FORMATS[key]
+    except KeyError:
+        raise ValueError(f"unknown weight format {key!r}; known: {', '.join(WEIGHT_FORMATS)}") from None
+
+
+def cache_format(key: str) -> CacheFormat:
+    try:
+        return CACHE_FORMATS[key]
+    except KeyError:
+        raise ValueError(f"unknown cache format {key!r}; known: {', '.join(CACHE_FORMATS)}") from None

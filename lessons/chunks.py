@@ -1,0 +1,178 @@
+"""Chunks: cut the text into chunks, work inside each at once, hand the board over at the edges."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+import torch
+
+from core import chunk_timing
+from core.figures import chunks as fc
+from core.figures.style import label_of
+from core.mechanisms import rule_keys
+from core.ops import delta_rule, forms
+from ui.deeper import go_deeper_chunks
+from ui.glossary import new_words
+from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, show_figure, still_missing
+
+CHUNK_SIZES = (1, 2, 4, 8, 16, 32, 64)
+SPEED_CHUNKS = (4, 8, 16, 32, 64)
+DTYPES = {"fp32": torch.float32, "fp64": torch.float64}
+
+
+@st.cache_data(show_spinner=False)
+def check(rule: str, T: int, d: int, C: int, dtype: str) -> forms.ChunkCheck:
+    return forms.chunk_check(rule, T, d, C, dtype=DTYPES[dtype])
+
+
+@st.cache_resource(show_spinner=False, max_entries=512)
+def timeline_view(T: int, C: int) -> go.Figure:
+    """The chunked timeline, built once per (T, C): a figure with a shape per hand-over is slow to build."""
+    return fc.timeline_figure(T, C, title=f"{T} tokens, chunks of {C}")
+
+
+@st.cache_resource(show_spinner=False, max_entries=128)
+def waits_view(T: int) -> go.Figure:
+    """Hand-overs per form for T tokens, built once per T."""
+    return fc.waits_figure(forms.waits_per_form(T, [c for c in CHUNK_SIZES if c > 1]), T)
+
+
+lesson_header("chunks")
+new_words("recurrence", "wy", here="chunks")
+problem(
+    "DeltaNet's erase-then-write fixed the blurring of a rewritten key, but each write needs the board the previous "
+    "write left behind. Token 100 waits for token 99, which waits for token 98 … A GPU can do "
+    "thousands of multiplications at once, and here it spends its time waiting in line."
+)
+st.markdown(
+    "The fix: cut the text into **chunks** of C tokens. Inside a chunk, work out all C updates "
+    "together with a few matrix multiplications — the maths of *what the chunk as a whole does to "
+    "the board* can be written in closed form (the WY representation). Between chunks, hand the "
+    "board over once. The line of waiting shrinks from T steps to T/C."
+)
+
+st.header("1 · The timeline, cut into chunks")
+c1, c2 = st.columns(2)
+T = c1.slider("tokens T", 8, 64, 32, key="ch_T")
+C = c2.select_slider("chunk size C", options=CHUNK_SIZES, value=8, key="ch_C")
+show_figure(timeline_view(T, C), key="ch_timeline")
+steps, waits = forms.waits_in_line(T, C)
+m1, m2 = st.columns(2)
+m1.metric("waits in line, step by step", f"{steps}")
+m2.metric(f"waits in line, chunks of {C}", f"{waits}", delta=f"{waits - steps}", delta_color="inverse")
+show_figure(waits_view(T), key="ch_waits")
+st.caption(
+    "Each red mark is a hand-over: the next piece of work cannot start before the board arrives (the first "
+    "mark brings the starting board), so the marks in each row equal the counts above. "
+    "Inside a chunk there are no hand-overs — the work there is ordinary matrix multiplication, "
+    "which a GPU does in parallel. The price is more arithmetic per chunk (it grows with C)."
+)
+
+st.header("2 · Same answer? Check it live")
+st.markdown(
+    "A shortcut is only allowed if it computes *exactly* the same thing. Below, random inputs go "
+    "through both forms from `core/ops`: the step-by-step recurrence and the chunked algorithm."
+)
+c1, c2, c3, c4 = st.columns(4)
+rule = c1.selectbox("rule", rule_keys(), index=1, format_func=label_of, key="ch_rule")
+T_check = c2.slider("tokens", 1, 200, 100, key="ch_T_check")
+C_check = c3.select_slider("chunk size", options=CHUNK_SIZES, value=16, key="ch_C_check")
+dtype = c4.radio("precision", list(DTYPES), key="ch_dtype", horizontal=True)
+try:
+    result = check(rule, T_check, 16, C_check, dtype)
+except Exception as err:  # shown, not raised: the page keeps working
+    st.error(f"The check could not run: {err}")
+else:
+    tol = result.tolerance
+    m1, m2 = st.columns(2)
+    m1.metric("largest output difference", f"{result.max_output_difference:.1e}")
+    m2.metric("largest board difference", f"{result.max_state_difference:.1e}")
+    (st.success if result.agrees else st.error)(
+        f"{label_of(rule)}, {T_check} tokens (2 heads, key and value size 16), chunks of {C_check}, {dtype}: "
+        + (
+            f"chunked equals step-by-step to within {tol:g} — the rest is float rounding."
+            if result.agrees
+            else f"the two forms differ by more than {tol:g}."
+        )
+    )
+
+st.header("3 · Is it faster here?")
+st.markdown(
+    "Time both forms on the machine running this page (on one CPU thread, so other work on the "
+    "machine disturbs the numbers less). The "
+    "step-by-step form makes T small updates in a row; the chunked form fewer, bigger ones."
+)
+c1, c2, c3 = st.columns(3)
+rule_speed = c1.selectbox("rule", rule_keys(), index=1, format_func=label_of, key="ch_speed_rule")
+T_speed = c2.select_slider("tokens", options=(64, 128, 256, 512), value=128, key="ch_speed_T")
+repeats = c3.slider("repeats", 1, 5, 3, key="ch_repeats")
+results = st.session_state.setdefault("ch_results", {})
+setting = (rule_speed, T_speed, repeats)
+if st.button("Measure", key="ch_measure", icon=":material/timer:", type="primary"):
+    bar = st.progress(0.0, text="warming up …")
+    timings = []
+    total = len(SPEED_CHUNKS) + 1
+    for i, timing in enumerate(forms.time_forms(rule_speed, T_speed, 32, SPEED_CHUNKS, repeats=repeats)):
+        timings.append(timing)
+        bar.progress((i + 1) / total, text=f"{timing.label}: {timing.ms:.1f} ms")
+    bar.empty()
+    results[setting] = timings
+shipped = chunk_timing.load()
+if setting in results:
+    timings, rule_shown, T_shown, where = results[setting], rule_speed, T_speed, "Measured here just now"
+elif shipped is not None:  # before any Measure: the measurement that ships with the course
+    timings, rule_shown, T_shown = shipped.timings, shipped.rule, shipped.T
+    where = f"Measured on {shipped.date} on {shipped.machine}"
+else:
+    timings = None
+if timings:
+    show_figure(
+        fc.speed_figure(
+            [x.label for x in timings],
+            [x.ms for x in timings],
+            [x.hand_overs for x in timings],
+            title=f"{label_of(rule_shown)}, {T_shown} tokens",  # short enough for a phone
+        ),
+        key="ch_speed",
+    )
+    base, best, ratio = forms.speedup(timings)
+    st.caption(
+        f"{where}: step by step {base.ms:.1f} ms; fastest chunked form {best.label} at {best.ms:.1f} ms "
+        f"({ratio:.1f}× faster; key/value size 32, 2 heads). Numbers vary with the machine and with whatever "
+        "else it is doing."
+        + ("" if setting in results else " Press **Measure** to measure again here, with the settings above.")
+    )
+else:
+    st.caption("Press **Measure** to time the forms (a few seconds).")
+
+notice(
+    "With T = 64 tokens and chunks of 64, how many hand-overs are left?",
+    "One: the whole text is one chunk. The sequential part is gone, but the chunk's own work is a "
+    "64 × 64 problem, and the arithmetic inside a chunk grows with C. Real kernels pick C by measuring "
+    "(fla's reference code uses chunks of 64); the chart in section 3 lets you see the trade-off on this "
+    "machine.",
+    key="ch_q1",
+)
+notice(
+    "Does the chunk size change what the model outputs?",
+    "No — only the order of the arithmetic. The live check above shows the difference is rounding "
+    "(around 1e-6 in fp32, 1e-15 in fp64).",
+    key="ch_q2",
+)
+formula(
+    r"T_{\text{ut}} = \big(I + \mathrm{strictLower}(\mathrm{diag}(\beta) K K^\top)\big)^{-1}\mathrm{diag}(\beta),\quad"
+    r"W = T_{\text{ut}} K,\; U = T_{\text{ut}} V \\"
+    r"\tilde V = U - W S,\quad O = Q S + (Q K^\top \odot M)\,\tilde V,\quad S \leftarrow S + K^\top \tilde V",
+    caption="Per chunk of C tokens with incoming board S (fla layout). The UT transform turns C "
+    "erase-then-write steps into one triangular solve; only the last line is sequential across "
+    "chunks (DeltaNet paper App. B, arXiv 2406.06484; fla `fla/ops/delta_rule/README.md`).",
+    key="ch_formula",
+)
+code(delta_rule.chunk, key="ch_code")
+go_deeper_chunks()
+still_missing(
+    "DeltaNet can now rewrite entries and train fast. But it can only fix entries one key at a time: "
+    "when the conversation moves to a new topic, the old topic stays on the board until each of its "
+    "keys happens to be overwritten. It cannot forget in bulk."
+)
+next_lesson("chunks")

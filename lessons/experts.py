@@ -1,0 +1,260 @@
+"""Experts: 898 experts, 18 awake per token."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.figures import k3 as fk
+from core.k3 import MXFP4_BYTES_PER_PARAM, bytes_per_token_rows, release_weight_bytes_per_token
+from core.models.moe import MoE, route
+from core.specs import SPECS
+from core.tokenizer import prepare_prompt, token_label
+from core.units import format_bytes, format_params
+from ui.course import lesson_ref
+from ui.deeper import go_deeper_experts
+from ui.glossary import new_words
+from ui.lesson import (
+    code,
+    formula,
+    lesson_header,
+    next_lesson,
+    notice,
+    problem,
+    prompt_input,
+    show_figure,
+    step_controls,
+    still_missing,
+)
+from ui.mini_k3 import mini_k3_or_none, routing
+from ui.stepped import Stepped, built_once, stepped_figures
+
+K3 = SPECS["kimi_k3"]
+MAX_TEXT = 64  # bytes of the reader's text the router is shown on
+
+
+def k3_grid_figure():
+    """One K3 MoE layer (fixed by the config): built once per process, shared read-only."""
+    moe = K3.moe
+    title = f"One K3 MoE layer: {moe.experts + moe.shared} experts"  # short: it must fit a phone
+    return built_once(
+        "ex_k3_grid", None, lambda: fk.expert_grid_figure(moe.experts, moe.shared, moe.top_k, [], title)
+    )
+
+
+def totals_figures(rows: tuple[tuple[str, float, float], ...]) -> dict:
+    """Stored-vs-used parameters and bytes per token: fixed numbers, built once per process."""
+    return built_once(
+        "ex_totals",
+        rows,
+        lambda: {
+            "params": fk.params_figure(list(rows)),
+            "bytes": fk.bytes_per_token_figure(weight_read_rows(), "Weights read per token"),
+        },
+    )
+
+
+def weight_read_rows() -> list[tuple[str, float]]:
+    """Dense and K3 with every weight in bf16 (what-ifs), then K3 in its released formats."""
+    (_, dense), (_, moe) = bytes_per_token_rows(K3)
+    return [
+        ("dense 2.8T, bf16 (what-if)", dense),
+        ("K3, all bf16 (what-if)", moe),
+        ("K3 as released (MXFP4)", release_weight_bytes_per_token(K3)),
+    ]
+
+
+def layer_figures(ids: tuple[int, ...], layer: int, zmax: float, top_k: int, table) -> dict:
+    """Router heatmap and expert load of one layer for one text, shared read-only."""
+    return built_once(
+        "ex_layer",
+        (ids, layer, zmax, top_k),
+        lambda: {
+            "router": fk.router_heatmap_figure(table.weights, list(ids), layer, zmax),
+            "load": fk.expert_load_figure(table.load, top_k, layer),
+        },
+    )
+
+
+def mini_grid(cfg, ids: tuple[int, ...], layer: int, shown: int, table) -> dict:
+    """mini-K3's expert grid at byte `shown`: validated once per model (built with a title, so the
+    top margin is that of a titled chart); each byte patches in its own picks and title."""
+    sizes = (cfg.num_experts, cfg.num_shared_experts)
+
+    def patch(base: dict, t: int):
+        picked = [int(e) for e in table.expert_ids[t - 1]]
+        return fk.expert_grid_step(base, *sizes, picked, f"mini-K3 layer {layer}, byte {t}: who is awake")
+
+    grid = Stepped(
+        base=lambda: fk.expert_grid_figure(*sizes, cfg.top_k, [], "who is awake"),
+        patch=patch,
+        base_key=(*sizes, cfg.top_k),
+    )
+    return stepped_figures("ex_grid", (ids, layer), shown, {"grid": grid})
+
+
+lesson_header("experts")
+new_words("sigmoid", "router", "j_per_token", here="experts")
+problem(
+    "Kimi K3 has 2.8 trillion parameters. Generating one token means reading the weights it uses "
+    f"from memory, and {lesson_ref('kv_cache')} showed that reading memory, not arithmetic, sets the speed. If "
+    "every token had to read every weight (as a lone sequence at batch 1 does in a dense model), a model this "
+    f"size could never answer in time. (A batch shares its reads — see the planner's batch setting, "
+    f"{lesson_ref('planner')}.)"
+)
+
+st.markdown(
+    "The way out is a **mixture of experts** (MoE). Each layer's feed-forward part — the step "
+    "that works on each token alone — is split into many small networks, the *experts*. A small "
+    "**router** (one score per expert, squashed to 0…1 by a sigmoid) picks the few best for each "
+    "token; only those run. A few **shared** experts run for every token, to hold what every "
+    "token needs."
+)
+st.markdown(
+    "K3's experts are **latent**: a routed expert does not work at the model's full width of "
+    f"{K3.hidden:,} numbers. Each token is first squeezed to {K3.moe.latent_dim:,} numbers (a down projection, "
+    "then an RMSNorm), the routed experts run at that smaller width, and one up projection brings their mix "
+    f"back to {K3.hidden:,}. The {K3.moe.shared} shared experts are stored as one fused full-width network "
+    f"(intermediate size {K3.moe.shared * K3.moe.shared_intermediate:,}) that every token runs. Source: the "
+    "released config (`routed_expert_hidden_size 3584`, `latent_moe_use_norm`) and weight listing "
+    "(`routed_expert_down_proj [3584, 7168]`)."
+)
+
+# -- 1. K3's experts --------------------------------------------------------------------------
+st.subheader("K3: 898 experts, 18 awake")
+per_layer, awake = K3.expert_counts()
+moe = K3.moe
+c = st.columns(4)
+c[0].metric("experts per MoE layer", f"{per_layer:,}", help="routed + shared")
+c[1].metric("routed / shared", f"{moe.experts} / {moe.shared}")
+c[2].metric("awake per token", awake, help=f"{moe.top_k} routed + {moe.shared} shared")
+c[3].metric("MoE layers", K3.num_layers - K3.first_k_dense, help="layer 1 keeps a dense feed-forward")
+show_figure(k3_grid_figure(), key="ex_k3_grid")
+st.caption(
+    f"{moe.shared} shared experts are always on; for each token the router wakes {moe.top_k} of the "
+    f"{moe.experts} grey ones. Which {moe.top_k} depends on the token, so none are marked here; mini-K3 below "
+    "shows real picks. "
+    f"Source: {K3.source}"
+)
+
+# -- 2. The router, live ----------------------------------------------------------------------
+st.subheader("The router, live on your text")
+net = mini_k3_or_none()
+
+if net is not None:
+    cfg = net.cfg
+    st.markdown(
+        f"mini-K3 ({lesson_ref('kimi_k3')}) has {cfg.num_experts} routed experts and {cfg.num_shared_experts} shared "
+        f"expert in each of its {cfg.num_layers - cfg.first_k_dense} MoE layers; each byte wakes "
+        f"{cfg.top_k}. Type anything: the picture is its router's real decision for every byte."
+    )
+    text = prompt_input("ex_prompt", "The cat sat on the mat. 猫 🐱 42 plus 17 is 59.", max_chars=200)
+    prompt = prepare_prompt(text, MAX_TEXT)
+    if prompt.was_cut:
+        st.info(prompt.note())
+    tables = routing(tuple(prompt.ids))
+    by_layer = {r.layer + 1: r for r in tables}
+    layer = st.select_slider("MoE layer", options=list(by_layer), value=list(by_layer)[0], key="ex_layer")
+    table = by_layer[layer]
+    zmax = cfg.routed_scaling_factor  # a weight can be at most the whole routed share
+    per_layer_figures = layer_figures(tuple(prompt.ids), layer, zmax, cfg.top_k, table)
+    show_figure(per_layer_figures["router"], key="ex_router")
+    show_figure(per_layer_figures["load"], key="ex_load")
+    busiest, idle = table.busiest, table.idle
+    st.caption(
+        f"Busiest expert in layer {layer}: {busiest} ({int(table.load[busiest])} of "
+        f"{len(prompt.ids) * cfg.top_k} picks); experts nobody picked: {idle}. Training kept the load "
+        "even with a per-expert selection bias, not an extra loss (K3's “noaux_tc”)."
+    )
+
+    st.markdown("**One byte at a time.** Step through your text to see which experts each byte wakes.")
+    t = step_controls("ex_step", len(prompt.ids), unit="byte")
+    shown = t if t > 0 else 1
+    picked = [int(e) for e in table.expert_ids[shown - 1]]
+    weights = [float(table.weights[shown - 1, e]) for e in picked]
+    st.markdown(
+        f"Byte {shown}: **`{token_label(prompt.ids[shown - 1])}`** → experts "
+        + ", ".join(f"{e} (weight {w:.2f})" for e, w in zip(picked, weights, strict=True))
+        + f" + {cfg.num_shared_experts} shared"
+    )
+    show_figure(mini_grid(cfg, tuple(prompt.ids), layer, shown, table)["grid"], key="ex_mini_grid")
+
+# -- 3. Stored vs used ------------------------------------------------------------------------
+st.subheader("Parameters stored vs parameters used")
+rows = [(K3.name, K3.total_params(), K3.active_params())]
+if net is not None:
+    rows.insert(0, ("mini-K3", net.num_params(), net.active_params()))
+c = st.columns(3)
+c[0].metric(
+    "K3 total (config count)",
+    format_params(K3.total_params()),
+    help=f"published: {format_params(K3.published_params)}",
+)
+c[1].metric(
+    "K3 active per token",
+    format_params(K3.active_params()),
+    help=f"published: {format_params(K3.published_active)} (NVIDIA NeMo AutoModel docs)",
+)
+c[2].metric("share read per token", f"{K3.active_params() / K3.total_params():.1%}")
+show_figure(totals_figures(tuple(rows))["params"], key="ex_params")
+st.caption(
+    "Every expert must be stored (in memory, somewhere); only the active ones are read for a token. "
+    f"Counted from the config by core/specs.py: {format_params(K3.active_params())} active, counting the whole "
+    f"token table ({K3.active_params(count_embedding_table=False) / 1e9:.1f}B without it). NVIDIA's NeMo AutoModel documentation for Kimi K3 publishes 2.8T total / "
+    f"{format_params(K3.published_active)} activated; the model page gives only the 2.8T total. This page uses "
+    "the count."
+)
+
+# -- 4. Bytes per token ---------------------------------------------------------------------
+st.subheader("Bytes read per token: dense vs experts")
+byte_rows = bytes_per_token_rows(K3)
+release_bytes = release_weight_bytes_per_token(K3)
+show_figure(totals_figures(tuple(rows))["bytes"], key="ex_bytes")
+st.markdown(
+    f"A dense model of K3's size in bf16 would read **{format_bytes(byte_rows[0][1])}** of weights per token "
+    f"(a what-if). K3 reads only the weights it wakes: **{format_bytes(byte_rows[1][1])}** if every weight "
+    f"were bf16 — {byte_rows[0][1] / byte_rows[1][1]:.0f}× less — and **{format_bytes(release_bytes)}** as "
+    f"released, because its routed experts are stored in MXFP4 ({MXFP4_BYTES_PER_PARAM * 8:.2f} bits per "
+    "weight: 4 bits plus one shared 8-bit scale per 32) while attention, shared experts, the dense layer and "
+    "the head stay bf16. Less to read means each token finishes sooner: **faster, and fewer joules per "
+    f"token**. The card's power draw stays in about the same band (measured in {lesson_ref('your_gpu')}). "
+    "The catch: all experts still have to be *stored* somewhere fast enough to fetch."
+)
+st.info(
+    f"Measure it yourself: the **power test** on the *Your GPU* page ({lesson_ref('your_gpu')}) runs a dense and an MoE "
+    "model with the same total parameters on your card and reports tokens/s and joules per token.",
+    icon=":material/bolt:",
+)
+
+notice(
+    "Type a text of one repeated letter (e.g. `aaaaaaaa`). What will the router heatmap look like?",
+    "The same few columns light up on every row: the router sees (almost) the same thing for each byte, "
+    "so it makes (almost) the same choice. A mixed text spreads the load; that is why balance is "
+    "measured over many tokens.",
+    key="ex_n1",
+)
+notice(
+    f"K3 wakes {awake} of {per_layer} experts — {awake / per_layer:.0%}. Why is the share of *parameters* "
+    f"read per token ({K3.active_params() / K3.total_params():.1%}) bigger than that?",
+    "Attention layers, shared experts, the dense first layer, the output head and the router run for "
+    "every token, and a shared expert is wider than a routed one. Only the routed experts are skipped.",
+    key="ex_n2",
+)
+
+formula(
+    r"y=E_{\text{shared}}(x)+W_{\uparrow}\!\sum_{e\in\operatorname{TopK}(s+b)}w_e\,E_e(z),\quad "
+    r"z=\mathrm{RMSNorm}(W_{\downarrow}x),\quad "
+    r"s=\sigma(W_r x),\quad w_e=\rho\,\frac{s_e}{\sum_{j\in\operatorname{TopK}}s_j}",
+    caption="K3's latent MoE: W↓ squeezes x from 7168 to 3584 numbers, the routed experts E_e run at 3584, W↑ "
+    "brings their weighted sum back to 7168; E_shared is the fused shared expert (2 × 3072 wide) at full width. "
+    "s: sigmoid router scores; b: balancing bias (changes who is picked, never the weights); ρ: routed scaling "
+    "factor (K3: 1.0). Source: K3 config.json and weight listing; HF transformers modular_kimi_k3.py.",
+    key="ex_formula",
+)
+code(route, MoE.forward, MoE.active_params, key="ex_code")
+go_deeper_experts()
+still_missing(
+    "Experts cut the bytes read per token — but what does that mean on a real card? How fast does a "
+    "long context slow down when the cache spills out of VRAM, and how many joules does a token cost? "
+    "Next: measure it on your own GPU."
+)
+next_lesson("experts")

@@ -1,0 +1,228 @@
+"""Forgetting: fade the board — one rate (Gated DeltaNet) or one per channel (KDA)."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from core import board as bd
+from core.figures import board as fb
+from core.figures import board_charts as fbc
+from core.ops import kda
+from ui.course import lesson_ref
+from ui.deeper import go_deeper_forgetting
+from ui.glossary import new_words
+from ui.lesson import (
+    code,
+    formula,
+    lesson_header,
+    next_lesson,
+    notice,
+    problem,
+    show_figure,
+    step_controls,
+    still_missing,
+)
+from ui.recall_panel import trained_recall_pointer
+
+D, KEEP, D_V = 8, 2, 16  # key channels, of which the first KEEP hold the long-lived fact; value size
+WHEN = {"switch": "only at the topic switch", "every": "at every token"}
+RULES = ("delta", "gated_delta", "kda")
+
+
+def fades(
+    ts: bd.TopicSwitch, when: str, alpha: float, alpha_topic: float, alpha_fact: float
+) -> dict[str, bd.Fade | None]:
+    """Each rule's fade for these settings: none, one rate, or the fact's and the topics' rates."""
+    at = (ts.switch,) if when == "switch" else None
+    return {
+        "delta": None,
+        "gated_delta": bd.Fade(rate=alpha, at=at),
+        "kda": bd.Fade(channels=ts.channel_rates(fact=alpha_fact, topic=alpha_topic), at=at),
+    }
+
+
+@st.cache_data(show_spinner=False)
+def runs(
+    n_a: int, n_b: int, when: str, alpha: float, alpha_topic: float, alpha_fact: float, keys: str
+) -> tuple[bd.TopicSwitch, dict[str, bd.BoardRun]]:
+    ts = bd.topic_switch(D, KEEP, n_a, n_b)
+    fade = fades(ts, when, alpha, alpha_topic, alpha_fact)
+    out = {
+        rule: bd.write_stream(ts.pairs, rule, d=D, d_v=D_V, keys=keys, groups=ts.groups, fade=fade[rule])
+        for rule in RULES
+    }
+    return ts, out
+
+
+Settings = tuple[int, int, str, float, float, float, str]  # runs()'s arguments, in order
+
+
+@st.cache_resource(show_spinner=False, max_entries=256)
+def overview(settings: Settings) -> dict:
+    """Every picture and number outside the stepper, built once per setting (reruns reuse them)."""
+    _, _, when, alpha, alpha_topic, alpha_fact, _ = settings
+    ts, rr = runs(*settings)
+    fade = fades(ts, when, alpha, alpha_topic, alpha_fact)
+    rates = fbc.channel_rates_figure(
+        {rule: fade[rule].alphas(D) for rule in ("gated_delta", "kda")},
+        KEEP,
+        title="fade rate per key channel" + (" at the switch token" if when == "switch" else " per token"),
+    )
+    fill_g, fill_k = bd.channel_fill(rr["gated_delta"]), bd.channel_fill(rr["kda"])
+    zmax = fb.color_limit(fill_g, fill_k, bd.channel_fill(rr["delta"]))
+    fill_gated = fbc.channel_fill_figure(fill_g, zmax, ts.switch, title="Gated DeltaNet: one rate for all")
+    fill_kda = fbc.channel_fill_figure(fill_k, zmax, ts.switch, title="KDA: fact kept, topics fade")
+    groups = {"the fact (name)": ts.fact, "topic A (old)": ts.topic_a, "topic B (new)": ts.topic_b}
+    recalls = {rule: run.recall() for rule, run in rr.items()}
+    strengths = {
+        rule: [rec.mean_strength(names) for names in groups.values()] for rule, rec in recalls.items()
+    }
+    err = {rule: rec.mean_error(ts.topic_b) for rule, rec in recalls.items()}
+    strength = fbc.strength_figure(
+        list(groups), strengths, title="how much of each value the key still returns"
+    )
+    return {
+        "ts": ts,
+        "rates": rates,
+        "fill_gated": fill_gated,
+        "fill_kda": fill_kda,
+        "strength": strength,
+        "strengths": strengths,
+        "err": err,
+        "limit": fb.color_limit(*(r.new for r in rr.values())),
+    }
+
+
+@st.cache_resource(show_spinner=False, max_entries=1024)
+def boards_at(settings: Settings, t: int) -> go.Figure:
+    """The three boards after t tokens, built once per setting and step (Step/Back only index)."""
+    _, rr = runs(*settings)
+    return fb.update_parts_figure(
+        {
+            "DeltaNet (no fade)": rr["delta"].board(t),
+            "Gated DeltaNet": rr["gated_delta"].board(t),
+            "KDA": rr["kda"].board(t),
+        },
+        overview(settings)["limit"],
+        value_names=rr["delta"].value_names,
+        title=f"the boards after {t} tokens",
+    )
+
+
+lesson_header("forgetting")
+new_words("gate", here="forgetting")
+problem(
+    "DeltaNet fixes entries one key at a time. When the conversation changes topic completely, "
+    "everything about the old topic stays on the board until each of its keys happens to be "
+    "rewritten — stale answers linger, and they take up room the new topic needs."
+)
+st.markdown(
+    "The fix is a **fade**: before each write, multiply the board by a number α between 0 and 1 "
+    "(the *gate*). α = 1 keeps everything; α = 0.5 halves every entry. **Gated DeltaNet** has one α "
+    "for the whole board. **Kimi Delta Attention (KDA)**, from Kimi Linear, has one α per **key "
+    "channel** (board row), so it can keep some rows and clear others. In a trained model the gate "
+    "is computed from each token; here you set it by hand."
+)
+st.markdown(
+    f"The stream: a fact worth keeping (**name → Ada**, stored in channels 0–{KEEP - 1}), then topic "
+    f"**A** (fruit → colour), then topic **B** (city → country); both topics use channels {KEEP}–{D - 1}."
+)
+
+c1, c2, c3 = st.columns(3)
+n_a = c1.slider("topic A pairs", 1, 6, 4, key="fg_na")
+n_b = c2.slider("topic B pairs", 1, 6, 4, key="fg_nb")
+when = c3.radio("the gate fades", list(WHEN), format_func=WHEN.get, key="fg_when")
+c1, c2, c3 = st.columns(3)
+alpha = c1.slider("Gated DeltaNet: α (all channels)", 0.05, 1.0, 0.1, 0.05, key="fg_alpha")
+alpha_topic = c2.slider("KDA: α of topic channels", 0.05, 1.0, 0.1, 0.05, key="fg_alpha_topic")
+alpha_fact = c3.slider("KDA: α of fact channels", 0.05, 1.0, 1.0, 0.05, key="fg_alpha_fact")
+keys = st.radio(
+    "keys",
+    ["random", "orthogonal"],
+    key="fg_keys",
+    horizontal=True,
+    help="orthogonal: each key gets its own channel while channels last",
+)
+settings: Settings = (n_a, n_b, when, float(alpha), float(alpha_topic), float(alpha_fact), keys)
+view = overview(settings)
+ts: bd.TopicSwitch = view["ts"]
+
+st.header("1 · Which channels keep, which fade")
+show_figure(view["rates"], key="fg_rates")
+
+st.header("2 · The three boards, token by token")
+
+
+@st.fragment
+def boards_stepper(ts: bd.TopicSwitch, settings: Settings, when: str) -> None:
+    """Step controls and the stepped picture: a Step click reruns only this part."""
+    t = step_controls("fg_t", len(ts.pairs), unit="token")
+    if t == 0:
+        st.markdown("Press **Step** to write the first pair into all three boards.")
+    else:
+        k_name, v_name = ts.pairs[t - 1]
+        topic = ts.topic_of(k_name)
+        st.markdown(
+            f"Token {t}: **{k_name} → {v_name}** ({topic})"
+            + (
+                " — **the topic switch**: the gates fade here."
+                if t - 1 == ts.switch and when == "switch"
+                else ""
+            )
+        )
+    show_figure(boards_at(settings, t), key="fg_boards")
+
+
+boards_stepper(ts, settings, when)
+
+st.header("3 · What each channel holds over time")
+show_figure(view["fill_gated"], key="fg_fill_gated")
+show_figure(view["fill_kda"], key="fg_fill_kda")
+st.caption("Colour = how much a board row holds (the length of the row). Column 0 is the empty board.")
+
+st.header("4 · After the stream: what is still there?")
+show_figure(view["strength"], key="fg_strength")
+strengths, err = view["strengths"], view["err"]
+st.caption(
+    f"Read each key at the end of the stream and measure how much of its value comes back (1 = all "
+    f"of it). DeltaNet still answers topic-A questions ({strengths['delta'][1]:.2f}) — stale facts from "
+    f"a topic that is over. Readback error on topic B: DeltaNet {err['delta']:.2f}, Gated DeltaNet "
+    f"{err['gated_delta']:.2f}, KDA {err['kda']:.2f}."
+)
+
+trained_recall_pointer(
+    ("delta", "gated_delta", "kda"),
+    f"Does learned forgetting help recall? Only when training finds it — read the honest note in "
+    f"{lesson_ref('collisions')}.",
+)
+
+notice(
+    "Set the gate to fade at every token. What happens to topic B's first pairs?",
+    "They fade too: a fade that never stops eats the new topic as well as the old one. That is why "
+    "the gate is computed from each token — a trained model fades hard where the text changes and "
+    "hardly at all inside a topic.",
+    key="fg_q1",
+)
+notice(
+    "Gated DeltaNet with α = 0.1: does the name survive the topic switch?",
+    "Barely: one rate means the fact fades with topic A (to about 0.1 of its strength). KDA can give the "
+    "fact's channels α = 1 and keep it whole while it clears the topic channels.",
+    key="fg_q2",
+)
+formula(
+    r"\text{Gated DeltaNet: } S_t = \alpha_t\,(I-\beta_t k_t k_t^\top)\,S_{t-1} + \beta_t k_t v_t^\top"
+    r"\qquad \text{KDA: } S_t = (I-\beta_t k_t k_t^\top)\,\mathrm{Diag}(\alpha_t)\,S_{t-1} + \beta_t k_t v_t^\top",
+    caption="α_t ∈ (0,1) is one number per head for Gated DeltaNet (arXiv 2412.06464) and a vector, one "
+    "entry per key channel, for KDA (Kimi Linear, arXiv 2510.26692). Kimi K3 bounds the per-step fade "
+    "at e^−5 ≈ 0.0067.",
+    key="fg_formula",
+)
+code(kda.step, bd.Fade.log_gates, key="fg_code")
+go_deeper_forgetting()
+still_missing(
+    "A board that forgets well is still a fixed-size board: some facts must be looked up exactly, "
+    "however long ago they were written. Kimi K3 keeps three such boards for every full-attention "
+    "layer that still remembers everything."
+)
+next_lesson("forgetting")

@@ -1,0 +1,210 @@
+"""GPT-2, plain: every new byte re-reads the whole text."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.figures.generation import (
+    ms_per_token_figure,
+    recompute_grid_figure,
+    recompute_grid_step,
+    work_figure,
+)
+from core.generation import (
+    GenerationRun,
+    RunSeries,
+    Sampling,
+    Session,
+    positions_computed_formula,
+    run_generation,
+)
+from core.models.gpt2 import GPT2
+from ui.gpt2_model import (
+    choose_model,
+    describe_real,
+    generation_settings,
+    live_model,
+    show_tokens,
+    show_top_next,
+)
+from ui.lesson import (
+    code,
+    formula,
+    lesson_header,
+    next_lesson,
+    notice,
+    problem,
+    show_figure,
+    step_controls,
+    still_missing,
+)
+from ui.stepped import Stepped, stepped_figures
+
+DEFAULT_PROMPT = "One day, Mia went to the "
+
+
+GRID_TITLE = "Which positions the model ran at each step"
+
+
+@st.cache_data(show_spinner="Generating (recomputing the whole text at every step)…", max_entries=32)
+def precompute(
+    model_key: str, prompt_ids: tuple[int, ...], n_steps: int, temperature: float, top_k: int, seed: int
+) -> GenerationRun:
+    sampling = Sampling(temperature=temperature, top_k=top_k or None, seed=seed)
+    live = live_model(model_key)
+    run = run_generation(
+        live.model, list(prompt_ids), n_steps, use_cache=False, sampling=sampling, **live.run_options
+    )
+    return run.without_logits()  # the top-5 per step is kept in run.top
+
+
+def step_figures(settings: tuple, t: int, run: GenerationRun, series: RunSeries) -> dict:
+    """The step-t pictures: the grid built once per run and patched per step, the charts per step."""
+    p, n = len(run.prompt_ids), len(run.traces)
+    formula_counts = [positions_computed_formula(p, s, use_cache=False) for s in series.steps]
+    grid = Stepped(
+        base=lambda: recompute_grid_figure(run.traces, n, p, GRID_TITLE, unit=live_model(settings[0]).unit),
+        patch=lambda base, t: recompute_grid_step(base, run.traces, t),
+    )
+    return stepped_figures(
+        "gpt2",
+        settings,
+        t,
+        {
+            "grid": grid,
+            "work": lambda t: work_figure(series.steps, series.cumulative_work, formula_counts, shown=t),
+            "ms": lambda t: ms_per_token_figure(series.text_lengths, series.wall_ms, shown=t),
+        },
+    )
+
+
+lesson_header("gpt2")
+problem(
+    "A language model writes one piece of text at a time: it reads everything so far and guesses "
+    "what comes next. A transformer **without a cache** does that the naive way: to write the next piece it "
+    "reads **the whole text again from the start**, redoing all the work it had just done. This lesson "
+    "switches the cache off to show that cost."
+)
+
+live = choose_model("gpt2")
+model, unit = live.model, live.unit
+cfg = model.config
+
+if live.real:
+    describe_real(live)
+else:
+    st.markdown(
+        f"Below is a real GPT-2-shaped model, shrunk to fit a laptop: {cfg.n_layer} blocks instead of 12, "
+        f"{model.num_params():,} numbers (*parameters*) instead of 124 million. It reads **bytes** — one "
+        "letter of plain English is one byte, a Japanese character three, an emoji four — and was trained for "
+        "about 29 minutes on one CPU thread (1,722 s; assets/gpt2/MODEL_CARD.md) on a small made-up corpus, so "
+        "expect English-ish words, not wisdom. It can look at most "
+        f"{cfg.block_size} bytes back: that is its *context window*. When the text fills it, generation simply stops (no sliding)."
+    )
+
+st.caption(
+    "A note on history: GPT-2 itself did not generate this way. OpenAI's 2019 sampling code already kept past "
+    "keys and values (`past` / `presents` in openai/gpt-2 `src/sample.py`) — the KV cache of the next lesson. "
+    "The article this course retells says “GPT-2 recomputed everything”; that is a teaching simplification for "
+    "what any transformer does without a cache."
+)
+
+settings = generation_settings("gpt2", DEFAULT_PROMPT, live)
+run = precompute(*settings)
+if run.stopped_at_window:
+    st.info(
+        f"The text fills the {cfg.block_size}-{unit} context window after {len(run.traces)} new {unit}s, so "
+        "generation **stops** there (it does not slide the window)."
+    )
+series = RunSeries(run.traces)
+p = len(run.prompt_ids)
+
+st.subheader("Step through it")
+t = step_controls("gpt2_t", len(run.traces), unit=unit)
+if t == 0:  # before the first Step: the finished run (full triangle, every step timed)
+    st.caption(f"Showing the finished run. Press **Step** to replay it from the first {unit}.")
+    t = len(run.traces)
+
+written = live.tokenizer.decode(run.prompt_ids + run.new_ids[:t])
+st.code(written or " ", language=None, wrap_lines=True)
+st.caption(f"Your prompt is the first {p} {unit}s; each Step adds one {unit} chosen by the model.")
+show_tokens(live, run.prompt_ids + run.new_ids[:t])
+if t:
+    show_top_next(live, run.top[t - 1], key="gpt2_top5")
+
+m1, m2, m3, m4 = st.columns(4)
+if t == 0:
+    m1.metric("Positions run this step", "—")
+    m2.metric("Total positions run", 0)
+    m3.metric("Time for this step", "—")
+else:
+    m1.metric(
+        "Positions run this step",
+        series.positions_computed[t - 1],
+        help="The model ran every byte of the text through all its layers again.",
+    )
+    m2.metric(
+        "Total positions run",
+        f"{series.cumulative_work[t - 1]:,}",
+        help="Counted from the model's own step records.",
+    )
+    m3.metric("Time for this step", f"{series.wall_ms[t - 1]:.1f} ms", help="Measured on this server.")
+expected = positions_computed_formula(p, t, use_cache=False)
+counted = series.cumulative_work[t - 1] if t else 0
+m4.metric(
+    "Formula says",
+    f"{expected:,}",
+    delta="matches the count" if expected == counted else "MISMATCH",
+    delta_color="normal" if expected == counted else "inverse",
+)
+
+figures = step_figures(settings, t, run, series)
+show_figure(figures["grid"], key="gpt2_grid")
+st.caption(
+    "Each row is one step, each column one byte of the text. Dark cells are bytes read for the first time; "
+    "light blue cells are bytes the model had already processed and **computed again**. Without a cache the "
+    "rows get longer and the shape becomes a triangle (a trapezoid when the prompt has several bytes)."
+)
+
+left, right = st.columns(2)
+with left:
+    st.markdown("**Work piles up** — total positions run so far")
+    show_figure(figures["work"], key="gpt2_work")
+with right:
+    st.markdown(f"**Each step gets slower** — measured time per {unit}")
+    show_figure(figures["ms"], key="gpt2_ms")
+st.caption(
+    "Times are wall-clock milliseconds measured when this generation was first computed on the server (each step "
+    "run 3 times, fastest kept), which other work shares. Faint dots are single steps (a dot far above the line is another program taking the CPU "
+    "for a moment); the line is the running median of 7 steps. `python bench/generation.py` measures it carefully."
+)
+
+notice(
+    "The text is 50 bytes long. How many positions will the model have run in total once it writes the "
+    "100th byte — twice as many as at 50, or more?",
+    "About **four times** as many. Step n re-reads n bytes, so the total is 1 + 2 + … + n = n(n+1)/2: "
+    "double the text and the work roughly quadruples (5,050 at 100 bytes against 1,275 at 50).",
+    key="gpt2_notice_total",
+)
+notice(
+    "Between two steps, which numbers inside the model actually change for the old bytes?",
+    "None. Byte 3 can only look at bytes 0–3, so its keys, values and outputs are the same at every step. "
+    "All the light-blue work in the picture produces numbers the model already had — the waste the next "
+    "lesson removes.",
+    key="gpt2_notice_same",
+)
+
+formula(
+    r"\text{work after the text reaches } n \text{ bytes} = \sum_{k=1}^{n} k = \frac{n(n+1)}{2}"
+    r"\quad\text{(from a prompt of } p \text{ bytes: } \tfrac{n(n+1)}{2} - \tfrac{(p-1)p}{2}\text{)}",
+    caption="Each step runs every byte of the text through every layer: cost per step grows like n, "
+    "total cost like n².",
+    key="gpt2_formula",
+)
+code(Session.step, GPT2.forward_with_attention, positions_computed_formula, key="gpt2_code")
+
+still_missing(
+    "Old bytes are computed again and again although their numbers never change. Keeping them — "
+    "their **keys and values** — would make every step cost one byte's work. That is the KV cache."
+)
+next_lesson("gpt2")

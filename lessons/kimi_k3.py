@@ -1,0 +1,258 @@
+"""Kimi K3: three boards to one full-attention layer, and a look back over depth."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core import k3
+from core.figures import k3 as fk
+from core.models import mini_k3
+from core.ops.attn_res import BlockResidualStream, attn_res
+from core.specs import SPECS, attn_res_block_starts
+from core.tokenizer import decode, prepare_prompt, token_label
+from core.units import format_bytes
+from ui.course import lesson_ref
+from ui.deeper import go_deeper_k3
+from ui.glossary import new_words
+from ui.lesson import (
+    code,
+    formula,
+    lesson_header,
+    next_lesson,
+    notice,
+    problem,
+    prompt_input,
+    show_figure,
+    step_controls,
+    still_missing,
+)
+from ui.mini_k3 import live_run, mini_k3_or_none
+from ui.stepped import Stepped, built_once, stepped_figures
+
+K3 = SPECS["kimi_k3"]
+MAX_PROMPT = 40  # bytes of the reader's text that mini-K3 reads (then it writes NEW_TOKENS more)
+NEW_TOKENS = 16
+CONTEXTS = (131_072, 1_048_576)  # 128K and 1M tokens
+
+
+def k3_figures() -> dict:
+    """The pictures of the real K3 (fixed by its config): built once per process, shared read-only."""
+    rows = k3.memory_at_contexts(K3, list(CONTEXTS))
+    return built_once(
+        "k3_real", None, lambda: {"map": fk.k3_layer_map(K3), "memory": fk.memory_at_context_figure(K3, rows)}
+    )
+
+
+def step_figures(ids: tuple[int, ...], shown: int, run: k3.RunSummary) -> dict:
+    """The pictures after byte `shown`: built once per text at its last byte, patched per byte."""
+    last = len(run.tokens_in)
+    pairs = {
+        "layers": (fk.layer_memory_figure, fk.layer_memory_step),
+        "time": (fk.memory_over_time_figure, fk.memory_over_time_step),
+        "attn_res": (fk.attn_res_figure, fk.attn_res_step),
+    }
+    parts = {
+        name: Stepped(base=lambda b=build: b(run, last), patch=lambda base, t, p=patch: p(base, run, t))
+        for name, (build, patch) in pairs.items()
+    }
+    return stepped_figures("k3", ids, shown, parts)
+
+
+lesson_header("kimi_k3")
+new_words("embedding", "rmsnorm", "ffn", here="kimi_k3")
+problem(
+    "A board of fixed size, even one that forgets channel by channel, cannot hold everything: "
+    "an exact detail from far back may have faded or been overwritten. Full attention never "
+    "forgets, but its cache grows with every token. And a deep stack simply adds every layer's "
+    "output into one running sum, so what an early layer found gets buried under later ones."
+)
+
+st.markdown(
+    "Kimi K3 (July 2026) does not pick one kind of memory; it **stacks both**. Three layers in "
+    f"every four use **Kimi Delta Attention** (KDA: the fixed board from {lesson_ref('forgetting')} that forgets per "
+    "channel). The fourth uses full attention in its compressed form, **MLA** (*multi-head latent "
+    "attention*: instead of full keys and values it caches one short summary vector per token and "
+    "expands it when needed). Whatever slips off the boards can still be found in the "
+    "attention layers."
+)
+
+# -- 1. The real layer map ------------------------------------------------------------------
+st.subheader("The real layer map")
+kinds = K3.layer_kinds()
+c = st.columns(4)
+c[0].metric("layers", K3.num_layers)
+c[1].metric("KDA layers (fixed board)", K3.num_linear_layers)
+c[2].metric("MLA layers (growing cache)", K3.num_full_attention_layers)
+c[3].metric("AttnRes blocks", len(attn_res_block_starts(K3.num_layers, K3.attn_res_block_size)))
+show_figure(k3_figures()["map"], key="k3_map")
+st.caption(
+    f"Drawn from the released config (core/specs.py): the group KDA-KDA-KDA-MLA repeats "
+    f"{K3.num_layers // 4} times, and layer {K3.num_layers} is one more MLA layer — so 69 + 24, "
+    f"not a clean 3 : 1. Dashed lines: a new Attention Residuals block every {K3.attn_res_block_size} layers. "
+    "Source: " + K3.source
+)
+
+# -- 2. Memory per conversation -------------------------------------------------------------
+st.subheader("What one long conversation costs")
+rows = k3.memory_at_contexts(K3, list(CONTEXTS))
+twin = k3.full_attention_twin(K3)
+c = st.columns(3)
+c[0].metric("cache per token, K3", format_bytes(K3.kv_cache_bytes_per_token()))
+c[1].metric("cache per token, all 93 layers MLA", format_bytes(twin.kv_cache_bytes_per_token()))
+c[2].metric(
+    "fixed state (any length)",
+    format_bytes(K3.state_bytes()),
+    help=f"{format_bytes(K3.recurrent_state_bytes())} of KDA boards (fp32) + "
+    f"{format_bytes(K3.conv_state_bytes())} of short-convolution buffers (bf16)",
+)
+show_figure(k3_figures()["memory"], key="k3_memory")
+st.caption(
+    "Only the 24 MLA layers grow (576 numbers per token per layer, bf16). The fixed part is a sum: the 69 KDA "
+    f"boards, 96 heads × 128 × 128 numbers each in fp32 ({format_bytes(K3.recurrent_state_bytes())}), plus "
+    "each KDA layer's short-convolution buffer (the last 3 inputs of its 4-wide convolution over q, k and v, "
+    f"bf16: {format_bytes(K3.conv_state_bytes())}) = {format_bytes(K3.state_bytes())}, whatever the length. At "
+    f"1M tokens K3 keeps {rows[-1].twin_cache / rows[-1].hybrid_total:.1f}× less than the same "
+    "model with MLA in every layer."
+)
+
+# -- 3. Attention Residuals -------------------------------------------------------------------
+st.subheader("Looking back over depth: Attention Residuals")
+st.markdown(
+    "In an ordinary stack, the input to layer *l* is the plain sum of everything before it: the "
+    "token's embedding plus every earlier layer's output, each with weight 1. **Attention "
+    "Residuals** (AttnRes, Kimi Team 2026) replace that sum by attention **over depth**: each "
+    "sub-layer owns one learned vector (a *pseudo-query*) and uses it to weigh the earlier outputs "
+    "with a softmax — so a late layer can reach straight back to what an early one found. K3 has **two "
+    "pseudo-queries per decoder layer**, one before its attention and one before its feed-forward step, plus "
+    "**a final one** before the output head (`self_attention_res_proj`, `mlp_res_proj` and "
+    "`output_attn_res_proj` in the weight listing)."
+)
+st.markdown(
+    "Remembering every layer's output per token would be costly, so K3 uses the **block** form: "
+    f"{K3.attn_res_block_size} layers in a row are summed as usual into one *block*, and each layer "
+    "attends over the embedding, the finished blocks and the block it is filling. It is done "
+    "before every attention and every feed-forward step. Nothing is added to the cache: it "
+    "mixes the current token's own layer outputs."
+)
+
+# -- 4. mini-K3 live --------------------------------------------------------------------------
+st.subheader("mini-K3, live")
+net = mini_k3_or_none()
+
+if net is not None:
+    cfg = net.cfg
+    schedule = " ".join("A" if k == "mla" else "K" for k in net.kinds)
+    st.markdown(
+        f"A byte-level miniature built by the same rule: **{cfg.num_layers} layers** `{schedule}` "
+        f"(K = KDA, A = latent attention: every {cfg.full_attn_every}th layer and the last), Block "
+        f"AttnRes with {cfg.attn_res_block_size} layers per block, a dense first layer and experts "
+        f"after it — {net.num_params():,} parameters, trained on the course corpus "
+        "(see assets/mini_k3/MODEL_CARD.md). It reads your text, then keeps writing "
+        f"{NEW_TOKENS} bytes of its own."
+    )
+    text = prompt_input("k3_prompt", "The cache grows, but the board stays.", max_chars=200)
+    prompt = prepare_prompt(text, MAX_PROMPT)
+    if prompt.was_cut:
+        st.info(prompt.note())
+    run = live_run(tuple(prompt.ids), NEW_TOKENS)
+    total = len(run.tokens_in)
+    t = step_controls("k3_step", total, unit="byte")
+    shown = t if t > 0 else total
+    if t == 0:
+        st.caption("Showing the whole run. Press **Step** to walk through it one byte at a time.")
+
+    read = decode(run.tokens_in[:shown])
+    where = "your text" if shown <= run.prompt_length else "its own writing"
+    st.markdown(
+        f"Byte {shown} of {total} ({where}): **`{token_label(run.tokens_in[shown - 1])}`** · "
+        f"its guess for the next byte: **`{token_label(run.tokens_out[shown - 1])}`**"
+    )
+    st.code(read or " ", language=None, wrap_lines=True)
+
+    boards, cache, growth = run.memory_at(shown)
+    c = st.columns(3)
+    c[0].metric(f"KDA boards ({run.kinds.count('kda')} layers)", format_bytes(boards))
+    c[1].metric(
+        f"MLA caches ({run.kinds.count('mla')} layers)",
+        format_bytes(cache),
+        delta=format_bytes(growth) if growth is not None else None,
+        delta_color="off",
+    )
+    c[2].metric("this step took", f"{run.wall_ms[shown - 1]:.0f} ms")
+
+    figures = step_figures(tuple(prompt.ids), shown, run)
+    left, right = st.columns(2)
+    with left:
+        show_figure(figures["layers"], key="k3_layer_memory")
+    with right:
+        show_figure(figures["time"], key="k3_memory_time")
+    st.caption("The fixed KDA boards stay flat; only the attention layers' cache grows, a little per byte.")
+    show_figure(figures["attn_res"], key="k3_attn_res")
+    st.caption(
+        "Rows: the mix before each sub-layer (and before the output). Columns: the sources — the "
+        "embedding and one sum per block; the block a layer is still filling is its running partial "
+        "sum. Blank cells do not exist yet at that depth. Each row sums to 1."
+    )
+    picks = [
+        f"layer {i + 1}: {', '.join(str(e) for e in experts)}"
+        for i, experts in enumerate(run.experts[shown - 1])
+        if experts is not None
+    ]
+    st.markdown(
+        f"Experts this byte woke ({cfg.top_k} of {cfg.num_experts} per layer, plus "
+        f"{cfg.num_shared_experts} shared; {lesson_ref('experts')}): " + " · ".join(picks)
+    )
+
+if net is not None:
+    mla_layers = ", ".join(str(i + 1) for i, k in enumerate(net.kinds) if k == "mla")
+    notice(
+        "Step through a few bytes. Which bars in the per-layer memory chart move, and which never do?",
+        f"Only layers {mla_layers} — the latent-attention layers — grow, by "
+        f"({net.cfg.kv_latent_dim} + {net.cfg.shared_key_dim}) numbers × 4 bytes = "
+        f"{net.cfg.latent_bytes_per_token()} bytes per byte read. The KDA boards stay at "
+        f"{net.cfg.kda_heads} heads × {net.cfg.kda_head_dim} × {net.cfg.kda_head_dim} × 4 bytes = "
+        f"{format_bytes(net.cfg.board_bytes())} each from the first byte to the last.",
+        key="k3_n1",
+    )
+notice(
+    f"K3 keeps {format_bytes(K3.kv_cache_bytes_per_token())} of cache per token. How long must a conversation "
+    f"be before its {K3.num_full_attention_layers} growing caches outweigh the {K3.num_linear_layers} fixed boards?",
+    f"The boards (with their short-convolution buffers) take {format_bytes(K3.state_bytes())}; the cache grows "
+    f"{format_bytes(K3.kv_cache_bytes_per_token())} per token: they are equal near "
+    f"{k3.crossover_tokens(K3):,.0f} tokens. Beyond that the cache dominates — but it grows "
+    f"{twin.kv_cache_bytes_per_token() / K3.kv_cache_bytes_per_token():.1f}× slower than if every layer were MLA.",
+    key="k3_n2",
+)
+notice(
+    "Before training, every pseudo-query is zero. What does the AttnRes heatmap look like then?",
+    "Uniform: a zero query scores every source the same, so the softmax gives each of n sources "
+    "1/n — a plain average. Training moves the weights away from that; in the heatmap above, "
+    "rows that are far from even are the ones the model learned to steer.",
+    key="k3_n3",
+)
+
+formula(
+    r"h_l=\sum_{i=0}^{l-1}\alpha_{i\to l}\,v_i,\qquad "
+    r"\alpha_{i\to l}=\operatorname{softmax}_i\!\big(w_l^{\top}\,\mathrm{RMSNorm}(v_i)\big)"
+    r"\qquad\text{Block: } v_i\in\{\,b_0=\text{embedding},\,b_1,\dots,b_{n-1},\,b_n^{\text{partial}}\}",
+    caption="v_i: earlier outputs (Block AttnRes: block sums); w_l: the layer's pseudo-query. "
+    "Keys are normalised, values are not. Memory per sequence, in bytes: "
+    "T · Σ_MLA (d_c + d_R) · 2 + Σ_KDA (H · d_k · d_v · 4 + short-conv buffer · 2).",
+    key="k3_formula",
+)
+code(
+    attn_res,
+    BlockResidualStream,
+    mini_k3.DecoderLayer.run,
+    mini_k3.MLALayer.attend,
+    mini_k3.schedule,
+    key="k3_code",
+)
+go_deeper_k3()
+still_missing(
+    "Memory is now under control. The other cost is the feed-forward weights: a plain (*dense*) layer runs "
+    "**all** of them for every token, and K3 has 2.8 trillion parameters — reading them all per token would be "
+    "hopeless. So only K3's first layer is dense; every later one (in K3 and in mini-K3 above) splits its "
+    "feed-forward part into experts and runs a few per token. Next: how that works."
+)
+next_lesson("kimi_k3")

@@ -1,0 +1,211 @@
+"""Linear attention: one board of fixed size, written over and over."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core import board as bd
+from core.figures import board as fb
+from core.figures import board_charts as fbc
+from core.ops import linear_attention
+from core.units import format_bytes
+from ui.course import lesson_ref
+from ui.glossary import new_words
+from ui.lesson import (
+    code,
+    formula,
+    lesson_header,
+    next_lesson,
+    notice,
+    problem,
+    show_figure,
+    step_controls,
+    still_missing,
+)
+
+KEY_CHOICES = {"random": "random unit vectors", "orthogonal": "orthogonal (one row each)"}
+REAL_HEAD = 128  # key and value size of one head in Kimi Linear / Kimi K3 KDA layers (facts.md §1.6)
+
+
+@st.cache_data(show_spinner=False)
+def regrouping(T: int, seed: int) -> bd.Regrouping:
+    return bd.regroup(T=T, d_k=3, d_v=3, seed=seed)
+
+
+@st.cache_data(show_spinner=False)
+def stream(n: int, d: int, keys: str, rule: str) -> bd.BoardRun:
+    return bd.write_stream(bd.word_stream(n), rule, d=d, keys=keys)
+
+
+lesson_header("linear_attention")
+new_words("transpose", "outer_product", "unit_vector", here="linear_attention")
+problem(
+    "The KV cache made each new token cheap to compute, but it keeps **every** past key and value: "
+    "memory grows with every token, and each step has to read all of it back. A long chat becomes "
+    "a long shelf that is slow to scan."
+)
+
+st.markdown(
+    "Linear attention keeps one **board** instead: a small grid of numbers of fixed size. Every "
+    "token adds its key→value pair onto the same board, and reading means multiplying the board "
+    "by a query. The board never grows, however long the text. What makes this possible is a "
+    "tiny fact about multiplying matrices."
+)
+
+# ------------------------------------------------------------------ 1. regrouping
+st.header("1 · Same numbers, different order")
+st.markdown(
+    "Attention without the softmax is two matrix products: the queries **Q** meet the keys **K** "
+    "(`QKᵀ`, one score per pair of tokens), then the scores mix the values **V**. Matrix products "
+    "can be regrouped — `(QKᵀ)V = Q(KᵀV)` — and the right-hand grouping first squeezes all keys "
+    "and values into `KᵀV`: that small matrix *is* the board. Below, both routes run on the same "
+    "small random numbers (T tokens, key and value size 3)."
+)
+c1, c2 = st.columns([2, 1])
+T_small = c1.slider("tokens T", 2, 8, 4, key="la_T", help="How many tokens the small example has.")
+seed = c2.number_input("random numbers (seed)", 0, 999, 0, key="la_seed")
+rg = regrouping(T_small, int(seed))
+left_route, right_route = fb.regrouping_figures(rg.scores, rg.left, rg.board, rg.right)
+show_figure(left_route, key="la_left")
+show_figure(right_route, key="la_right")
+m1, m2, m3 = st.columns(3)
+m1.metric("largest difference between the two results", f"{rg.max_difference:.1e}")
+m2.metric("multiply-adds, (QKᵀ)V", f"{rg.left_ops:,}", help="T·T·d_k for the scores + T·T·d_v to mix values")
+m3.metric("multiply-adds, Q(KᵀV)", f"{rg.right_ops:,}", help="T·d_k·d_v for the board + T·d_k·d_v to read it")
+big_left, big_right = bd.regroup_ops(100_000, REAL_HEAD, REAL_HEAD)
+st.caption(
+    f"The difference is float rounding only. The counts grow differently: at 100,000 tokens and "
+    f"head size {REAL_HEAD}, the left route needs {big_left:.1e} multiply-adds, the right "
+    f"{big_right:.1e} — the left grows with T², the right with T."
+)
+st.markdown(
+    "For text generation there is one more detail: a token may only look at tokens before it. "
+    "Row by row the regrouping still works — token *t* reads `q_tᵀ (k_1v_1ᵀ + … + k_tv_tᵀ)` — so "
+    "the board is simply the running sum of every token's outer product `k vᵀ`."
+)
+
+# ------------------------------------------------------------------ 2. the board, token by token
+st.header("2 · The board, written token by token")
+st.markdown(
+    "Now a readable version. Each **key** is a word (apple, sky, …) turned into a fixed vector of "
+    "*d* numbers; each **value** is a colour name with its own column. Writing the pair adds "
+    "`k vᵀ` to the board: the key's numbers say *which rows*, the value says *which column*. "
+    "Reading a key multiplies the board by it. (Reads here use scale 1, so a key that is alone on "
+    "the board gives back exactly its value; real models scale by 1/√d.)"
+)
+c1, c2, c3 = st.columns(3)
+d = c1.slider("key size d (board rows)", 2, 16, 8, key="la_d")
+n = c2.slider("pairs written", 1, 16, 12, key="la_n")
+keys = c3.radio("keys", list(KEY_CHOICES), format_func=KEY_CHOICES.get, key="la_keys", horizontal=True)
+run = stream(n, d, keys, "linear")
+
+
+@st.fragment
+def board_stepper(run: bd.BoardRun, d: int) -> None:
+    """Step controls and the stepped picture: a Step click reruns only this part."""
+    t = step_controls("la_t", run.T, unit="token")
+    limit = fb.color_limit(run.new)
+    if t == 0:
+        st.markdown("The board starts empty. Press **Step** to write the first pair.")
+        show_figure(
+            fb.board_figure(run.board(0), limit, value_names=run.value_names, title="the empty board"),
+            key="la_board",
+        )
+    else:
+        k_name, v_name = run.pairs[t - 1]
+        best = run.nearest_name(run.outputs[t - 1]) or "two values equally"
+        show_figure(
+            fb.board_figure(
+                run.board(t),
+                limit,
+                value_names=run.value_names,
+                key_vector=run.token_keys[t - 1],
+                title=f"after token {t}: wrote {k_name} → {v_name}",
+            ),
+            key="la_board",
+        )
+        st.caption(
+            f"The narrow column is *{k_name}*'s key: the write `k vᵀ` lands in the rows it lights up, "
+            f"in {v_name}'s column. Reading *{k_name}* right after "
+            f"writing comes nearest to **{best}**."
+        )
+    m1, m2 = st.columns(2)
+    cache_b, board_b = bd.memory_bytes(t, d, run.V)
+    m1.metric("board size", f"{d} × {run.V} = {format_bytes(board_b)}", help="the same after every token")
+    m2.metric(
+        "a KV cache of the same tokens would hold",
+        format_bytes(cache_b),
+        help="t keys of size d plus t values, fp32",
+    )
+
+
+board_stepper(run, d)
+
+# ------------------------------------------------------------------ 3. memory flat in T
+st.header("3 · Memory stays flat")
+st.markdown(
+    f"Scale it up to one real head (key and value size {REAL_HEAD}, fp32). The cache adds a key "
+    "and a value for every token; the board is one fixed matrix."
+)
+Ts, cache_bytes, board_bytes = bd.memory_curve(131_072, REAL_HEAD, REAL_HEAD)
+show_figure(
+    fbc.memory_figure(Ts, cache_bytes, board_bytes, title="one head: bytes held vs tokens"), key="la_memory"
+)
+cross = bd.break_even_tokens(REAL_HEAD, REAL_HEAD)
+st.caption(
+    f"The cache passes the board after {cross} tokens and at 128K tokens holds "
+    f"{format_bytes(bd.memory_bytes(131_072, REAL_HEAD, REAL_HEAD)[0])} against "
+    f"{format_bytes(board_bytes[-1])} for the board."
+)
+
+# ------------------------------------------------------------------ 4. the price
+st.header("4 · The price: a coarser memory")
+st.markdown(
+    "Read every key back from the board and compare with softmax attention on the same stream. "
+    "Softmax attention still has every pair in its cache and weighs them by how well each key "
+    "matches; the board only has the sum, so keys that share rows bleed into each other."
+)
+soft = stream(n, d, keys, "softmax")
+rec_lin, rec_soft = run.recall(), soft.recall()
+show_figure(
+    fb.compare_readbacks_figure(
+        {
+            f"softmax: {rec_soft.accuracy:.0%} recalled": rec_soft.readback,
+            f"board: {rec_lin.accuracy:.0%} recalled": rec_lin.readback,
+        },
+        rec_lin.names,
+        value_names=run.value_names,
+        targets=rec_lin.target,
+    ),
+    key="la_price",
+)
+st.caption(
+    f"{n} pairs on a board with {d} rows: the board recalls {rec_lin.accuracy:.0%} of the keys "
+    f"(nearest value right), softmax attention {rec_soft.accuracy:.0%}. Pale colours off the right "
+    "column are other pairs leaking in; the black outline marks the value each key should return."
+)
+
+notice(
+    "With orthogonal keys and at most d pairs, how many keys will the board get wrong?",
+    "None: orthogonal keys use separate rows, so nothing leaks. Set keys to *orthogonal* and pairs ≤ d "
+    f"to check — then push the pairs past d and watch the first mistakes appear ({lesson_ref('collisions')}).",
+    key="la_q1",
+)
+notice(
+    "If you write 10 times as many tokens, how much bigger does the board get?",
+    "Not at all. Only the numbers inside change; the cache would be 10 times bigger.",
+    key="la_q2",
+)
+formula(
+    r"S_t = S_{t-1} + k_t v_t^\top,\qquad o_t = S_t^\top q_t = \sum_{j\le t} v_j\,(k_j^\top q_t),"
+    r"\qquad (QK^\top)V = Q(K^\top V)",
+    caption="S is the board (key size × value size). With a causal mask the regrouping holds row by row, "
+    "so S is a running sum (Katharopoulos et al. 2020; fla `fla/ops/linear_attn/naive.py`).",
+    key="la_formula",
+)
+code(linear_attention.step, bd.write_stream, key="la_code")
+still_missing(
+    "The board has a fixed number of rows. Keep adding pairs and they start to land on top of each "
+    "other: a full board blurs. How many pairs fit, and what does a collision look like?"
+)
+next_lesson("linear_attention")

@@ -1,0 +1,267 @@
+"""The map — the whole progression in one table and one chart."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.figures.specs import memory_per_token_figure
+from core.specs import SPECS, ModelSpec, gpt2s_in, hybrid_layer_kinds
+from core.units import format_bytes, format_context, format_params
+from ui.course import COURSE, Lesson, lesson
+from ui.glossary import new_words
+from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, show_figure, still_missing
+
+CONTEXTS = [1024, 8192, 131072, 1048576]
+# the slider shows labels (AppTest and readers both see "128K"); the page maps them back
+CONTEXT_LABELS = {format_context(t): t for t in CONTEXTS}
+PRECISIONS = {"16-bit (bf16)": 2, "8-bit (fp8)": 1}
+
+# The story, one row per lesson slug: (stage, what it fixed, what it left); numbers come from ui/course.py
+STORY = {
+    "gpt2": (
+        "GPT-2, plain (2019)",
+        "Predicts the next piece of text with 12 stacked blocks.",
+        "Without a cache, every new token re-reads the whole text from the start.",
+    ),
+    "kv_cache": (
+        "KV cache",
+        "Keeps each token's key and value, so nothing is recomputed.",
+        "The cache grows with every token; reading it back becomes the bottleneck.",
+    ),
+    "linear_attention": (
+        "Linear attention",
+        "Folds everything into one board of fixed size: memory stops growing.",
+        "Writing over the same board is coarser than looking everything up.",
+    ),
+    "collisions": (
+        "Collisions",
+        "Shows why: with more pairs than board dimensions, writes pile on each other.",
+        "A full board blurs old and new until neither reads back.",
+    ),
+    "deltanet": (
+        "DeltaNet",
+        "Erases the old value under a key before writing the new one.",
+        "Each rewrite depends on the last, so the steps queue up one by one.",
+    ),
+    "chunks": (
+        "Chunks",
+        "Cuts the text into chunks: all at once inside, hand-over only at the edges.",
+        "The board still cannot drop a whole topic at once.",
+    ),
+    "forgetting": (
+        "Forgetting",
+        "Gated DeltaNet fades the board; KDA picks a fade rate per channel.",
+        "A fixed board, however well kept, cannot hold every detail exactly.",
+    ),
+    "kimi_k3": (
+        "Kimi K3",
+        "Three fixed boards to one full-attention layer, plus a look back over depth.",
+        "The full-attention layers' cache still grows, a quarter as fast.",
+    ),
+    "experts": (
+        "Experts",
+        "898 experts, 18 awake per token: a giant that reads a sliver per token.",
+        "All 2.8T weights must still be stored somewhere.",
+    ),
+}
+# lessons beyond the story that the map still links to, with a word on what they hold
+MORE = {
+    "your_gpu": "measure it on your own card",
+    "planner": "any model on any card: what fits, how fast",
+    "what_changed": "every stage side by side",
+    "glossary": "every word in one plain sentence",
+}
+
+
+@st.cache_data(show_spinner=False)
+def model_rows(context: int, bytes_per_element: float) -> list[dict]:
+    """One row per released model, every number computed from its config."""
+    rows = []
+    for spec in SPECS.values():
+        rows.append(
+            {
+                "model": spec.name,
+                "year": spec.year,
+                "parameters (published)": format_params(spec.published_params),
+                "counted from config": format_params(spec.total_params()),
+                "active per token": format_params(spec.active_params()),
+                "cache per token": format_bytes(spec.kv_cache_bytes_per_token(bytes_per_element)),
+                "fixed state": format_bytes(spec.state_bytes()) if spec.linear else "—",
+                f"memory at {format_context(context)}": format_bytes(
+                    spec.cache_bytes(context, bytes_per_element)
+                ),
+            }
+        )
+    return rows
+
+
+@st.cache_data(show_spinner=False)
+def memory_chart(bytes_per_element: float):
+    return memory_per_token_figure(list(SPECS.values()), bytes_per_element)
+
+
+def story_rows() -> list[tuple[Lesson, tuple[str, str, str]]]:
+    """The story's rows in course order (an unknown slug in STORY fails loudly)."""
+    unknown = set(STORY) - {item.slug for item in COURSE.lessons}
+    if unknown:
+        raise ValueError(f"STORY names lessons that are not in the course: {sorted(unknown)}")
+    return [(item, STORY[item.slug]) for item in COURSE.lessons if item.slug in STORY]
+
+
+def lesson_link(slug: str, label: str) -> None:
+    """A link into the course; plain text when the page runs outside the router (tests)."""
+    item = lesson(slug)
+    if not item.exists:
+        st.markdown(f"- {label} *(page coming)*")
+        return
+    try:
+        st.page_link(item.file, label=label, icon=item.icon)
+    except Exception:  # opened on its own: no router, no links
+        st.markdown(f"- {label}")
+
+
+def headline(gpt2: ModelSpec, k3: ModelSpec) -> None:
+    cols = st.columns(3)
+    cols[0].metric(f"{gpt2.name} ({gpt2.year})", f"{format_params(gpt2.published_params)} parameters")
+    cols[1].metric(f"{k3.name} ({k3.year})", f"{format_params(k3.published_params)} parameters")
+    cols[2].metric("GPT-2s that fit in one Kimi K3", f"{int(gpt2s_in(k3, gpt2)):,}")
+    linear = SPECS["kimi_linear"]
+    st.caption(
+        f"Published totals. Counted from the released configs: {gpt2.name} {gpt2.total_params():,} parameters; "
+        f"{k3.name}'s text model {format_params(k3.total_params())}, of which "
+        f"{format_params(k3.active_params())} work on any one token — counting the whole token table; without "
+        f"it {k3.active_params(count_embedding_table=False) / 1e9:.1f}B, the "
+        f"{format_params(k3.published_active)} NVIDIA publishes (NeMo AutoModel docs). The course uses the count, "
+        f"{format_params(k3.active_params())}, from here on. Counts and published names differ the same way for "
+        f"{linear.name}: {linear.total_params() / 1e9:.1f}B counted, "
+        f"{(linear.total_params() - linear.embedding_params()) / 1e9:.1f}B without its token table and output "
+        f"head — published as {format_params(linear.published_params)}."
+    )
+
+
+lesson_header("map")
+new_words(
+    "token", "byte", "parameter", "layer", "block", "context", "matrix", "query", "key", "value", "attention",
+    "head", "kv_cache", "gqa", "mha", "mla", "fp32", "gib", "gpu", "board", "channel", "expert",
+    here="map", expanded=False,
+)  # fmt: skip
+gpt2, k3 = SPECS["gpt2"], SPECS["kimi_k3"]
+headline(gpt2, k3)
+
+st.markdown(
+    "Seven years separate these two models. The size is the obvious change, but it is not the story. "
+    "The story is one question asked again and again: **how much must a model remember about the text "
+    "it has read so far, and how does it keep it?** Every stage below exists because the one before it "
+    "left something broken."
+)
+
+st.caption(
+    "This course retells, with models that run, the article *From GPT-2 to Kimi K3: What Actually Changed in "
+    "Seven Years? A Beginner-Friendly Walkthrough* (5 August 2026), which itself unpacks the original "
+    "*From GPT2 to Kimi3, Explained* by ali (@waterloo_intern). The story and its framing are theirs; the "
+    "sentences, code and every number here are checked against the sources cited on each page."
+)
+
+problem(
+    "A language model writes one token at a time, and each new token depends on everything before it. "
+    "So it must either redo its reading of the whole text at every step, or keep notes. Notes cost memory, "
+    "and on a real graphics card, memory — how much fits, and how fast it can be read — is what runs out first."
+)
+
+st.subheader("The whole progression")
+# a static table: its cells wrap, so every sentence can be read without scrolling sideways
+st.table(
+    [
+        {"lesson": item.number, "stage": stage, "what it fixed": fixed, "what it left": left}
+        for item, (stage, fixed, left) in story_rows()
+    ],
+    hide_index=True,
+    border="horizontal",
+)
+with st.expander("Go to a lesson", expanded=False, icon=":material/list:"):
+    for item, (stage, _, _) in story_rows():
+        lesson_link(item.slug, f"{item.number} · {stage}")
+    known = {item.slug: item.number for item in COURSE.lessons}
+    for slug in sorted((s for s in MORE if s in known), key=known.get):  # course order
+        lesson_link(slug, f"{lesson(slug).label} — {MORE[slug]}")
+
+st.subheader("Memory per token, stage by stage")
+st.markdown(
+    "Every model that keeps a cache adds a little to it with each token it reads. The chart shows how much, "
+    "for real released models, from their config files. Lower is better: it decides how long a text fits "
+    "on your card and how much must be read back for every new token."
+)
+precision = st.radio(
+    "Cache precision",
+    list(PRECISIONS),
+    horizontal=True,
+    key="map_precision",
+    help="Bytes per stored number. Real engines keep the cache in 16-bit; some squeeze it to 8-bit.",
+)
+bytes_per_element = PRECISIONS[precision]
+show_figure(memory_chart(bytes_per_element), key="map_memory_chart")
+
+llama, ds = SPECS["llama3_8b"], SPECS["deepseek_v3"]
+st.markdown(
+    f"- **{gpt2.name}** stores a key and a value for every head in every layer: "
+    f"{format_bytes(gpt2.kv_cache_bytes_per_token(bytes_per_element))} per token.\n"
+    f"- **{llama.name}** lets {llama.attention.heads // llama.attention.kv_heads} query heads share one "
+    f"key/value head (grouped-query attention, *GQA*): "
+    f"{format_bytes(llama.kv_cache_bytes_per_token(bytes_per_element))} per token for a model "
+    f"{llama.total_params() / gpt2.total_params():.0f}× larger.\n"
+    f"- **{ds.name}** squeezes each token into a {ds.attention.cache_elements_per_token()}-number latent "
+    f"(multi-head latent attention, *MLA*): "
+    f"{format_bytes(ds.kv_cache_bytes_per_token(bytes_per_element))} per token across {ds.num_layers} layers.\n"
+    f"- **{k3.name}** keeps a cache in only {k3.num_full_attention_layers} of its {k3.num_layers} layers; the "
+    f"other {k3.num_linear_layers} keep a fixed-size board (a *fixed state*: the same size at any length) — "
+    f"{format_bytes(k3.kv_cache_bytes_per_token(bytes_per_element))} per token plus a fixed "
+    f"{format_bytes(k3.state_bytes())} that never grows ({format_bytes(k3.recurrent_state_bytes())} of boards + "
+    f"{format_bytes(k3.conv_state_bytes())} of short-convolution buffers)."
+)
+
+notice(
+    f"{k3.name} is about {int(gpt2s_in(k3, gpt2)):,} times bigger than {gpt2.name}. "
+    "Which of the two adds more memory per token of text?",
+    f"{gpt2.name}: {format_bytes(gpt2.kv_cache_bytes_per_token())} per token against "
+    f"{format_bytes(k3.kv_cache_bytes_per_token())} for {k3.name} (16-bit). Parameters and memory per token "
+    "are different fights; the second one is what this course is about.",
+    key="map_notice_size",
+)
+
+st.subheader("Every model at one context length")
+context_label = st.select_slider(
+    "Context length (tokens)",
+    options=list(CONTEXT_LABELS),
+    value="128K",
+    key="map_context",
+    help="How much text the model has read so far in one conversation.",
+)
+context = CONTEXT_LABELS[context_label]
+st.dataframe(model_rows(context, bytes_per_element), hide_index=True, width="stretch", key="map_models_table")
+k3_memory = k3.cache_bytes(context, bytes_per_element)
+full_memory = context * k3.all_full_attention_bytes_per_token(bytes_per_element)
+st.caption(
+    f"At {format_context(context)} tokens {k3.name} keeps {format_bytes(k3_memory)}; with MLA in all "
+    f"{k3.num_layers} layers it would keep {format_bytes(full_memory)}. "
+    "Cache in the chosen precision; fixed states are boards in 32-bit, as the reference code keeps them, plus "
+    "16-bit short-convolution buffers."
+)
+
+formula(
+    r"\text{cache per token} = \sum_{\text{full-attention layers}} \begin{cases}"
+    r"2\,n_{kv}\,d_h & \text{MHA / GQA}\\ d_c + d_R & \text{MLA}\end{cases} \times \text{bytes}"
+    r"\qquad \text{memory}(T) = T\cdot\text{cache per token} + \sum_{\text{board layers}}"
+    r"\big(H\,d_k\,d_v \times 4 + (k_{\text{conv}}-1)\,c_{\text{conv}} \times 2\big)",
+    caption="n_kv key/value heads of size d_h; MLA caches a latent of d_c = 512 plus a key of d_R = 64; bytes = 2 "
+    "for a 16-bit cache, 1 for 8-bit. A board layer keeps one d_k × d_v matrix per head in 32-bit (4 bytes), "
+    "plus its short-convolution buffer: the last k_conv − 1 = 3 inputs of its c_conv channels, 16-bit. Both "
+    "stay the same at any length T.",
+    key="map_formula",
+)
+code(ModelSpec.kv_cache_bytes_per_token, ModelSpec.cache_bytes, hybrid_layer_kinds, key="map_code")
+
+still_missing(
+    "This page is the map, not the territory. To see *why* each row exists, start where the story starts: "
+    "a plain GPT-2 that re-reads its whole text for every new token."
+)
+next_lesson("map")

@@ -1,0 +1,102 @@
+"""Planner: any model's config.json → weights, KV cache, fixed state, what fits and how fast.
+
+UI only: the arithmetic is core/plan (also `python -m core.plan`), the pictures core/figures/plan.py,
+the widgets and the shareable link ui/planner.py.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.figures.plan import context_figure, memory_figure
+from core.plan import ConfigError, parse, plan
+from core.plan.curve import sweep
+from core.plan.export import rows, to_csv, to_json
+from core.units import format_bytes, format_context
+from ui.course import lesson_ref
+from ui.deeper import go_deeper_serving
+from ui.lesson import code, lesson_header, link_to, next_lesson, show_figure
+from ui.planner import config_choice, restore_from_link, serving_inputs, write_link
+
+lesson_header("planner")
+st.markdown(
+    f"For practitioners. {lesson_ref('kv_cache').capitalize()} sized the cache of a few fixed models at batch 1. "
+    "Here any model's `config.json` — dense (MHA, GQA, MQA, sliding-window layers), MLA with experts, or a hybrid "
+    "with a fixed recurrent state (Qwen3-Next, Kimi Linear, Kimi K3) — meets your serving choices: how much memory "
+    "the weights, the cache and the state take, the longest context and the most sequences that fit, and the "
+    "bandwidth ceiling on decode speed. Every assumption is listed under the result; the command line gives the "
+    "same figures: `python -m core.plan --config config.json --context 131072 --batch 8 --card h100_80gb`."
+)
+
+restore_from_link()
+choice = config_choice()
+inputs = serving_inputs()
+share = write_link(inputs, choice)
+
+if choice.text is None:
+    st.info(choice.problem)
+    st.stop()
+try:
+    model = parse(choice.text)
+except ConfigError as exc:
+    st.error(f"Cannot plan this config: {exc}")
+    st.stop()
+
+result = plan(model, inputs)
+spec = model.spec
+st.subheader(
+    f"{spec.name} · {inputs.batch} × {format_context(inputs.context)} tokens on {inputs.gpus} × {result.card_name}"
+)
+memory_cols = st.columns(3)
+memory_cols[0].metric("Weights", format_bytes(result.weights))
+memory_cols[1].metric("KV cache", format_bytes(result.kv))
+memory_cols[2].metric("Fixed state", format_bytes(result.state))
+fit_cols = st.columns(3)
+if not result.weights_fit:
+    fit_cols[0].metric("Longest context", "weights do not fit")
+else:
+    longest = "no limit" if result.max_context is None else format_context(result.max_context)
+    fit_cols[0].metric("Longest context", longest)
+fit_cols[1].metric(f"Most sequences at {format_context(inputs.context)}", f"{result.max_batch:,}")
+speed = result.decode_tokens_per_s
+fit_cols[2].metric("Decode ceiling", "does not fit" if speed is None else f"{speed:,.0f} tok/s")
+if not result.fits:
+    if result.gpus_needed is None:
+        more = (
+            "no number of these cards holds it by tensor parallelism alone (each keeps too much of the cache)"
+        )
+    else:
+        more = f"{result.gpus_needed:,} of these cards would hold it (tensor parallel)"
+    st.warning(f"This does not fit: it needs {format_bytes(result.needed)}; {more}.")
+
+show_figure(memory_figure(result), key="plan_memory")
+show_figure(context_figure(sweep(model, inputs)), key="plan_speed")
+
+left, right = st.columns([3, 2])
+with left:
+    st.markdown("**Every figure**")
+    st.dataframe(
+        {"quantity": [q for q, _, _ in rows(result)], "value": [v for _, v, _ in rows(result)]},
+        hide_index=True,
+        width="stretch",
+    )
+with right:
+    with st.container(border=True):
+        st.markdown("**Assumptions**")
+        st.markdown("\n".join(f"- {text}" for text in result.assumptions))
+
+st.markdown("**Take it with you**")
+a, b = st.columns(2)
+a.download_button(
+    "Download JSON", to_json(result), file_name="plan.json", mime="application/json", key="plan_json"
+)
+b.download_button("Download CSV", to_csv(result), file_name="plan.csv", mime="text/csv", key="plan_csv")
+st.markdown(
+    "This page's address now holds every input: copy it from the browser to share the plan, or keep "
+    f"[this link to the plan]({share})."
+)
+
+go_deeper_serving()
+code(plan, key="plan_code")
+link_to("your_gpu", "Measure the real thing on your own card")
+next_lesson("planner")

@@ -1,0 +1,175 @@
+"""What changed — add → rewrite → forget → forget per channel, side by side."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.figures.specs import memory_vs_context_figure, story_figure
+from core.roofline import (
+    Width,
+    hybrid_macs_per_token,
+    hybrid_memory_bytes,
+    mechanism_macs_per_token,
+    mechanism_memory_bytes,
+)
+from core.specs import MECHANISMS, SPECS
+from core.units import format_bytes, format_context, format_params
+from ui.course import lesson_ref, number
+from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, show_figure, still_missing
+
+CONTEXTS = [1024, 8192, 131072, 1048576]
+# the slider shows labels (AppTest and readers both see "128K"); the page maps them back
+CONTEXT_LABELS = {format_context(t): t for t in CONTEXTS}
+TABLE_CONTEXTS = [1024, 131072, 1048576]
+# shown labels → spec keys (labels as options: AppTest selects by what the reader sees)
+WIDTH_SOURCES = {"Llama-3-8B's width": "llama3_8b", "GPT-2 small's width": "gpt2"}
+
+
+@st.cache_data(show_spinner=False)
+def cached_story_figure(width: Width, context: int):
+    return story_figure(width, context)
+
+
+@st.cache_data(show_spinner=False)
+def cached_memory_figure(width: Width):
+    return memory_vs_context_figure(width, CONTEXTS)
+
+
+@st.cache_data(show_spinner=False)
+def stage_table(width: Width) -> list[dict]:
+    """Per stage: its verb, its rule, memory and work per token at three context lengths (all from core)."""
+    rows = []
+    for key, m in MECHANISMS.items():
+        row = {"lesson": number(m.lesson), "stage": m.label, "what it does": m.verb, "rule": m.update}
+        for t in TABLE_CONTEXTS:
+            row[f"memory at {format_context(t)}"] = format_bytes(mechanism_memory_bytes(key, t, width))
+        for t in TABLE_CONTEXTS:
+            row[f"work/token at {format_context(t)}"] = format_params(mechanism_macs_per_token(key, t, width))
+        rows.append(row)
+    mix = {
+        "lesson": number("kimi_k3"),
+        "stage": "Kimi K3-style mix",
+        "what it does": "share the work",
+        "rule": "3 KDA boards to 1 full-attention cache",
+    }
+    for t in TABLE_CONTEXTS:
+        mix[f"memory at {format_context(t)}"] = format_bytes(hybrid_memory_bytes(t, width))
+    for t in TABLE_CONTEXTS:
+        mix[f"work/token at {format_context(t)}"] = format_params(hybrid_macs_per_token(t, width))
+    rows.append(mix)
+    return rows
+
+
+lesson_header("what_changed")
+
+problem(
+    f"Back in {lesson_ref('gpt2')} the question was simple: a model must remember what it has read, "
+    "so how should it keep it? "
+    "Keeping everything was exact but grew without end. Every later stage traded a little exactness for memory "
+    "that stays the same size — and then spent its cleverness on what to do when that memory fills up."
+)
+
+st.markdown(
+    "Read the four board stages as one sentence. **Adding** alone blurs once the board is full, so DeltaNet "
+    "learned to **rewrite**. Rewriting one key at a time cannot clear a finished topic, so Gated DeltaNet learned "
+    "to **forget**. One fade rate for the whole board throws away the useful with the stale, so KDA learned to "
+    "**forget per channel**. Kimi K3 then stopped choosing: three board layers for every one that keeps a full cache."
+)
+
+cols = st.columns(2)
+source = cols[0].selectbox(
+    "Model width shared by every stage",
+    list(WIDTH_SOURCES),
+    key="wc_width",
+    help="Same layers, heads and head size for every stage, so only the memory rule differs.",
+)
+context_label = cols[1].select_slider(
+    "Context length (tokens)",
+    options=list(CONTEXT_LABELS),
+    value="128K",
+    key="wc_context",
+)
+context = CONTEXT_LABELS[context_label]
+width = Width.of(SPECS[WIDTH_SOURCES[source]])
+st.caption(
+    f"{width.name}: {width.layers} layers × {width.heads} heads × {width.head_dim} numbers per head"
+    + (
+        f"; its cache keeps {width.cached_heads} key/value heads (GQA), as the real model does — the same "
+        f"number as on the map and in {lesson_ref('kv_cache')}"
+        if width.cached_heads != width.heads
+        else ""
+    )
+    + ". Every stage is drawn at this width, so the *no cache* row is a GPT-2-style model that recomputes "
+    "at this width, not GPT-2 itself."
+)
+
+show_figure(cached_story_figure(width, context), key="wc_story_chart")
+
+attention_memory = mechanism_memory_bytes("attention", context, width)
+board_memory = mechanism_memory_bytes("kda", context, width)
+st.markdown(
+    f"At {format_context(context)} tokens the cache holds {format_bytes(attention_memory)}; every board stage holds "
+    f"{format_bytes(board_memory)}, whatever the length. The boards differ in *what* they do with that memory, "
+    "not in how much of it there is: rewriting costs one extra read of the board per token, forgetting one more "
+    "pass to fade it. The model without a cache keeps nothing and pays for it in work that grows with the square "
+    "of the length."
+)
+
+notice(
+    "At 1M tokens, which needs more memory: DeltaNet or Gated DeltaNet?",
+    f"Neither: both keep {format_bytes(mechanism_memory_bytes('delta', 1048576, width))} at this width. "
+    "Forgetting changes what is written on the board, not the board's size.",
+    key="wc_notice_same_size",
+)
+
+st.subheader("Every stage, side by side")
+# two static tables (cells wrap): the rules in words, then the numbers — one wide table ran off the page
+rows = stage_table(width)
+RULE_COLUMNS = ("lesson", "stage", "what it does", "rule")
+st.table([{c: row[c] for c in RULE_COLUMNS} for row in rows], hide_index=True, border="horizontal")
+st.table(
+    [{"stage": row["stage"], **{c: v for c, v in row.items() if c not in RULE_COLUMNS}} for row in rows],
+    hide_index=True,
+    border="horizontal",
+)
+st.caption(
+    "Memory: cache in 16-bit, boards in 32-bit. Work: multiply-adds of the memory part of all layers for one new "
+    "token (the projections every stage shares are left out)."
+)
+
+show_figure(cached_memory_figure(width), key="wc_memory_chart")
+
+k3 = SPECS["kimi_k3"]
+mix_ratio = hybrid_memory_bytes(1048576, width) / mechanism_memory_bytes("attention", 1048576, width)
+notice(
+    "The K3-style mix keeps a cache in one layer out of four. At 1M tokens, what share of the all-cache "
+    "model's memory does it need?",
+    f"{mix_ratio:.1%} — a quarter for the cache layers, plus boards too small to notice at that length. "
+    f"The real {k3.name} keeps {format_bytes(k3.cache_bytes(1048576))} at 1M tokens, against "
+    f"{format_bytes(1048576 * k3.all_full_attention_bytes_per_token())} if all {k3.num_layers} layers kept an "
+    "MLA cache.",
+    key="wc_notice_mix",
+)
+
+formula(
+    r"\begin{aligned}"
+    r"\text{add:}\quad & S_t = S_{t-1} + k_t v_t^\top\\"
+    r"\text{rewrite:}\quad & S_t = (I - \beta_t k_t k_t^\top)\,S_{t-1} + \beta_t k_t v_t^\top\\"
+    r"\text{forget:}\quad & S_t = (I - \beta_t k_t k_t^\top)\,\alpha_t S_{t-1} + \beta_t k_t v_t^\top\\"
+    r"\text{forget per channel:}\quad & S_t = (I - \beta_t k_t k_t^\top)\,\mathrm{diag}(\alpha_t)\,S_{t-1}"
+    r" + \beta_t k_t v_t^\top"
+    r"\end{aligned}",
+    caption="S is the board (d_k × d_v per head), k and v the token's key and value, β ∈ (0,1) how hard to "
+    "write, α ∈ (0,1) how much survives (a number per head, or a vector of d_k numbers per head for KDA). "
+    "Read-out: o_t = S_tᵀ q_t.",
+    key="wc_formula",
+)
+code(mechanism_memory_bytes, mechanism_macs_per_token, key="wc_code")
+
+still_missing(
+    "Nothing here is finished. K3's full-attention layers still grow with every token, a fixed board still "
+    "cannot hold every detail of a long text, and 2.8 trillion weights must be stored even if only a sliver "
+    "wakes per token. What changed in seven years is less the size than the craft of deciding what to "
+    "throw away — and that craft shows up on your own card as speed that holds, or falls, as the text grows."
+)
+next_lesson("what_changed")

@@ -1,0 +1,140 @@
+"""The glossary: every term is defined (in a lesson's "new words" box) no later than the first lesson,
+in course order, whose prose uses it — and the glossary page lists them all."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from core.glossary import BY_KEY, TERMS, alphabetical, get
+from tests.app import driver
+from ui.course import LESSONS, lesson
+
+# ui helpers whose words a lesson shows as its own (the page calls them)
+EXTRAS = {
+    "gpt2": ("ui/gpt2_model.py",),
+    "kv_cache": ("ui/gpt2_model.py",),
+    "collisions": ("ui/recall_panel.py",),
+    "kimi_k3": ("ui/mini_k3.py",),
+    "experts": ("ui/mini_k3.py",),
+    "your_gpu": (
+        *(f"ui/gpu/{p.name}" for p in sorted((driver.ROOT / "ui" / "gpu").glob("*.py"))),
+        "core/gpu/published.py",  # the published table the page shows
+    ),
+}
+WALKED = [item for item in LESSONS if item.slug != "glossary" and item.exists]
+
+
+def prose(tree: ast.AST) -> str:
+    """Every string a reader could see: constants and f-string pieces with a space in them
+    (identifiers, keys and file names have none), docstrings left out."""
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.FunctionDef | ast.ClassDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    parts = [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and " " in node.value
+        and id(node) not in docstrings
+    ]
+    return "\n".join(parts)
+
+
+def new_words_calls(tree: ast.AST) -> list[ast.Call]:
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", getattr(node.func, "attr", "")) == "new_words"
+    ]
+
+
+def page(slug: str) -> tuple[str, str, set[str], ast.Module]:
+    """(prose, source, keys defined by new_words) of a lesson with its ui extras."""
+    texts, sources, defined = [], [], set()
+    main = None
+    for rel in (lesson(slug).file, *EXTRAS.get(slug, ())):
+        source = (driver.ROOT / rel).read_text(encoding="utf-8")
+        tree = ast.parse(source)
+        main = main or tree
+        texts.append(prose(tree))
+        sources.append(source)
+        for call in new_words_calls(tree):
+            defined |= {a.value for a in call.args if isinstance(a, ast.Constant)}
+    return "\n".join(texts), "\n".join(sources), defined, main
+
+
+def test_glossary_covers_the_issue_list_and_points_at_real_lessons():
+    must = {
+        "token", "byte", "parameter", "layer", "block", "head", "channel", "embedding", "query", "key",
+        "value", "softmax", "attention_weights", "transpose", "outer_product", "unit_vector", "fp32",
+        "gib", "vram", "bandwidth", "pcie", "mla", "gqa", "ffn", "expert", "router", "recurrence", "wy",
+        "roofline", "nvml", "tg128", "q4_0", "ngl", "num_ctx", "j_per_token",
+    }  # fmt: skip
+    assert must <= set(BY_KEY)
+    for term in TERMS:
+        lesson(term.lesson)  # an unknown slug fails
+        assert term.sentence.endswith("."), term.key
+        assert term.patterns, term.key
+    with pytest.raises(ValueError):
+        get("no-such-word")
+
+
+def test_no_term_is_used_before_it_is_defined():
+    """Walk the lessons in course order; a term used on a page must be in that page's new-words box
+    or in an earlier one's. Defining a word that the page never uses is a mistake too."""
+    defined_so_far: dict[str, str] = {}
+    problems = []
+    for item in WALKED:
+        text, source, defined, _ = page(item.slug)
+        for key in sorted(defined):
+            if key not in BY_KEY:
+                problems.append(f"{item.slug}: new_words names unknown term {key!r}")
+            elif key in defined_so_far:
+                problems.append(f"{item.slug}: {key!r} was already defined in {defined_so_far[key]}")
+            elif not BY_KEY[key].used_in(text, source):
+                problems.append(f"{item.slug}: defines {key!r} but never uses it")
+        for key in defined:
+            defined_so_far.setdefault(key, item.slug)
+        for term in TERMS:
+            if term.key not in defined_so_far and term.used_in(text, source):
+                problems.append(f"{item.slug}: uses {term.key!r} ({term.name}) before any lesson defines it")
+    assert not problems, "\n".join(problems)
+
+
+def test_new_words_open_the_lesson():
+    """The box comes right after the header, before the problem statement, so it is read first."""
+    for item in WALKED:
+        _, _, _, tree = page(item.slug)
+        calls = new_words_calls(tree)
+        if not calls:
+            continue
+        first = min(c.lineno for c in calls)
+        renders = [
+            node.lineno
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and getattr(node.func, "id", "") in {"problem", "show_figure", "notice", "headline"}
+        ]
+        assert not renders or first < min(renders), f"{item.slug}: new_words comes after the page starts"
+
+
+def test_glossary_page_lists_every_term_and_filters():
+    at = driver.fresh("glossary")
+    text = "\n".join(m.value for m in at.markdown)
+    for term in TERMS:
+        assert f"**{term.name}**" in text
+    at.text_input(key="gl_find").input("softmax").run()
+    shown = "\n".join(m.value for m in at.markdown)
+    assert "**softmax**" in shown and "**router**" not in shown
+    at.text_input(key="gl_find").input("zzzz").run()
+    assert at.info, "an empty search says so"
+    assert [t.key for t in alphabetical()][0] != ""

@@ -1,0 +1,146 @@
+"""The planner page: its numbers are core/plan's, a link restores every input, and no input breaks it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.plan import CACHE_FORMATS, CARDS, WEIGHT_FORMATS, PlanInputs, parse, plan
+from core.plan.export import pack_config, to_query
+from core.plan.memory import LAYOUTS
+from core.units import format_bytes
+from tests.app import driver
+from ui.planner import SHIPPED_DIR, shipped
+
+PAGE = "planner"
+
+
+def _page(params: dict[str, str] | None = None) -> AppTest:
+    at = AppTest.from_file(driver.page_path(PAGE), default_timeout=120)
+    for key, value in (params or {}).items():
+        at.query_params[key] = value
+    at.run()
+    driver.assert_clean(at, f"planner with {params}")
+    return at
+
+
+def _shipped(name: str):
+    return parse((SHIPPED_DIR / f"{name}.json").read_text())
+
+
+def test_default_page_shows_core_numbers():
+    at = _page()
+    expected = plan(_shipped("llama3_1_8b"), PlanInputs())
+    assert driver.metric_value(at, "Weights") == format_bytes(expected.weights)
+    assert driver.metric_value(at, "KV cache") == format_bytes(expected.kv)
+    assert driver.metric_value(at, "Fixed state") == format_bytes(expected.state)
+    assert at.query_params["config"] == ["llama3_1_8b"] or at.query_params["config"] == "llama3_1_8b"
+
+
+def test_a_link_restores_every_input():
+    inputs = PlanInputs(262144, 16, "fp8", "fp8", 0.8, 2, "h100_80gb", "transformers")
+    at = _page({**to_query(inputs), "config": "qwen3_next_80b_a3b"})
+    assert at.selectbox(key="plan_shipped").value == "qwen3_next_80b_a3b"
+    assert at.select_slider(key="plan_context").value == 262144
+    assert at.number_input(key="plan_batch").value == 16
+    assert at.selectbox(key="plan_weights").value == "fp8"
+    assert at.selectbox(key="plan_cache").value == "fp8"
+    assert at.slider(key="plan_share").value == pytest.approx(0.8)
+    assert at.number_input(key="plan_gpus").value == 2
+    assert at.selectbox(key="plan_card").value == "h100_80gb"
+    assert at.selectbox(key="plan_layout").value == "transformers"
+    expected = plan(_shipped("qwen3_next_80b_a3b"), inputs)
+    assert driver.metric_value(at, "KV cache") == format_bytes(expected.kv)
+    assert driver.metric_value(at, "Fixed state") == format_bytes(expected.state)
+    assert any("(?context=262144&batch=16" in m.value for m in at.markdown)
+
+
+def test_a_link_carries_a_pasted_config():
+    text = (SHIPPED_DIR / "kimi_linear_48b_a3b.json").read_text()
+    at = _page({"configz": pack_config(text), "card": "h200"})
+    assert at.radio(key="plan_source").value == "Paste config.json"
+    assert at.text_area(key="plan_paste").value == text
+    expected = plan(parse(text), PlanInputs(card="h200"))
+    assert driver.metric_value(at, "Fixed state") == format_bytes(expected.state)
+
+
+def test_a_broken_link_falls_back_to_defaults():
+    at = _page({"batch": "lots", "card": "../../etc", "configz": "%%%", "context": "-1", "memory_share": "7"})
+    assert at.number_input(key="plan_batch").value == 1
+    assert at.selectbox(key="plan_card").value == PlanInputs().card
+    assert at.select_slider(key="plan_context").value == PlanInputs().context
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("{ not json", "not valid JSON"),
+        ('{"model_type": "rwkv7"}', "unknown model_type"),
+        ('{"model_type": "deepseek_v3", "hidden_size": 7168}', "missing field"),
+        ("[]", "JSON object"),
+        ('{"model_type": "gpt2"}' + " " * (5 * 2**20), "a few kB"),
+        ("\x00\x01 🌍 こんにちは", "not valid JSON"),
+    ],
+    ids=["malformed", "unknown", "missing", "array", "5MB", "binary"],
+)
+def test_pasted_configs_that_cannot_be_planned_get_one_line(text, words):
+    at = _page()
+    at.radio(key="plan_source").set_value("Paste config.json").run()
+    at.text_area(key="plan_paste").input(text).run()
+    driver.assert_clean(at, f"pasting {words}")
+    assert any(words in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_every_shipped_config_card_format_and_layout_runs():
+    at = _page()
+    for name in shipped():
+        at.selectbox(key="plan_shipped").set_value(name).run()
+        driver.assert_clean(at, f"config {name}")
+    for key, options in (
+        ("plan_card", CARDS),
+        ("plan_weights", WEIGHT_FORMATS),
+        ("plan_cache", CACHE_FORMATS),
+        ("plan_layout", LAYOUTS),
+    ):
+        for option in options:
+            at.selectbox(key=key).set_value(option).run()
+            driver.assert_clean(at, f"{key} = {option}")
+
+
+def test_number_inputs_at_their_ends():
+    at = _page()
+    at.selectbox(key="plan_shipped").set_value("kimi_k3").run()
+    for key in ("plan_batch", "plan_gpus"):
+        widget = at.number_input(key=key)
+        for value in (widget.min, widget.max):
+            at.number_input(key=key).set_value(value).run()
+            driver.assert_clean(at, f"{key} = {value}")
+
+
+def test_pasting_a_real_config_plans_it():
+    data = json.loads((SHIPPED_DIR / "kimi_k3.json").read_text())
+    at = _page()
+    at.radio(key="plan_source").set_value("Paste config.json").run()
+    at.text_area(key="plan_paste").input(json.dumps(data)).run()
+    driver.assert_clean(at, "pasting Kimi K3")
+    expected = plan(parse(data), PlanInputs())
+    assert driver.metric_value(at, "Fixed state") == format_bytes(expected.state)
+    assert not at.error
+
+
+def test_every_source_without_a_config_says_what_to_do():
+    at = _page()
+    for source in ("Paste config.json", "Upload config.json"):
+        at.radio(key="plan_source").set_value(source).run()
+        driver.assert_clean(at, f"source {source}")
+        assert at.info and "config.json" in at.info[0].value
+
+
+@pytest.mark.parametrize("slug", ["chunks", "forgetting", "kimi_k3", "experts", "planner"])
+def test_go_deeper_is_collapsed_and_there(slug):
+    at = driver.fresh(slug)
+    deeper = [e for e in at.expander if e.label.startswith("Go deeper")]
+    assert len(deeper) == 1 and not deeper[0].proto.expanded
+    assert deeper[0].markdown, "the go-deeper section has no text"

@@ -1,0 +1,74 @@
+"""On a phone (390 × 844, touch): the lesson comes first (sidebar closed), charts fit the width,
+Step is reachable by a tap; every page is screenshotted to artifacts/screenshots/phone/."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.conftest import SCREENSHOTS, wait_for_app
+from ui.course import COURSE, available
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+PHONE = {"width": 390, "height": 844}
+
+
+@pytest.fixture()
+def phone(browser):
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=1)
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+def _sidebar_is_closed(page) -> bool:
+    """The sidebar is closed when it is missing, marked collapsed, or lies off the screen."""
+    bar = page.locator("[data-testid='stSidebar']")
+    if not bar.count():
+        return True
+    if bar.first.get_attribute("aria-expanded") == "false":
+        return True
+    box = bar.first.bounding_box()
+    return box is None or box["x"] + box["width"] <= 1
+
+
+def _too_wide(page) -> list[str]:
+    """Plotly charts and tables wider than the screen (a chart must fit without sideways scrolling)."""
+    return page.evaluate(
+        """(limit) => [...document.querySelectorAll('[data-testid=stPlotlyChart], .js-plotly-plot')]
+            .map(e => e.getBoundingClientRect())
+            .filter(r => r.width > 0 && r.right > limit + 2)
+            .map(r => `${Math.round(r.left)}–${Math.round(r.right)} px`)""",
+        PHONE["width"],
+    )
+
+
+@pytest.mark.parametrize("item", available(), ids=lambda item: item.slug)
+def test_phone_reader_gets_the_lesson_first(phone, server_url, item):
+    page = phone
+    page.goto(f"{server_url}/{'' if item == COURSE.start else item.url_path}")
+    wait_for_app(page)
+    page.wait_for_selector("h1", timeout=60_000)
+    assert not page.locator("[data-testid='stException']").count(), f"exception on {item.slug}"
+    assert _sidebar_is_closed(page), f"{item.slug}: the sidebar covers the lesson on a phone"
+    assert item.title in page.locator("h1").first.inner_text()
+    step = page.locator("[data-testid='stButton'] button", has_text="Step")
+    if step.count():
+        step.first.scroll_into_view_if_needed()
+        box = step.first.bounding_box()
+        assert box and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], "Step is off screen"
+        step.first.tap()
+        wait_for_app(page)
+        assert not page.locator("[data-testid='stException']").count(), f"exception after Step on {item.slug}"
+    wide = _too_wide(page)
+    path = SCREENSHOTS / "phone" / f"{item.number:02d}_{item.slug}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Streamlit scrolls inside its main pane: grow the window's height (never its width) to get it all
+    height = page.evaluate(
+        "() => Math.max(...[...document.querySelectorAll('[data-testid=stMain], "
+        "[data-testid=stAppViewContainer]')].map(e => e.scrollHeight), 844)"
+    )
+    page.set_viewport_size({"width": PHONE["width"], "height": min(int(height) + 40, 16000)})
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(path), full_page=True)
+    assert not wide, f"{item.slug}: charts wider than a {PHONE['width']} px screen: {wide}"

@@ -1,0 +1,131 @@
+"""Charts in words (issue 14): the text alternative computed from a plotly figure's own data."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import plotly.graph_objects as go
+
+from core.figures.describe import describe, describe_what
+from core.figures.k3 import k3_layer_map
+from core.figures.style import base_layout, heatmap, patched_figure
+from core.specs import KIMI_K3
+
+
+def _cache_figure(rows_filled: int, rows: int = 48, width: int = 8) -> go.Figure:
+    z = np.full((rows, width), np.nan, dtype=np.float32)
+    z[:rows_filled] = np.linspace(-1, 1, rows_filled * width).reshape(rows_filled, width)
+    fig = go.Figure(heatmap(z, -1, 1))
+    return base_layout(fig, title=f"K cache after {rows_filled} bytes", x_title="channel", y_title="position")
+
+
+def test_a_growing_line_is_read_with_its_ends_and_its_steady_step():
+    fig = go.Figure(go.Scatter(x=list(range(1, 13)), y=[48 * i for i in range(1, 13)], name="cache rows"))
+    base_layout(fig, title="Cache size", x_title="bytes read", y_title="cache (KiB)")
+    words = describe(fig)
+    assert words.startswith("Line chart: Cache size (across: bytes read; up: cache (KiB)).")
+    assert "cache rows: 12 points, from 48 KiB at 1 to 576 KiB at 12" in words
+    assert "rises by 48 per step, steadily" in words
+
+
+def test_trends_are_named():
+    def trend(y):
+        return describe(go.Figure(go.Scatter(y=y, name="s")))
+
+    assert "flat" in trend([3, 3, 3, 3])
+    assert "falls all the way" in trend([9, 5, 2, 1.5])
+    assert "2× per step" in trend([1, 2, 4, 8, 16])
+    assert "rises overall, not steadily" in trend([1, 3, 2, 6])
+    assert "ending about where it started" in trend([1, 5, 1])
+    assert "highest 5 at 1" in trend([1, 5, 1])
+
+
+def test_a_half_filled_heatmap_says_how_much_is_filled_and_where_it_is_strongest():
+    words = describe(_cache_figure(12))
+    assert words.startswith("Heatmap: K cache after 12 bytes (across: channel; up: position).")
+    assert "a grid of 48 rows × 8 columns, 12 of 48 rows filled in" in words
+    assert "values from -1 to 1 (colour scale fixed at -1 to 1)" in words
+    assert "strongest -1 at row 0, column 0" in words
+
+
+def test_few_bars_are_read_one_by_one_with_their_unit():
+    fig = go.Figure(go.Bar(x=["GPT-2", "Llama-3-8B", "Kimi K3"], y=[36, 128, 27.0]))
+    base_layout(fig, title="Cache per token", y_title="KiB per token (KiB)")
+    assert "bars: GPT-2 36 KiB, Llama-3-8B 128 KiB, Kimi K3 27 KiB." in describe(fig)
+
+
+def test_horizontal_bars_read_the_value_axis():
+    fig = go.Figure(go.Bar(y=["a", "b"], x=[2.5, 7.25], orientation="h", name="speed"))
+    assert "speed: a 2.5, b 7.25" in describe(fig)
+
+
+def test_the_k3_layer_map_names_where_each_kind_sits_not_only_its_colour():
+    words = describe(k3_layer_map(KIMI_K3))
+    assert "93 layers = 69 KDA + 24 MLA" in words
+    assert "69 bars, at 1–3, 5–7, 9–11" in words
+    assert "24 bars, at 4, 8, 12, 16" in words
+    assert "7 vertical lines at x = 12.5, 24.5" in words
+
+
+def test_a_patched_figure_with_base64_arrays_reads_the_same_as_the_original():
+    fig = _cache_figure(20)
+    patched = patched_figure(fig.to_dict())  # arrays are plotly base64 typed arrays now
+    assert isinstance(patched.to_dict()["data"][0]["z"], dict)
+    assert describe(patched) == describe(fig)
+    assert describe(fig.to_dict()) == describe(fig)
+
+
+def test_markup_in_titles_and_labels_becomes_plain_words():
+    fig = go.Figure(go.Bar(x=["Qwen3-Next-<br>80B"], y=[3], name="<b>bold</b> &amp; more"))
+    fig.update_layout(title="<i>A</i><br>title", annotations=[dict(text="note<br>here", x=0, y=0)])
+    words = describe(fig)
+    assert "<" not in words and "&amp;" not in words
+    assert words.startswith("Bar chart: A title.")
+    assert "bold & more: 3 at Qwen3-Next- 80B" in words
+    assert "Notes on the chart: note here." in words
+
+
+def test_empty_and_legend_only_traces_do_not_break_it():
+    fig = go.Figure([go.Scatter(x=[None], y=[None], name="block edge"), go.Heatmap(z=[[None, None]])])
+    words = describe(fig)
+    assert "Legend key: block edge" in words
+    assert "nothing filled in yet" in words
+    assert describe(go.Figure()) == "Chart."
+    assert describe_what(go.Figure(go.Scatter(y=[1, 2], mode="markers"))) == "Scatter chart."
+
+
+def test_describing_a_chart_costs_well_under_a_millisecond_or_two():
+    fig = patched_figure(_cache_figure(40, rows=64, width=64).to_dict())
+    describe(fig)
+    start = time.perf_counter()
+    for _ in range(50):
+        describe(fig)
+    assert (time.perf_counter() - start) / 50 < 0.005
+
+
+def test_a_line_drawn_straight_up_is_read_as_a_marker_and_big_numbers_stay_readable():
+    fig = go.Figure(go.Scatter(x=[67671, 67671], y=[0, 92.6], name="cache spills"))
+    fig.add_bar(x=["dense", "MoE"], y=[5180.3, 2.39e15], name="bytes")
+    words = describe(fig)
+    assert "cache spills: a vertical line at 67,671" in words
+    assert "dense 5,180, MoE 2,390T" in words
+
+
+def test_nameless_panels_are_named_by_their_subplot_titles():
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("K: cached keys", "V: cached values"))
+    fig.add_trace(heatmap(np.ones((3, 4)), -1, 1), row=1, col=1)
+    fig.add_trace(heatmap(-np.ones((3, 4)), -1, 1), row=1, col=2)
+    words = describe(fig)
+    assert "K: cached keys: a grid of 3 rows × 4 columns" in words
+    assert "V: cached values: a grid of 3 rows × 4 columns; values from -1 to -1" in words
+
+
+def test_marks_on_category_axes_are_read_as_places_and_repeats_once():
+    marks = dict(x=["red", "green"], y=["apple ✓", "grass"], mode="markers", name="the right value")
+    fig = go.Figure([go.Scatter(**marks), go.Scatter(**marks, showlegend=False)])
+    words = describe(fig)
+    assert "the right value: 2 marked, apple ✓ at red, grass at green." in words
+    assert words.count("the right value") == 1

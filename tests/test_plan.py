@@ -1,0 +1,203 @@
+"""The planner's arithmetic: config parsing, formats, what fits, batch-aware speed, export and the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from core.plan import CARDS, ConfigError, PlanInputs, parse, plan
+from core.plan.__main__ import main
+from core.plan.config import MAX_CONFIG_BYTES, loads
+from core.plan.experts import distinct_experts
+from core.plan.export import from_query, pack_config, rows, to_csv, to_json, to_query, unpack_config
+from core.plan.formats import WEIGHT_FORMATS
+from core.plan.memory import sequence_bytes
+from core.plan.plan import weight_bytes
+from core.specs import SPECS
+
+CONFIGS = Path(__file__).resolve().parents[1] / "assets" / "configs"
+SHIPPED = {p.stem: json.loads(p.read_text()) for p in sorted(CONFIGS.glob("*.json"))}
+SAME_AS_CATALOG = {
+    "gpt2": "gpt2",
+    "llama3_1_8b": "llama3_8b",
+    "deepseek_v3": "deepseek_v3",
+    "kimi_k2": "kimi_k2",
+    "qwen3_next_80b_a3b": "qwen3_next",
+    "kimi_linear_48b_a3b": "kimi_linear",
+    "kimi_k3": "kimi_k3",
+}
+
+
+@pytest.mark.parametrize("name,key", SAME_AS_CATALOG.items())
+def test_shipped_configs_parse_to_the_catalog_specs(name, key):
+    """The parser reads the released field values into exactly the specs core/specs hand-builds."""
+    model, spec = parse(SHIPPED[name]).spec, SPECS[key]
+    assert model.total_params() == spec.total_params()
+    assert model.active_params() == spec.active_params()
+    assert model.layer_kinds() == spec.layer_kinds()
+    assert model.kv_cache_bytes_per_token() == spec.kv_cache_bytes_per_token()
+    assert model.state_bytes() == spec.state_bytes()
+
+
+def test_every_shipped_config_has_a_source_and_parses():
+    for name, data in SHIPPED.items():
+        assert data["_source"], name
+        parse(data)
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("{", "not valid JSON"),
+        ("", "empty"),
+        ("[1, 2]", "JSON object"),
+        ('{"model_type": "mamba"}', "unknown model_type 'mamba'"),
+        ('{"hidden_size": 8}', "missing field 'model_type'"),
+        ('{"model_type": "llama", "hidden_size": 8}', "missing field 'num_hidden_layers'"),
+        ('{"model_type": "gpt2", "n_embd": "wide"}', "field 'n_embd' must be a whole number"),
+        ('{"model_type": "kimi_k3"}', "missing field 'text_config'"),
+        (
+            '{"model_type": "kimi_linear", "num_hidden_layers": 4, "linear_attn_config": 3}',
+            "must be an object",
+        ),
+        ('{"model_type": "llama", "num_hidden_layers": -1}', "at least 1"),
+        ("[" * 100000, "not valid JSON"),
+    ],
+)
+def test_bad_configs_get_one_line_naming_the_problem(text, words):
+    with pytest.raises(ConfigError) as err:
+        parse(text)
+    assert words in str(err.value)
+    assert "\n" not in str(err.value) and len(str(err.value)) < 300
+
+
+def test_a_config_too_large_to_be_one_is_refused_before_parsing():
+    with pytest.raises(ConfigError, match="a few kB"):
+        loads("x" * (MAX_CONFIG_BYTES + 1))
+    with pytest.raises(ConfigError, match="a few kB"):
+        loads(b"{" + b" " * (5 * 2**20) + b"}")
+
+
+def test_model_type_can_come_from_architectures():
+    data = {k: v for k, v in SHIPPED["llama3_1_8b"].items() if k != "model_type"}
+    assert parse(data).family == "llama"
+
+
+def test_formats_carry_their_real_bits():
+    bits = {k: f.bits for k, f in WEIGHT_FORMATS.items()}
+    assert bits["q8_0"] == pytest.approx(8.5, abs=0.01) and bits["q4_0"] == 4.5 and bits["mxfp4"] == 4.25
+    assert bits["nvfp4"] == 4.5 and bits["awq4"] == pytest.approx(4.156, abs=1e-3)
+    k3 = parse(SHIPPED["kimi_k3"])
+    released = weight_bytes(k3, "mxfp4_experts")
+    assert weight_bytes(k3, "mxfp4") < released < weight_bytes(k3, "bf16")
+
+
+def test_distinct_experts_grows_from_top_k_to_all():
+    assert distinct_experts(896, 16, 1) == pytest.approx(16)
+    assert distinct_experts(896, 16, 0) == 0
+    assert 16 < distinct_experts(896, 16, 16) < 16 * 16
+    assert distinct_experts(8, 2, 10_000) == pytest.approx(8)
+
+
+def test_sliding_window_stops_growth():
+    mistral = parse(SHIPPED["mistral_7b"])
+    assert sequence_bytes(mistral, 4096).kv == sequence_bytes(mistral, 131072).kv
+    assert plan(mistral, PlanInputs(context=131072, card="h100_80gb")).max_context is None
+
+
+def test_longest_context_is_the_edge_of_what_fits():
+    llama = parse(SHIPPED["llama3_1_8b"])
+    base = PlanInputs(batch=2, card="rtx4090", weight_format="q4_k_m")
+    edge = plan(llama, base).max_context
+    assert plan(llama, replace(base, context=edge)).fits
+    assert not plan(llama, replace(base, context=edge + 1)).fits
+    most = plan(llama, replace(base, context=8192)).max_batch
+    assert plan(llama, replace(base, context=8192, batch=most)).fits
+    assert not plan(llama, replace(base, context=8192, batch=most + 1)).fits
+
+
+def test_batch_reads_weights_once_and_more_experts():
+    llama = parse(SHIPPED["llama3_1_8b"])
+    one = plan(llama, PlanInputs(context=4096, batch=1, card="h100_80gb"))
+    many = plan(llama, PlanInputs(context=4096, batch=16, card="h100_80gb"))
+    assert many.decode_tokens_per_s > 8 * one.decode_tokens_per_s  # weights shared by the batch
+    assert many.per_sequence_tokens_per_s < one.per_sequence_tokens_per_s
+    qwen = parse(SHIPPED["qwen3_next_80b_a3b"])
+    q1 = plan(qwen, PlanInputs(context=4096, batch=1, card="h200", weight_format="fp8"))
+    q16 = plan(qwen, PlanInputs(context=4096, batch=16, card="h200", weight_format="fp8"))
+    assert q1.experts_touched == pytest.approx(10) and q16.experts_touched > 100
+    assert q16.read_per_step > q1.read_per_step
+
+
+def test_hybrid_state_is_fixed_and_counted_per_sequence():
+    k3 = parse(SHIPPED["kimi_k3"])
+    p = plan(k3, PlanInputs(context=1000, batch=3, card="b200", weight_format="mxfp4_experts", gpus=8))
+    assert (
+        p.state
+        == 3 * SPECS["kimi_k3"].state_bytes(4, 2)
+        == 3 * (69 * 96 * 128 * 128 * 4 + 69 * 3 * 3 * 96 * 128 * 2)
+    )
+    assert p.mla_layouts["per_head"] > 50 * p.mla_layouts["engine"]
+
+
+def test_gpus_needed_is_the_smallest_that_fits():
+    k3 = parse(SHIPPED["kimi_k3"])
+    p = plan(k3, PlanInputs(context=131072, card="h200", weight_format="mxfp4_experts"))
+    assert not p.fits and p.gpus_needed > 1
+    assert plan(
+        k3, PlanInputs(context=131072, card="h200", weight_format="mxfp4_experts", gpus=p.gpus_needed)
+    ).fits
+    assert not plan(
+        k3, PlanInputs(context=131072, card="h200", weight_format="mxfp4_experts", gpus=p.gpus_needed - 1)
+    ).fits
+
+
+def test_apple_has_no_prefill_estimate_and_every_card_has_a_source():
+    assert all(c.source and c.memory_bytes > 0 and c.bandwidth_bytes_per_s > 0 for c in CARDS.values())
+    p = plan(parse(SHIPPED["gpt2"]), PlanInputs(card="m4_max_128gb", context=1024))
+    assert p.prefill_seconds is None and p.decode_tokens_per_s > 0
+
+
+def test_export_and_link_round_trip():
+    p = plan(parse(SHIPPED["qwen3_next_80b_a3b"]), PlanInputs(card="h200", batch=4, weight_format="nvfp4"))
+    data = json.loads(to_json(p))
+    assert data["plan"]["inputs"]["batch"] == 4 and data["plan"]["assumptions"]
+    assert to_csv(p).splitlines()[0] == "quantity,value,raw"
+    assert len(rows(p)) >= 18
+    assert from_query(to_query(p.inputs)) == p.inputs
+    assert (
+        from_query({"batch": "-3", "card": "nope", "context": "9" * 50, "memory_share": "nan"})
+        == PlanInputs()
+    )
+    text = json.dumps(SHIPPED["kimi_k3"])
+    assert unpack_config(pack_config(text)) == text
+    assert unpack_config("not base64!") is None and unpack_config("x" * 10_000) is None
+
+
+def test_cli_prints_the_figures(capsys):
+    assert main(["--config", str(CONFIGS / "llama3_1_8b.json"), "--context", "131072", "--batch", "8",
+                 "--card", "h100_80gb"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "KV cache (8 × 128K tokens)" in out and "128.0 GiB" in out and "assumptions:" in out
+
+
+def test_cli_fails_with_one_line(tmp_path, capsys):
+    bad = tmp_path / "config.json"
+    bad.write_text('{"model_type": "llama"')
+    assert main(["--config", str(bad)]) == 2
+    assert capsys.readouterr().err.startswith("error: not valid JSON")
+
+
+def test_speed_ceiling_matches_the_roofline_for_a_dense_model():
+    """Batch 1, one GPU, nothing spilled: the same number core/roofline.py gives."""
+    from core.roofline import Card, predicted_tokens_per_second
+
+    llama, h100 = parse(SHIPPED["llama3_1_8b"]), CARDS["h100_80gb"]
+    p = plan(llama, PlanInputs(context=8192, card="h100_80gb"))
+    card = Card("h100", 1e15, h100.bandwidth_bytes_per_s, 1e9, "")
+    assert p.decode_tokens_per_s == pytest.approx(predicted_tokens_per_second(SPECS["llama3_8b"], 8192, card))
+    assert math.isfinite(p.prefill_seconds)

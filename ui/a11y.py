@@ -1,0 +1,26 @@
+"""Accessibility styles Streamlit's theme cannot set (issue 14): a visible focus ring on its links.
+
+Streamlit 1.67 draws no focus indicator on the sidebar's page links (`st.navigation`) nor on
+`st.page_link` (outline: none, no shadow), so a keyboard reader cannot see where they are
+(WCAG 2.1, 2.4.7 Focus visible). Call `focus_rings()` once per run from the router (`app.py`,
+right after `st.set_page_config`); `tests/browser/test_keyboard.py` checks every Tab stop.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+RING = "#1c4fd8"  # the attention blue: 6.6 : 1 on white and on the sidebar (WCAG 1.4.11 needs 3)
+
+FOCUS_CSS = f"""
+[data-testid="stSidebarNavLink"]:focus-visible,
+[data-testid="stPageLink-NavLink"]:focus-visible {{
+    outline: 2px solid {RING};
+    outline-offset: 2px;
+}}
+"""
+
+
+def focus_rings() -> None:
+    """Add the focus-ring styles to the page (a <style>-only st.html takes no space)."""
+    st.html(f"<style>{FOCUS_CSS}</style>")

@@ -1,0 +1,32 @@
+"""First-use definitions: the "new words" box a lesson opens with, and the glossary's lookups.
+
+A lesson calls `new_words("softmax", "head", …)` right after `lesson_header`, naming the glossary
+terms (core/glossary.py) its prose uses for the first time in the course. Each term is shown with
+its one plain sentence and, when another lesson explains it in depth, that lesson's number. The
+order test (tests/app/test_glossary.py) keeps the lists honest.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.glossary import Term, get
+from ui.course import lesson_ref
+
+
+def gloss(item: Term, here: str | None = None) -> str:
+    """One term as a markdown line: name, sentence, and where it is explained in depth."""
+    more = "" if item.lesson == here else f" *(more in {lesson_ref(item.lesson)})*"
+    return f"**{item.name}** — {item.sentence}{more}"
+
+
+def new_words(*keys: str, here: str | None = None, expanded: bool = True) -> None:
+    """The terms this lesson uses for the first time in the course, each with its definition."""
+    terms = [get(key) for key in keys]  # an unknown key fails here, loudly
+    if not terms:
+        return
+    with st.expander(
+        f"New words in this lesson ({len(terms)})", expanded=expanded, icon=":material/menu_book:"
+    ):
+        st.markdown("\n".join(f"- {gloss(item, here)}" for item in terms))
+        st.caption("Every word the course uses is in the Glossary at the end of the menu.")

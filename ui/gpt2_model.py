@@ -1,0 +1,236 @@
+"""The GPT-2 of lessons 1–2: the shipped tiny byte model, or released weights when they are here.
+
+The reader picks with one switch; each model is loaded once per process (`st.cache_resource`).
+Released weights are found on disk without any network call (core/models/fetch.py); when GPT-2
+small is missing the switch still offers it and says how to get it: a Download button (size
+first, then a progress bar) unless HF_HUB_OFFLINE is set, and the CLI twin. A folder in
+COURSE_GPT2_PATH is offered too (how the tests point the pages at a tiny random checkpoint).
+Also the prompt + sampling widget group both lessons share.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from core.generation import CacheSize, cache_size
+from core.models import fetch
+from core.models.gpt2 import GPT2
+from core.models.hf_gpt2 import LoadedGPT2, catalog_spec, load_gpt2
+from core.models.hf_tokenizer import BPETokenizer, ByteTokenizer, CheckpointError
+from core.units import format_bytes
+from ui.lesson import prompt_input
+
+TINY = "tiny"
+MISSING = "missing:gpt2"  # the switch's entry for GPT-2 small when its weights are not here
+Settings = tuple[
+    str, tuple[int, ...], int, float, int, int
+]  # model, prompt ids, new tokens, temperature, top-k, seed
+
+
+@dataclass(frozen=True)
+class LiveGPT2:
+    """The model a lesson runs, with its tokenizer and how to run it."""
+
+    key: str  # TINY or the checkpoint folder (the cache key of everything computed from it)
+    label: str
+    model: GPT2
+    tokenizer: ByteTokenizer | BPETokenizer
+    real: bool
+
+    @property
+    def unit(self) -> str:
+        return self.tokenizer.unit
+
+    @property
+    def run_options(self) -> dict:
+        """run_generation options: the tiny model times best on one thread, fastest of 3; a
+        released model uses every core and runs each step once (it is 150× the work)."""
+        return {"threads": None, "timing_repeats": 1} if self.real else {"threads": 1, "timing_repeats": 3}
+
+    def cache_size(self) -> CacheSize:
+        return cache_size(self.model, catalog_spec(self.model.config) if self.real else None)
+
+
+@st.cache_resource(show_spinner="Loading the tiny GPT-2…")
+def tiny_gpt2() -> GPT2:
+    return GPT2.load()
+
+
+@st.cache_resource(show_spinner="Loading GPT-2 weights…", max_entries=2)
+def released_gpt2(folder: str) -> LoadedGPT2:
+    """A released checkpoint (raises CheckpointError, which is not cached, for a bad folder)."""
+    return load_gpt2(folder)
+
+
+@st.cache_data(ttl=30, show_spinner=False)
+def found_checkpoints() -> list[fetch.Found]:
+    """Checkpoints on this machine (no network); re-scanned every 30 s and after a download."""
+    return fetch.local_checkpoints()
+
+
+def live_model(key: str) -> LiveGPT2:
+    """The model for a key from `choose_model` (what cached computations are keyed by)."""
+    if key == TINY:
+        return LiveGPT2(TINY, "tiny byte model (shipped)", tiny_gpt2(), ByteTokenizer(), real=False)
+    loaded = released_gpt2(key)
+    return LiveGPT2(key, loaded.name, loaded.model, loaded.tokenizer, real=True)
+
+
+def _tiny_or_stop() -> LiveGPT2:
+    try:
+        return live_model(TINY)
+    except FileNotFoundError:
+        st.error("The tiny GPT-2 checkpoint is missing. Train it with `python -m core.train gpt2`.")
+        st.stop()
+
+
+def choose_model(prefix: str) -> LiveGPT2:
+    """The model switch; returns the chosen model, or the tiny one with a note when it cannot run."""
+    options = {TINY: "tiny byte model (shipped)"}
+    found = found_checkpoints()
+    options |= {str(f.folder): f.label for f in found}
+    if not any(f.key == "gpt2" for f in found):
+        options[MISSING] = "GPT-2 small, real weights"
+    choice = st.radio(
+        "GPT-2 to run",
+        list(options),
+        format_func=options.get,
+        horizontal=True,
+        key=f"{prefix}_model",
+        help="The tiny model ships with the course and reads bytes. The released GPT-2 (OpenAI, 2019) "
+        "reads BPE tokens; its weights come from huggingface.co once, then stay on this machine.",
+    )
+    if choice == TINY:
+        return _tiny_or_stop()
+    if choice == MISSING:
+        how_to_get(prefix)
+        return _tiny_or_stop()
+    try:
+        live = live_model(choice)
+    except CheckpointError as error:
+        st.error(f"This checkpoint cannot be used: {error}. The page runs the tiny byte model instead.")
+        return _tiny_or_stop()
+    return LiveGPT2(live.key, options[choice], live.model, live.tokenizer, real=True)
+
+
+def how_to_get(prefix: str) -> None:
+    """What to do when GPT-2 small's weights are missing: the sizes first, then a Download button."""
+    release = fetch.RELEASES["gpt2"]
+    size = f"about {release.download_bytes / 1e6:,.0f} MB"
+    st.info(
+        f"GPT-2 small's released weights are not on this machine yet: {size} (`config.json`, "
+        f"`tokenizer.json`, `model.safetensors`) from huggingface.co/{release.repo_id}. Fetch them here, "
+        "or in a terminal with `python -m core.models.fetch gpt2`, or point the environment variable "
+        f"`{fetch.ENV_FOLDER}` at a folder that holds those three files. Until then the page runs the "
+        "tiny byte model below.",
+        icon=":material/download:",
+    )
+    if fetch.is_offline():
+        st.warning(
+            "This machine is set to work offline (`HF_HUB_OFFLINE`), so no download is attempted. "
+            "Fetch the weights on a machine with internet and copy the folder here."
+        )
+        return
+    if not st.button(f"Download GPT-2 small ({size})", key=f"{prefix}_download", icon=":material/download:"):
+        return
+    bar = st.progress(0.0, text="Starting the download…")
+
+    def report(name: str, done: int, total: int) -> None:
+        bar.progress(min(1.0, done / total), text=f"{name}: {done / 1e6:,.0f} of {total / 1e6:,.0f} MB")
+
+    try:
+        fetch.download("gpt2", report=report)
+    except CheckpointError as error:
+        st.error(str(error))
+        return
+    found_checkpoints.clear()
+    st.success("GPT-2 small is here. Pick it with the switch above.")
+
+
+def generation_settings(prefix: str, default_prompt: str, live: LiveGPT2) -> Settings:
+    """The reader's text (cut to the context window, with a note) and the sampling controls."""
+    text = prompt_input(f"{prefix}_prompt", default_prompt)
+    unit = live.unit
+    with st.expander("Generation settings", icon=":material/tune:"):
+        c1, c2, c3, c4 = st.columns(4)
+        # A released model is ~150× the tiny one's work per token: a shorter default run, own key.
+        n_key, n_default = (f"{prefix}_n_real", 40) if live.real else (f"{prefix}_n", 120)
+        n_steps = c1.slider(f"New {unit}s to write", 10, 200, n_default, 10, key=n_key)
+        temperature = c2.slider(
+            "Temperature",
+            0.0,
+            1.5,
+            0.0,
+            0.1,
+            key=f"{prefix}_temp",
+            help=f"0 = always take the likeliest {unit} (greedy). Higher = bolder, more random choices.",
+        )
+        top_k = c3.slider(
+            "Top-k (0 = all)",
+            0,
+            64,
+            0,
+            1,
+            key=f"{prefix}_topk",
+            help=f"Draw only among the k likeliest {unit}s. Ignored when temperature is 0.",
+        )
+        seed = c4.number_input(
+            "Seed", 0, 9999, 0, key=f"{prefix}_seed", help="Same seed → same random draws."
+        )
+    prompt = live.tokenizer.prepare(text, live.model.config.block_size)
+    if prompt.was_cut:
+        st.warning(prompt.note())
+    return (live.key, tuple(prompt.ids), int(n_steps), float(temperature), int(top_k), int(seed))
+
+
+def describe_real(live: LiveGPT2) -> None:
+    """The paragraph that introduces a released checkpoint (lesson 1 shows it instead of the tiny one's)."""
+    cfg = live.model.config
+    st.markdown(
+        f"Below is **{live.label}**: released GPT-2 weights loaded into this course's own GPT-2 code "
+        f"(`core/models/gpt2.py`, the same code as the tiny model): {cfg.n_layer} blocks, "
+        f"{live.model.num_params():,} numbers (*parameters*). It reads **tokens** from a byte-level BPE "
+        f"vocabulary of {live.tokenizer.vocab_size:,}: a common English word is one token, a rarer word "
+        "several, and an emoji or a Japanese character may be split into pieces of its bytes. It can look "
+        f"at most {cfg.block_size} tokens back: that is "
+        "its *context window*. When the text fills it, generation simply stops (no sliding). It runs on this "
+        "server's processor, so each step takes far longer than the tiny model's."
+    )
+
+
+def show_tokens(live: LiveGPT2, ids: list[int], limit: int = 120) -> None:
+    """A released model's text as the tokens it reads (the byte model's tokens are its letters)."""
+    if not live.real:
+        return
+    shown = ids[-limit:]
+    chips = " ".join(f"`{live.tokenizer.label(i).replace('`', 'ˋ')}`" for i in shown)
+    more = f"… {len(ids) - limit} earlier tokens, then " if len(ids) > limit else ""
+    st.caption(f"As tokens ({len(ids)}, ␣ = space, ⏎ = new line): {more}{chips}")
+
+
+def show_top_next(live: LiveGPT2, top: list[tuple[int, float]], key: str) -> None:
+    """The likeliest next tokens at one step, as the model scored them (before temperature / top-k)."""
+    from core.figures.generation import top_next_figure
+    from ui.lesson import show_figure
+
+    st.markdown(f"**What the model expected next** — its five likeliest {live.unit}s at this step")
+    show_figure(top_next_figure(top, live.tokenizer.label), key=key)
+
+
+def show_cache_size(live: LiveGPT2) -> None:
+    """The live cache's bytes per token beside the catalog's figure for the same model (core/specs)."""
+    size = live.cache_size()
+    text = (
+        f"Live cache size, from the model: **{format_bytes(size.per_token)} per {live.unit}** in "
+        f"{8 * size.element_bytes}-bit numbers, {format_bytes(size.per_token_16bit)} if stored in 16-bit"
+    )
+    if size.spec_16bit is None:
+        st.caption(text + ".")
+        return
+    verdict = "the same" if size.matches_spec else "**different** — check the loader"
+    st.caption(
+        f"{text}. The catalog row for {size.spec_name} (`core/specs`, 16-bit) says "
+        f"{format_bytes(size.spec_16bit)}: {verdict}."
+    )

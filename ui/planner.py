@@ -1,0 +1,153 @@
+"""The planner page's widgets: where the config comes from, the serving choices, and the shareable link.
+
+Every input lives in `st.session_state` under a `plan_*` key. On a session's first run the query
+parameters (a shared link) fill those keys before the widgets are drawn; after every run the
+current inputs are written back to the URL, so copying the address shares the whole plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from core.plan import CACHE_FORMATS, CARDS, WEIGHT_FORMATS, PlanInputs
+from core.plan.config import MAX_CONFIG_BYTES
+from core.plan.export import from_query, pack_config, to_query, unpack_config
+from core.plan.memory import LAYOUTS
+from core.units import format_context
+
+SHIPPED_DIR = Path(__file__).resolve().parent.parent / "assets" / "configs"
+SOURCES = ("Shipped config", "Paste config.json", "Upload config.json")
+CONTEXTS = tuple(2**n for n in range(10, 21))
+DEFAULT_SHIPPED = "llama3_1_8b"
+
+
+def shipped() -> dict[str, str]:
+    """Name → file stem of the configs in assets/configs (name from their `_name_or_path`)."""
+    import json
+
+    names = {}
+    for path in sorted(SHIPPED_DIR.glob("*.json")):
+        try:
+            names[path.stem] = str(json.loads(path.read_text())["_name_or_path"])
+        except (ValueError, KeyError):
+            names[path.stem] = path.stem
+    return names
+
+
+@dataclass(frozen=True)
+class ConfigChoice:
+    """The config text the reader chose (None: nothing usable yet) and how to put it in a link."""
+
+    text: str | bytes | None
+    link: dict[str, str]
+    problem: str | None = None
+
+
+def restore_from_link() -> None:
+    """When the widgets hold nothing yet: fill the widgets' state from the URL's query parameters (bad values are ignored)."""
+    if "plan_context" in st.session_state:
+        return  # the widgets hold the inputs already (the URL mirrors them after every run)
+    params = {k: st.query_params.get(k) for k in st.query_params.keys()}
+    inputs = from_query(params)
+    state = st.session_state
+    state["plan_context"], state["plan_batch"] = inputs.context, inputs.batch
+    state["plan_weights"], state["plan_cache"] = inputs.weight_format, inputs.cache_format
+    state["plan_share"], state["plan_gpus"] = inputs.memory_share, inputs.gpus
+    state["plan_card"], state["plan_layout"] = inputs.card, inputs.layout
+    name, packed = params.get("config"), params.get("configz")
+    if isinstance(name, str) and name in shipped():
+        state["plan_source"], state["plan_shipped"] = SOURCES[0], name
+    elif isinstance(packed, str) and (text := unpack_config(packed)) is not None:
+        state["plan_source"], state["plan_paste"] = SOURCES[1], text
+
+
+def config_choice() -> ConfigChoice:
+    """The source radio and its widget; returns the chosen config text (size-checked)."""
+    source = st.radio("Model", SOURCES, horizontal=True, key="plan_source")
+    if source == SOURCES[0]:
+        names = shipped()
+        keys = list(names)
+        if st.session_state.get("plan_shipped") not in keys:
+            st.session_state["plan_shipped"] = DEFAULT_SHIPPED if DEFAULT_SHIPPED in keys else keys[0]
+        key = st.selectbox("Shipped config", keys, format_func=names.get, key="plan_shipped")
+        return ConfigChoice((SHIPPED_DIR / f"{key}.json").read_text(), {"config": key})
+    if source == SOURCES[1]:
+        text = st.text_area(
+            "Paste a config.json",
+            key="plan_paste",
+            height=200,
+            placeholder='{"model_type": "llama", "hidden_size": 4096, …}',
+        )
+        if not text.strip():
+            return ConfigChoice(None, {}, "Paste a model's config.json above.")
+        packed = pack_config(text) if len(text) <= MAX_CONFIG_BYTES else None
+        return ConfigChoice(text, {"configz": packed} if packed else {})
+    upload = st.file_uploader(
+        f"Upload a config.json (at most {MAX_CONFIG_BYTES // 1000:,} kB)", type=["json"], key="plan_upload"
+    )
+    if upload is None:
+        return ConfigChoice(None, {}, "Upload a model's config.json above.")
+    if upload.size > MAX_CONFIG_BYTES:
+        return ConfigChoice(None, {}, f"{upload.size:,} bytes is too large for a config.json (a few kB).")
+    data = upload.getvalue()
+    packed = pack_config(data.decode("utf-8", errors="replace"))
+    return ConfigChoice(data, {"configz": packed} if packed else {})
+
+
+def serving_inputs() -> PlanInputs:
+    """Context, batch, formats, memory share, GPUs, card and cache layout."""
+    state = st.session_state
+    default = PlanInputs()
+    options = sorted(set(CONTEXTS) | {int(state.get("plan_context", default.context))})
+    left, right = st.columns(2)
+    with left:
+        context = st.select_slider(
+            "Context length (tokens per sequence)",
+            options=options,
+            format_func=format_context,
+            key="plan_context",
+        )
+        batch = st.number_input(
+            "Concurrent sequences (batch)", min_value=1, max_value=1_000_000, step=1, key="plan_batch"
+        )
+        weights = st.selectbox(
+            "Weight format",
+            list(WEIGHT_FORMATS),
+            format_func=lambda k: WEIGHT_FORMATS[k].label,
+            key="plan_weights",
+        )
+        cache = st.selectbox(
+            "KV-cache format",
+            list(CACHE_FORMATS),
+            format_func=lambda k: CACHE_FORMATS[k].label,
+            key="plan_cache",
+        )
+    with right:
+        card = st.selectbox("Card", list(CARDS), format_func=lambda k: CARDS[k].name, key="plan_card")
+        gpus = st.number_input("GPUs (tensor parallel)", min_value=1, max_value=1024, step=1, key="plan_gpus")
+        share = st.slider(
+            "Usable share of memory (vLLM gpu_memory_utilization)",
+            min_value=0.05,
+            max_value=1.0,
+            step=0.01,
+            key="plan_share",
+        )
+        layout = st.selectbox(
+            "Cache layout", list(LAYOUTS), format_func=lambda k: LAYOUTS[k].label, key="plan_layout"
+        )
+    return PlanInputs(int(context), int(batch), weights, cache, float(share), int(gpus), card, layout)
+
+
+def write_link(inputs: PlanInputs, choice: ConfigChoice) -> str:
+    """Put the inputs (and the config, when it fits in a link) in the URL; returns the query string."""
+    params = {**to_query(inputs), **choice.link}
+    try:
+        st.query_params.from_dict(params)
+    except Exception:  # noqa: BLE001 — a URL that cannot be written is not worth failing the page
+        pass
+    from urllib.parse import urlencode
+
+    return "?" + urlencode(params)
