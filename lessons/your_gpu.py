@@ -20,7 +20,7 @@ from core.gpu.timing import time_decode
 from ui.course import lesson_span
 from ui.glossary import gloss, new_words
 from ui.gpu.device_card import device_card
-from ui.gpu.results import beside_published, context_results, downloads, moe_results
+from ui.gpu.results import beside_published, context_results, downloads, load_last_run, moe_results
 from ui.gpu.runner import benchmark_panel
 from ui.gpu.telemetry import telemetry_panel
 from ui.lesson import (
@@ -49,6 +49,7 @@ cuda = torch.cuda.is_available()
 on_gpu = snapshot.available and cuda
 measured_bw = st.session_state.get("gpu_bandwidth")
 
+load_last_run()
 device_card(snapshot, cuda, measured_bw)
 if snapshot.available:
     telemetry_panel()

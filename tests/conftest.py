@@ -17,11 +17,21 @@ def one_thread():
     torch.set_num_threads(before)
 
 
+@pytest.fixture(autouse=True)
+def own_cache_dir(tmp_path_factory, monkeypatch):
+    """Each test gets an empty COURSE_CACHE_DIR: lesson 10's stored last run never leaks between tests
+    or from the reader's own ~/.cache."""
+    monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path_factory.mktemp("course_cache")))
+
+
 def pytest_configure(config) -> None:
     """`COURSE_EXTRA_RULE=name`: register the delta rule under a new key before collection, so the
     rule-parametrised tests run for it too (tests/test_mechanisms.py proves a new rule is covered)."""
     import os
+    import tempfile
 
+    # servers the browser tests start inherit this: an empty cache, not the reader's own
+    os.environ.setdefault("COURSE_CACHE_DIR", tempfile.mkdtemp(prefix="course_cache_"))
     name = os.environ.get("COURSE_EXTRA_RULE")
     if name:
         from dataclasses import replace

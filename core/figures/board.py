@@ -129,6 +129,9 @@ def update_parts_figure(
         {**x_axis, "title": {"text": "value dim." if i == 0 else ""}, "showticklabels": i == 0 or not many}
         for i in range(len(names))
     ]
+    if many and len(ticks) > 4:
+        # every other column's name only: upright names in a narrow panel otherwise overlap on a phone
+        x_axes[0] = {**x_axes[0], "tickvals": ticks[::2], "ticktext": text[::2]}
     return panels_figure(
         traces,
         names,

@@ -94,7 +94,8 @@ def panels_figure(
     layout = _layout(title, height)
     # side-by-side panels are narrow: long panel titles go on two lines instead of into each other
     # (about 18 characters per line for two panels: what fits half a phone screen)
-    titles = [_wrap_title(text, max(12, 36 // n)) if n > 1 else text for text in titles]
+    # (four or more panels: about 8, so 'old board' and '= new board' break too)
+    titles = [_wrap_title(text, 8 if n >= 4 else max(12, 36 // n)) if n > 1 else text for text in titles]
     lines = max((text.count("<br>") + 1 for text in titles), default=1)
     layout["margin"]["t"] += 17 * (lines - 1)
     layout["annotations"] = []

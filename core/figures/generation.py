@@ -242,16 +242,27 @@ def cache_heatmaps_figure(
         hm.update(xaxis=f"x{axis}", yaxis=f"y{axis}", showscale=axis == "2")
         traces.append(hm)
     fig = go.Figure(traces)
-    base_layout(fig, "", "channel of this head", "", height=420)
+    # short titles on two lines, one short x title per panel: on a phone each panel is under 100 px wide
+    base_layout(fig, "", "channel", "", height=420)
+    fig.update_layout(margin=dict(t=56))  # room for the two-line panel titles
     y_common = dict(autorange=False, range=[max_rows - 0.5, -0.5], showgrid=False, **ticks)
     fig.update_layout(
         xaxis=dict(domain=[0.0, 0.46], showgrid=False),
-        xaxis2=dict(domain=[0.54, 1.0], showgrid=False, title_text="channel of this head", anchor="y2"),
+        xaxis2=dict(domain=[0.54, 1.0], showgrid=False, title_text="channel", anchor="y2"),
         yaxis=dict(title_text=f"cached position (one row per {unit} read)", **y_common),
         yaxis2=dict(anchor="x2", showticklabels=False, **y_common),
         annotations=[
-            dict(text=text, x=x, y=1.0, xref="paper", yref="paper", yanchor="bottom", showarrow=False)
-            for text, x in (("K: cached keys", 0.23), ("V: cached values", 0.77))
+            dict(
+                text=text,
+                x=x,
+                y=1.0,
+                xref="paper",
+                yref="paper",
+                yanchor="bottom",
+                showarrow=False,
+                font_size=12,
+            )
+            for text, x in (("cached<br>K: keys", 0.23), ("cached<br>V: values", 0.77))
         ],
     )
     return fig

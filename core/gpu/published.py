@@ -8,7 +8,7 @@ an MoE saves), not absolute tokens/s.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -163,6 +163,21 @@ PUBLISHED: tuple[Published, ...] = (
 )
 
 
-def published_rows(topic: str | None = None) -> list[dict[str, str]]:
-    """Rows for a table (optionally one topic)."""
-    return [asdict(p) for p in PUBLISHED if topic is None or p.topic == topic]
+def published_table(topic: str | None = None) -> tuple[list[dict[str, str]], list[str]]:
+    """Rows narrow enough for a phone — what was measured, setting, result, and a numbered source —
+    and the sources they number (long paths and URLs do not wrap, so they go below the table)."""
+    rows, sources = [], []
+    for p in PUBLISHED:
+        if topic is not None and p.topic != topic:
+            continue
+        if p.source not in sources:
+            sources.append(p.source)
+        rows.append(
+            {
+                "measured": f"{p.model} {p.gpu if p.gpu.startswith('(') else 'on ' + p.gpu} ({p.topic})",
+                "setting": p.setting,
+                "result": p.result,
+                "source": f"[{sources.index(p.source) + 1}]",
+            }
+        )
+    return rows, sources

@@ -10,7 +10,8 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from core.gpu import jobs, nvml, runner
+from core.gpu import jobs, last_run, nvml, runner
+from core.gpu.context_bench import ContextResult, DepthPoint, Series
 from core.gpu.presets import PRESETS
 from tests.app import driver
 from tests.fake_nvml import CALLS, FakeNvml
@@ -133,7 +134,7 @@ def test_cpu_context_run_with_simulated_oom(monkeypatch):
 
     monkeypatch.setattr(jobs, "OOM_HOOK", oom)
     at = page()
-    at.selectbox(key="gpu_preset").select("tiny — " + PRESETS["tiny"].description).run()
+    at.selectbox(key="gpu_preset").select("tiny").run()
     at.button(key="gpu_run_context").click().run()
     driver.assert_clean(at, "run clicked")
     finish(at)
@@ -156,6 +157,8 @@ def test_cpu_context_run_with_simulated_oom(monkeypatch):
     points = next(t.value for t in at.table if "% of roofline" in t.value.columns)
     assert "out of memory" in points["tokens/s (mean ± std)"].tolist()  # the static table keeps the OOM row
     assert len(at.get("download_button")) == 2
+    stored, note = last_run.load()  # the finished run is kept for this machine's next visit
+    assert note is None and stored.context.series[0].oom_depth == 1024
     # the page keeps working: run the MoE test next, with the budget slider at its end
     budget = at.select_slider(key="gpu_budget_tiny")
     budget.set_value(budget.options[0]).run()
@@ -175,7 +178,7 @@ def test_cpu_context_run_with_simulated_oom(monkeypatch):
 def test_spilled_run_marks_the_spill_point(monkeypatch):
     use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
     at = page()
-    at.selectbox(key="gpu_preset").select("tiny — " + PRESETS["tiny"].description).run()
+    at.selectbox(key="gpu_preset").select("tiny").run()
     budget = at.select_slider(key="gpu_budget_tiny")
     assert budget.value == budget.options[-1] == "all its memory"
     budget.set_value(budget.options[0]).run()  # the smallest card
@@ -200,7 +203,7 @@ def test_a_second_reader_is_told_to_wait(monkeypatch):
 
     monkeypatch.setattr(jobs, "context_benchmark", held)
     first, second = page(), page()
-    first.selectbox(key="gpu_preset").select("tiny — " + PRESETS["tiny"].description).run()
+    first.selectbox(key="gpu_preset").select("tiny").run()
     first.button(key="gpu_run_context").click().run()
     driver.assert_clean(first, "first reader starts")
     assert first.get("progress")  # the first reader sees progress and a Stop button
@@ -220,3 +223,45 @@ def test_a_second_reader_is_told_to_wait(monkeypatch):
     assert "Stopped early" in texts(first.caption)
     second.run()
     assert "Another benchmark is running" not in texts(second.warning)
+
+
+def _stored_context(device: str = "cpu (stored test run)") -> ContextResult:
+    def series(model: str, slope: float) -> Series:
+        points = [
+            DepthPoint(d, 100.0 - slope * d, 1.0, [99.0, 101.0], 64 * d, 0, 1000 + 64 * d, 200.0 - slope * d)
+            for d in (0, 512, 1024)
+        ]
+        return Series(model, 1000, 4000, 4000, points)
+
+    return ContextResult(
+        "tiny", device, "float32", None, 1e10, 1e9, [series("full attention", 0.05), series("fixed state", 0)]
+    )
+
+
+def test_a_stored_last_run_is_the_default_view(monkeypatch):
+    use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
+    last_run.save(_stored_context())
+    at = page()
+    shown = texts(at.info)
+    stored, _ = last_run.load()
+    assert "last measurement made on this machine" in shown and stored.date in shown
+    assert "cpu (stored test run)" in shown and "Run again here" in shown
+    assert "No measurement on this machine yet" not in texts(at.warning)
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert "full attention: measured" in [t["name"] for t in spec["data"]]
+
+
+def test_no_stored_run_says_there_is_no_measurement_yet(monkeypatch):
+    use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
+    at = page()
+    assert "No measurement on this machine yet" in texts(at.warning)
+    assert "prediction" in texts(at.warning)
+
+
+def test_a_corrupt_stored_run_is_ignored_with_a_note(monkeypatch):
+    use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
+    last_run.path().parent.mkdir(parents=True, exist_ok=True)
+    last_run.path().write_text("{not json", encoding="utf-8")
+    at = page()  # page() asserts no exception
+    assert "Ignored the stored last measurement" in texts(at.caption)
+    assert "No measurement on this machine yet" in texts(at.warning)

@@ -6,15 +6,41 @@ from __future__ import annotations
 import streamlit as st
 
 from core.figures.gpu import context_speed_figure, moe_figure, prediction_figure
+from core.gpu import last_run
 from core.gpu.context_bench import ContextResult, predict_context, reference_bandwidth
 from core.gpu.export import page_payload, to_csv, to_json
 from core.gpu.moe_bench import MoeResult
 from core.gpu.nvml import DeviceSnapshot
 from core.gpu.presets import PRESETS, Preset
-from core.gpu.published import published_rows
+from core.gpu.published import published_table
 from core.gpu.report import context_rows, moe_rows, yours_rows
 from core.gpu.timing import Bandwidth
 from ui.lesson import show_figure
+
+
+def load_last_run() -> None:
+    """Once per session: the last finished run on this machine becomes the default view."""
+    if "gpu_stored_run" in st.session_state:
+        return
+    stored, note = last_run.load()
+    st.session_state["gpu_stored_run"] = stored
+    st.session_state["gpu_stored_note"] = note
+    if stored is not None:
+        if stored.context is not None:
+            st.session_state.setdefault("gpu_context", stored.context)
+        if stored.moe is not None:
+            st.session_state.setdefault("gpu_moe", stored.moe)
+
+
+def _stored_caption(result: object) -> None:
+    """Say that what is shown is the stored last run, with its date and device."""
+    stored: last_run.LastRun | None = st.session_state.get("gpu_stored_run")
+    if stored is not None and result is not None and any(result is r for r in (stored.context, stored.moe)):
+        st.info(
+            f"**The last measurement made on this machine:** {stored.date}, on {result.device}. "
+            "**Run again here** with the buttons above to measure now.",
+            icon=":material/history:",
+        )
 
 
 def context_results(
@@ -27,9 +53,17 @@ def context_results(
     """The measured speed over depth with its notes and table, or the roofline alone before a run."""
     st.markdown("#### 1 · Context vs speed")
     result: ContextResult | None = st.session_state.get("gpu_context")
+    if st.session_state.get("gpu_stored_note"):
+        st.caption(st.session_state["gpu_stored_note"])
     if result is None:
+        st.warning(
+            "**No measurement on this machine yet.** The chart below is a prediction, not a measurement: "
+            "press **Run: context vs speed** to measure.",
+            icon=":material/info:",
+        )
         _prediction(preset, budget_bytes, snapshot, on_gpu, measured_bw)
         return None
+    _stored_caption(result)
     show_figure(
         context_speed_figure(
             result,
@@ -100,8 +134,9 @@ def moe_results(preset: Preset) -> MoeResult | None:
     )
     result: MoeResult | None = st.session_state.get("gpu_moe")
     if result is None:
-        st.caption("Press **Run: dense vs experts** to measure.")
+        st.caption("No measurement on this machine yet: press **Run: dense vs experts** to measure.")
         return None
+    _stored_caption(result)
     show_figure(moe_figure(result), key="gpu_moe_fig")
     st.caption(
         "Solid bars: measured tokens/s, mean ± 1 std of the repeats; hatched bars: the roofline, the fastest "
@@ -159,4 +194,7 @@ def beside_published(context: ContextResult | None, moe: MoeResult | None) -> No
     else:
         st.caption("Run a benchmark and your headline numbers appear here.")
     st.markdown("**Published** (other tools, models and quantisations: compare the shape, not the tokens/s)")
-    st.table(published_rows(), hide_index=True, border="horizontal")
+    # four columns that wrap, the long sources numbered below: six columns ran off a phone's screen
+    rows, sources = published_table()
+    st.table(rows, hide_index=True, border="horizontal")
+    st.caption("Sources: " + " · ".join(f"[{i}] {source}" for i, source in enumerate(sources, 1)))

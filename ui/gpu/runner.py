@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core.gpu import jobs
+from core.gpu import jobs, last_run
 from core.gpu.jobs import JobResult
 from core.gpu.nvml import DeviceSnapshot
 from core.gpu.presets import PRESETS, WHOLE_CARD, Preset, budget_options, preset_choices
@@ -55,9 +55,11 @@ def _pickers(snapshot: DeviceSnapshot, on_gpu: bool) -> Choice:
         choices,
         index=choices.index(default),
         key="gpu_preset",
-        format_func=lambda n: f"{n} — {PRESETS[n].description}",
+        # the name only: a long option is cut off in the box on a phone; the description follows below
+        help="The size of the two small models the benchmarks build.",
     )
     preset = PRESETS[preset_name]
+    s1.caption(f"**{preset.name}:** {preset.description}")
     budget_of = budget_options(preset)
     budget_label = s2.select_slider(
         "Pretend my card has",
@@ -85,6 +87,9 @@ def _collect_finished(owner: str) -> None:
             st.session_state["gpu_context"] = result.context
         if result.moe is not None:
             st.session_state["gpu_moe"] = result.moe
+        st.session_state["gpu_stored_run"] = None  # what is shown now was measured in this session
+        if not (result.context and result.context.stopped) and not (result.moe and result.moe.stopped):
+            last_run.save(result.context, result.moe)
     RUNNER.forget(owner)
     st.rerun()
 

@@ -1,0 +1,112 @@
+"""The last finished benchmark on this machine, kept as a small JSON file, so lesson 10's default view
+shows a measurement (with its date and device) instead of only the roofline.
+
+Where: `$COURSE_CACHE_DIR`, else `~/.cache/gpt2-to-k3/`; one file per machine (host name).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from core.gpu.context_bench import ContextResult, DepthPoint, Series
+from core.gpu.moe_bench import MoeResult, MoeRow
+
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class LastRun:
+    saved_at: str  # ISO 8601, UTC
+    machine: str
+    context: ContextResult | None
+    moe: MoeResult | None
+
+    @property
+    def date(self) -> str:
+        """The save time as a reader reads it: '2026-11-30 15:20 UTC'."""
+        try:
+            return datetime.fromisoformat(self.saved_at).strftime("%Y-%m-%d %H:%M UTC")
+        except ValueError:
+            return self.saved_at
+
+    @property
+    def device(self) -> str:
+        result = self.context or self.moe
+        return result.device if result is not None else "unknown device"
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("COURSE_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "gpt2-to-k3"
+
+
+def path() -> Path:
+    machine = re.sub(r"[^A-Za-z0-9._-]", "_", platform.node() or "this-machine")
+    return cache_dir() / f"last_gpu_run_{machine}.json"
+
+
+def _pick(cls, data: dict[str, Any]) -> dict[str, Any]:
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in data.items() if k in names}  # drops derived keys (ms_per_token, …)
+
+
+def _context_from(d: dict[str, Any]) -> ContextResult:
+    series = [
+        Series(**{**_pick(Series, s), "points": [DepthPoint(**_pick(DepthPoint, p)) for p in s["points"]]})
+        for s in d["series"]
+    ]
+    return ContextResult(**{**_pick(ContextResult, d), "series": series})
+
+
+def _moe_from(d: dict[str, Any]) -> MoeResult:
+    return MoeResult(**{**_pick(MoeResult, d), "rows": [MoeRow(**_pick(MoeRow, r)) for r in d["rows"]]})
+
+
+def load() -> tuple[LastRun | None, str | None]:
+    """(the stored run, None), (None, None) when nothing is stored, or (None, a one-line note) when
+    the file is there but unreadable — it is then ignored, never raised."""
+    p = path()
+    if not p.exists():
+        return None, None
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+        context = _context_from(data["context"]) if data.get("context") else None
+        moe = _moe_from(data["moe"]) if data.get("moe") else None
+        if context is None and moe is None:
+            raise ValueError("no result in it")
+        return LastRun(str(data["saved_at"]), str(data.get("machine", "")), context, moe), None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        return (
+            None,
+            f"Ignored the stored last measurement ({p}): it could not be read ({type(exc).__name__}).",
+        )
+
+
+def save(context: ContextResult | None = None, moe: MoeResult | None = None) -> None:
+    """Store a finished result, keeping the other benchmark's last result. Failing to write is not an error."""
+    previous, _ = load()
+    if previous is not None:
+        context = context or previous.context
+        moe = moe or previous.moe
+    data = {
+        "version": VERSION,
+        "saved_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": platform.node(),
+        "context": context.to_dict() if context is not None else None,
+        "moe": moe.to_dict() if moe is not None else None,
+    }
+    p = path()
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, allow_nan=True), encoding="utf-8")
+        tmp.replace(p)
+    except OSError:
+        pass
