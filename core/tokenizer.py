@@ -74,10 +74,11 @@ def byte_labels(ids: list[int]) -> list[str]:
 
 @dataclass(frozen=True)
 class Prompt:
-    """A prompt ready for a model: its ids and whether it had to be cut to fit."""
+    """A prompt ready for a model: its ids, how long it was, and the unit the model counts in."""
 
     ids: list[int]
     original_length: int
+    unit: str = "byte"  # "byte" here; "token" for a BPE tokenizer (core/models/hf_tokenizer.py)
 
     @property
     def was_cut(self) -> bool:
@@ -87,18 +88,24 @@ class Prompt:
         """The sentence a page shows when the prompt was cut ('' when it was not)."""
         if not self.was_cut:
             return ""
+        n, u = len(self.ids), self.unit
         return (
-            f"Your prompt is {self.original_length} bytes; the model's context window holds "
-            f"{len(self.ids)}, so only the last {len(self.ids)} bytes are used."
+            f"Your prompt is {self.original_length} {u}s; the model's context window holds "
+            f"{n}, so only the last {n} {u}s are used."
         )
 
 
-def prepare_prompt(text: str, max_tokens: int) -> Prompt:
-    """Encode `text` and keep its last `max_tokens` ids (the model's context window).
+def fit_prompt(ids: list[int], fallback: list[int], max_tokens: int, unit: str = "byte") -> Prompt:
+    """Keep the last `max_tokens` of `ids` (the model's context window), for any tokenizer.
 
-    An empty prompt becomes a single newline so that generation has something to start from.
+    An empty prompt becomes `fallback` (a newline) so that generation has something to start from.
     """
     if max_tokens < 1:
         raise ValueError("max_tokens must be at least 1")
-    ids = encode(text) or encode("\n")
-    return Prompt(ids=ids[-max_tokens:], original_length=len(ids))
+    ids = ids or fallback
+    return Prompt(ids=ids[-max_tokens:], original_length=len(ids), unit=unit)
+
+
+def prepare_prompt(text: str, max_tokens: int) -> Prompt:
+    """Encode `text` as bytes and keep what fits the context window (see `fit_prompt`)."""
+    return fit_prompt(encode(text), encode("\n"), max_tokens)

@@ -13,44 +13,14 @@ src/encoder.py): a token's characters map back to its bytes, so "Ġthe" is shown
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from core import tokenizer as byte_tokenizer
+from core.tokenizer import Prompt, fit_prompt
 
 
 class CheckpointError(ValueError):
     """A checkpoint folder that cannot be used; the message is one line a page can show as is."""
-
-
-@dataclass(frozen=True)
-class Prompt:
-    """A prompt ready for a model: its ids, how long it was, and the unit the model counts in."""
-
-    ids: list[int]
-    original_length: int
-    unit: str = "byte"
-
-    @property
-    def was_cut(self) -> bool:
-        return len(self.ids) < self.original_length
-
-    def note(self) -> str:
-        """The sentence a page shows when the prompt was cut ('' when it was not)."""
-        if not self.was_cut:
-            return ""
-        n, u = len(self.ids), self.unit
-        return (
-            f"Your prompt is {self.original_length} {u}s; the model's context window holds "
-            f"{n}, so only the last {n} {u}s are used."
-        )
-
-
-def _prepare(ids: list[int], fallback: list[int], max_tokens: int, unit: str) -> Prompt:
-    if max_tokens < 1:
-        raise ValueError("max_tokens must be at least 1")
-    ids = ids or fallback  # an empty prompt becomes a newline: generation needs a first token
-    return Prompt(ids=ids[-max_tokens:], original_length=len(ids), unit=unit)
 
 
 class ByteTokenizer:
@@ -70,7 +40,7 @@ class ByteTokenizer:
         return byte_tokenizer.token_label(token_id)
 
     def prepare(self, text: str, max_tokens: int) -> Prompt:
-        return _prepare(self.encode(text), self.encode("\n"), max_tokens, self.unit)
+        return fit_prompt(self.encode(text), self.encode("\n"), max_tokens, self.unit)
 
 
 def _bytes_to_unicode() -> dict[int, str]:
@@ -152,7 +122,7 @@ class BPETokenizer:
         return readable(self.token_bytes(token_id))
 
     def prepare(self, text: str, max_tokens: int) -> Prompt:
-        return _prepare(self.encode(text), self.encode("\n"), max_tokens, self.unit)
+        return fit_prompt(self.encode(text), self.encode("\n"), max_tokens, self.unit)
 
 
 def check_vocabulary(tokenizer: BPETokenizer, model_vocab: int) -> None:
