@@ -4,13 +4,16 @@ Run with `./run.sh` (sets up a venv on first use) or `streamlit run app.py`.
 """
 
 import streamlit as st
-import torch
 
+from core.threads import set_once
 from ui.a11y import focus_rings
 from ui.course import COURSE, SECTIONS, available
+from ui.errors import guarded
 
-# The live models are tiny: one thread avoids thread hand-off costs that dwarf their maths.
-torch.set_num_threads(1)
+# The live models are tiny: one thread avoids thread hand-off costs that dwarf their maths. The
+# count is process-wide, so it is set once, on the first run of this script, never per request
+# (core/threads.py); nothing the app calls changes it afterwards.
+set_once(1)
 
 st.set_page_config(
     page_title="From GPT-2 to Kimi K3",
@@ -47,4 +50,5 @@ with st.sidebar:
         "Each lesson fixes what the one before it left broken."
     )
 
-navigation.run()
+# an unexpected error: one friendly line for the reader, the full traceback in the server's log
+guarded(navigation.run)

@@ -11,7 +11,9 @@
 # budget, dense vs MoE with energy); the JSON at OUT_JSON (default results/gpu_check.json) is
 # rewritten after every part and depth. At the time limit (default 600 s) the run gets SIGTERM,
 # stops cleanly and keeps what it measured. Without a GPU it stops with a clear message, unless
-# --cpu-ok is given, in which case it runs the CPU preset instead.
+# --cpu-ok is given, in which case it runs the CPU preset instead. Every argument (numbers
+# finite and above zero, a known preset, an OUT_JSON that can really be written) is checked
+# before anything else: a bad one is one line on stderr and exit status 2.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,7 +33,7 @@ while [[ $# -gt 0 ]]; do
     --vram-budget-gb) need_value "$@"; BUDGET_GB="$2"; shift ;;
     --depth-seconds) need_value "$@"; DEPTH_SECONDS="$2"; shift ;;
     --timeout) need_value "$@"; LIMIT="$2"; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     -*) echo "gpu_check: unknown option: $1" >&2; exit 2 ;;
     *) OUT="$1" ;;
   esac
@@ -51,6 +53,16 @@ for cand in "${CANDIDATES[@]}"; do
     0) [[ -z "$PY_CPU" ]] && PY_CPU="$cand" ;;
   esac
 done
+
+# Every argument is checked before anything else happens (one line, exit status 2): the preset,
+# finite positive numbers, and an output path that can really be written.
+CHECK_PY="${PY:-$PY_CPU}"
+if [[ -n "$CHECK_PY" ]]; then
+  CHECK=(--check --preset "$PRESET" --out "$OUT")
+  [[ -n "$BUDGET_GB" ]] && CHECK+=(--vram-budget-gb "$BUDGET_GB")
+  [[ -n "$DEPTH_SECONDS" ]] && CHECK+=(--depth-seconds "$DEPTH_SECONDS")
+  PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" "$CHECK_PY" -m core.gpu.bench "${CHECK[@]}" || exit 2
+fi
 
 DEVICE="cuda"
 if [[ -z "$PY" ]]; then

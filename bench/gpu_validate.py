@@ -436,14 +436,19 @@ def main(argv: list[str] | None = None) -> int:
     if not cuda:
         torch.set_num_threads(1)
     env = make_env("cuda" if cuda else "cpu")
-    with cli_io.StopOnSignal() as stop:
-        v = Validator(env, GPU if cuda else DRY, folder, args.budget_seconds, stop)
-        print(f"{PROG}: {v.out['mode']} on {env.device_label} ({env.dtype}); JSON in {folder}/validate.json")
-        for key, name, fn in (("1", "1 decode", v.decode), ("2", "2 bandwidth", v.bandwidth), ("3", "3 spill", v.spill),
-                              ("4", "4 energy", v.energy), ("5", "5 end to end", v.end_to_end)):  # fmt: skip
-            if key in chosen:
-                v.run(name, fn)
-        v.save()
+    try:
+        with cli_io.StopOnSignal() as stop:
+            v = Validator(env, GPU if cuda else DRY, folder, args.budget_seconds, stop)
+            print(
+                f"{PROG}: {v.out['mode']} on {env.device_label} ({env.dtype}); JSON in {folder}/validate.json"
+            )
+            for key, name, fn in (("1", "1 decode", v.decode), ("2", "2 bandwidth", v.bandwidth), ("3", "3 spill", v.spill),
+                                  ("4", "4 energy", v.energy), ("5", "5 end to end", v.end_to_end)):  # fmt: skip
+                if key in chosen:
+                    v.run(name, fn)
+            v.save()
+    finally:
+        env.close()  # pairs make_env's nvmlInit
     summary = v.out["summary"]
     print(f"\n{summary['PASS']} passed, {summary['FAIL']} failed, {summary['SKIP']} skipped (need a GPU)")
     if stop.exit_code:

@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from core.models.gpt2 import GPT2, KVCache, gpt2_trace
+from core.threads import threads as torch_threads
 from core.trace import Trace
 
 
@@ -176,19 +177,16 @@ def run_generation(
     changes, so the cache after step t is the final cache's first rows.
     `threads`: torch CPU threads while generating (restored afterwards). A model this
     small runs fastest on one thread, and on a busy machine extra threads mostly wait
-    on each other, which turns the measured ms/token into noise. None leaves it alone.
+    on each other, which turns the measured ms/token into noise. None leaves it alone, and
+    so does a count already in force — the app's case, which sets one thread once at
+    start-up and must not change the process-wide count per request (`core/threads.py`).
     `timing_repeats`: see `Session.step` (fastest of k runs per step; same outputs).
     """
     session = Session(model, sampling or Sampling()).start(prompt_ids, use_cache)
     traces: list[Trace] = []
-    previous = torch.get_num_threads()
-    if threads is not None:
-        torch.set_num_threads(threads)
-    try:
+    with torch_threads(threads):
         while len(traces) < n and not session.done:
             traces.append(session.step(record_cache=False, timing_repeats=timing_repeats))
-    finally:
-        torch.set_num_threads(previous)
     if use_cache and traces:
         for i, layer in enumerate(traces[-1].layers):
             layer.keys, layer.values = session.cache.layer_arrays(i)

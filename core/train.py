@@ -92,10 +92,13 @@ def train(
     loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = lm_loss,
     on_log: Callable[[int, float, float], None] | None = None,
     log_every: int = 50,
+    stop_when: Callable[[list[float]], bool] | None = None,
 ) -> list[float]:
     """AdamW with warm-up + cosine decay and gradient clipping; returns the loss per step.
 
     `next_batch(step)` returns (inputs, targets); `model(inputs)` returns logits.
+    `stop_when(losses)`, checked after every step, ends training early (the schedule keeps
+    its length, so a stopped run saw exactly the learning rates of a full one so far).
     """
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
@@ -119,6 +122,8 @@ def train(
         losses.append(loss.item())
         if on_log is not None and (step % log_every == 0 or step == cfg.steps - 1):
             on_log(step, losses[-1], time.perf_counter() - started)
+        if stop_when is not None and stop_when(losses):
+            break
     model.eval()
     return losses
 

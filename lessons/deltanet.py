@@ -22,6 +22,7 @@ from ui.lesson import (
     still_missing,
 )
 from ui.recall_panel import trained_recall_pointer
+from ui.stepped import stepped_figures
 
 KEY_CHOICES = {"random": "random unit vectors", "orthogonal": "orthogonal (one row each)"}
 SEEDS = (0, 1, 2, 3, 4, 5)
@@ -79,33 +80,36 @@ st.markdown(
 )
 
 
+def parts_figure(run: bd.BoardRun, t: int):
+    """The four panels of token t (one colour scale for the whole run)."""
+    i = t - 1
+    k_name, v_name = run.pairs[i]
+    return fb.update_parts_figure(
+        {
+            "old board": run.old[i],
+            "− erase": run.erase[i],
+            "+ write": run.write[i],
+            "= new board": run.new[i],
+        },
+        fb.color_limit(run.old, run.erase, run.write, run.new),
+        value_names=run.value_names,
+        title=f"token {t}: {k_name} → {v_name}",
+    )
+
+
 @st.fragment
-def parts_stepper(run: bd.BoardRun) -> None:
-    """Step controls and the stepped picture: a Step click reruns only this part."""
+def parts_stepper(run: bd.BoardRun, settings: tuple) -> None:
+    """Step controls and the stepped picture: a Step click reruns only this part. `settings`
+    (what `run` was made from) keys the pictures, built once per step and shared."""
     t = step_controls("dn_t", run.T, unit="token")
-    limit = fb.color_limit(run.old, run.erase, run.write, run.new)
     if t == 0:  # before the first Step: the last token, the rewrite this lesson is about
         st.caption(
             "Showing the last token: apple written again. Press **Step** to replay the stream from the first pair."
         )
         t = run.T
     if t:
-        i = t - 1
-        k_name, v_name = run.pairs[i]
-        show_figure(
-            fb.update_parts_figure(
-                {
-                    "old board": run.old[i],
-                    "− erase": run.erase[i],
-                    "+ write": run.write[i],
-                    "= new board": run.new[i],
-                },
-                limit,
-                value_names=run.value_names,
-                title=f"token {t}: {k_name} → {v_name}",
-            ),
-            key="dn_parts",
-        )
+        figures = stepped_figures("dn_parts", settings, t, {"parts": lambda t: parts_figure(run, t)})
+        show_figure(figures["parts"], key="dn_parts")
         erased = run.erased(t)
         st.caption(
             "Old board − erase (β × what the key held) + write (β × the new value) = new board "
@@ -119,7 +123,7 @@ def parts_stepper(run: bd.BoardRun) -> None:
         )
 
 
-parts_stepper(run)
+parts_stepper(run, (n, d, keys, "delta", float(beta)))
 
 st.subheader("The rewritten key")
 lin = rewrite_run(n, d, keys, "linear", 1.0)
@@ -193,10 +197,12 @@ st.markdown(
     "can only pile the new value on the old, DeltaNet replaces it. It does not lift the d-row limit, and on a "
     "board already past d distinct pairs, a hard erase (β = 1) in one pass can cost more than it saves. "
     "When the lessons ahead say erase-then-write fixed the blurring, they mean the rewrite; trained models "
-    "(below) learn a β per token and beat plain adding."
+    "(below) learn a β per token."
 )
 trained_recall_pointer(
-    ("attention", "linear", "delta"), "With a learned β, erase-then-write beats plain adding."
+    ("attention", "linear", "delta"),
+    "Trained with a learned β, does erase-then-write beat plain adding?",
+    versus=("delta", "linear"),
 )
 
 notice(

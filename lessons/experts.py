@@ -11,7 +11,7 @@ from core.specs import SPECS
 from core.tokenizer import prepare_prompt, token_label
 from core.units import format_bytes, format_params
 from ui.course import lesson_ref
-from ui.deeper import go_deeper_experts
+from ui.deeper import go_deeper_experts, planner_batch_link
 from ui.glossary import new_words
 from ui.lesson import (
     code,
@@ -27,6 +27,7 @@ from ui.lesson import (
 )
 from ui.mini_k3 import mini_k3_or_none, routing
 from ui.stepped import Stepped, built_once, stepped_figures
+from ui.text import code_span
 
 K3 = SPECS["kimi_k3"]
 MAX_TEXT = 64  # bytes of the reader's text the router is shown on
@@ -48,7 +49,7 @@ def totals_figures(rows: tuple[tuple[str, float, float], ...]) -> dict:
         rows,
         lambda: {
             "params": fk.params_figure(list(rows)),
-            "bytes": fk.bytes_per_token_figure(weight_read_rows(), "Weights read per token"),
+            "bytes": fk.bytes_per_token_figure(weight_read_rows(), "Weights read per token at batch 1"),
         },
     )
 
@@ -90,6 +91,21 @@ def mini_grid(cfg, ids: tuple[int, ...], layer: int, shown: int, table) -> dict:
         base_key=(*sizes, cfg.top_k),
     )
     return stepped_figures("ex_grid", (ids, layer), shown, {"grid": grid})
+
+
+@st.fragment
+def stepper(cfg, ids: tuple[int, ...], layer: int, table) -> None:
+    """Step controls and the picture that moves with them: a Step click reruns only this part."""
+    t = step_controls("ex_step", len(ids), unit="byte")
+    shown = t if t > 0 else 1
+    picked = [int(e) for e in table.expert_ids[shown - 1]]
+    weights = [float(table.weights[shown - 1, e]) for e in picked]
+    st.markdown(
+        f"Byte {shown}: **{code_span(token_label(ids[shown - 1]))}** → experts "
+        + ", ".join(f"{e} (weight {w:.2f})" for e, w in zip(picked, weights, strict=True))
+        + f" + {cfg.num_shared_experts} shared"
+    )
+    show_figure(mini_grid(cfg, ids, layer, shown, table)["grid"], key="ex_mini_grid")
 
 
 lesson_header("experts")
@@ -167,16 +183,7 @@ if net is not None:
     )
 
     st.markdown("**One byte at a time.** Step through your text to see which experts each byte wakes.")
-    t = step_controls("ex_step", len(prompt.ids), unit="byte")
-    shown = t if t > 0 else 1
-    picked = [int(e) for e in table.expert_ids[shown - 1]]
-    weights = [float(table.weights[shown - 1, e]) for e in picked]
-    st.markdown(
-        f"Byte {shown}: **`{token_label(prompt.ids[shown - 1])}`** → experts "
-        + ", ".join(f"{e} (weight {w:.2f})" for e, w in zip(picked, weights, strict=True))
-        + f" + {cfg.num_shared_experts} shared"
-    )
-    show_figure(mini_grid(cfg, tuple(prompt.ids), layer, shown, table)["grid"], key="ex_mini_grid")
+    stepper(cfg, tuple(prompt.ids), layer, table)
 
 # -- 3. Stored vs used ------------------------------------------------------------------------
 st.subheader("Parameters stored vs parameters used")
@@ -194,7 +201,7 @@ c[1].metric(
     format_params(K3.active_params()),
     help=f"published: {format_params(K3.published_active)} (NVIDIA NeMo AutoModel docs)",
 )
-c[2].metric("share read per token", f"{K3.active_params() / K3.total_params():.1%}")
+c[2].metric("share used per token", f"{K3.active_params() / K3.total_params():.1%}")
 show_figure(totals_figures(tuple(rows))["params"], key="ex_params")
 st.caption(
     "Every expert must be stored (in memory, somewhere); only the active ones are read for a token. "
@@ -205,13 +212,13 @@ st.caption(
 )
 
 # -- 4. Bytes per token ---------------------------------------------------------------------
-st.subheader("Bytes read per token: dense vs experts")
+st.subheader("Bytes read per token at batch 1: dense vs experts")
 byte_rows = bytes_per_token_rows(K3)
 release_bytes = release_weight_bytes_per_token(K3)
 show_figure(totals_figures(tuple(rows))["bytes"], key="ex_bytes")
 st.markdown(
     f"A dense model of K3's size in bf16 would read **{format_bytes(byte_rows[0][1])}** of weights per token "
-    f"(a what-if). K3 reads only the weights it wakes: **{format_bytes(byte_rows[1][1])}** if every weight "
+    f"at batch 1 (a what-if; a batch shares one read). K3 reads only the weights it wakes: **{format_bytes(byte_rows[1][1])}** if every weight "
     f"were bf16 — {byte_rows[0][1] / byte_rows[1][1]:.0f}× less — and **{format_bytes(release_bytes)}** as "
     f"released, because its routed experts are stored in MXFP4 ({MXFP4_BYTES_PER_PARAM * 8:.2f} bits per "
     "weight: 4 bits plus one shared 8-bit scale per 32) while attention, shared experts, the dense layer and "
@@ -219,6 +226,7 @@ st.markdown(
     f"token**. The card's power draw stays in about the same band (measured in {lesson_ref('your_gpu')}). "
     "The catch: all experts still have to be *stored* somewhere fast enough to fetch."
 )
+planner_batch_link()
 st.info(
     f"Measure it yourself: the **power test** on the *Your GPU* page ({lesson_ref('your_gpu')}) runs a dense and an MoE "
     "model with the same total parameters on your card and reports tokens/s and joules per token.",
@@ -234,7 +242,7 @@ notice(
 )
 notice(
     f"K3 wakes {awake} of {per_layer} experts — {awake / per_layer:.0%}. Why is the share of *parameters* "
-    f"read per token ({K3.active_params() / K3.total_params():.1%}) bigger than that?",
+    f"used per token ({K3.active_params() / K3.total_params():.1%}) bigger than that?",
     "Attention layers, shared experts, the dense first layer, the output head and the router run for "
     "every token, and a shared expert is wider than a routed one. Only the routed experts are skipped.",
     key="ex_n2",
@@ -253,7 +261,7 @@ formula(
 code(route, MoE.forward, MoE.active_params, key="ex_code")
 go_deeper_experts()
 still_missing(
-    "Experts cut the bytes read per token — but what does that mean on a real card? How fast does a "
+    "Experts cut the bytes each token reads at batch 1 — but what does that mean on a real card? How fast does a "
     "long context slow down when the cache spills out of VRAM, and how many joules does a token cost? "
     "Next: measure it on your own GPU."
 )

@@ -9,7 +9,6 @@ from core import board as bd
 from core.figures import board as fb
 from core.figures import board_charts as fbc
 from core.ops import kda
-from ui.course import lesson_ref
 from ui.deeper import go_deeper_forgetting
 from ui.glossary import new_words
 from ui.lesson import (
@@ -193,8 +192,8 @@ st.caption(
 
 trained_recall_pointer(
     ("delta", "gated_delta", "kda"),
-    f"Does learned forgetting help recall? Only when training finds it — read the honest note in "
-    f"{lesson_ref('collisions')}.",
+    "Does learned forgetting help recall? On one list of pairs there is nothing stale to forget.",
+    versus=("kda", "delta"),
 )
 
 notice(

@@ -7,6 +7,7 @@ import streamlit as st
 from core.glossary import alphabetical
 from ui.glossary import gloss
 from ui.lesson import lesson_header, next_lesson
+from ui.text import plain
 
 lesson_header("glossary")
 st.markdown(
@@ -19,6 +20,6 @@ shown = [t for t in alphabetical() if not needle or needle in f"{t.name} {t.sent
 if shown:
     st.markdown("\n".join(f"- {gloss(item)}" for item in shown))
 else:
-    st.info(f"No glossary word matches “{query.strip()}”. Try a shorter piece of it.")
+    st.info(f"No glossary word matches “{plain(query.strip())}”. Try a shorter piece of it.")
 st.caption(f"{len(shown)} of {len(alphabetical())} words.")
 next_lesson("glossary")

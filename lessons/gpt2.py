@@ -6,9 +6,11 @@ import streamlit as st
 
 from core.figures.generation import (
     ms_per_token_figure,
+    ms_per_token_step,
     recompute_grid_figure,
     recompute_grid_step,
     work_figure,
+    work_step,
 )
 from core.generation import (
     GenerationRun,
@@ -59,21 +61,31 @@ def precompute(
 
 
 def step_figures(settings: tuple, t: int, run: GenerationRun, series: RunSeries) -> dict:
-    """The step-t pictures: the grid built once per run and patched per step, the charts per step."""
+    """The step-t pictures: each built once per run (at its last step) and patched per step."""
     p, n = len(run.prompt_ids), len(run.traces)
-    formula_counts = [positions_computed_formula(p, s, use_cache=False) for s in series.steps]
+    steps, work, lengths, ms = series.steps, series.cumulative_work, series.text_lengths, series.wall_ms
     grid = Stepped(
         base=lambda: recompute_grid_figure(run.traces, n, p, GRID_TITLE, unit=live_model(settings[0]).unit),
         patch=lambda base, t: recompute_grid_step(base, run.traces, t),
     )
+
+    def formula_counts() -> list[int]:
+        return [positions_computed_formula(p, s, use_cache=False) for s in steps]
+
     return stepped_figures(
         "gpt2",
         settings,
         t,
         {
             "grid": grid,
-            "work": lambda t: work_figure(series.steps, series.cumulative_work, formula_counts, shown=t),
-            "ms": lambda t: ms_per_token_figure(series.text_lengths, series.wall_ms, shown=t),
+            "work": Stepped(
+                base=lambda: work_figure(steps, work, formula_counts(), shown=n),
+                patch=lambda base, t: work_step(base, steps, work, shown=t),
+            ),
+            "ms": Stepped(
+                base=lambda: ms_per_token_figure(lengths, ms, shown=n),
+                patch=lambda base, t: ms_per_token_step(base, lengths, ms, shown=t),
+            ),
         },
     )
 
@@ -117,62 +129,70 @@ if run.stopped_at_window:
         "generation **stops** there (it does not slide the window)."
     )
 series = RunSeries(run.traces)
-p = len(run.prompt_ids)
 
 st.subheader("Step through it")
-t = step_controls("gpt2_t", len(run.traces), unit=unit)
-if t == 0:  # before the first Step: the finished run (full triangle, every step timed)
-    st.caption(f"Showing the finished run. Press **Step** to replay it from the first {unit}.")
-    t = len(run.traces)
 
-written = live.tokenizer.decode(run.prompt_ids + run.new_ids[:t])
-st.code(written or " ", language=None, wrap_lines=True)
-st.caption(f"Your prompt is the first {p} {unit}s; each Step adds one {unit} chosen by the model.")
-show_tokens(live, run.prompt_ids + run.new_ids[:t])
-if t:
-    show_top_next(live, run.top[t - 1], key="gpt2_top5")
 
-m1, m2, m3, m4 = st.columns(4)
-if t == 0:
-    m1.metric("Positions run this step", "—")
-    m2.metric("Total positions run", 0)
-    m3.metric("Time for this step", "—")
-else:
-    m1.metric(
-        "Positions run this step",
-        series.positions_computed[t - 1],
-        help="The model ran every byte of the text through all its layers again.",
+@st.fragment
+def stepper(live, settings: tuple, run: GenerationRun, series: RunSeries) -> None:
+    """Step controls and everything that moves with them: a Step click reruns only this part."""
+    unit, p = live.unit, len(run.prompt_ids)
+    t = step_controls("gpt2_t", len(run.traces), unit=unit)
+    if t == 0:  # before the first Step: the finished run (full triangle, every step timed)
+        st.caption(f"Showing the finished run. Press **Step** to replay it from the first {unit}.")
+        t = len(run.traces)
+
+    written = live.tokenizer.decode(run.prompt_ids + run.new_ids[:t])
+    st.code(written or " ", language=None, wrap_lines=True)
+    st.caption(f"Your prompt is the first {p} {unit}s; each Step adds one {unit} chosen by the model.")
+    show_tokens(live, run.prompt_ids + run.new_ids[:t])
+    if t:
+        show_top_next(live, run.top[t - 1], key="gpt2_top5")
+
+    m1, m2, m3, m4 = st.columns(4)
+    if t == 0:
+        m1.metric("Positions run this step", "—")
+        m2.metric("Total positions run", 0)
+        m3.metric("Time for this step", "—")
+    else:
+        m1.metric(
+            "Positions run this step",
+            series.positions_computed[t - 1],
+            help="The model ran every byte of the text through all its layers again.",
+        )
+        m2.metric(
+            "Total positions run",
+            f"{series.cumulative_work[t - 1]:,}",
+            help="Counted from the model's own step records.",
+        )
+        m3.metric("Time for this step", f"{series.wall_ms[t - 1]:.1f} ms", help="Measured on this server.")
+    expected = positions_computed_formula(p, t, use_cache=False)
+    counted = series.cumulative_work[t - 1] if t else 0
+    m4.metric(
+        "Formula says",
+        f"{expected:,}",
+        delta="matches the count" if expected == counted else "MISMATCH",
+        delta_color="normal" if expected == counted else "inverse",
     )
-    m2.metric(
-        "Total positions run",
-        f"{series.cumulative_work[t - 1]:,}",
-        help="Counted from the model's own step records.",
+
+    figures = step_figures(settings, t, run, series)
+    show_figure(figures["grid"], key="gpt2_grid")
+    st.caption(
+        "Each row is one step, each column one byte of the text. Dark cells are bytes read for the first time; "
+        "light blue cells are bytes the model had already processed and **computed again**. Without a cache the "
+        "rows get longer and the shape becomes a triangle (a trapezoid when the prompt has several bytes)."
     )
-    m3.metric("Time for this step", f"{series.wall_ms[t - 1]:.1f} ms", help="Measured on this server.")
-expected = positions_computed_formula(p, t, use_cache=False)
-counted = series.cumulative_work[t - 1] if t else 0
-m4.metric(
-    "Formula says",
-    f"{expected:,}",
-    delta="matches the count" if expected == counted else "MISMATCH",
-    delta_color="normal" if expected == counted else "inverse",
-)
 
-figures = step_figures(settings, t, run, series)
-show_figure(figures["grid"], key="gpt2_grid")
-st.caption(
-    "Each row is one step, each column one byte of the text. Dark cells are bytes read for the first time; "
-    "light blue cells are bytes the model had already processed and **computed again**. Without a cache the "
-    "rows get longer and the shape becomes a triangle (a trapezoid when the prompt has several bytes)."
-)
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**Work piles up** — total positions run so far")
+        show_figure(figures["work"], key="gpt2_work")
+    with right:
+        st.markdown(f"**Each step gets slower** — measured time per {unit}")
+        show_figure(figures["ms"], key="gpt2_ms")
 
-left, right = st.columns(2)
-with left:
-    st.markdown("**Work piles up** — total positions run so far")
-    show_figure(figures["work"], key="gpt2_work")
-with right:
-    st.markdown(f"**Each step gets slower** — measured time per {unit}")
-    show_figure(figures["ms"], key="gpt2_ms")
+
+stepper(live, settings, run, series)
 st.caption(
     "Times are wall-clock milliseconds measured when this generation was first computed on the server (each step "
     "run 3 times, fastest kept), which other work shares. Faint dots are single steps (a dot far above the line is another program taking the CPU "

@@ -12,7 +12,7 @@ from core.specs import SPECS, attn_res_block_starts
 from core.tokenizer import decode, prepare_prompt, token_label
 from core.units import format_bytes
 from ui.course import lesson_ref
-from ui.deeper import go_deeper_k3
+from ui.deeper import go_deeper_k3, planner_batch_link
 from ui.glossary import new_words
 from ui.lesson import (
     code,
@@ -28,6 +28,7 @@ from ui.lesson import (
 )
 from ui.mini_k3 import live_run, mini_k3_or_none
 from ui.stepped import Stepped, built_once, stepped_figures
+from ui.text import code_span
 
 K3 = SPECS["kimi_k3"]
 MAX_PROMPT = 40  # bytes of the reader's text that mini-K3 reads (then it writes NEW_TOKENS more)
@@ -135,26 +136,10 @@ st.markdown(
     "mixes the current token's own layer outputs."
 )
 
-# -- 4. mini-K3 live --------------------------------------------------------------------------
-st.subheader("mini-K3, live")
-net = mini_k3_or_none()
 
-if net is not None:
-    cfg = net.cfg
-    schedule = " ".join("A" if k == "mla" else "K" for k in net.kinds)
-    st.markdown(
-        f"A byte-level miniature built by the same rule: **{cfg.num_layers} layers** `{schedule}` "
-        f"(K = KDA, A = latent attention: every {cfg.full_attn_every}th layer and the last), Block "
-        f"AttnRes with {cfg.attn_res_block_size} layers per block, a dense first layer and experts "
-        f"after it — {net.num_params():,} parameters, trained on the course corpus "
-        "(see assets/mini_k3/MODEL_CARD.md). It reads your text, then keeps writing "
-        f"{NEW_TOKENS} bytes of its own."
-    )
-    text = prompt_input("k3_prompt", "The cache grows, but the board stays.", max_chars=200)
-    prompt = prepare_prompt(text, MAX_PROMPT)
-    if prompt.was_cut:
-        st.info(prompt.note())
-    run = live_run(tuple(prompt.ids), NEW_TOKENS)
+@st.fragment
+def stepper(run: k3.RunSummary, ids: tuple[int, ...], cfg) -> None:
+    """Step controls and everything that moves with them: a Step click reruns only this part."""
     total = len(run.tokens_in)
     t = step_controls("k3_step", total, unit="byte")
     shown = t if t > 0 else total
@@ -164,8 +149,8 @@ if net is not None:
     read = decode(run.tokens_in[:shown])
     where = "your text" if shown <= run.prompt_length else "its own writing"
     st.markdown(
-        f"Byte {shown} of {total} ({where}): **`{token_label(run.tokens_in[shown - 1])}`** · "
-        f"its guess for the next byte: **`{token_label(run.tokens_out[shown - 1])}`**"
+        f"Byte {shown} of {total} ({where}): **{code_span(token_label(run.tokens_in[shown - 1]))}** · "
+        f"its guess for the next byte: **{code_span(token_label(run.tokens_out[shown - 1]))}**"
     )
     st.code(read or " ", language=None, wrap_lines=True)
 
@@ -180,7 +165,7 @@ if net is not None:
     )
     c[2].metric("this step took", f"{run.wall_ms[shown - 1]:.0f} ms")
 
-    figures = step_figures(tuple(prompt.ids), shown, run)
+    figures = step_figures(ids, shown, run)
     left, right = st.columns(2)
     with left:
         show_figure(figures["layers"], key="k3_layer_memory")
@@ -202,6 +187,30 @@ if net is not None:
         f"Experts this byte woke ({cfg.top_k} of {cfg.num_experts} per layer, plus "
         f"{cfg.num_shared_experts} shared; {lesson_ref('experts')}): " + " · ".join(picks)
     )
+
+
+# -- 4. mini-K3 live --------------------------------------------------------------------------
+st.subheader("mini-K3, live")
+net = mini_k3_or_none()
+
+if net is not None:
+    cfg = net.cfg
+    schedule = " ".join("A" if k == "mla" else "K" for k in net.kinds)
+    st.markdown(
+        f"A byte-level miniature built by the same rule: **{cfg.num_layers} layers** `{schedule}` "
+        f"(K = KDA, A = latent attention: every {cfg.full_attn_every}th layer and the last), Block "
+        f"AttnRes with {cfg.attn_res_block_size} layers per block, a dense first layer and experts "
+        f"after it — {net.num_params():,} parameters, trained on the course corpus "
+        "(see assets/mini_k3/MODEL_CARD.md). It reads your text, then keeps writing "
+        f"{NEW_TOKENS} bytes of its own."
+    )
+    text = prompt_input("k3_prompt", "The cache grows, but the board stays.", max_chars=200)
+    prompt = prepare_prompt(text, MAX_PROMPT)
+    if prompt.was_cut:
+        st.info(prompt.note())
+    run = live_run(tuple(prompt.ids), NEW_TOKENS)
+    total = len(run.tokens_in)
+    stepper(run, tuple(prompt.ids), cfg)
 
 if net is not None:
     mla_layers = ", ".join(str(i + 1) for i, k in enumerate(net.kinds) if k == "mla")
@@ -251,8 +260,9 @@ code(
 go_deeper_k3()
 still_missing(
     "Memory is now under control. The other cost is the feed-forward weights: a plain (*dense*) layer runs "
-    "**all** of them for every token, and K3 has 2.8 trillion parameters — reading them all per token would be "
-    "hopeless. So only K3's first layer is dense; every later one (in K3 and in mini-K3 above) splits its "
+    "**all** of them for every token, and K3 has 2.8 trillion parameters — reading them all for every token at batch 1 (one "
+    "conversation; a batch shares the reads) would be hopeless. So only K3's first layer is dense; every later one (in K3 and in mini-K3 above) splits its "
     "feed-forward part into experts and runs a few per token. Next: how that works."
 )
+planner_batch_link()
 next_lesson("kimi_k3")

@@ -30,6 +30,7 @@ from core.roofline import CARDS, DEFAULT_CARD, predict, slowdown, spill_context,
 from core.specs import SPECS
 from core.units import format_bytes, format_context
 from ui.course import lesson_ref
+from ui.deeper import planner_batch_link
 from ui.glossary import new_words
 from ui.gpt2_model import (
     choose_model,
@@ -172,81 +173,95 @@ if cached.stopped_at_window:
         "generation **stops** there (it does not slide the window)."
     )
 series = RunSeries(cached.traces)
-p = len(cached.prompt_ids)
 
 st.subheader("Step through it")
-t = step_controls("kv_t", len(cached.traces), unit=unit)
-if t == 0:  # before the first Step: the finished run, the cache at its fullest
-    st.caption(f"Showing the finished run. Press **Step** to replay it from the first {unit}.")
-    t = len(cached.traces)
-st.code(live.tokenizer.decode(cached.prompt_ids + cached.new_ids[:t]) or " ", language=None, wrap_lines=True)
-show_tokens(live, cached.prompt_ids + cached.new_ids[:t])
 
-rows = cached.traces[t - 1].position + 1 if t else 0  # cache rows after step t: one per byte read
-check = checks[min(t, len(checks) - 1)]
-m1, m2, m3, m4 = st.columns(4)
-m1.metric(
-    "Positions run this step",
-    series.positions_computed[t - 1] if t else "—",
-    help=f"The first step reads the whole prompt (filling the cache); every later step reads one {unit}.",
-)
-m2.metric(
-    "Rows in the cache", rows, help=f"One row of keys and one of values per {unit} read, in every layer."
-)
-m3.metric(
-    "Cache held",
-    format_bytes(series.cache_bytes[t - 1] if t else 0),
-    help=f"{format_bytes(per_token)} per {unit}: K and V × {cfg.n_layer} layers × {cfg.d_model} numbers × "
-    f"{model.element_bytes()} bytes.",
-)
-m4.metric(
-    "Same output as without a cache?",
-    "yes" if check.identical else "NO",
-    delta=f"{check.same_tokens} of {check.steps} {unit}s identical",
-    delta_color="off",
-)
-if t:
-    st.caption(
-        f"Live check: the cached run and a run that recomputes everything chose the same {unit} at all "
-        f"{check.same_tokens} of {check.steps} steps so far; their scores for every possible next {unit} differ by at "
-        f"most {check.max_logit_difference:.1e} (float rounding)."
+
+@st.fragment
+def stepper(
+    live, settings: tuple, cached: GenerationRun, series: RunSeries, plain_series: RunSeries, checks: list
+) -> None:
+    """Step controls and everything that moves with them (and the layer and head pickers of the
+    cache pictures): a Step click reruns only this part."""
+    model, unit = live.model, live.unit
+    cfg, per_token = model.config, model.cache_bytes_per_token()
+    t = step_controls("kv_t", len(cached.traces), unit=unit)
+    if t == 0:  # before the first Step: the finished run, the cache at its fullest
+        st.caption(f"Showing the finished run. Press **Step** to replay it from the first {unit}.")
+        t = len(cached.traces)
+    st.code(
+        live.tokenizer.decode(cached.prompt_ids + cached.new_ids[:t]) or " ", language=None, wrap_lines=True
     )
-    show_top_next(live, cached.top[t - 1], key="kv_top5")
-show_cache_size(live)
+    show_tokens(live, cached.prompt_ids + cached.new_ids[:t])
 
-st.markdown(
-    f"**The cache grows a row per {unit}.** Pick a layer and a head; each row is one {unit} the model has read."
-)
-s1, s2 = st.columns(2)
-layer = s1.selectbox("Layer", list(range(cfg.n_layer)), key="kv_layer")
-head = s2.selectbox("Head", list(range(cfg.n_head)), key="kv_head")
-figures = step_figures(settings, t, layer, head, cached) | run_figures(settings, cached, plain_series)
-show_figure(figures["heatmaps"], key="kv_heatmaps")
-st.caption(
-    f"Rows = cached positions (the {unit} is in the row label), columns = the head's channels. Red is positive, blue "
-    "negative; the colour range is fixed for the whole run, so an old row never changes colour — it is never "
-    "rewritten, only read."
-)
-if t:
+    rows = cached.traces[t - 1].position + 1 if t else 0  # cache rows after step t: one per byte read
+    check = checks[min(t, len(checks) - 1)]
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric(
+        "Positions run this step",
+        series.positions_computed[t - 1] if t else "—",
+        help=f"The first step reads the whole prompt (filling the cache); every later step reads one {unit}.",
+    )
+    m2.metric(
+        "Rows in the cache", rows, help=f"One row of keys and one of values per {unit} read, in every layer."
+    )
+    m3.metric(
+        "Cache held",
+        format_bytes(series.cache_bytes[t - 1] if t else 0),
+        help=f"{format_bytes(per_token)} per {unit}: K and V × {cfg.n_layer} layers × {cfg.d_model} numbers × "
+        f"{model.element_bytes()} bytes.",
+    )
+    m4.metric(
+        "Same output as without a cache?",
+        "yes" if check.identical else "NO",
+        delta=f"{check.same_tokens} of {check.steps} {unit}s identical",
+        delta_color="off",
+    )
+    if t:
+        st.caption(
+            f"Live check: the cached run and a run that recomputes everything chose the same {unit} at all "
+            f"{check.same_tokens} of {check.steps} steps so far; their scores for every possible next {unit} differ by at "
+            f"most {check.max_logit_difference:.1e} (float rounding)."
+        )
+        show_top_next(live, cached.top[t - 1], key="kv_top5")
+    show_cache_size(live)
+
     st.markdown(
-        f"**What the newest {unit} looked at** (layer {layer}): attention weights over the cached rows."
+        f"**The cache grows a row per {unit}.** Pick a layer and a head; each row is one {unit} the model has read."
     )
-    show_figure(figures["attention"], key="kv_attention")
+    s1, s2 = st.columns(2)
+    layer = s1.selectbox("Layer", list(range(cfg.n_layer)), key="kv_layer")
+    head = s2.selectbox("Head", list(range(cfg.n_head)), key="kv_head")
+    figures = step_figures(settings, t, layer, head, cached) | run_figures(settings, cached, plain_series)
+    show_figure(figures["heatmaps"], key="kv_heatmaps")
+    st.caption(
+        f"Rows = cached positions (the {unit} is in the row label), columns = the head's channels. Red is positive, blue "
+        "negative; the colour range is fixed for the whole run, so an old row never changes colour — it is never "
+        "rewritten, only read."
+    )
+    if t:
+        st.markdown(
+            f"**What the newest {unit} looked at** (layer {layer}): attention weights over the cached rows."
+        )
+        show_figure(figures["attention"], key="kv_attention")
 
-left, right = st.columns(2)
-with left:
-    st.markdown("**Work: one position per step** (whole run)")
-    show_figure(figures["work"], key="kv_work")
-with right:
-    st.markdown(f"**Time per {unit}, measured** (whole run)")
-    show_figure(figures["ms"], key="kv_ms")
-show_figure(figures["grid"], key="kv_grid")
-st.caption(
-    f"Compare with {lesson_ref('gpt2')}'s triangle: after the prompt, one dark cell per row — nothing is recomputed."
-)
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**Work: one position per step** (whole run)")
+        show_figure(figures["work"], key="kv_work")
+    with right:
+        st.markdown(f"**Time per {unit}, measured** (whole run)")
+        show_figure(figures["ms"], key="kv_ms")
+    show_figure(figures["grid"], key="kv_grid")
+    st.caption(
+        f"Compare with {lesson_ref('gpt2')}'s triangle: after the prompt, one dark cell per row — nothing is recomputed."
+    )
+
+
+stepper(live, settings, cached, series, plain_series, checks)
 
 st.subheader("The price: memory that grows")
-show_figure(figures["bytes"], key="kv_bytes")
+show_figure(run_figures(settings, cached, plain_series)["bytes"], key="kv_bytes")
 st.markdown(
     f"{'This model' if live.real else 'This tiny model'} keeps **{format_bytes(per_token)} per {unit}** "
     f"({cfg.n_layer} layers × K and V × {cfg.d_model} numbers × {model.element_bytes()} bytes), so its full "
@@ -269,6 +284,7 @@ st.markdown(
     "a 12 GB card, and llama.cpp's own `-ngl` sweep shows (131.7 → 13.5 tokens/s as layers move to the CPU; "
     "llama-bench README)."
 )
+planner_batch_link()
 st.markdown("**Calculator: a real model on a real card** (a prediction from memory traffic alone).")
 k1, k2, k3 = st.columns(3)
 spec_key = k1.selectbox(
@@ -330,9 +346,10 @@ else:
         f"{spec.name}'s weights alone do not fit on a {card.name} at this precision; try 4-bit or a bigger card."
     )
 st.caption(
-    "Upper bound from bytes read per token and the card's bandwidth. Measured runs stay below it: llama-bench "
+    "Upper bound from bytes read per token at batch 1 (one conversation) and the card's bandwidth. "
+    "Measured runs stay below it: llama-bench "
     "with Llama 8B (4-bit Q4_0) on an RTX 3090 reached 77 % of this bound at an empty context and 56 % at 32K "
-    "tokens with an 8-bit cache (Abai/llama.cpp PR-BODY-fattn-dequant-cap.md, 2026). Cache entries are 16-bit. "
+    "tokens with an 8-bit cache (a community report: a pull request's text in the Abai/llama.cpp fork, 2026). Cache entries are 16-bit. "
     "Units: memory in GiB (2³⁰ bytes), bandwidth in GB/s (10⁹ bytes per second, as card makers quote it); a "
     "'12 GB' card is counted as 12 GiB. Source of the card numbers and configs: core/roofline.py, core/specs/."
 )

@@ -60,7 +60,7 @@ STORY = {
     ),
     "experts": (
         "Experts",
-        "898 experts, 18 awake per token: a giant that reads a sliver per token.",
+        "898 experts, 18 awake per token: a giant that wakes a sliver of itself per token.",
         "All 2.8T weights must still be stored somewhere.",
     ),
 }

@@ -17,6 +17,7 @@ from ui.course import lesson_ref
 from ui.deeper import go_deeper_serving
 from ui.lesson import code, lesson_header, link_to, next_lesson, show_figure
 from ui.planner import config_choice, restore_from_link, serving_inputs, write_link
+from ui.text import plain
 
 lesson_header("planner")
 st.markdown(
@@ -39,13 +40,13 @@ if choice.text is None:
 try:
     model = parse(choice.text)
 except ConfigError as exc:
-    st.error(f"Cannot plan this config: {exc}")
+    st.error(f"Cannot plan this config: {plain(exc)}")  # quotes the config, which may come from a link
     st.stop()
 
 result = plan(model, inputs)
 spec = model.spec
 st.subheader(
-    f"{spec.name} · {inputs.batch} × {format_context(inputs.context)} tokens on {inputs.gpus} × {result.card_name}"
+    f"{plain(spec.name)} · {inputs.batch} × {format_context(inputs.context)} tokens on {inputs.gpus} × {result.card_name}"
 )
 memory_cols = st.columns(3)
 memory_cols[0].metric("Weights", format_bytes(result.weights))

@@ -1,7 +1,9 @@
 """Your GPU: measure the memory wall and the power bill on your own card.
 
 A composition of panels (ui/gpu/): the device card, live telemetry, the benchmark runner and
-the results; the decisions behind them live in core/gpu/.
+the results; the decisions behind them live in core/gpu/. In public mode (core.gpu.public) the
+page measures nothing on the server: the roofline, the published numbers and the command to run
+at home.
 """
 
 from __future__ import annotations
@@ -14,14 +16,17 @@ import torch
 from core import glossary
 from core.gpu import nvml
 from core.gpu.energy import EnergyMeter
+from core.gpu.health import HEALTH
 from core.gpu.kv_cache import KVCache
 from core.gpu.models import AttentionDecoder, StateDecoder
+from core.gpu.public import public_mode
 from core.gpu.timing import time_decode
 from ui.course import lesson_span
+from ui.deeper import planner_batch_link
 from ui.glossary import gloss, new_words
 from ui.gpu.device_card import device_card
 from ui.gpu.results import beside_published, context_results, downloads, load_last_run, moe_results
-from ui.gpu.runner import benchmark_panel
+from ui.gpu.runner import benchmark_panel, public_panel, run_token
 from ui.gpu.telemetry import telemetry_panel
 from ui.lesson import (
     code,
@@ -43,36 +48,47 @@ problem(
     "the memory traffic predicts."
 )
 
-owner = st.session_state.setdefault("gpu_owner", uuid.uuid4().hex)
-snapshot = nvml.probe()
-cuda = torch.cuda.is_available()
-on_gpu = snapshot.available and cuda
-measured_bw = st.session_state.get("gpu_bandwidth")
+public = public_mode()
+if public:  # a shared server: its GPU is not the reader's, and nothing is measured on it
+    snapshot = nvml.NoGpu("Public mode: this server measures nothing.").snapshot()
+    choice = public_panel(snapshot)
+    context = context_results(choice.preset, choice.budget_bytes, snapshot, True, None, public=True)
+    moe = moe_results(choice.preset, public=True)
+else:
+    owner = run_token()
+    snapshot = nvml.probe()
+    HEALTH.observe(snapshot)
+    cuda = torch.cuda.is_available()
+    on_gpu = snapshot.available and cuda
+    measured_bw = st.session_state.get("gpu_bandwidth")
 
-load_last_run()
-device_card(snapshot, cuda, measured_bw)
-if snapshot.available:
-    telemetry_panel()
-choice = benchmark_panel(owner, snapshot, on_gpu)
-context = context_results(choice.preset, choice.budget_bytes, snapshot, on_gpu, measured_bw)
-moe = moe_results(choice.preset)
-downloads(snapshot, measured_bw, context, moe)
+    load_last_run()
+    device_card(snapshot, cuda, measured_bw, HEALTH.runs_off)
+    if snapshot.available:
+        telemetry_panel(st.session_state.setdefault("gpu_viewer", uuid.uuid4().hex))
+    choice = benchmark_panel(owner, snapshot, on_gpu, HEALTH.runs_off)
+    context = context_results(choice.preset, choice.budget_bytes, snapshot, on_gpu, measured_bw)
+    moe = moe_results(choice.preset)
+    downloads(snapshot, measured_bw, context, moe)
 beside_published(context, moe)
 with st.expander("How to read the published table", icon=":material/help:"):
     # a legend for the llama-bench / Ollama terms, from the one glossary (core/glossary.py)
     st.markdown(
         "\n".join(f"- {gloss(glossary.get(key), 'your_gpu')}" for key in ("tg128", "q4_0", "ngl", "num_ctx"))
-        + "\n- **@ depth d / d16K** — the tokens already in the context when the timed tokens are written."
-        "\n- **q8_0 KV** — the KV cache stored in 8 bits instead of 16."
-        "\n- **t/s** — tokens per second while writing, one conversation at a time."
+        + "\n- **depth d** (0 / 16K / …) — the tokens already in the context when the timed tokens are written."
+        "\n- **q8_0 KV cache** — the KV cache stored in 8 bits instead of 16."
+        "\n- **tokens/s** — tokens per second while writing; the llama.cpp and Ollama rows write one "
+        "conversation at a time (batch 1)."
     )
 
 notice(
     "At depth 0 the full-attention model and the fixed-state model run at about the same speed. At the deepest "
     "depth, which one slows down, and by roughly how much?",
     "Full attention slows down: every step reads its whole cache, so time per token grows in a straight line "
-    "with depth and speed falls like 1 ÷ (weights + cache). The fixed-state model reads the same board at every "
-    "depth and stays flat. Published: Llama 8B on an RTX 3090 loses 68 % by 64K tokens; a hybrid with mostly "
+    "with depth and speed falls like 1 ÷ (weights + cache) at batch 1, the one conversation these benchmarks run. "
+    "The fixed-state model reads the same board at every "
+    "depth and stays flat. A community report (llama-bench in a llama.cpp pull request): Llama 8B on an RTX 3090 "
+    "loses 68 % by 64K tokens; a hybrid with mostly "
     "fixed-state layers loses 29 %.",
     key="gpu_notice_depth",
 )
@@ -106,4 +122,5 @@ still_missing(
     "in proportion to its size, a cliff follows when it leaves VRAM, and waking fewer experts saves energy per "
     "token. The last lesson puts every stage of the story side by side."
 )
+planner_batch_link()
 next_lesson("your_gpu")

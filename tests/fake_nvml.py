@@ -4,7 +4,9 @@ It has the same function names, constants and error classes the app uses. Tests 
 where the real module would go:
 `open_gpu(module=FakeNvml(...))`. `unsupported={"nvmlDeviceGetPowerUsage"}` makes that
 call raise NotSupported, as it does on many laptop cards; `init_error="LibraryNotFound"`
-behaves like a machine with no NVIDIA driver at all.
+behaves like a machine with no NVIDIA driver at all; `lose()` makes every later device call
+raise GpuIsLost, as a card that fell off the bus does. `init_count` counts open nvmlInit
+calls, and an nvmlShutdown without one raises, as the real library does.
 """
 
 from __future__ import annotations
@@ -32,6 +34,16 @@ class NVMLError_DriverNotLoaded(NVMLError):  # noqa: N801
 
 class NVMLError_NoPermission(NVMLError):  # noqa: N801
     pass
+
+
+class NVMLError_Uninitialized(NVMLError):  # noqa: N801
+    pass
+
+
+class NVMLError_GpuIsLost(NVMLError):  # noqa: N801
+    def __init__(self) -> None:
+        super().__init__("GPU is lost")
+        self.value = 15  # NVML_ERROR_GPU_IS_LOST
 
 
 @dataclass
@@ -79,6 +91,8 @@ class FakeNvml:
     NVMLError_LibraryNotFound = NVMLError_LibraryNotFound
     NVMLError_DriverNotLoaded = NVMLError_DriverNotLoaded
     NVMLError_NoPermission = NVMLError_NoPermission
+    NVMLError_Uninitialized = NVMLError_Uninitialized
+    NVMLError_GpuIsLost = NVMLError_GpuIsLost
     NVML_CLOCK_SM = 1
     NVML_CLOCK_MEM = 2
     NVML_TEMPERATURE_GPU = 0
@@ -121,12 +135,19 @@ class FakeNvml:
         self.clock = clock
         self.init_count = 0
         self.calls: list[str] = []
+        self.lost = False
+
+    def lose(self) -> None:
+        """From now on every device call answers GPU_IS_LOST."""
+        self.lost = True
 
     # -- plumbing -------------------------------------------------------------
     def _call(self, name: str) -> None:
         self.calls.append(name)
         if self.init_count < 1:
-            raise NVMLError("Uninitialized")
+            raise NVMLError_Uninitialized("Uninitialized")
+        if self.lost and name not in ("nvmlDeviceGetCount", "nvmlSystemGetDriverVersion"):
+            raise NVMLError_GpuIsLost()
         if name in self.unsupported:
             raise NVMLError_NotSupported("Not Supported")
 
@@ -136,7 +157,9 @@ class FakeNvml:
         self.init_count += 1
 
     def nvmlShutdown(self) -> None:  # noqa: N802
-        self.init_count = max(0, self.init_count - 1)
+        if self.init_count < 1:
+            raise NVMLError_Uninitialized("Uninitialized")  # a shutdown that no init paired
+        self.init_count -= 1
 
     def nvmlDeviceGetCount(self) -> int:  # noqa: N802
         self._call("nvmlDeviceGetCount")

@@ -217,7 +217,7 @@ def test_two_concurrent_requests_one_runs_one_waits():
     assert results["first"] == "measured" and not runner.benchmark_running()
 
 
-def test_runner_refuses_a_second_job_and_reports_progress():
+def test_runner_queues_a_second_job_and_reports_progress():
     bench_runner = runner.BenchRunner()
     release = threading.Event()
 
@@ -228,14 +228,14 @@ def test_runner_refuses_a_second_job_and_reports_progress():
 
     job = bench_runner.submit("reader-a", "test", job_fn, value=21)
     assert isinstance(job, runner.Job)
-    busy = bench_runner.submit("reader-b", "test", job_fn, value=1)
-    assert isinstance(busy, runner.Busy)
-    assert bench_runner.job("reader-b") is None
+    assert bench_runner.submit("reader-b", "test", job_fn, value=1) == 1  # first in line
+    assert bench_runner.job("reader-b") is None and bench_runner.position("reader-b") == 1
     release.set()
     assert job.wait(10) and job.result == 42 and job.error is None
     assert job.fraction == 0.5 and job.message == "half way"
-    again = bench_runner.submit("reader-b", "test", job_fn, value=2)
-    assert again.wait(10) and again.result == 4
+    queued = bench_runner.job("reader-b")  # started by itself when the first run ended
+    assert queued is not None and queued.wait(10) and queued.result == 2
+    assert bench_runner.position("reader-b") is None and not runner.benchmark_running()
 
 
 def test_runner_reports_errors_and_honours_stop():

@@ -89,9 +89,14 @@ def test_cli_runs_without_plotly_or_streamlit(bare_env, tmp_path):
         (["--vram-budget-gb", "-1"], "above zero"),
         (["--vram-budget-gb", "0"], "above zero"),
         (["--vram-budget-gb", "lots"], "not a number"),
+        (["--vram-budget-gb=-inf"], "finite"),
+        (["--vram-budget-gb", "-inf"], "expected one argument"),  # argparse reads -inf as an option
         (["--threads", "0"], "at least 1"),
+        (["--threads", "-1"], "at least 1"),
         (["--threads", "two"], "whole number"),
         (["--depth-seconds", "0"], "above zero"),
+        (["--depth-seconds", "nan"], "finite"),
+        (["--depth-seconds", "-2"], "above zero"),
         (["--depths", "512,256"], "increasing"),
         (["--preset", "huge"], "invalid choice"),
         (["--device", "cuda"], "sees no CUDA GPU"),
@@ -114,6 +119,49 @@ def test_an_unwritable_out_is_refused_up_front(capsys, tmp_path):
         assert stop.value.code == 2
     assert cli_io.check_out_path(tmp_path / "new" / "deeper" / "r.json") is None
     assert "folder" in capsys.readouterr().err
+
+
+def test_a_path_the_file_system_refuses_is_caught_before_the_run(monkeypatch, tmp_path, capsys):
+    # os.access says yes to root everywhere; only really creating a file finds a read-only mount
+    def read_only(*args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(cli_io.tempfile, "mkstemp", read_only)
+    assert "Read-only file system" in cli_io.check_out_path(tmp_path / "r.json")
+    measured = []
+    monkeypatch.setattr(bench, "run_suite", lambda *a, **k: measured.append(1))
+    with pytest.raises(SystemExit) as stop:
+        bench.main(["--preset", "tiny", "--device", "cpu", "--out", str(tmp_path / "r.json")])
+    assert stop.value.code == 2 and not measured
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "cannot write in" in err
+
+
+@pytest.mark.skipif(not Path("/sys/kernel").is_dir(), reason="needs Linux's /sys")
+def test_an_unwritable_out_fails_in_a_subprocess_before_measuring(bare_env):
+    done = _run(
+        ["-m", "core.gpu.bench", "--preset", "tiny", "--device", "cpu", "--out", "/sys/gpu.json"], bare_env
+    )
+    assert done.returncode == 2 and done.stderr.strip().count("\n") == 0
+    assert "cannot write" in done.stderr and "copy bandwidth" not in done.stderr and not done.stdout
+
+
+def test_check_only_checks(tmp_path):
+    out = tmp_path / "r.json"
+    assert bench.main(["--check", "--preset", "tiny", "--out", str(out)]) == 0
+    assert not out.exists()
+
+
+def test_a_results_file_that_fails_mid_run_is_one_line_and_exit_2(monkeypatch, tmp_path, capsys):
+    def disk_full(self, text):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cli_io.ResultFile, "write", disk_full)
+    with pytest.raises(SystemExit) as stop:
+        bench.main(["--preset", "tiny", "--device", "cpu", "--no-moe", "--out", str(tmp_path / "r.json")])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "No space left on device" in err[-1] and "Traceback" not in "\n".join(err)
 
 
 def test_bad_argument_in_a_subprocess_has_no_traceback(bare_env, tmp_path):
@@ -274,6 +322,26 @@ def test_gpu_check_without_cuda_says_so(bare_env, tmp_path):
 @pytest.mark.parametrize("args", [["--bogus"], ["--timeout", "abc"], ["--preset"]])
 def test_gpu_check_bad_options_exit_2(args, bare_env):
     assert _check(args, bare_env, timeout=60).returncode == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--vram-budget-gb", "nan"], "finite"),
+        (["--vram-budget-gb", "inf"], "finite"),
+        (["--vram-budget-gb", "-4"], "above zero"),
+        (["--depth-seconds", "0"], "above zero"),
+        (["--preset", "huge"], "invalid choice"),
+        (["/sys/gpu.json"], "cannot write"),
+    ],
+)
+def test_gpu_check_checks_every_argument_first(args, words, bare_env, tmp_path):
+    # no --cpu-ok on this machine without CUDA: a check that came later would exit 4 instead
+    done = _check(
+        args if args[0].startswith("/") else [str(tmp_path / "r.json"), *args], bare_env, timeout=120
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().count("\n") == 0 and words in done.stderr and "Traceback" not in done.stderr
 
 
 @pytest.mark.slow

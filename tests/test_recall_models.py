@@ -132,20 +132,21 @@ def _results() -> dict:
 
 
 def _acc(results: dict, mixer: str, width: int) -> dict[int, float]:
-    for run in results["runs"]:
-        if run["mixer"] == mixer and run["d_model"] == width:
-            return {int(p): a for p, a in run["accuracy"].items()}
-    raise AssertionError(f"no run for {mixer} at width {width}")
+    """A cell's reported accuracy: the mean over seeds at its best learning rate."""
+    for cell in results["cells"]:
+        if cell["mixer"] == mixer and cell["d_model"] == width:
+            return {int(p): a for p, a in cell["accuracy"].items()}
+    raise AssertionError(f"no cell for {mixer} at width {width}")
 
 
 def test_shipped_sweep_is_complete():
     results = _results()
     sweep = results["sweep"]
-    names = {(r["mixer"], r["d_model"]) for r in results["runs"]}
+    names = {(c["mixer"], c["d_model"]) for c in results["cells"]}
     assert names == {(m, w) for m in MIXERS for w in sweep["widths"]}
-    for run in results["runs"]:
-        assert sorted(int(p) for p in run["accuracy"]) == sorted(sweep["pair_counts"])
-        assert (ASSETS / run["checkpoint"]).stat().st_size < 1_000_000
+    for cell in results["cells"]:
+        assert sorted(int(p) for p in cell["accuracy"]) == sorted(sweep["pair_counts"])
+        assert (ASSETS / cell["checkpoint"]).stat().st_size < 1_000_000
 
 
 def test_shipped_attention_recalls_almost_perfectly_at_every_pair_count():
@@ -167,22 +168,50 @@ def test_shipped_linear_attention_falls_behind_once_pairs_exceed_its_key_dim():
     assert checked >= 1, "the sweep must include a pair count above some width's key dimension"
 
 
-def test_shipped_deltanet_at_least_as_good_as_linear_attention():
+def test_shipped_fixed_state_models_learn_the_task_on_a_roomy_board():
+    """Issue 13's targets at width 32: every board model ≥ 0.9 with 4 pairs, and DeltaNet, Gated
+    DeltaNet and KDA each at least linear attention's score at every pair count."""
     results = _results()
-    for width in results["sweep"]["widths"]:
-        delta, linear = _acc(results, "delta", width), _acc(results, "linear", width)
-        for pairs in linear:
-            # 0.01 = sampling noise of a held-out set of ≥ 1,024 queries
-            assert delta[pairs] >= linear[pairs] - 0.01, (
-                f"d={width} pairs={pairs}: {delta[pairs]} < {linear[pairs]}"
-            )
+    width = max(results["sweep"]["widths"])
+    linear = _acc(results, "linear", width)
+    for mixer in STATE_MIXERS:
+        acc = _acc(results, mixer, width)
+        assert acc[min(acc)] >= 0.9, f"{mixer} d={width}: {acc}"
+        if mixer != "linear":
+            for pairs in linear:
+                # 0.01 = sampling noise of a held-out set of ≥ 1,024 queries
+                assert acc[pairs] >= linear[pairs] - 0.01, f"{mixer} d={width} pairs={pairs}: {acc} vs {linear}"
+
+
+def _misses(results: dict) -> list[str]:
+    """Cells that miss one of issue 13's targets, named as the model card must name them."""
+    width = max(results["sweep"]["widths"])
+    pairs = max(results["sweep"]["pair_counts"])
+    misses = []
+    if _acc(results, "attention", width)[pairs] - _acc(results, "hybrid", width)[pairs] > 0.05:
+        misses.append(f"hybrid_d{width}")
+    for w in results["sweep"]["widths"]:
+        linear = _acc(results, "linear", w)
+        for mixer in ("delta", "gated_delta", "kda"):
+            acc = _acc(results, mixer, w)
+            if any(acc[p] < linear[p] - 0.01 for p in linear):
+                misses.append(f"{mixer}_d{w}")
+    misses += [f"{c['mixer']}_d{c['d_model']}" for c in results["cells"] if c["plateau"]]
+    return sorted(set(misses))
+
+
+def test_every_missed_target_is_explained_in_the_model_card():
+    card = (ASSETS / "MODEL_CARD.md").read_text()
+    limits = card[card.index("## Limits") :]
+    for name in _misses(_results()):
+        assert f"`{name}`" in limits, f"MODEL_CARD.md's Limits section does not explain {name}"
 
 
 @pytest.mark.parametrize("mixer", STATE_MIXERS)
 def test_shipped_fixed_state_models_report_a_flat_board(mixer):
-    runs = [run for run in _results()["runs"] if run["mixer"] == mixer]
-    assert runs, f"assets/recall has no run for '{mixer}': run `python -m core.train recall`"
-    for run in runs:
+    cells = [cell for cell in _results()["cells"] if cell["mixer"] == mixer]
+    assert cells, f"assets/recall has no cell for '{mixer}': run `python -m core.train recall`"
+    for run in cells:
         assert (ASSETS / run["checkpoint"]).exists(), f"{run['checkpoint']} is missing"
         assert run["cache_elements_per_token"] == 0 and run["state_elements"] == 2 * run["d_model"] ** 2
 
@@ -192,7 +221,7 @@ def _checkpoints() -> list[Path]:
     path = ASSETS / "results.json"
     if not path.exists():
         return sorted(ASSETS.glob("*.pt"))
-    return sorted({ASSETS / run["checkpoint"] for run in json.loads(path.read_text())["runs"]})
+    return sorted({ASSETS / cell["checkpoint"] for cell in json.loads(path.read_text())["cells"]})
 
 
 def test_one_shipped_checkpoint_reproduces_its_small_eval():

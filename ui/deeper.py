@@ -1,7 +1,13 @@
-"""The collapsed "Go deeper" sections for engineers (lessons 6–9): closed by default, so a beginner's
-path never needs them. Numbers come from `core/walkthrough.py`; each statement names its source."""
+"""The collapsed "Go deeper" sections for engineers (lessons 6–9 and the planner): closed by default, so a
+beginner's path never needs them. Numbers come from `core/walkthrough.py`; each statement names its source,
+and the planner's "serving a hybrid" section links every statement (tests/app/test_serving_section.py).
+
+Also the link that every "a token reads every weight — at batch 1" sentence carries: `planner_batch_link`
+opens the planner with its batch setting filled in (tests/test_batch_one_wording.py)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
@@ -9,9 +15,26 @@ import streamlit as st
 from core.specs import KIMI_K3
 from core.units import format_bytes, format_si
 from core.walkthrough import attn_res_costs, chunk_costs, chunk_example, expert_reads, gate_bounds
+from ui.course import lesson
 from ui.lesson import link_to
 
 _TITLE = "Go deeper (for engineers)"
+
+PLANNER_BATCH = 16  # the batch the "at batch 1" links open the planner with, for the contrast
+
+
+def planner_batch_link(
+    label: str = f"How a batch shares the weights: open the planner at batch {PLANNER_BATCH}",
+) -> None:
+    """The link every "a token reads every weight (at batch 1)" sentence carries: the planner with its batch
+    setting filled in from the link (ui/planner.py `restore_from_link`); plain text outside the router."""
+    target = lesson("planner")
+    try:
+        st.page_link(
+            target.file, label=label, icon=":material/east:", query_params={"batch": str(PLANNER_BATCH)}
+        )
+    except Exception:  # the page was opened on its own (tests, `streamlit run lessons/…`)
+        st.markdown(f"**→ {label}**")
 
 
 def _matrix(name: str, m: np.ndarray) -> str:
@@ -139,36 +162,183 @@ def go_deeper_experts() -> None:
         link_to("planner", "Try the batch setting in the planner")
 
 
+# -- serving a hybrid: every statement carries its links (tests/app/test_serving_section.py) ----------------
+
+_VLLM_BLOG = ("vLLM blog, Qwen3-Next, 2025-09-11", "https://blog.vllm.ai/2025/09/11/qwen3-next.html")
+_VLLM_APC = (
+    "vLLM docs, automatic prefix caching",
+    "https://docs.vllm.ai/en/latest/features/automatic_prefix_caching/",
+)
+_VLLM_KDA_SNAPSHOTS = ("vLLM PR #45845", "https://github.com/vllm-project/vllm/pull/45845")
+_VLLM_BLOCK_ISSUE = ("vLLM issue #40696", "https://github.com/vllm-project/vllm/issues/40696")
+_VLLM_KIMI = (
+    "vLLM recipe, Kimi Linear",
+    "https://docs.vllm.ai/projects/recipes/en/latest/moonshotai/Kimi-Linear.html",
+)
+_SGL_BLOG = (
+    "SGLang team, 'Hybrid Models Meet SGLang', PyTorch blog, 2025-12-03",
+    "https://pytorch.org/blog/hybrid-models-meet-sglang-more-than-full-attention",
+)
+_SGL_DOCS = ("SGLang docs, Qwen3-Next", "https://docs.sglang.io/basic_usage/qwen3.html")
+_SGL_QWEN_PR = ("SGLang PR #10233", "https://github.com/sgl-project/sglang/pull/10233")
+_SGL_SPEC_PR = ("SGLang PR #14792", "https://github.com/sgl-project/sglang/pull/14792")
+_SGL_KIMI_PR = ("SGLang PR #12469", "https://github.com/sgl-project/sglang/pull/12469")
+_HF_CACHE = (
+    "transformers v5.24.0, cache_utils.py",
+    "https://github.com/huggingface/transformers/blob/v5.24.0/src/transformers/cache_utils.py",
+)
+_HF_QWEN = (
+    "transformers: qwen3_next",
+    "https://github.com/huggingface/transformers/tree/v5.24.0/src/transformers/models/qwen3_next",
+)
+_HF_KIMI = ("transformers PR #48250: kimi_linear", "https://github.com/huggingface/transformers/pull/48250")
+_LLAMA_QWEN = ("llama.cpp PR #16095", "https://github.com/ggml-org/llama.cpp/pull/16095")
+_LLAMA_KIMI = ("llama.cpp PR #18755", "https://github.com/ggml-org/llama.cpp/pull/18755")
+_LLAMA_K3 = ("llama.cpp release b10448: Kimi K3", "https://github.com/ggml-org/llama.cpp/releases/tag/b10448")
+_TRT_QWEN = ("TensorRT-LLM PR #7892", "https://github.com/NVIDIA/TensorRT-LLM/pull/7892")
+_FLA_GDN = (
+    "fla/ops/gated_delta_rule",
+    "https://github.com/fla-org/flash-linear-attention/tree/main/fla/ops/gated_delta_rule",
+)
+_FLA_KDA = ("fla/ops/kda", "https://github.com/fla-org/flash-linear-attention/tree/main/fla/ops/kda")
+
+
+@dataclass(frozen=True)
+class Cited:
+    """One statement and the sources that say it: (label, URL) pairs."""
+
+    text: str
+    sources: tuple[tuple[str, str], ...]
+
+    def markdown(self) -> str:
+        links = "; ".join(f"[{label}]({url})" for label, url in self.sources)
+        return f"{self.text} ({links})"
+
+
+SERVING_INTRO = Cited(
+    "In plain words: a hybrid keeps two kinds of memory for each conversation — a cache in its attention layers "
+    "that grows by a row per token, and a fixed-size state in its linear layers that every token overwrites in "
+    "place. A state cannot be wound back to an earlier token, and that changes three tricks serving engines rely on",
+    (_SGL_BLOG,),
+)
+
+SERVING: tuple[tuple[str, tuple[Cited, ...]], ...] = (
+    (
+        "Batching",
+        (
+            Cited(
+                "Every sequence in the batch keeps its own state, whatever its length, so the planner's fixed-state "
+                "line is the batch times one state",
+                (_SGL_BLOG,),
+            ),
+            Cited(
+                "vLLM keeps the linear layers' states and the attention layers' cache pages in one memory pool, and "
+                "picks the attention block size so that one block and one state take the same physical memory",
+                (_VLLM_BLOG,),
+            ),
+            Cited(
+                "That makes a block long: a vLLM issue (v0.19.1) reports 528-token blocks for Qwen3.5-4B, so a shared "
+                "prefix shorter than one block is never reused",
+                (_VLLM_BLOCK_ISSUE,),
+            ),
+            Cited(
+                "SGLang keeps two pools instead, one of per-request states and one for the KV cache: "
+                "`--max-mamba-cache-size` sets how many states (and so running requests) fit, at the cost of KV "
+                "space, and `--mamba-ssm-dtype` stores the state in float32 by default or in bfloat16 for half the "
+                "bytes",
+                (_SGL_DOCS,),
+            ),
+        ),
+    ),
+    (
+        "Prefix caching (state snapshots)",
+        (
+            Cited(
+                "A KV cache can be shared block by block, because a token's keys and values never change when later "
+                "tokens arrive. A state sums up the whole prefix and is updated in place, so it cannot be cut back "
+                "to where a shared prefix ends",
+                (_SGL_BLOG,),
+            ),
+            Cited(
+                "Engines therefore keep snapshots of the state at chosen positions and reuse a prefix only up to a "
+                "snapshot. In vLLM, with prefix caching on, states are stored only at block boundaries, so a cache "
+                "hit resumes at a block boundary",
+                (_VLLM_APC,),
+            ),
+            Cited(
+                "vLLM keeps one full-state snapshot per block boundary for KDA as for Mamba layers; a retention "
+                "interval (`VLLM_PREFIX_CACHE_RETENTION_INTERVAL`) keeps fewer when they crowd the memory pool",
+                (_VLLM_KDA_SNAPSHOTS,),
+            ),
+            Cited(
+                "SGLang's MambaRadixCache stores states in its prefix tree: the default `no_buffer` mode switches "
+                "off the overlap scheduler, while `extra_buffer` keeps two extra states per request (a ping-pong "
+                "buffer) and can store a state where two prompts branch",
+                (_SGL_DOCS,),
+            ),
+        ),
+    ),
+    (
+        "Speculative decoding",
+        (
+            Cited(
+                "When the big model rejects draft tokens, a KV cache simply drops their rows; a state has already "
+                "absorbed them. So the engine keeps the states of the draft positions while verifying and carries "
+                "on from the one after the last accepted token — SGLang sizes this intermediate-state memory by the "
+                "number of running requests",
+                (_SGL_BLOG, _SGL_SPEC_PR),
+            ),
+            Cited(
+                "SGLang runs Qwen3-Next with multi-token prediction and EAGLE drafts, updating the state and the "
+                "convolution buffer in the verify step; its `extra_buffer` prefix cache works together with "
+                "speculative decoding",
+                (_SGL_QWEN_PR, _SGL_DOCS),
+            ),
+            Cited("vLLM runs Qwen3-Next's own multi-token prediction as the draft", (_VLLM_BLOG,)),
+            Cited(
+                "In transformers a linear-attention cache layer reports that it cannot be cropped once it holds a "
+                "recurrent state (`is_croppable`), and can record its convolution inputs so that `crop` can roll "
+                "them back (`activate_past_recording`)",
+                (_HF_CACHE,),
+            ),
+        ),
+    ),
+)
+
+# engine → (Gated DeltaNet, e.g. Qwen3-Next; KDA, e.g. Kimi Linear / Kimi K3); None where we found no source
+ENGINES: tuple[tuple[str, tuple[tuple[str, str], ...] | None, tuple[tuple[str, str], ...] | None], ...] = (
+    ("vLLM", (_VLLM_BLOG,), (_VLLM_KIMI,)),
+    ("SGLang", (_SGL_QWEN_PR,), (_SGL_KIMI_PR,)),
+    ("llama.cpp", (_LLAMA_QWEN,), (_LLAMA_KIMI, _LLAMA_K3)),
+    ("TensorRT-LLM", (_TRT_QWEN,), None),
+    ("transformers", (_HF_QWEN,), (_HF_KIMI,)),
+    ("kernels: flash-linear-attention", (_FLA_GDN,), (_FLA_KDA,)),
+)
+
+
+def _cell(sources: tuple[tuple[str, str], ...] | None) -> str:
+    return "—" if sources is None else "yes: " + ", ".join(f"[{label}]({url})" for label, url in sources)
+
+
+def engines_table() -> str:
+    """Which engines run Gated DeltaNet and KDA layers, each "yes" linked to where it landed."""
+    head = "| engine | Gated DeltaNet (Qwen3-Next) | KDA (Kimi Linear, Kimi K3) |\n|---|---|---|\n"
+    return head + "\n".join(f"| {name} | {_cell(gdn)} | {_cell(kda)} |" for name, gdn, kda in ENGINES)
+
+
 def go_deeper_serving() -> None:
     """The planner: serving a hybrid — batching, prefix caching, speculative decoding, engine support."""
     with st.expander("Go deeper: serving a hybrid (fixed state + KV cache)", icon=":material/engineering:"):
-        st.markdown(
-            "**Batching.** Every sequence keeps its own fixed state, whatever its length — the planner's fixed-state "
-            "line is batch × one state. vLLM keeps the linear layers' states and the full-attention pages in one "
-            "memory pool (its hybrid KV cache manager), choosing the full-attention block size so that a block and "
-            "a state take the same physical memory (vLLM blog, 'vLLM Now Supports Qwen3-Next', 2025-09-11). The "
-            "planner counts bytes exactly and leaves that page rounding out."
+        st.markdown(SERVING_INTRO.markdown() + ".")
+        for title, claims in SERVING:
+            st.markdown(f"**{title}.** " + " ".join(c.markdown() + "." for c in claims))
+        st.caption(
+            "The planner counts the exact bytes of the states and the cache and leaves each engine's page "
+            "rounding out."
         )
-        st.markdown(
-            "**Prefix caching.** A KV cache can be shared block by block: a token's keys and values do not depend on "
-            "later tokens. A recurrent state is a summary of the whole prefix, so reusing a prefix needs a snapshot "
-            "of the state taken exactly where the prefix ends — one snapshot per reusable point instead of one "
-            "block per 16 tokens. The same vLLM post lists 'better memory management and prefix caching for hybrid "
-            "models' as work still to do."
-        )
-        st.markdown(
-            "**Speculative decoding.** Rejected draft tokens leave a KV cache by truncation. A state that already "
-            "absorbed them cannot be truncated, so an engine keeps the state after each draft position (or a "
-            "snapshot before the drafts) and keeps the one after the last accepted token. In transformers 5.x a "
-            "linear-attention cache layer reports itself not croppable once it holds a recurrent state, while its "
-            "convolution buffer can record past inputs for rollback (`cache_utils.LinearAttentionCacheLayerMixin`: "
-            "`is_croppable`, `activate_past_recording`). vLLM runs Qwen3-Next's multi-token prediction natively "
-            "(same post)."
-        )
-        st.markdown(
-            "**Who runs these layers today.** vLLM: Qwen3-Next (Gated DeltaNet) with flash-linear-attention's Triton "
-            "kernels (same post). transformers 5.24: `qwen3_next` and `kimi_linear` (KDA + MLA) model classes — "
-            "the cache check of this planner builds both (`tests/test_plan_oracle.py`). llama.cpp: the Kimi K3 text "
-            "model from release b10448 (facts.md §3). flash-linear-attention: chunked and recurrent kernels for "
-            "Gated DeltaNet and KDA (`fla/ops/gated_delta_rule`, `fla/ops/kda`)."
+        st.markdown("**Which engines run these layers** (merged pull requests and docs, 2025–2026):")
+        st.markdown(engines_table())
+        st.caption(
+            "—: we found no source. The planner's cache check builds both layer kinds with transformers "
+            "(`tests/test_plan_oracle.py`)."
         )

@@ -212,11 +212,26 @@ def show_tokens(live: LiveGPT2, ids: list[int], limit: int = 120) -> None:
 
 def show_top_next(live: LiveGPT2, top: list[tuple[int, float]], key: str) -> None:
     """The likeliest next tokens at one step, as the model scored them (before temperature / top-k)."""
-    from core.figures.generation import top_next_figure
     from ui.lesson import show_figure
 
     st.markdown(f"**What the model expected next** — its five likeliest {live.unit}s at this step")
-    show_figure(top_next_figure(top, live.tokenizer.label), key=key)
+    show_figure(_top_next(live.key, tuple(map(tuple, top)), _label=live.tokenizer.label), key=key)
+
+
+@st.cache_resource(max_entries=1024, show_spinner=False)
+def _top_next(model_key: str, top: tuple[tuple[int, float], ...], _label) -> object:
+    """One step's top-next chart, shared read-only: the chart of its size patched with this step's bars."""
+    from core.figures.generation import top_next_step
+
+    return top_next_step(_top_next_base(len(top)), list(top), _label)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _top_next_base(n: int) -> dict:
+    """A validated top-next chart with `n` bars, whose bars each step replaces."""
+    from core.figures.generation import top_next_figure
+
+    return top_next_figure([(0, 0.0)] * n).to_dict()
 
 
 def show_cache_size(live: LiveGPT2) -> None:

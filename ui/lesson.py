@@ -7,13 +7,13 @@ notice → the formula and the code → what is still missing → the next lesso
 from __future__ import annotations
 
 import inspect
-import re
 
 import plotly.graph_objects as go
 import streamlit as st
 
 from core.figures.describe import describe
 from ui.course import lesson, next_available
+from ui.text import plain
 
 PLOTLY_CONFIG = {"displayModeBar": False, "responsive": True}
 
@@ -83,21 +83,59 @@ def next_lesson(slug: str) -> None:
     st.caption(item.subtitle)
 
 
-def show_figure(fig: go.Figure, key: str) -> None:
+def show_figure(fig: go.Figure | dict, key: str) -> None:
     """Draw a plotly figure exactly as built (theme=None keeps fixed colour ranges), with its text
     alternative under it: the chart in words, computed from its own data (`core.figures.describe`),
-    behind a "Describe this chart" expander that a screen reader and a keyboard can open."""
-    st.plotly_chart(fig, key=key, theme=None, width="stretch", config=PLOTLY_CONFIG)
+    behind a "Describe this chart" expander that a screen reader and a keyboard can open.
+
+    A figure's wire dict and its words are worked out once per figure object and kept on it, so a
+    figure shared through a cache (`ui.stepped`) costs a Step click only its JSON encoding."""
+    spec, words = _prepared(fig)
+    st.plotly_chart(_ReadyFigure(spec), key=key, theme=None, width="stretch", config=PLOTLY_CONFIG)
     with st.expander("Describe this chart", icon=":material/description:"):
-        st.markdown(_escape_markdown(describe(fig)))
+        st.markdown(words)
 
 
-_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]<>#|~$])")
+class _ReadyFigure(go.Figure):
+    """A figure whose dict is already made: `st.plotly_chart` asks a plotly figure for `to_dict()`
+    (a deep copy with every array turned to base64) and a plain dict would be validated again, so
+    this hands over the dict made once in `_prepared`. Read-only; only `to_dict` is usable."""
+
+    def __init__(self, spec: dict) -> None:  # no go.Figure.__init__: nothing to validate or copy
+        object.__setattr__(self, "_ready_spec", spec)
+
+    def to_dict(self) -> dict:
+        return self._ready_spec
+
+
+def _prepared(fig: go.Figure | dict) -> tuple[dict, str]:
+    """(the figure as sent, its words), made once per figure object and kept on it: a figure handed
+    to `show_figure` is final (figures shared through caches are read-only)."""
+    ready = getattr(fig, "_course_ready", None) if isinstance(fig, go.Figure) else None
+    if ready is not None:
+        return ready
+    spec = slim_spec(fig.to_dict() if isinstance(fig, go.Figure) else go.Figure(fig).to_dict())
+    ready = (spec, _escape_markdown(describe(spec)))
+    if isinstance(fig, go.Figure):
+        object.__setattr__(fig, "_course_ready", ready)
+    return ready
+
+
+def slim_spec(spec: dict) -> dict:
+    """The figure dict without the parts of its template no trace can use: the template carries
+    defaults for every trace type (~2 kB), plotly.js reads only those of the types drawn."""
+    template = spec.get("layout", {}).get("template")
+    if isinstance(template, dict) and isinstance(template.get("data"), dict):
+        kinds = {trace.get("type", "scatter") for trace in spec.get("data", ())}
+        data = {kind: styles for kind, styles in template["data"].items() if kind in kinds}
+        spec = {**spec, "layout": {**spec["layout"], "template": {**template, "data": data}}}
+    return spec
 
 
 def _escape_markdown(words: str) -> str:
-    """Plain words shown as markdown: no emphasis, links, HTML or LaTeX from chart titles."""
-    return _MARKDOWN_SPECIALS.sub(r"\\\1", words)
+    """Plain words shown as markdown: no emphasis, links, HTML or LaTeX from chart titles (which can
+    quote reader text, such as a pasted config's name): `ui.text.plain`."""
+    return plain(words)
 
 
 def prompt_input(key: str, default: str, max_chars: int = 400, label: str = "Your text") -> str:

@@ -6,20 +6,21 @@ assets/recall/ (results.json and the checkpoints written by `python -m core.trai
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass
-from pathlib import Path
 
 import plotly.graph_objects as go
 import streamlit as st
 
+from core import recall_results as rr
 from core.figures.recall import (
     accuracy_vs_pairs,
     answer_figure,
     board_figure,
     cache_figure,
     memory_rows,
+    protocol_rows,
+    training_curves,
 )
 from core.figures.style import label_of
 from core.models.recall_models import ReaderRecall, RecallModel, memory_colour_range, recall_from_tokens
@@ -27,16 +28,24 @@ from core.recall import DEFAULT_VOCAB, parse_recall_text
 from core.units import format_bytes
 from ui.course import lesson_ref
 from ui.lesson import link_to, show_figure
+from ui.text import plain
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets" / "recall"
+ASSETS = rr.RESULTS.parent
 DEFAULT_TEXT = "a:1 b:2 c:3 d:4 e:5 ? b e a"
-STUCK_BELOW = 0.25  # accuracy at the fewest pairs under which a run is called untrained
 
 
 @st.cache_data(show_spinner=False)
 def load_results() -> dict | None:
-    path = ASSETS / "results.json"
-    return json.loads(path.read_text()) if path.exists() else None
+    """The shipped results, checked against the schema the panel reads (None if absent or stale)."""
+    results = rr.load()
+    if results is None:
+        return None
+    try:
+        rr.check(results)
+    except (KeyError, ValueError) as err:
+        print(f"assets/recall/results.json is not usable: {err}")  # the console, not the reader
+        return None
+    return results
 
 
 @st.cache_resource(show_spinner="Loading the trained model …")
@@ -103,29 +112,97 @@ def _fill_random(key: str) -> None:
     st.session_state[f"{key}_text"] = _random_pairs_text(n, st.session_state[f"{key}_seed"])
 
 
-def trained_recall_pointer(mixers: tuple[str, ...], lead: str) -> None:
-    """One sentence of shipped MQAR results for `mixers`, and a link to the full panel (collisions lesson)."""
+def trained_recall_pointer(mixers: tuple[str, ...], lead: str, versus: tuple[str, str] | None = None) -> None:
+    """One sentence of shipped MQAR results for `mixers` (the widest models, most pairs), an optional
+    verdict on `versus` = (a, b) read from the seeds' spread, and a link to the full panel."""
     results = load_results()
     if results is None:
         return
     pairs = max(results["sweep"]["pair_counts"])
-    width = min(results["sweep"]["widths"])
-    scores = {
-        (run["mixer"], run["d_model"]): run["accuracy"][str(pairs)]
-        for run in results["runs"]
-        if run["mixer"] in mixers
-    }
+    width = max(results["sweep"]["widths"])
     parts = [
-        f"{label_of(mixer)} {scores[(mixer, width)]:.0%}" for mixer in mixers if (mixer, width) in scores
+        f"{label_of(mixer)} {score:.0%}"
+        for mixer in mixers
+        if (score := rr.quote(results, mixer, width, pairs)) is not None
     ]
-    st.markdown(
+    seeds = len(results["sweep"]["seeds"])
+    text = (
         f"**{lead}** Small models trained on associative recall (width {width}, {pairs} pairs, "
-        f"questions answered right): {', '.join(parts)}."
+        f"questions answered right, mean of {seeds} training runs): {', '.join(parts)}."
     )
+    if versus is not None:
+        a, b = versus
+        verdict = rr.compare(results, a, b, width, pairs)
+        text += {
+            "ahead": f" {label_of(a)} is ahead of {label_of(b)}: its worst run beats the other's best.",
+            "behind": f" {label_of(a)} is behind {label_of(b)}: its best run is below the other's worst.",
+            "tie": f" {label_of(a)} and {label_of(b)} are level: their runs overlap, so the gap is within "
+            "what a different random start changes.",
+        }[verdict]
+    st.markdown(text)
     link_to(
         "collisions",
         f"Trained models: see and question them in {lesson_ref('collisions')}",  # short: fits a phone
     )
+
+
+def _what_the_sweep_shows(results: dict) -> None:
+    """Two readings of the chart, from the numbers: past a board's rows no rule keeps every pair, and
+    whether the hybrid's attention layer caught up with attention in this budget."""
+    pairs = max(results["sweep"]["pair_counts"])
+    boards = [
+        m for m in dict.fromkeys(c["mixer"] for c in results["cells"]) if m not in ("attention", "hybrid")
+    ]
+    for width in results["sweep"]["widths"]:
+        if pairs <= width:
+            continue
+        scores = [rr.quote(results, m, width, pairs) for m in boards]
+        attention = rr.quote(results, "attention", width, pairs)
+        st.caption(
+            f"At width {width} the {pairs} pairs outnumber a board's {width} rows, so no rule can keep them all "
+            f"apart: the board models answer {min(scores):.0%}–{max(scores):.0%} of questions, attention "
+            f"{attention:.0%}. Which rule is ahead there moves with the learning rate and the seed."
+        )
+    width = max(results["sweep"]["widths"])
+    hybrid, attention = (
+        rr.quote(results, "hybrid", width, pairs),
+        rr.quote(results, "attention", width, pairs),
+    )
+    if hybrid is not None and attention is not None and attention - hybrid > 0.05:
+        st.caption(
+            f"The hybrid (a KDA layer, then an attention layer) answers {hybrid:.0%} at width {width} with "
+            f"{pairs} pairs, with the board models rather than with attention ({attention:.0%}): in this "
+            "training budget its one attention layer had not learned exact look-up — its loss was still "
+            "well above attention's when training stopped (curves below)."
+        )
+
+
+def _training_details(results: dict, key: str, open_first: bool) -> None:
+    """The evidence behind each point, behind a toggle: loss curves and the learning-rate table."""
+    if not st.toggle(
+        "Show how each model trained (loss curves, learning rates)", value=open_first, key=f"{key}_curves"
+    ):
+        return
+    widths = results["sweep"]["widths"]
+    width = st.radio("Curves for width", widths, horizontal=True, key=f"{key}_curve_width")
+    show_figure(curves_picture(width), key=f"{key}_curves_chart")
+    st.caption(
+        "One line per seed at each model's chosen learning rate. Loss is measured only where a key is "
+        "asked again; a run that stays near the dashed line is still guessing among the 100 values. "
+        "Runs stop early once their loss is near zero."
+    )
+    st.dataframe(protocol_rows(results), hide_index=True, key=f"{key}_protocol_table", width="stretch")
+    st.caption(
+        "Each 'lr' column is the mean accuracy (over pair counts and seeds) at that learning rate; "
+        "'(plateau)' marks a learning rate where a seed never left the starting plateau — those are "
+        "never chosen while another rate learned."
+    )
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def curves_picture(width: int) -> go.Figure:
+    """The training curves of one width, built once per process (the results never change)."""
+    return training_curves(load_results(), width)
 
 
 def render_trained_recall(key: str) -> None:
@@ -146,16 +223,24 @@ def render_trained_recall(key: str) -> None:
         f"is also the size of each fixed board: a width-{sweep['widths'][0]} board is "
         f"{sweep['widths'][0]}×{sweep['widths'][0]} numbers."
     )
+    st.caption(
+        f"How it was trained (Zoology's protocol): every model at {len(sweep['lrs'])} learning rates "
+        f"({', '.join(f'{lr:g}' for lr in sweep['lrs'])}) × {len(sweep['seeds'])} seeds (different "
+        "random starts). Each point is the mean of the seeds at that model's best learning rate; the "
+        "bar runs from the worst seed to the best."
+    )
     accuracy_chart, rows = sweep_picture()
     show_figure(accuracy_chart, key=f"{key}_accuracy_chart")
-    stuck = [r for r in results["runs"] if r["accuracy"][str(min(pairs))] < STUCK_BELOW]
+    stuck = [c for c in results["cells"] if c["plateau"]]
     if stuck:
-        names = ", ".join(f"{label_of(r['mixer'])} at width {r['d_model']}" for r in stuck)
+        names = ", ".join(f"{label_of(c['mixer'])} at width {c['d_model']}" for c in stuck)
         st.caption(
-            f"Honest note: {names} never got going in the shared training budget (below "
-            f"{STUCK_BELOW:.0%} right even with {min(pairs)} pairs): they stayed on the starting "
-            "plateau, which says nothing about what the mechanism can hold. See assets/recall/MODEL_CARD.md."
+            f"Honest note: {names} did not learn the task at any learning rate in this training budget "
+            "(a seed stayed on the starting plateau, guessing among the values); that says nothing about "
+            "what the mechanism can hold. Its training curves are below."
         )
+    _what_the_sweep_shows(results)
+    _training_details(results, key, open_first=bool(stuck))
     st.markdown(f"**What each model keeps while reading** (float32; lists of {sweep['seq_len']} tokens)")
     st.dataframe(
         rows, hide_index=True, key=f"{key}_memory_table", width="stretch", height=36 * (len(rows) + 1) + 4
@@ -168,8 +253,8 @@ def render_trained_recall(key: str) -> None:
     )
 
     st.markdown("#### Ask a trained model yourself")
-    runs = {(r["mixer"], r["d_model"]): r for r in results["runs"]}
-    mixers = list(dict.fromkeys(r["mixer"] for r in results["runs"]))
+    runs = {(c["mixer"], c["d_model"]): c for c in results["cells"]}
+    mixers = list(dict.fromkeys(c["mixer"] for c in results["cells"]))
     left, right = st.columns(2)
     mixer = left.selectbox(
         "Model",
@@ -199,7 +284,7 @@ def render_trained_recall(key: str) -> None:
     try:
         parsed = parse_recall_text(text)
     except ValueError as err:
-        st.error(f"I could not read that: {err}.")
+        st.error(f"I could not read that: {plain(err)}.")  # the message quotes what the reader typed
         return
     readout = read_list(run["checkpoint"], text)
     result, zmax = readout.result, readout.zmax

@@ -1,11 +1,13 @@
 """Build a stepped figure once, patch it per step: the caching idiom of every stepping lesson.
 
-A Step click reruns the page; building and validating a plotly figure costs tens of
-milliseconds, while a step of a precomputed run changes only a few arrays. So each stepped
-picture is built (and validated) once per run at a reference step, kept as a dict, and every
-step only swaps in its own values (`core.figures.style.patched_figure`, through the figure
-module's `*_step` function). Both layers are `st.cache_resource`, shared read-only by all
-readers: a warm rerun or a Back click costs one cache look-up.
+A Step click reruns the lesson's stepping part (an `st.fragment` around the step controls and
+what moves with them); building and validating a plotly figure costs tens of milliseconds, while a
+step of a precomputed run changes only a few arrays. So each stepped picture is built (and
+validated) once per run at a reference step, kept as a dict, and every step only swaps in its own
+values (`core.figures.style.patched_figure`, through the figure module's `*_step` function). Both
+layers are `st.cache_resource`, shared read-only by all readers: a warm rerun or a Back click
+costs one cache look-up, and `ui.lesson.show_figure` keeps the dict it sends on the figure, so a
+figure already shown once costs only its JSON encoding.
 
     figures = stepped_figures(
         "gpt2",                      # scope: one per page (keeps pages' entries apart)
@@ -62,7 +64,9 @@ def built_once(scope: str, key: Hashable, build: Callable[[], Any]) -> Any:
     return _once(scope, key, _build=build)
 
 
-@st.cache_resource(max_entries=2048, show_spinner=False)
+# An entry is one step's figures with the dicts `ui.lesson.show_figure` sends (kept on each figure),
+# up to ~0.3 MB for lesson 2's; 1024 entries bound that, and a step that fell out is patched again.
+@st.cache_resource(max_entries=1024, show_spinner=False)
 def _at_step(scope: str, key: Hashable, step: int, names: tuple[str, ...], _parts: dict[str, Part]) -> dict:
     out = {}
     for name, part in _parts.items():

@@ -132,6 +132,16 @@ def work_figure(
     return fig
 
 
+def work_step(
+    base: dict, steps: list[int], measured: list[int], cached: list[int] | None = None, shown: int = 0
+) -> go.Figure:
+    """`work_figure` at another step, from that figure's dict (only the counted dots move)."""
+    traces = {1: {"x": steps[:shown], "y": measured[:shown]}}
+    if cached is not None:
+        traces[2] = {"x": steps[:shown], "y": cached[:shown]}
+    return patched_figure(base, traces)
+
+
 def running_median(values: list[float], window: int = 7) -> list[float]:
     """Median of each value and its neighbours: keeps the trend, drops one-off spikes
     (another program taking the CPU for a moment)."""
@@ -175,6 +185,23 @@ def ms_per_token_figure(
     fig.update_xaxes(range=[0, max(text_lengths, default=1) + 1])
     fig.update_yaxes(range=[0, top * 1.6])
     return fig
+
+
+def ms_per_token_step(
+    base: dict,
+    text_lengths: list[int],
+    uncached_ms: list[float],
+    cached_ms: list[float] | None = None,
+    shown: int = 0,
+) -> go.Figure:
+    """`ms_per_token_figure` at another step, from that figure's dict (the axes stay; the dots and
+    running medians are cut at `shown`)."""
+    runs = [uncached_ms] + ([cached_ms] if cached_ms is not None else [])
+    traces = {}
+    for i, ms in enumerate(runs):
+        traces[2 * i] = {"x": text_lengths[:shown], "y": ms[:shown]}
+        traces[2 * i + 1] = {"x": text_lengths[:shown], "y": running_median(ms)[:shown]}
+    return patched_figure(base, traces)
 
 
 def _cache_rows(
@@ -325,6 +352,14 @@ def cache_bytes_figure(
     fig.update_xaxes(range=[0, max(text_lengths, default=1) + 1])
     fig.update_yaxes(range=[0, max(cache_bytes, default=1) * 1.05])
     return fig
+
+
+def top_next_step(base: dict, top: list[tuple[int, float]], label: Label = token_label) -> go.Figure:
+    """`top_next_figure` for another step's top tokens (as many as the base's), from that figure's dict."""
+    probs = [p for _, p in top]
+    return patched_figure(
+        base, {0: {"x": probs, "y": [f"{label(t)}" for t, _ in top], "text": [f"{p:.1%}" for p in probs]}}
+    )
 
 
 def top_next_figure(top: list[tuple[int, float]], label: Label = token_label) -> go.Figure:

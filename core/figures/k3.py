@@ -340,7 +340,7 @@ def params_figure(rows: list[tuple[str, float, float]]) -> go.Figure:
     names = [r[0] for r in rows]
     for column, name, color in (
         (1, "total (must be stored)", "predicted"),
-        (2, "active (read per token)", "moe"),
+        (2, "active (used per token)", "moe"),
     ):
         fig.add_bar(
             x=names,
@@ -374,6 +374,6 @@ def bytes_per_token_figure(rows: list[tuple[str, float]], title: str) -> go.Figu
         textposition="auto",
     )
     base_layout(
-        fig, title=title, x_title="weight bytes read per token (GiB)", y_title="", height=160 + 40 * len(rows)
+        fig, title=title, x_title="GiB read per token at batch 1", y_title="", height=160 + 40 * len(rows)
     )
     return fig

@@ -5,6 +5,8 @@ Data in (`core.plan.Plan` objects), figure out; no Streamlit.
 
 from __future__ import annotations
 
+from html import escape
+
 import plotly.graph_objects as go
 
 from core.figures.style import COLORS, base_layout, log_ticks
@@ -46,7 +48,7 @@ def memory_figure(plan: Plan) -> go.Figure:
     )
     verdict = "fits" if plan.fits else "does not fit"
     title = (
-        f"{plan.model_name}: {plan.inputs.batch} × {format_context(plan.inputs.context)} tokens on "
+        f"{escape(plan.model_name)}: {plan.inputs.batch} × {format_context(plan.inputs.context)} tokens on "
         f"{plan.inputs.gpus} × {plan.card_name} — {verdict}"
     )
     base_layout(fig, title=title, x_title="GiB", height=300)
@@ -86,7 +88,7 @@ def context_figure(plans: list[Plan]) -> go.Figure:
         )
     base_layout(
         fig,
-        title=f"{plans[0].model_name} on {plans[0].inputs.gpus} × {plans[0].card_name}: decode ceiling vs context",
+        title=f"{escape(plans[0].model_name)} on {plans[0].inputs.gpus} × {plans[0].card_name}: decode ceiling vs context",
         x_title="context (tokens)",
         y_title="tokens per second (all sequences)",
         height=360,

@@ -18,8 +18,9 @@ MIXER_DASH = {"attention": "solid", "hybrid": "dot"}
 def accuracy_vs_pairs(results: dict, mixers: list[str] | None = None) -> go.Figure:
     """One panel per model width: recall accuracy against the number of key→value pairs, a line per mixer.
 
-    A dashed line marks the key dimension of each board (= the width: one head), past
-    which a linear-attention board cannot keep every pair apart.
+    Each point is the mean over seeds at the cell's best learning rate; the error bar spans
+    the lowest and highest seed. A dashed line marks the key dimension of each board (= the
+    width: one head), past which a linear-attention board cannot keep every pair apart.
     """
     widths = list(results["sweep"]["widths"])
     pairs = list(results["sweep"]["pair_counts"])
@@ -31,14 +32,24 @@ def accuracy_vs_pairs(results: dict, mixers: list[str] | None = None) -> go.Figu
         horizontal_spacing=0.06,
     )
     for col, width in enumerate(widths, start=1):
-        for run in results["runs"]:
-            if run["d_model"] != width or (mixers is not None and run["mixer"] not in mixers):
+        for cell in results["cells"]:
+            if cell["d_model"] != width or (mixers is not None and cell["mixer"] not in mixers):
                 continue
-            mixer = run["mixer"]
+            mixer = cell["mixer"]
+            mean = [cell["accuracy"][str(n)] for n in pairs]
             fig.add_trace(
                 go.Scatter(
                     x=pairs,
-                    y=[run["accuracy"][str(n)] for n in pairs],
+                    y=mean,
+                    error_y=dict(
+                        type="data",
+                        array=[cell["accuracy_max"][str(n)] - m for n, m in zip(pairs, mean, strict=True)],
+                        arrayminus=[
+                            m - cell["accuracy_min"][str(n)] for n, m in zip(pairs, mean, strict=True)
+                        ],
+                        thickness=1.5,
+                        width=4,
+                    ),
                     mode="lines+markers",
                     name=label_of(mixer),
                     legendgroup=mixer,
@@ -49,7 +60,8 @@ def accuracy_vs_pairs(results: dict, mixers: list[str] | None = None) -> go.Figu
                         width=2.5,
                     ),
                     marker=dict(size=8, symbol=marker_of(mixer)),  # a shape per rule, not colour alone
-                    hovertemplate=f"{label_of(mixer)}<br>%{{x}} pairs<br>accuracy %{{y:.3f}}<extra></extra>",
+                    hovertemplate=f"{label_of(mixer)}<br>%{{x}} pairs<br>accuracy %{{y:.3f}} "
+                    f"(mean of {len(cell['seeds'])} seeds, lr {cell['lr']:g})<extra></extra>",
                 ),
                 row=1,
                 col=col,
@@ -82,7 +94,7 @@ def memory_rows(results: dict) -> list[dict]:
     """One row per trained model: what it must keep while reading (float32), for a table."""
     seq_len = results["sweep"]["seq_len"]
     rows = []
-    for run in results["runs"]:
+    for run in results["cells"]:
         per_token = run["cache_elements_per_token"] * 4
         boards = run["state_elements"] * 4
         total = run["memory_bytes_at_seq_len"]
@@ -158,3 +170,64 @@ def answer_figure(keys: list[str], probabilities: list[float | None]) -> go.Figu
     fig.update_yaxes(range=[0, 1])
     fig.update_xaxes(type="category")
     return fig
+
+
+def training_curves(results: dict, width: int) -> go.Figure:
+    """Training loss against step for every run of one width at its cell's chosen learning rate
+    (a line per seed), with the plateau line: a run ending above it never learned the task."""
+    sweep = results["sweep"]
+    every = sweep["curve_every"]
+    plateau = sweep["plateau_threshold"]
+    by_name = {r["name"]: r for r in results["runs"]}
+    fig = go.Figure()
+    for cell in results["cells"]:
+        if cell["d_model"] != width:
+            continue
+        mixer = cell["mixer"]
+        for i, name in enumerate(cell["runs"]):
+            run = by_name[name]
+            fig.add_trace(
+                go.Scatter(
+                    x=[every * (j + 0.5) for j in range(len(run["loss_curve"]))],
+                    y=run["loss_curve"],
+                    mode="lines",
+                    name=label_of(mixer),
+                    legendgroup=mixer,
+                    showlegend=i == 0,
+                    line=dict(color=color_of(mixer), dash=MIXER_DASH.get(mixer, "solid"), width=2),
+                    hovertemplate=f"{label_of(mixer)}, seed {run['seed']}, lr {run['lr']:g}"
+                    "<br>step %{x:.0f}<br>loss %{y:.3f} nats<extra></extra>",
+                )
+            )
+    fig.add_hline(
+        y=plateau,
+        line=dict(color="#868e96", dash="dash", width=1),
+        annotation_text="plateau: above this line a run has not learned",
+        annotation_position="top right",
+    )
+    base_layout(fig, x_title="training step", y_title="training loss (nats per query)", height=360)
+    fig.update_yaxes(rangemode="tozero")
+    return fig
+
+
+def protocol_rows(results: dict) -> list[dict]:
+    """One row per cell: the learning rate chosen, every learning rate's mean, and any flags."""
+    rows = []
+    largest = str(max(results["sweep"]["pair_counts"]))
+    for cell in results["cells"]:
+        row = {
+            "model": label_of(cell["mixer"]),
+            "width": cell["d_model"],
+            "learning rate chosen": f"{cell['lr']:g}",
+            "seeds": len(cell["seeds"]),
+            f"{largest} pairs: mean (lowest–highest seed)": (
+                f"{cell['accuracy'][largest]:.2f} ({cell['accuracy_min'][largest]:.2f}–"
+                f"{cell['accuracy_max'][largest]:.2f})"
+            ),
+        }
+        for entry in cell["lr_table"]:
+            flag = " (plateau)" if entry["plateau_seeds"] else ""
+            row[f"lr {entry['lr']:g}"] = f"{entry['mean_accuracy']:.2f}{flag}"
+        row["notes"] = "; ".join(cell["flags"]) or "—"
+        rows.append(row)
+    return rows

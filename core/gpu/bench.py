@@ -2,7 +2,7 @@
 
 `python -m core.gpu.bench --preset tiny --out results.json` measures the copy bandwidth,
 context vs speed (core.gpu.context_bench; again under a VRAM budget if one is given) and
-dense vs experts (core.gpu.moe_bench), one benchmark per process (core.gpu.runner). Method:
+dense vs experts (core.gpu.moe_bench), one benchmark per machine (core.gpu.runner). Method:
 llama-bench (ggml-org/llama.cpp tools/llama-bench; reference/gpu-measurement.md §1.1, §5),
 timed in core.gpu.timing, eager and (on CUDA) as replayed CUDA graphs.
 
@@ -179,6 +179,7 @@ def parse_args(argv: list[str] | None) -> Any:
         help="also run the context sweep pretending the card has this many GiB",
     )
     parser.add_argument("--no-moe", action="store_true", help="skip dense vs MoE")
+    parser.add_argument("--check", action="store_true", help="check the arguments, then exit (0: all good)")
     parser.add_argument("--threads", type=cli_io.positive_int, default=None, help="torch CPU threads (≥ 1)")
     parser.add_argument(
         "--depth-seconds",
@@ -206,6 +207,8 @@ def parse_args(argv: list[str] | None) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.check:
+        return 0
     if args.threads:
         torch.set_num_threads(args.threads)
     env = make_env(args.device)
@@ -225,21 +228,26 @@ def main(argv: list[str] | None = None) -> int:
     def progress(fraction: float, message: str) -> None:
         print(f"[{100 * fraction:5.1f} %] {message}", file=sys.stderr, flush=True)
 
-    with cli_io.StopOnSignal() as stop:
-        result = run_exclusive(
-            run_suite,
-            preset,
-            env,
-            budget,
-            not args.no_moe,
-            progress,
-            stop.is_set,
-            lambda r: out.write(to_json(r)),
-        )
-    if isinstance(result, Busy):
-        print(result.message, file=sys.stderr)
-        return 2
-    out.write(to_json(result))
+    try:
+        with cli_io.StopOnSignal() as stop:
+            result = run_exclusive(
+                run_suite,
+                preset,
+                env,
+                budget,
+                not args.no_moe,
+                progress,
+                stop.is_set,
+                lambda r: out.write(to_json(r)),
+            )
+        if isinstance(result, Busy):
+            print(result.message, file=sys.stderr)
+            return 2
+        out.write(to_json(result))
+    except OSError as error:  # the results file became unwritable during the run (disk full, removed)
+        cli_io.fail(PROG, f"could not write {out.path}: {error.strerror or error}")
+    finally:
+        env.close()
     _print_summary(result)
     print(f"wrote {out.path}")
     return stop.exit_code

@@ -2,7 +2,8 @@
 after every part, and a clean stop on Ctrl-C or SIGTERM.
 
 - `Parser`: argparse whose errors are one line and exit status 2 (never a usage dump or a
-  traceback); `positive_float`, `positive_int` and `check_out_path` are the checks.
+  traceback); `positive_float`, `positive_int` and `check_out_path` are the checks (the last
+  really creates a scratch file, so an unwritable path fails before the run, not after it).
 - `ResultFile`: writes the JSON atomically (temp file + rename), so a run killed half-way
   leaves the last complete version on disk, never a truncated one.
 - `StopOnSignal`: SIGINT and SIGTERM set an event the benchmarks poll (`should_stop`), so they
@@ -87,6 +88,18 @@ def check_out_path(path: Path, is_dir: bool = False) -> str | None:
         return f"cannot write in {probe}"
     if not is_dir and path.exists() and not os.access(path, os.W_OK):
         return f"cannot overwrite {path}"
+    return _try_writing(probe)
+
+
+def _try_writing(folder: Path) -> str | None:
+    """Create and remove a scratch file in `folder`: os.access says yes to root even where the
+    file system says no (/sys, /proc, a read-only mount), and the run would fail only at its end."""
+    try:
+        fd, scratch = tempfile.mkstemp(prefix=".write-test.", dir=folder)
+    except OSError as error:
+        return f"cannot write in {folder} ({error.strerror or type(error).__name__})"
+    os.close(fd)
+    Path(scratch).unlink(missing_ok=True)
     return None
 
 

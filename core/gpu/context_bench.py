@@ -198,11 +198,14 @@ def run_context(
     done = 0
     with timing.stoppable(result, progress):
         for kind in kinds:
-            if cpu_layers and kind == "attention" and budget_bytes is not None:
-                held = env.outside_torch_bytes + (spill.WORKSPACE_BYTES if env.device.type == "cuda" else 0)
-                model = CpuLayersDecoder(preset, env.device, env.dtype, budget_bytes, held)
-            else:
-                model = build(kind, preset, env.device, env.dtype)
+            try:
+                model = _build(kind, preset, env, budget_bytes, cpu_layers)
+            except Exception as error:  # out of memory while building is a result; anything else is raised
+                result.series.append(_unbuilt_series(kind, preset, env, timing.oom_message(error)))
+                env.free_memory()
+                done += len(preset.depths)
+                on_update(result)
+                continue
             try:
                 done = _run_series(
                     model, kind, preset, env, bandwidth, budget_bytes, tokens, result,
@@ -217,6 +220,26 @@ def run_context(
                 on_update(result)
     on_update(result)  # once more, now that a Stop is marked
     return result
+
+
+def _build(
+    kind: str, preset: Preset, env: BenchEnv, budget_bytes: int | None, cpu_layers: bool
+) -> DecodeModel | CpuLayersDecoder:
+    """The model of one series: split across GPU and CPU in CPU-layers mode, else all on the device."""
+    if cpu_layers and kind == "attention" and budget_bytes is not None:
+        held = env.outside_torch_bytes + (spill.WORKSPACE_BYTES if env.device.type == "cuda" else 0)
+        return CpuLayersDecoder(preset, env.device, env.dtype, budget_bytes, held)
+    return build(kind, preset, env.device, env.dtype)
+
+
+def _unbuilt_series(kind: str, preset: Preset, env: BenchEnv, message: str) -> Series:
+    """A series whose model ran out of memory while being built: sizes from a 'meta' copy, no points."""
+    shape = build(kind, preset, "meta", env.dtype)
+    weights = shape.total_params() * shape.elem_bytes
+    series = Series(shape.kind, shape.total_params(), shape.active_weight_bytes(), weights)
+    series.oom_depth = preset.depths[0]
+    series.oom_message = f"out of memory while building the model: {message}"
+    return series
 
 
 def _run_series(

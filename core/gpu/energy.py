@@ -3,7 +3,9 @@
 Method as in Zeus (`zeus/monitor/energy.py`) and vLLM (`benchmarks/lib/energy.py`):
 read `nvmlDeviceGetTotalEnergyConsumption` (millijoules since driver load, Volta and
 newer) right before and right after the window (after a device sync) and take the
-difference; discard the result if the counter went backwards. Older cards have no
+difference. A counter that went backwards (a driver reload or GPU reset restarts it) is
+discarded at the read that sees it, never raised: the window falls back to the sampled
+power, and `EnergyReading.note` says why. Older cards have no
 counter, so a background thread samples board power and the energy is the trapezoid
 integral of watts over time. Zeus reports the two agree within about 1 %. A counter that
 did not move at all over the window is treated as no reading (sampled power, or None), never 0 J.
@@ -12,15 +14,12 @@ NVML measures the GPU board only, never the wall socket.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from core.gpu.sampler import Sampler
-
-
-class CounterWentBackwards(RuntimeError):
-    """The energy counter read less at the end of a window than at its start."""
 
 
 @dataclass
@@ -29,6 +28,7 @@ class EnergyReading:
     seconds: float
     method: str  # "energy counter" or "sampled power"
     n_samples: int = 0
+    note: str = ""  # why the counter was not used, when it was there but went backwards
 
     @property
     def avg_watts(self) -> float:
@@ -103,7 +103,7 @@ class EnergyMeter:
         self.record()
 
     def end(self) -> EnergyReading | None:
-        """Close the window. Raises CounterWentBackwards if the counter decreased."""
+        """Close the window: the counter's difference, else the integrated power samples, else None."""
         if self._sampler is not None:
             self._sampler.stop()
             self._sampler = None
@@ -111,17 +111,21 @@ class EnergyMeter:
         counter1 = self.read_counter_mj() if self.read_counter_mj else None
         self.record()
         seconds = t1 - self._t0
+        note = ""
         if self._counter0 is not None and counter1 is not None:
             delta_mj = counter1 - self._counter0
-            if delta_mj < 0:
-                raise CounterWentBackwards(
-                    f"energy counter went from {self._counter0:.0f} mJ to {counter1:.0f} mJ; result discarded"
-                )
             if delta_mj > 0:
                 return EnergyReading(delta_mj / 1000.0, seconds, "energy counter", len(self.samples))
+            if delta_mj < 0:
+                note = (
+                    f"the energy counter went backwards ({self._counter0:.0f} → {counter1:.0f} mJ), "
+                    "so its reading was discarded"
+                )
             # A counter that never moved measured nothing (a stuck or vGPU counter, or a window
             # shorter than its update period): not 0 J. Integrate the power samples instead.
-        if len(self.samples) >= 2:
-            span = self.samples[-1][0] - self.samples[0][0]
-            return EnergyReading(trapezoid_joules(self.samples), span, "sampled power", len(self.samples))
+        # a bad reading is skipped; two threads may append out of order, so the samples are sorted by time
+        samples = sorted((t, w) for t, w in self.samples if math.isfinite(w) and w >= 0)
+        if len(samples) >= 2:
+            span = samples[-1][0] - samples[0][0]
+            return EnergyReading(trapezoid_joules(samples), span, "sampled power", len(samples), note)
         return None

@@ -39,9 +39,12 @@ def _job(
     """Copy bandwidth first (the first 5 % of the bar), then `run(preset, env, bandwidth, progress=…)`."""
     preset = PRESETS[preset_name]
     env = timing.make_env(device)
-    progress(0.0, "measuring copy bandwidth")
-    bw = timing.measure_copy_bandwidth(env, preset.copy_bytes)
-    result = run(preset, env, bw, progress=lambda f, m: progress(0.05 + 0.95 * f, m))
+    try:
+        progress(0.0, "measuring copy bandwidth")
+        bw = timing.measure_copy_bandwidth(env, preset.copy_bytes)
+        result = run(preset, env, bw, progress=lambda f, m: progress(0.05 + 0.95 * f, m))
+    finally:
+        env.close()  # the NVML handle is released however the run ends
     if isinstance(result, ContextResult):
         return JobResult(bw, env.snapshot, context=result)
     return JobResult(bw, env.snapshot, moe=result)

@@ -83,9 +83,9 @@ def load() -> tuple[LastRun | None, str | None]:
             raise ValueError("no result in it")
         return LastRun(str(data["saved_at"]), str(data.get("machine", "")), context, moe), None
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        return (
+        return (  # no path in the note: readers never see where the server keeps its files
             None,
-            f"Ignored the stored last measurement ({p}): it could not be read ({type(exc).__name__}).",
+            f"Ignored the stored last measurement: it could not be read ({type(exc).__name__}).",
         )
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from core.gpu import graphs, timing
-from core.gpu.energy import CounterWentBackwards, EnergyMeter, EnergyReading
+from core.gpu.energy import EnergyMeter, EnergyReading
 from core.gpu.models import DecodeModel, build
 from core.gpu.presets import Preset
 from core.gpu.timing import Bandwidth, BenchEnv, OomHook, Progress, ShouldStop, Stopped, never, no_progress
@@ -110,7 +110,14 @@ def run_moe(
             if should_stop():
                 raise Stopped
             progress(0.1 + 0.45 * i, f"{label}: timing")
-            model = build("attention", preset, env.device, env.dtype, ffn=ffn)
+            try:
+                model = build("attention", preset, env.device, env.dtype, ffn=ffn)
+            except Exception as error:  # out of memory while building is a result; anything else is raised
+                result.rows.append(
+                    _unbuilt_row(label, ffn, preset, env, bandwidth, timing.oom_message(error))
+                )
+                env.free_memory()
+                continue
             active = model.active_weight_bytes()
             moved = model.traffic(depth).total  # weights, cache, and the MoE's gathered copy
             row = MoeRow(
@@ -144,6 +151,25 @@ def run_moe(
                 del model
                 env.free_memory()
     return result
+
+
+def _unbuilt_row(
+    label: str, ffn: str, preset: Preset, env: BenchEnv, bandwidth: Bandwidth, message: str
+) -> MoeRow:
+    """A row whose model ran out of memory while being built: sizes and roofline from a 'meta' copy."""
+    shape = build("attention", preset, "meta", env.dtype, ffn=ffn)
+    moved = shape.traffic(preset.moe_depth).total
+    return MoeRow(
+        label,
+        shape.total_params(),
+        shape.active_params(),
+        shape.active_weight_bytes(),
+        math.nan,
+        math.nan,
+        bandwidth_bound_tokens_per_s(moved, bandwidth.device_bytes_per_s),
+        bytes_per_token=moved,
+        oom_message=f"out of memory while building the model: {message}",
+    )
 
 
 def measure_idle_watts(
@@ -205,15 +231,12 @@ def _energy_window(
             n += preset.n_steps
         env.sync()
     finally:
-        try:
-            reading: EnergyReading | None = meter.end()
-        except CounterWentBackwards as error:
-            row.energy_method = f"discarded: {error}"
-            reading = None
+        reading: EnergyReading | None = meter.end()  # a counter that went backwards is handled inside
         del graph
     if reading is None or reading.seconds <= 0:
         return
     row.avg_watts = reading.avg_watts
     row.joules_per_token = reading.joules / n
     row.net_joules_per_token = reading.net_joules(idle_watts) / n
-    row.energy_method, row.energy_seconds, row.energy_tokens = reading.method, reading.seconds, n
+    method = f"{reading.method} ({reading.note})" if reading.note else reading.method
+    row.energy_method, row.energy_seconds, row.energy_tokens = method, reading.seconds, n

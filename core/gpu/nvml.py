@@ -39,6 +39,20 @@ THROTTLE_REASONS = {
 }
 
 
+# NVML errors that mean the card itself is gone (fell off the bus, reset, removed): pynvml's
+# class names and NVML's codes (NVML_ERROR_GPU_IS_LOST = 15, NVML_ERROR_GPU_NOT_FOUND = 28).
+LOST_ERRORS = {"NVMLError_GpuIsLost": 15, "NVMLError_GpuNotFound": 28}
+LOST_MESSAGE = (
+    "The GPU stopped answering the NVIDIA driver ({error}). Benchmarks are turned off until the "
+    "machine (or its driver) is restarted; what was measured before is still shown."
+)
+
+
+def is_lost(error: BaseException) -> bool:
+    """Whether an NVML error says the GPU is lost or no longer there."""
+    return type(error).__name__ in LOST_ERRORS or getattr(error, "value", None) in LOST_ERRORS.values()
+
+
 def load_module() -> ModuleType:
     """The real NVML bindings (ImportError when nvidia-ml-py is not installed)."""
     import pynvml
@@ -68,6 +82,7 @@ class DeviceSnapshot:
     pcie_max_width: int | None = None
     power_limit_w: float | None = None  # enforced, after every limiter
     energy_counter: bool = False  # nvmlDeviceGetTotalEnergyConsumption works (Volta+)
+    lost: bool = False  # the driver said the GPU is lost or gone; `reason` says so in words
 
     @property
     def peak_bandwidth_bytes_per_s(self) -> float | None:
@@ -102,6 +117,7 @@ class TelemetrySample:
     mem_clock_mhz: float | None = None
     throttle_mask: int | None = None
     energy_mj: float | None = None  # total since driver load
+    lost: bool = False  # the GPU stopped answering during this reading
 
 
 def peak_bandwidth(max_mem_clock_mhz: float | None, bus_width_bits: float | None) -> float | None:
@@ -130,22 +146,26 @@ def _text(value: Any) -> str:
 
 
 class NvmlGpu:
-    """An open NVML handle to one GPU. Every query returns None instead of raising."""
+    """An open NVML handle to one GPU. Every query returns None instead of raising; a query that
+    finds the GPU lost sets `lost` (the reason in words), and `close()` pairs the nvmlInit."""
 
     def __init__(self, nvml: Any, handle: Any, index: int) -> None:
         self.nvml = nvml
         self.handle = handle
         self.index = index
+        self.lost: str | None = None
         self._closed = False
 
     def query(self, function: str, *args: Any, **kwargs: Any) -> Any:
         """Call `nvml.<function>(handle, *args)`; None if it is missing, unsupported or fails."""
         fn = getattr(self.nvml, function, None)
-        if fn is None:
+        if fn is None or self._closed:
             return None
         try:
             return fn(self.handle, *args, **kwargs)
-        except self.nvml.NVMLError:
+        except self.nvml.NVMLError as error:
+            if is_lost(error):
+                self.lost = LOST_MESSAGE.format(error=error)
             return None
 
     def _memory(self) -> Any:
@@ -188,6 +208,8 @@ class NvmlGpu:
         except (n.NVMLError, AttributeError):
             pass
         name = self.query("nvmlDeviceGetName")
+        if self.lost:
+            return DeviceSnapshot(available=False, reason=self.lost, index=self.index, lost=True)
         return DeviceSnapshot(
             available=True,
             index=self.index,
@@ -227,6 +249,7 @@ class NvmlGpu:
             mem_clock_mhz=self.query("nvmlDeviceGetClockInfo", getattr(n, "NVML_CLOCK_MEM", 2)),
             throttle_mask=mask,
             energy_mj=self.energy_mj(),
+            lost=self.lost is not None,
         )
 
     def close(self) -> None:
@@ -244,9 +267,13 @@ class NoGpu:
     """Why there is no NVIDIA GPU to talk to, in words a reader understands."""
 
     reason: str
+    lost: bool = False  # there is one, but the driver says it is lost
 
     def snapshot(self) -> DeviceSnapshot:
-        return DeviceSnapshot(available=False, reason=self.reason)
+        return DeviceSnapshot(available=False, reason=self.reason, lost=self.lost)
+
+    def close(self) -> None:
+        """Nothing to close: NVML was shut down (or never started) when this was made."""
 
 
 def _init_failure(nvml: Any, error: Exception) -> str:
@@ -295,7 +322,7 @@ def open_gpu(
         count = module.nvmlDeviceGetCount()
     except module.NVMLError as error:
         module.nvmlShutdown()
-        return NoGpu(f"The NVIDIA driver could not count GPUs: {error}.")
+        return _lost_or(error, f"The NVIDIA driver could not count GPUs: {error}.")
     if count < 1:
         module.nvmlShutdown()
         return NoGpu("The NVIDIA driver is running but reports no GPU.")
@@ -305,8 +332,13 @@ def open_gpu(
             handle = module.nvmlDeviceGetHandleByIndex(min(index, count - 1))
         except module.NVMLError as error:
             module.nvmlShutdown()
-            return NoGpu(f"The NVIDIA driver could not open GPU {index}: {error}.")
+            return _lost_or(error, f"The NVIDIA driver could not open GPU {index}: {error}.")
     return NvmlGpu(module, handle, index)
+
+
+def _lost_or(error: Exception, reason: str) -> NoGpu:
+    """A lost GPU says so (and turns runs off); any other failure gives `reason`."""
+    return NoGpu(LOST_MESSAGE.format(error=error), lost=True) if is_lost(error) else NoGpu(reason)
 
 
 def open_cuda_gpu(module: Any = None, index: int = 0) -> NvmlGpu | NoGpu:

@@ -1,183 +1,267 @@
-"""Published measurements to set beside the reader's own, each with its source.
+"""Published measurements to set beside the reader's own, each with its source and what kind it is.
 
-Collected in reference/gpu-measurement.md §3.3–3.6 (numbers copied from the sources;
-a "derived" note marks our own arithmetic on them). Different tools, models and
-quantisations: compare shapes (how much speed a long context costs, how much energy
-an MoE saves), not absolute tokens/s.
+Collected in reference/gpu-measurement.md §3.3–3.6 (numbers copied from the sources; a "derived"
+note marks our own arithmetic on them), re-checked against the sources for issue 15:
+
+- a **primary** source is a paper, an official repository or its docs, or a maintainer's own
+  benchmark (the llama-bench README, the Kimi Linear repository, the ML.ENERGY leaderboard's post,
+  an arXiv paper);
+- anything else — a personal blog, a vendor's blog, a personal benchmark repository, pull-request
+  text in a personal fork — is kept only as a labelled **community report**.
+
+Every row says what was measured (`measured`): which number, by which tool, and what sat where.
+llama.cpp's `-ngl` moves *layers* (their weights, computed by the CPU) off the card at depth 0 — not
+the cache — and Ollama's num_ctx rows grow the cache until Ollama moves whole layers to the CPU.
+Different tools, models and quantisations: compare shapes (how much speed a long context costs,
+how much energy an MoE saves), not absolute tokens/s.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+PRIMARY = "primary"
+COMMUNITY = "community report"
+KINDS = (PRIMARY, COMMUNITY)
+
 
 @dataclass(frozen=True)
 class Published:
     topic: str  # "context", "spill", "power", "dense vs MoE"
-    gpu: str
+    gpu: str  # the card, or "(card not stated)"
     model: str
-    setting: str
-    result: str
-    source: str  # URL or owner/repo : path
+    measured: str  # what number was measured, with which tool, and where weights and cache sat
+    setting: str  # the values of what was varied, in the order of `result`
+    result: str  # the numbers, with their units
+    source: str  # URL, or owner/repo : path
+    source_kind: str  # PRIMARY or COMMUNITY
+    source_what: str  # what the source is, in a few words ("paper", "personal blog", …)
 
 
-_LLAMA_PR = "Abai/llama.cpp : PR-BODY-fattn-dequant-cap.md (llama-bench, -fa 1, Q4_0 weights, q8_0 KV)"
+# pull-request text kept in a contributor's own fork of llama.cpp, not a maintainer's thread
+_LLAMA_PR = "https://github.com/Abai/llama.cpp/blob/28d2ed2d9dd0d4d67976c3e9e952107d04ba8880/PR-BODY-fattn-dequant-cap.md"
+_LLAMA_PR_WHAT = "pull-request text in a contributor's llama.cpp fork"
+_LLAMA_BENCH = "https://github.com/ggml-org/llama.cpp/blob/master/tools/llama-bench/README.md"
+_LLAMA_BENCH_WHAT = "official llama.cpp docs (llama-bench README)"
+_TG_DEPTH = (
+    "decode speed, llama-bench tg128 after filling the context to depth d; Q4_0 weights, q8_0 KV cache, "
+    "all on the card"
+)
 
 PUBLISHED: tuple[Published, ...] = (
     Published(
         "context",
+        "(card not stated)",
+        "Qwen2 7B Q4_K_M",
+        "decode speed, llama-bench tg128 at depth d; all on the card",
+        "depth 0 / 512",
+        "120.60 / 116.71 tokens/s",
+        _LLAMA_BENCH,
+        PRIMARY,
+        _LLAMA_BENCH_WHAT,
+    ),
+    Published(
+        "context",
         "RTX 3090",
         "Llama 8B (full attention, GQA)",
-        "tg128 @ depth 0 / 16K / 32K / 64K",
-        "154.62 / 101.74 / 75.22 / 49.21 t/s (−68 % at 64K)",
+        _TG_DEPTH,
+        "depth 0 / 16K / 32K / 64K",
+        "154.62 / 101.74 / 75.22 / 49.21 tokens/s (−68 % at 64K)",
         _LLAMA_PR,
+        COMMUNITY,
+        _LLAMA_PR_WHAT,
     ),
     Published(
         "context",
         "RTX 3090",
         "Qwen3.5/3.6-27B (linear + full hybrid)",
-        "tg128 @ depth 0 / 16K / 32K / 64K",
-        "46.59 / 42.53 / 38.97 / 33.23 t/s (−29 % at 64K)",
+        _TG_DEPTH,
+        "depth 0 / 16K / 32K / 64K",
+        "46.59 / 42.53 / 38.97 / 33.23 tokens/s (−29 % at 64K)",
         _LLAMA_PR,
+        COMMUNITY,
+        _LLAMA_PR_WHAT,
     ),
     Published(
         "context",
         "RTX 3090",
         "DeepSeek-V2 16B (MLA, MoE)",
-        "tg128 @ depth 0 / 16K / 32K / 64K",
-        "266.31 / 179.63 / 139.98 / 98.54 t/s",
+        _TG_DEPTH,
+        "depth 0 / 16K / 32K / 64K",
+        "266.31 / 179.63 / 139.98 / 98.54 tokens/s",
         _LLAMA_PR,
+        COMMUNITY,
+        _LLAMA_PR_WHAT,
     ),
     Published(
         "context",
         "RTX 5070 Laptop 8GB",
         "Llama 8B",
-        "tg128 @ depth 0 / 16K / 32K",
-        "76.98 / 51.42 / 38.80 t/s",
+        _TG_DEPTH,
+        "depth 0 / 16K / 32K",
+        "76.98 / 51.42 / 38.80 tokens/s",
         _LLAMA_PR,
+        COMMUNITY,
+        _LLAMA_PR_WHAT,
     ),
     Published(
         "context",
         "RTX 4090",
         "Llama-3-8B Q4_K_M",
-        "tg512 → tg8192 (average over N tokens)",
-        "130.58 → 110.66 t/s",
-        "XiongjieDai/GPU-Benchmarks-on-LLM-Inference : README.md",
+        "decode speed, llama-bench tgN: the average over N tokens as the context grows from 0 to N; all on "
+        "the card",
+        "N = 512 → 8192 generated tokens",
+        "130.58 → 110.66 tokens/s (average over the N tokens)",
+        "https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference",
+        COMMUNITY,
+        "personal benchmark repository",
     ),
     Published(
         "context",
-        "(hybrid KDA:MLA 3:1)",
-        "Kimi Linear 48B-A3B",
-        "1M context",
-        "up to 75 % less KV cache, up to 6× decoding throughput",
+        "(card not stated)",
+        "Kimi Linear 48B-A3B (KDA:MLA 3:1 hybrid)",
+        "KV cache size and decoding time per token, against the same model with MLA in every layer",
+        "1M-token context",
+        "up to 75 % less KV cache; up to 6× the decoding throughput (6.3× less time per token)",
         "https://github.com/MoonshotAI/Kimi-Linear",
+        PRIMARY,
+        "official repository and tech report (Moonshot AI)",
     ),
     Published(
         "spill",
         "RTX 3090",
-        "qwen3.6:27b Q4 (Ollama)",
+        "Qwen3.6 27B Q4 (Ollama)",
+        "decode speed as num_ctx grows; past the card's memory Ollama moves whole layers (weights and "
+        "cache) to the CPU",
         "num_ctx 8K / 32K / 128K / 256K",
-        "35.9 / 22.8 / 6.9 / 4.2 t/s (100 % → 55 % on GPU)",
+        "35.9 / 22.8 / 6.9 / 4.2 tokens/s (100 / 88 / 70 / 55 % on the GPU)",
         "https://bric.pe.kr/blog/ollama-num-ctx-kv-cache-trap-tokens-per-second",
+        COMMUNITY,
+        "personal blog",
     ),
     Published(
         "spill",
         "RTX 3060 12GB",
         "DeepSeek-R1 14B (Ollama)",
-        "num_ctx pushed past VRAM",
-        "4.8 t/s instead of about 35",
+        "decode speed before and after a larger num_ctx pushed the model past the card's memory; Ollama "
+        "then runs layers on the CPU",
+        "num_ctx raised past VRAM",
+        "4.8 tokens/s instead of about 35",
         "https://insiderllm.com/guides/num-ctx-vram-overflow-slow-inference/",
+        COMMUNITY,
+        "guide website",
     ),
     Published(
         "spill",
-        "(not stated)",
+        "(card not stated)",
         "Llama 7B Q4_0",
-        "-ngl 35 / 34 / 30 / 10 layers on GPU",
-        "131.66 / 71.76 / 40.04 / 13.45 t/s",
-        "ggml-org/llama.cpp : tools/llama-bench/README.md",
+        "decode speed, llama-bench tg128 at depth 0; -ngl sets how many layers' weights stay on the card, "
+        "the CPU computes the rest: weights moved, not the cache",
+        "-ngl 35 / 34 / 30 / 10 layers on the card",
+        "131.66 / 71.76 / 40.04 / 13.45 tokens/s",
+        _LLAMA_BENCH,
+        PRIMARY,
+        _LLAMA_BENCH_WHAT,
     ),
     Published(
         "spill",
         "RTX 4080 Laptop 12GB",
-        "HF transformers, 512 → 32K",
-        "past VRAM (CUDA unified memory)",
-        "25–105× latency cliffs",
+        "models run with HF transformers",
+        "time per step as the context outgrows the card and CUDA unified memory pages tensors to system "
+        "RAM over PCIe",
+        "context 512 → 32K tokens",
+        "25–105× longer steps past the VRAM edge",
         "https://chimeraforge.vercel.app/reports/technical-report-127",
+        COMMUNITY,
+        "self-published report",
     ),
     Published(
         "power",
         "RTX 5060 Ti 16GB",
         "Qwen2.5-Coder-7B Q4 (llama.cpp)",
-        "180 W / 150 W power cap",
-        "81.2 t/s at 172.7 W / 80.4 t/s at 147.2 W (≈2.13 J/token at 180 W, derived)",
+        "decode speed and board power under a power cap",
+        "180 W / 150 W cap",
+        "81.2 tokens/s at 172.7 W / 80.4 tokens/s at 147.2 W (≈2.13 J/token at 180 W, derived)",
         "https://inventivehq.com/blog/gpu-power-limit-tokens-per-watt",
+        COMMUNITY,
+        "vendor blog",
     ),
     Published(
         "power",
         "6× RTX 3090",
-        "MiniMax M2.5 Q2, decode @4K",
+        "MiniMax M2.5 Q2",
+        "decode speed at a 4K-token context under a per-card power cap",
         "350 / 250 / 150 / 100 W cap",
-        "72.6 / 70.7 / 62.6 / 12.1 t/s",
+        "72.6 / 70.7 / 62.6 / 12.1 tokens/s",
         "https://llmgarage.ai/power-limit-tokens-per-second-benchmark",
-    ),
-    Published(
-        "power",
-        "H100",
-        "Mistral 7B BF16 (vLLM)",
-        "batch 1 / batch 128",
-        "732 / 13.8 µWh per token (≈2.6 J/token at batch 1, derived)",
-        "https://reddit.fufik.eu/r/FunMachineLearning/comments/1ttmzvp/",
+        COMMUNITY,
+        "hobbyist benchmark website",
     ),
     Published(
         "power",
         "H100",
         "Llama 3.1 8B (vLLM)",
+        "energy per token, ML.ENERGY leaderboard v2.0 (vLLM 0.5.4) vs v3.0 (vLLM 0.11.1)",
         "batch 64",
-        "0.20 → 0.12 J/token across benchmark versions",
+        "0.20 → 0.12 J/token",
         "https://ml.energy/blog/measurement/energy/llm-inference-energy-a-longitudinal-analysis",
+        PRIMARY,
+        "the ML.ENERGY leaderboard maintainers' own post",
     ),
     Published(
         "dense vs MoE",
         "1× H100",
         "GPT-OSS-20B (MoE) vs Qwen3-32B (dense)",
-        "bf16, 2048 context, batch 1",
-        "+31.8 % decode throughput, −25.8 % energy per 1,000 tokens",
+        "decode throughput, and energy per 1,000 tokens from nvidia-smi power samples (bf16)",
+        "2,048-token context, 64 tokens decoded",
+        "MoE: +31.8 % decode throughput, −25.8 % energy per 1,000 tokens",
         "https://arxiv.org/abs/2508.16700",
+        PRIMARY,
+        "paper (arXiv)",
     ),
     Published(
         "dense vs MoE",
         "2× RTX 3090",
-        "Qwen3-32B Q5 vs Nemotron-3-Nano-30B-A3B Q6",
-        "llama.cpp, fully on GPU",
-        "9.06 vs 64.82 t/s",
+        "Qwen3-32B Q5_K_M (dense) vs Nemotron-3-Nano-30B-A3B Q6_K (MoE)",
+        "decode speed with llama.cpp, weights and cache all on the two cards",
+        "dense vs MoE of similar total size",
+        "9.06 vs 64.82 tokens/s",
         "https://llmgarage.ai/moe-vs-dense-showdown.html",
+        COMMUNITY,
+        "hobbyist benchmark website",
     ),
     Published(
         "dense vs MoE",
         "RTX 5080 16GB",
         "dense 8–14B vs MoE (Ollama)",
-        "steady-state board power",
-        "dense 217–301 W vs MoE 47–73 W — but the MoE did not fit and waited on CPU experts",
+        "steady-state board power (median) while generating",
+        "Ollama 0.20.7, Windows 11",
+        "dense 217–301 W vs MoE 47–73 W — but the MoE did not fit and waited on experts on the CPU",
         "https://ai-hardware-zukan.com/?p=2436",
+        COMMUNITY,
+        "personal blog",
     ),
 )
 
 
 def published_table(topic: str | None = None) -> tuple[list[dict[str, str]], list[str]]:
-    """Rows narrow enough for a phone — what was measured, setting, result, and a numbered source —
-    and the sources they number (long paths and URLs do not wrap, so they go below the table)."""
+    """Rows narrow enough for a phone — what was measured (model, card, quantity), setting, result, and a
+    numbered source with its kind: a fifth column ran off a phone's screen — and the sources they number,
+    each with what it is (long paths and URLs do not wrap, so they go below the table)."""
     rows, sources = [], []
     for p in PUBLISHED:
         if topic is not None and p.topic != topic:
             continue
-        if p.source not in sources:
-            sources.append(p.source)
+        label = f"{p.source_kind}, {p.source_what}: {p.source}"
+        card = p.gpu if p.gpu.startswith("(") else f"on {p.gpu}"
+        if label not in sources:
+            sources.append(label)
         rows.append(
             {
-                "measured": f"{p.model} {p.gpu if p.gpu.startswith('(') else 'on ' + p.gpu} ({p.topic})",
+                "what was measured": f"**{p.model} {card}**: {p.measured}",
                 "setting": p.setting,
                 "result": p.result,
-                "source": f"[{sources.index(p.source) + 1}]",
+                "source": f"[{sources.index(label) + 1}] {p.source_kind}",
             }
         )
     return rows, sources

@@ -26,12 +26,16 @@ class Sampler(Generic[T]):
         interval_s: float = 0.5,
         maxlen: int = 600,
         max_readings: int | None = None,
+        keep_going: Callable[[], bool] | None = None,
+        on_exit: Callable[[], None] | None = None,
     ) -> None:
         if interval_s <= 0:
             raise ValueError("interval_s must be positive")
         self.read = read
         # Stop by itself after this many readings: a forgotten browser tab must not poll forever.
         self.max_readings = max_readings
+        self.keep_going = keep_going  # asked before every reading; False ends the thread
+        self.on_exit = on_exit  # called on the thread when it ends (e.g. to close a handle)
         self.readings = 0
         self.interval_s = interval_s
         self._buffer: deque[T] = deque(maxlen=maxlen)
@@ -58,12 +62,20 @@ class Sampler(Generic[T]):
             self._buffer.append(value)
         return value
 
+    def _more(self) -> bool:
+        if self.max_readings is not None and self.readings >= self.max_readings:
+            return False
+        return self.keep_going is None or self.keep_going()
+
     def _loop(self) -> None:
-        self.sample_now()
-        while not self._stop.wait(self.interval_s):
-            if self.max_readings is not None and self.readings >= self.max_readings:
-                break
-            self.sample_now()
+        try:
+            if self._more():
+                self.sample_now()
+            while not self._stop.wait(self.interval_s) and self._more():
+                self.sample_now()
+        finally:
+            if self.on_exit is not None:
+                self.on_exit()
 
     def start(self) -> None:
         """Begin sampling (no-op when already running)."""

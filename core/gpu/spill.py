@@ -4,8 +4,10 @@
 allocator already holds (weights included), a working allowance for one step's activations,
 the device staging block that streamed rows land in (one layer's spilled positions), and
 the resident cache rows. The rest of the cache lives in pinned host memory, so free host
-RAM is checked before any of it is allocated: pinning more than the machine has would
-swap or kill the process instead of measuring anything.
+RAM is checked before any of it is allocated: pinned pages cannot be swapped out, and
+pinning more than the machine can spare would stall or kill the server (and every reader on
+it) instead of measuring anything. At most `HOST_SHARE` of the free RAM is ever pinned, and
+`HOST_MARGIN_BYTES` always stay free.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 
 WORKSPACE_BYTES = 256 * 1024**2  # one step's activations, the graph pool and allocator slack on a GPU
 HOST_MARGIN_BYTES = 2 * 1024**3  # host RAM left for everything else
+HOST_SHARE = 0.5  # the largest share of free host RAM one benchmark may pin
 
 
 def resident_positions(
@@ -59,23 +62,40 @@ def host_available_bytes() -> int | None:
 
 @dataclass(frozen=True)
 class HostCheck:
+    """Whether `needed_bytes` of pinned memory fit in the safe share of `available_bytes` (None: unknown)."""
+
     needed_bytes: int
     available_bytes: int | None
 
     @property
+    def allowed_bytes(self) -> int | None:
+        """The most this benchmark may pin: a share of the free RAM, always leaving the margin free."""
+        if self.available_bytes is None:
+            return None
+        share = int(self.available_bytes * HOST_SHARE)
+        return max(0, min(share, self.available_bytes - HOST_MARGIN_BYTES))
+
+    @property
     def fits(self) -> bool:
-        return self.available_bytes is None or self.needed_bytes + HOST_MARGIN_BYTES <= self.available_bytes
+        return self.allowed_bytes is None or self.needed_bytes <= self.allowed_bytes
 
     @property
     def message(self) -> str:
         gib = 1024**3
         return (
-            f"the spilled cache needs {self.needed_bytes / gib:.1f} GiB of pinned host memory "
-            f"but only {(self.available_bytes or 0) / gib:.1f} GiB is free "
-            f"(keeping {HOST_MARGIN_BYTES / gib:.0f} GiB for the rest of the machine)"
+            f"the spilled cache needs {self.needed_bytes / gib:.1f} GiB of pinned host memory, more than this "
+            f"machine can safely spare: {(self.allowed_bytes or 0) / gib:.1f} GiB "
+            f"({HOST_SHARE:.0%} of the {(self.available_bytes or 0) / gib:.1f} GiB free, "
+            f"always leaving {HOST_MARGIN_BYTES / gib:.0f} GiB). Pick a larger budget or a smaller model"
         )
 
 
 def check_host(needed_bytes: int, available_bytes: int | None = None) -> HostCheck:
     """Is there room in host RAM for `needed_bytes` of pinned cache?"""
     return HostCheck(needed_bytes, host_available_bytes() if available_bytes is None else available_bytes)
+
+
+def pinnable_bytes(wanted: int, available_bytes: int | None = None) -> int:
+    """`wanted`, cut down to the safe share of free host RAM (for a pinned test buffer)."""
+    allowed = check_host(wanted, available_bytes).allowed_bytes
+    return wanted if allowed is None else max(0, min(wanted, allowed))

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 import torch
 
-from core.gpu import graphs
+from core.gpu import graphs, spill
 from core.gpu import nvml as nvml_mod
 from core.gpu.kv_cache import empty_host_cache
 from core.gpu.models import DecodeModel
@@ -97,6 +97,11 @@ class BenchEnv:
     def free_memory(self) -> None:
         if self.device.type == "cuda":
             torch.cuda.empty_cache()
+
+    def close(self) -> None:
+        """Close the NVML handle (pairs the nvmlInit of make_env); safe to call twice."""
+        if self.gpu is not None:
+            self.gpu.close()
 
     def held_bytes(self) -> int:
         """Device memory this process holds now: the CUDA context and everything torch reserved."""
@@ -187,8 +192,14 @@ def _copy_speeds(env: BenchEnv, nbytes: int, repeats: int) -> tuple[float, float
     device_bw = 2 * nbytes / _best_seconds(lambda: dst.copy_(src), env.sync, repeats)
     if env.device.type != "cuda":
         return device_bw, device_bw / 2  # a host→host copy moves n bytes each way
-    host = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
-    return device_bw, nbytes / _best_seconds(lambda: dst.copy_(host, non_blocking=True), env.sync, repeats)
+    # never pin more than a safe share of free host RAM; with almost none free, copy from pageable memory
+    size = spill.pinnable_bytes(nbytes)
+    pin = size >= 1024**2
+    size = size if pin else min(nbytes, 64 * 1024**2)
+    host = torch.empty(size, dtype=torch.uint8, pin_memory=pin)
+    return device_bw, size / _best_seconds(
+        lambda: dst[:size].copy_(host, non_blocking=pin), env.sync, repeats
+    )
 
 
 @dataclass

@@ -30,7 +30,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from core.models.protocol import ModelBase, read_checkpoint, write_checkpoint
+from core.models.protocol import ModelBase, load_weights, read_checkpoint, write_checkpoint
 from core.trace import LayerTrace, Trace, as_array
 
 CHECKPOINT = Path(__file__).resolve().parents[2] / "assets" / "gpt2" / "model.pt"
@@ -238,9 +238,13 @@ class GPT2(ModelBase, nn.Module):
     @classmethod
     def load(cls, path: Path | str = CHECKPOINT) -> GPT2:
         """The shipped tiny GPT-2 in eval mode (raises FileNotFoundError if not trained yet)."""
-        blob = read_checkpoint(path, "python -m core.train gpt2")
+        rebuild = "python -m core.train gpt2"
+        blob = read_checkpoint(path, rebuild)
         model = cls(GPT2Config(**blob["config"]))
-        model.load_state_dict(blob["state_dict"], strict=False)
+        state = dict(blob["state_dict"])
+        if "wte.weight" in state:  # the tied head is saved once, as the embedding
+            state.setdefault("head.weight", state["wte.weight"])
+        load_weights(model, state, path, rebuild)
         model.head.weight = model.wte.weight
         model.meta = {k: v for k, v in blob.items() if k not in ("config", "state_dict")}
         return model.eval()

@@ -37,7 +37,7 @@ import torch.nn as nn
 from core.models.layers import RMSNorm
 from core.models.mini_k3_mixers import KDAInputs, KDALayer, LatentCache, MLALayer
 from core.models.moe import DenseMLP, MoE, MoEConfig, Routing
-from core.models.protocol import ModelBase, read_checkpoint, write_checkpoint
+from core.models.protocol import ModelBase, load_weights, read_checkpoint, write_checkpoint
 from core.ops.attn_res import AttnResResult, BlockResidualStream
 from core.trace import LayerTrace, Trace, as_array
 
@@ -305,11 +305,11 @@ class MiniK3(ModelBase, nn.Module):
     @classmethod
     def load(cls, path: Path | str = CHECKPOINT) -> MiniK3:
         """The trained mini-K3 (fp32 in memory), ready for eval."""
-        blob = read_checkpoint(path, "python -m core.train mini_k3")
+        rebuild = "python -m core.train mini_k3"
+        blob = read_checkpoint(path, rebuild)
         model = cls(MiniK3Config(**blob["config"]))
-        model.load_state_dict(
-            {name: t.float() if t.is_floating_point() else t for name, t in blob["state_dict"].items()}
-        )
+        state = {name: t.float() if t.is_floating_point() else t for name, t in blob["state_dict"].items()}
+        load_weights(model, state, path, rebuild)
         model.meta = blob.get("meta", {})
         return model.eval()
 

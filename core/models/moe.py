@@ -104,7 +104,9 @@ class MoE(nn.Module):
         # The balancing bias is not learned by gradient descent: a trainer nudges it
         # up for under-used experts and down for busy ones (DeepSeek-V3's scheme).
         self.register_buffer("balance_bias", torch.zeros(cfg.num_experts))
-        # Counter: token slots each routed expert has served since the last reset_load().
+        # Counter: token slots each routed expert has served in training since the last reset_load().
+        # Only a training forward counts: the served model is shared by every reader of the app, and
+        # a reader's forward pass (eval mode) must leave every parameter and buffer as it found them.
         self.register_buffer("load", torch.zeros(cfg.num_experts, dtype=torch.long), persistent=False)
         self.experts = nn.ModuleList(
             GLUExpert(cfg.d_model, cfg.expert_hidden) for _ in range(cfg.num_experts)
@@ -126,7 +128,8 @@ class MoE(nn.Module):
         shape = x.shape
         flat = x.reshape(-1, shape[-1])  # (N, D)
         routing = self.route(flat)
-        self.load += tokens_per_expert(routing.expert_ids, self.cfg.num_experts)
+        if self.training:  # the balancing counter is a trainer's; see __init__
+            self.load += tokens_per_expert(routing.expert_ids, self.cfg.num_experts)
         y = torch.zeros_like(flat)
         for shared in self.shared:
             y = y + shared(flat)

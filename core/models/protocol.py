@@ -69,6 +69,41 @@ class ModelBase:
         return next(self.parameters()).element_size()
 
 
+class CheckpointMismatch(ValueError):
+    """A checkpoint whose tensors do not fit the model built from its config; the message is one line."""
+
+
+def load_weights(model: torch.nn.Module, state_dict: dict, path: Path | str, rebuild: str) -> None:
+    """Load `state_dict` into `model` with `strict=True`, after checking it ourselves so that a
+    missing, unexpected or wrongly shaped tensor is one clear line (CheckpointMismatch) rather than
+    torch's many-line RuntimeError — a checkpoint that fits only in part is never half-loaded."""
+    expected = model.state_dict()
+    missing = [name for name in expected if name not in state_dict]
+    extra = [name for name in state_dict if name not in expected]
+    wrong = [
+        name
+        for name, tensor in expected.items()
+        if name in state_dict and tuple(state_dict[name].shape) != tuple(tensor.shape)
+    ]
+    problems = []
+    if missing:
+        problems.append(f"{len(missing)} missing (e.g. {missing[0]})")
+    if extra:
+        problems.append(f"{len(extra)} unexpected (e.g. {extra[0]})")
+    if wrong:
+        name = wrong[0]
+        problems.append(
+            f"{len(wrong)} of the wrong shape (e.g. {name}: {tuple(state_dict[name].shape)} in the file, "
+            f"{tuple(expected[name].shape)} in the model)"
+        )
+    if problems:
+        where = "/".join(Path(path).parts[-2:])  # the asset's folder and name, never a server path
+        raise CheckpointMismatch(
+            f"{where} does not fit this model: tensors {'; '.join(problems)}; rebuild it with `{rebuild}`"
+        )
+    model.load_state_dict(state_dict, strict=True)
+
+
 def read_checkpoint(path: Path | str, rebuild: str) -> dict:
     """The saved dict of a checkpoint; a missing file names the command that rebuilds it."""
     if not Path(path).exists():

@@ -34,7 +34,7 @@ import torch.nn.functional as F
 from core.mechanisms import get as get_rule
 from core.mechanisms import rule_keys
 from core.models.layers import RMSNorm
-from core.models.protocol import ModelBase, read_checkpoint, write_checkpoint
+from core.models.protocol import ModelBase, load_weights, read_checkpoint, write_checkpoint
 from core.recall import DEFAULT_VOCAB
 from core.trace import LayerTrace, Trace, as_array
 
@@ -363,7 +363,7 @@ class RecallModel(ModelBase, nn.Module):
         """Rebuild a model from `save`, in eval mode; `model.meta` holds what was saved beside it."""
         blob = read_checkpoint(path, "python -m core.train recall")
         model = cls(RecallModelConfig(**blob["config"]))
-        model.load_state_dict(blob["state_dict"])
+        load_weights(model, blob["state_dict"], path, "python -m core.train recall")  # strict=True
         model.meta = blob.get("extra", {})
         return model.eval()
 

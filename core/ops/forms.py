@@ -18,6 +18,7 @@ import torch
 
 from core.mechanisms import get
 from core.ops.inputs import random_inputs, rule_kwargs
+from core.threads import threads
 
 TOLERANCE = {torch.float32: 1e-5, torch.float64: 1e-10}  # chunked vs recurrent, ops contract
 
@@ -26,13 +27,10 @@ TOLERANCE = {torch.float32: 1e-5, torch.float64: 1e-10}  # chunked vs recurrent,
 def one_thread() -> Iterator[None]:
     """Run torch on one CPU thread: small matrices gain nothing from more, and on a busy machine
     extra threads only wait for each other (measured here: 100 board steps take ~50 ms on one
-    thread, over 1 s on two)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    thread, over 1 s on two). Changes nothing where the count is already one — always in the app,
+    which sets it once at start-up (`core/threads.py`: a per-request change would race)."""
+    with threads(1):
         yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def tolerance(dtype: torch.dtype) -> float:

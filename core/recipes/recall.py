@@ -1,91 +1,79 @@
-"""The MQAR sweep: train every mixer at two widths, measure recall per pair count.
+"""The MQAR sweep, by Zoology's protocol: every mixer × width × learning rate × seed.
 
     python -m core.train recall                 # the full sweep → assets/recall/ (two worker processes)
+    python -m core.train recall --resume        # go on after an interruption (finished runs are kept)
     python -m core.train recall --quick         # a smoke run (a few steps) into a scratch folder
-    python -m core.train recall --only linear:16 --jobs 1
+    python -m core.train recall --only kda:16 --jobs 1
 
-A small re-creation of Zoology's MQAR experiment (arXiv 2312.04927, Fig. 2): one model
-per (mixer, width) is trained on a mixture of pair counts, then scored on held-out
-sequences of each pair count. Every run is seeded and single-threaded, and each run
-seeds itself, so the results do not depend on which worker ran it or in which order.
-All mixers get the same steps, batch, learning rate and schedule.
+A small re-creation of Zoology's MQAR experiment (Arora et al., arXiv 2312.04927, Fig. 2 and
+its appendix protocol): each (mixer, width) cell is trained on a mixture of pair counts at
+every learning rate and seed, then scored on held-out sequences of each pair count; the cell
+reports its best learning rate's mean over seeds and their spread (core/recall_results.py).
+A run stops early once its loss has converged, and gives up half-way if it is still on the
+starting plateau (it is then flagged, never averaged in silently). Every run seeds itself and
+runs single-threaded, so results do not depend on which worker ran it or in which order.
 
 Outputs in `--out` (default `assets/recall/`):
-    results.json               accuracy per (mixer, width, pairs), with settings, seeds, timings
-    <mixer>_d<width>.pt        one checkpoint per trained model (config + weights + its scores)
-    runs/<mixer>_d<width>.json per-run records (lets an interrupted sweep resume with --resume)
+    results.json               every cell's numbers, every run's record and loss curve, the settings
+    <mixer>_d<width>.pt        one checkpoint per cell: its best run (config + weights + record)
+    runs/<run>.json            per-run records (what --resume keeps); runs/<run>.pt while the sweep runs
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import multiprocessing
+import shutil
+import statistics
 import time
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field, replace
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from core import recall_results as rr
 from core.mechanisms import get as get_rule
-from core.models.recall_models import MIXERS, build_model
+from core.models.recall_models import MIXERS, RecallModel, build_model
 from core.recall import DEFAULT_VOCAB, POWER_A, evaluate_recall, generate_mixture
 from core.train import TrainConfig, seed_everything, train
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "recall"
 COMMAND = "python -m core.train recall"
+PLATEAU_DRIFT = 0.05  # nats: a loss that fell less than this is not leaving the plateau
 
 
 @dataclass(frozen=True)
 class SweepConfig:
     mixers: tuple[str, ...] = MIXERS
     widths: tuple[int, ...] = (16, 32)  # d_model = head dim = key dim of each board (one head)
+    lrs: tuple[float, ...] = (1e-3, 3e-3, 3e-2)  # Zoology sweeps the learning rate per cell
+    seeds: tuple[int, ...] = (0, 1)
     pair_counts: tuple[int, ...] = (4, 8, 16, 32)
     seq_len: int = 128
     per_pair_batch: int = 8  # sequences of each pair count in every training batch
-    steps: int = 1000
-    lr: float = 1e-2
+    steps: int = 1800  # the most a run trains; the cosine schedule spans this length
     warmup: int = 50
     weight_decay: float = 0.1
     chunk_size: int = 16
-    seed: int = 0  # model initialisation and training-data seeds
+    converged_loss: float = 0.005  # stop when the mean loss of the last `window` steps is below this
+    plateau_check: float = 0.4  # at this share of `steps`, a run still on the plateau gives up
+    window: int = 50
+    curve_every: int = 25  # loss curve: the mean of every 25 steps
     eval_examples: int = 256  # held-out sequences per pair count
-    eval_seed: int = 10_000_000  # far from the training seeds (step · 1009 + i)
+    eval_seed: int = 10_000_000  # far from the training seeds (seed · 1_000_000 + step)
     check_examples: int = 32  # the small eval stored with each checkpoint (for tests)
     check_seed: int = 20_000_000
 
-    def train_config(self) -> TrainConfig:
+    def train_config(self, lr: float, seed: int) -> TrainConfig:
         return TrainConfig(
             steps=self.steps,
             batch_size=self.per_pair_batch * len(self.pair_counts),
             seq_len=self.seq_len,
-            lr=self.lr,
+            lr=lr,
             warmup=self.warmup,
             weight_decay=self.weight_decay,
-            seed=self.seed,
+            seed=seed,
         )
-
-
-@dataclass
-class RunRecord:
-    mixer: str
-    d_model: int
-    n_heads: int
-    params: int
-    state_elements: int
-    cache_elements_per_token: int
-    memory_bytes_at_seq_len: int
-    accuracy: dict[str, float] = field(default_factory=dict)  # pairs → held-out accuracy
-    n_queries: dict[str, int] = field(default_factory=dict)
-    check_accuracy: dict[str, float] = field(default_factory=dict)  # pairs → small eval (tests)
-    final_loss: float = 0.0
-    loss_curve: list[float] = field(default_factory=list)  # mean loss per 50 steps
-    train_seconds: float = 0.0
-    checkpoint: str = ""
-
-
-def run_name(mixer: str, width: int) -> str:
-    return f"{mixer}_d{width}"
 
 
 def score(model, cfg: SweepConfig, n_examples: int, seed: int) -> tuple[dict[str, float], dict[str, int]]:
@@ -96,51 +84,81 @@ def score(model, cfg: SweepConfig, n_examples: int, seed: int) -> tuple[dict[str
     return accuracy, n_queries
 
 
-def train_one(mixer: str, width: int, cfg: SweepConfig, out: Path, verbose: bool = True) -> RunRecord:
-    """Train one model on the pair-count mixture, score it, save its checkpoint and record."""
-    seed_everything(cfg.seed, threads=1)
-    model = build_model(mixer, width, seed=cfg.seed, chunk_size=cfg.chunk_size)
-    name = run_name(mixer, width)
+def _stopper(cfg: SweepConfig):
+    """Stop on convergence, or give up at `plateau_check` of the budget when the loss is still on
+    the plateau *and* not moving (it fell less than `PLATEAU_DRIFT` since half that point); records why.
+    A run that is slowly leaving the plateau trains on to the end of its budget."""
+    plateau_at = int(cfg.plateau_check * cfg.steps)
+    reason = {"why": "budget"}
+
+    def stop(losses: list[float]) -> bool:
+        if len(losses) < cfg.window:
+            return False
+        recent = statistics.fmean(losses[-cfg.window :])
+        if recent < cfg.converged_loss:
+            reason["why"] = "converged"
+            return True
+        if len(losses) == plateau_at and rr.on_plateau(recent, DEFAULT_VOCAB.n_values):
+            half = plateau_at // 2
+            earlier = statistics.fmean(losses[max(0, half - cfg.window) : max(half, 1)])
+            if earlier - recent < PLATEAU_DRIFT:
+                reason["why"] = "plateau"
+                return True
+        return False
+
+    return stop, reason
+
+
+def train_one(mixer: str, width: int, lr: float, seed: int, cfg: SweepConfig, out: Path) -> dict:
+    """Train one run, score it, save its record and (for now) its checkpoint under out/runs/."""
+    seed_everything(seed, threads=1)
+    model = build_model(mixer, width, seed=seed, chunk_size=cfg.chunk_size)
+    name = rr.run_name(mixer, width, lr, seed)
 
     def next_batch(step: int):
         return generate_mixture(
-            cfg.per_pair_batch, cfg.seq_len, cfg.pair_counts, seed=cfg.seed * 1_000_000 + step
+            cfg.per_pair_batch, cfg.seq_len, cfg.pair_counts, seed=seed * 1_000_000 + step
         )
 
-    def log(step: int, loss: float, seconds: float) -> None:
-        if verbose:
-            print(f"[{name}] step {step:5d}  loss {loss:.4f}  {seconds:7.1f}s", flush=True)
-
+    stop, reason = _stopper(cfg)
     started = time.perf_counter()
-    losses = train(model, next_batch, cfg.train_config(), on_log=log, log_every=100)
+    losses = train(model, next_batch, cfg.train_config(lr, seed), stop_when=stop)
     seconds = time.perf_counter() - started
     accuracy, n_queries = score(model, cfg, cfg.eval_examples, cfg.eval_seed)
     check_accuracy, _ = score(model, cfg, cfg.check_examples, cfg.check_seed)
-    record = RunRecord(
-        mixer=mixer,
-        d_model=width,
-        n_heads=model.cfg.n_heads,
-        params=model.num_params(),
-        state_elements=model.state_elements(),
-        cache_elements_per_token=model.cache_elements_per_token(),
-        memory_bytes_at_seq_len=model.memory_bytes(cfg.seq_len),
-        accuracy=accuracy,
-        n_queries=n_queries,
-        check_accuracy=check_accuracy,
-        final_loss=sum(losses[-20:]) / len(losses[-20:]),
-        loss_curve=[sum(losses[i : i + 50]) / len(losses[i : i + 50]) for i in range(0, len(losses), 50)],
-        train_seconds=round(seconds, 1),
-        checkpoint=f"{name}.pt",
-    )
-    model.save(out / record.checkpoint, meta={"record": asdict(record), "sweep": _sweep_dict(cfg)})
-    (out / "runs").mkdir(parents=True, exist_ok=True)
-    (out / "runs" / f"{name}.json").write_text(json.dumps(asdict(record), indent=1))
-    if verbose:
-        print(f"[{name}] done in {seconds:.0f}s  accuracy {accuracy}", flush=True)
+    final_loss = statistics.fmean(losses[-cfg.window :])
+    every = cfg.curve_every
+    record = {
+        "name": name,
+        "mixer": mixer,
+        "d_model": width,
+        "lr": lr,
+        "seed": seed,
+        "n_heads": model.cfg.n_heads,
+        "params": model.num_params(),
+        "state_elements": model.state_elements(),
+        "cache_elements_per_token": model.cache_elements_per_token(),
+        "memory_bytes_at_seq_len": model.memory_bytes(cfg.seq_len),
+        "accuracy": accuracy,
+        "n_queries": n_queries,
+        "check_accuracy": check_accuracy,
+        "final_loss": round(final_loss, 5),
+        "plateau": rr.on_plateau(final_loss, DEFAULT_VOCAB.n_values),
+        "steps_run": len(losses),
+        "stopped": reason["why"],
+        "loss_curve": [
+            round(statistics.fmean(losses[i : i + every]), 4) for i in range(0, len(losses), every)
+        ],
+        "train_seconds": round(seconds, 1),
+    }
+    runs = out / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    model.save(runs / f"{name}.pt", meta={"record": record, "sweep": sweep_dict(cfg)})
+    (runs / f"{name}.json").write_text(json.dumps(record, indent=1))
     return record
 
 
-def _sweep_dict(cfg: SweepConfig) -> dict:
+def sweep_dict(cfg: SweepConfig) -> dict:
     d = asdict(cfg)
     d["vocab"] = {
         "n_keys": DEFAULT_VOCAB.n_keys,
@@ -148,21 +166,29 @@ def _sweep_dict(cfg: SweepConfig) -> dict:
         "size": DEFAULT_VOCAB.size,
     }
     d["power_a"] = POWER_A
+    d["plateau_threshold"] = round(rr.PLATEAU_FRACTION * rr.plateau_loss(DEFAULT_VOCAB.n_values), 4)
+    d["plateau_rule"] = (
+        f"final loss (mean of the last {cfg.window} steps) above {rr.PLATEAU_FRACTION} × ln(n_values) "
+        f"= {rr.PLATEAU_FRACTION * rr.plateau_loss(DEFAULT_VOCAB.n_values):.2f} nats"
+    )
     return d
 
 
-def _worker(args: tuple[str, int, SweepConfig, str]) -> dict:
-    mixer, width, cfg, out = args
-    return asdict(train_one(mixer, width, cfg, Path(out)))
+def _worker(job: tuple) -> dict:
+    mixer, width, lr, seed, cfg, out = job
+    return train_one(mixer, width, lr, seed, cfg, Path(out))
 
 
-def _slowness_rank(mixer: str) -> float:
-    """Attention first, then the fixed-board rules by their work per token (most first; the hybrid
-    runs a KDA layer, so it sits just after KDA)."""
-    if mixer == "attention":
-        return -math.inf
-    rule = get_rule("kda" if mixer == "hybrid" else mixer)
-    return -rule.macs_per_head(64) + (0.5 if mixer == "hybrid" else 0)
+def _cost(mixer: str, width: int) -> float:
+    """Rough relative seconds per step (measured on one CPU thread), to order jobs and estimate time."""
+    work = {"attention": 1.0, "linear": 1.0, "delta": 1.4, "gated_delta": 1.5, "kda": 2.4, "hybrid": 1.6}
+    if mixer not in work:
+        work[mixer] = 1.0 + get_rule(mixer).macs_per_head(width) / 10_000
+    return work[mixer] * (width / 16) ** 0.6
+
+
+def _grid(cfg: SweepConfig) -> list[tuple[str, int, float, int]]:
+    return [(m, w, lr, s) for w in cfg.widths for m in cfg.mixers for lr in cfg.lrs for s in cfg.seeds]
 
 
 def run_sweep(
@@ -171,59 +197,120 @@ def run_sweep(
     jobs: int = 2,
     resume: bool = False,
     only: set[tuple[str, int]] | None = None,
+    keep_run_checkpoints: bool = False,
 ) -> dict:
-    """Train the (mixer, width) runs asked for, in up to `jobs` single-threaded processes.
-
-    results.json then gathers every run of the sweep found in `out/runs/`, so re-running
-    one setting (`only`) updates it without losing the others.
-    """
+    """Train the runs asked for in up to `jobs` single-threaded processes, then gather every
+    finished run in `out/runs/` into results.json (so re-running one cell keeps the others)."""
     out.mkdir(parents=True, exist_ok=True)
-    grid = [(mixer, width) for width in cfg.widths for mixer in cfg.mixers]
     todo = []
-    for mixer, width in grid:
-        name = run_name(mixer, width)
-        finished = (out / "runs" / f"{name}.json").exists() and (out / f"{name}.pt").exists()
+    for mixer, width, lr, seed in _grid(cfg):
+        finished = (out / "runs" / f"{rr.run_name(mixer, width, lr, seed)}.json").exists()
         if (only is None or (mixer, width) in only) and not (resume and finished):
-            todo.append((mixer, width, cfg, str(out)))
-    # Attention first (quick, an early check), then slowest first so the two workers end together.
-    todo.sort(key=lambda job: (_slowness_rank(job[0]), -job[1]))
-    started = time.perf_counter()
+            todo.append((mixer, width, lr, seed, cfg, str(out)))
+    todo.sort(key=lambda job: -_cost(job[0], job[1]))  # slowest first, so the workers end together
+    total_cost = sum(_cost(j[0], j[1]) for j in todo)
+    print(
+        f"{len(todo)} runs to train ({len(_grid(cfg)) - len(todo)} already finished), {jobs} worker(s)",
+        flush=True,
+    )
+    started, done_cost = time.perf_counter(), 0.0
+
+    def report(i: int, record: dict) -> None:
+        nonlocal done_cost
+        done_cost += _cost(record["mixer"], record["d_model"])
+        elapsed = time.perf_counter() - started
+        eta = elapsed / done_cost * (total_cost - done_cost) if done_cost else 0.0
+        mean = statistics.fmean(record["accuracy"].values())
+        print(
+            f"[{i}/{len(todo)}] {record['name']:<26} {record['stopped']:<9} {record['steps_run']:>5} steps "
+            f"loss {record['final_loss']:.3f}  mean acc {mean:.3f}  {record['train_seconds']:>6.0f}s  "
+            f"elapsed {elapsed / 60:5.1f} min  ETA {eta / 60:5.1f} min",
+            flush=True,
+        )
+
     if jobs <= 1 or len(todo) <= 1:
-        for job in todo:
-            _worker(job)
+        for i, job in enumerate(todo, 1):
+            report(i, _worker(job))
     else:
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            list(pool.map(_worker, todo))
-    wall = time.perf_counter() - started
-    records = []
-    for mixer, width in grid:
-        path = out / "runs" / f"{run_name(mixer, width)}.json"
+            futures = [pool.submit(_worker, job) for job in todo]
+            for i, future in enumerate(as_completed(futures), 1):
+                report(i, future.result())
+    results = gather(cfg, out, keep_run_checkpoints)
+    results["wall_seconds_last_invocation"] = round(time.perf_counter() - started, 1)
+    results["runs_trained_last_invocation"] = len(todo)
+    results["jobs"] = jobs
+    (out / "results.json").write_text(json.dumps(results, indent=1))
+    if rr.update_card(out / "MODEL_CARD.md", results):
+        print(f"updated the results table in {out / 'MODEL_CARD.md'}")
+    return results
+
+
+def gather(cfg: SweepConfig, out: Path, keep_run_checkpoints: bool = False) -> dict:
+    """results.json from the finished run records: one summary per complete cell, and its best run's
+    checkpoint copied to out/<mixer>_d<width>.pt (run checkpoints not chosen are removed)."""
+    runs = []
+    for mixer, width, lr, seed in _grid(cfg):
+        path = out / "runs" / f"{rr.run_name(mixer, width, lr, seed)}.json"
         if path.exists():
-            records.append(json.loads(path.read_text()))
-    results = {
+            runs.append(json.loads(path.read_text()))
+    cells = []
+    for width in cfg.widths:
+        for mixer in cfg.mixers:
+            mine = [r for r in runs if r["mixer"] == mixer and r["d_model"] == width]
+            if not mine:
+                continue
+            cell = rr.summarise_cell(mine, list(cfg.pair_counts))
+            cell["complete"] = len(mine) == len(cfg.lrs) * len(cfg.seeds)
+            best = rr.best_run(cell, mine)
+            source = out / "runs" / f"{best['name']}.pt"
+            target = out / cell["checkpoint"]
+            if source.exists():
+                model = RecallModel.load(source)
+                model.save(target, meta={"record": best, "cell": cell, "sweep": sweep_dict(cfg)})
+            # a resumed sweep may choose a run whose weights were pruned: then say which run is shipped
+            shipped = RecallModel.load(target).meta["record"].get("name") if target.exists() else None
+            cell["checkpoint_run"] = shipped
+            cell["checkpoint_is_best_run"] = shipped == best["name"]
+            cells.append(cell)
+    if not keep_run_checkpoints:
+        shutil.rmtree(out / "runs" / "ckpt", ignore_errors=True)
+        for path in (out / "runs").glob("*.pt"):
+            path.unlink()
+    return {
+        "schema": rr.SCHEMA_VERSION,
         "task": "MQAR (multi-query associative recall), after Zoology arXiv 2312.04927",
         "command": COMMAND,
-        "sweep": _sweep_dict(cfg),
+        "protocol": (
+            "every (mixer, width) cell trained at every learning rate and seed; the cell reports the best "
+            "learning rate among those whose seeds all left the plateau (by mean accuracy over pair counts), "
+            "its mean over seeds and their min/max/std; runs still on the plateau are flagged"
+        ),
+        "sweep": sweep_dict(cfg),
         "metric": "top-1 accuracy at query positions on held-out sequences (eval_seed + pairs)",
-        "wall_seconds_last_invocation": round(wall, 1),
-        "runs_trained_last_invocation": [run_name(m, w) for m, w, _, _ in todo],
-        "jobs": jobs,
-        "runs": records,
+        "cells": cells,
+        "runs": runs,
     }
-    (out / "results.json").write_text(json.dumps(results, indent=1))
-    return results
 
 
 def print_table(results: dict) -> None:
     pairs = [str(n) for n in results["sweep"]["pair_counts"]]
-    print(f"{'mixer':<12} {'d':>3} {'state el.':>9} {'cache/tok':>9}  " + "  ".join(f"{p:>6}" for p in pairs))
-    for r in results["runs"]:
-        accs = "  ".join(f"{r['accuracy'][p]:6.3f}" for p in pairs)
-        print(
-            f"{r['mixer']:<12} {r['d_model']:>3} {r['state_elements']:>9} {r['cache_elements_per_token']:>9}  {accs}"
-        )
-    print(f"wall {results['wall_seconds_last_invocation']}s with {results['jobs']} worker(s)")
+    print(f"{'mixer':<12} {'d':>3} {'lr':>7}  " + "  ".join(f"{p:>11}" for p in pairs) + "  flags")
+    for c in results["cells"]:
+        accs = "  ".join(f"{c['accuracy'][p]:.3f}±{c['accuracy_std'][p]:.3f}" for p in pairs)
+        print(f"{c['mixer']:<12} {c['d_model']:>3} {c['lr']:>7.0e}  {accs}  {', '.join(c['flags'])}")
+
+
+def _parse_only(items: list[str], cfg: SweepConfig, parser: argparse.ArgumentParser) -> set[tuple[str, int]]:
+    try:
+        only = {(m, int(w)) for m, w in (item.split(":") for item in items)}
+    except ValueError:
+        parser.error("--only takes mixer:width items, e.g. linear:16")
+    unknown = only - {(m, w) for m in cfg.mixers for w in cfg.widths}
+    if unknown:
+        parser.error(f"not in the sweep: {sorted(unknown)}")
+    return only
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -233,30 +320,29 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=ASSETS)
     parser.add_argument("--jobs", type=int, default=2, help="worker processes, one thread each (default 2)")
     parser.add_argument(
-        "--only", nargs="*", default=None, help="runs as mixer:width, e.g. linear:16 delta:32"
+        "--only", nargs="*", default=None, help="cells as mixer:width, e.g. linear:16 delta:32"
     )
-    parser.add_argument("--steps", type=int, default=None)
-    parser.add_argument("--quick", action="store_true", help="smoke run: 20 steps, tiny eval, scratch folder")
+    parser.add_argument("--steps", type=int, default=None, help="most steps per run (default 1800)")
+    parser.add_argument(
+        "--quick", action="store_true", help="smoke run: 20 steps, one lr, tiny eval, scratch folder"
+    )
     parser.add_argument("--resume", action="store_true", help="keep finished runs found in OUT/runs")
+    parser.add_argument("--keep-run-checkpoints", action="store_true", help="keep every run's weights")
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    if args.steps is not None and args.steps < 1:
+        parser.error("--steps must be at least 1")
 
     cfg = SweepConfig()
     out = args.out
     if args.quick:
-        cfg = replace(cfg, steps=20, warmup=5, eval_examples=8, check_examples=4)
+        cfg = replace(cfg, steps=20, warmup=5, lrs=(1e-2,), eval_examples=8, check_examples=4)
         out = args.out if args.out != ASSETS else Path("/tmp/recall_quick")
     if args.steps is not None:
         cfg = replace(cfg, steps=args.steps)
-    only = None
-    if args.only:
-        try:
-            only = {(m, int(w)) for m, w in (item.split(":") for item in args.only)}
-        except ValueError:
-            parser.error("--only takes mixer:width items, e.g. linear:16")
-        unknown = only - {(m, w) for m in cfg.mixers for w in cfg.widths}
-        if unknown:
-            parser.error(f"not in the sweep: {sorted(unknown)}")
-    results = run_sweep(cfg, out, jobs=args.jobs, resume=args.resume, only=only)
+    only = _parse_only(args.only, cfg, parser) if args.only else None
+    results = run_sweep(cfg, out, args.jobs, args.resume, only, args.keep_run_checkpoints)
     print_table(results)
     print(f"wrote {out / 'results.json'}")
 

@@ -118,9 +118,13 @@ def test_new_words_open_the_lesson():
         if not calls:
             continue
         first = min(c.lineno for c in calls)
+        # what the page runs top to bottom: helpers and fragments defined above the header draw
+        # only when the page calls them, further down
+        top_level = [stmt for stmt in tree.body if not isinstance(stmt, (ast.FunctionDef, ast.ClassDef))]
         renders = [
             node.lineno
-            for node in ast.walk(tree)
+            for stmt in top_level
+            for node in ast.walk(stmt)
             if isinstance(node, ast.Call)
             and getattr(node.func, "id", "") in {"problem", "show_figure", "notice", "headline"}
         ]

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core import recall_results as rr
+
 TIMEOUT = 120
-RESULTS = Path(__file__).resolve().parents[2] / "assets" / "recall" / "results.json"
+RESULTS = rr.RESULTS
 
 
 def _results() -> dict:
     return json.loads(RESULTS.read_text())
+
+
+def _table(at: AppTest, column: str):
+    """The dataframe that has `column` (the panel's tables move when the curves toggle opens)."""
+    tables = [d.value for d in at.dataframe if column in d.value.columns]
+    assert len(tables) == 1, f"{len(tables)} tables with column {column!r}"
+    return tables[0]
 
 
 def _panel_app() -> None:
@@ -36,26 +44,52 @@ def test_panel_shows_the_sweep_with_state_sizes(at):
     accuracy = specs[0]
     names = {trace["name"] for trace in accuracy["data"] if trace.get("showlegend", True)}
     assert {"Softmax attention", "Linear attention", "DeltaNet"} <= names
-    # the plotted numbers are the shipped ones
-    plotted = sorted(tuple(t["y"]) for t in accuracy["data"] if t.get("meta") != "key_dim")
-    shipped = sorted(
-        tuple(r["accuracy"][str(p)] for p in results["sweep"]["pair_counts"]) for r in results["runs"]
-    )
+    # the plotted numbers are the shipped ones: each cell's mean, its bar from worst to best seed
+    pairs = [str(p) for p in results["sweep"]["pair_counts"]]
+    lines = [t for t in accuracy["data"] if t.get("meta") != "key_dim"]
+    plotted = sorted(tuple(t["y"]) for t in lines)
+    shipped = sorted(tuple(c["accuracy"][p] for p in pairs) for c in results["cells"])
     assert plotted == shipped
-    stuck = [r for r in results["runs"] if r["accuracy"][str(min(results["sweep"]["pair_counts"]))] < 0.25]
-    notes = [c.value for c in at.caption if "never got going" in c.value]
+    for trace in lines:
+        cell = next(
+            c for c in results["cells"] if tuple(c["accuracy"][p] for p in pairs) == tuple(trace["y"])
+        )
+        tops = [m + e for m, e in zip(trace["y"], trace["error_y"]["array"], strict=True)]
+        assert tops == pytest.approx([cell["accuracy_max"][p] for p in pairs])
+    stuck = [c for c in results["cells"] if c["plateau"]]
+    notes = [c.value for c in at.caption if "did not learn the task" in c.value]
     assert bool(notes) == bool(stuck)
-    table = at.dataframe[0].value
-    assert len(table) == len(results["runs"])
+    assert any("learning rates" in c.value and "seeds" in c.value for c in at.caption)  # the protocol, said
+    table = _table(at, "fixed boards, both layers")
+    assert len(table) == len(results["cells"])
     assert "fixed boards, both layers" in table.columns and "cache per token, both layers" in table.columns
     assert "short-conv windows" in table.columns  # the total is boards + cache + conv windows, shown as a sum
+
+
+def test_training_curves_toggle_shows_every_chosen_run_and_the_learning_rates(at):
+    results = _results()
+    at.toggle(key="tr_curves").set_value(True)
+    at.run()
+    assert not at.exception
+    for width in results["sweep"]["widths"]:
+        at.radio(key="tr_curve_width").set_value(width)
+        at.run()
+        assert not at.exception
+        chart = json.loads(at.get("plotly_chart")[1].proto.spec)
+        cells = [c for c in results["cells"] if c["d_model"] == width]
+        assert len(chart["data"]) == sum(len(c["runs"]) for c in cells)  # a line per seed of each cell
+        by_name = {r["name"]: r for r in results["runs"]}
+        plotted = sorted(tuple(t["y"]) for t in chart["data"])
+        assert plotted == sorted(tuple(by_name[n]["loss_curve"]) for c in cells for n in c["runs"])
+    table = _table(at, "learning rate chosen")
+    assert list(table["learning rate chosen"]) == [f"{c['lr']:g}" for c in results["cells"]]
 
 
 def test_default_sequence_is_answered_and_the_board_is_drawn(at):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["pairs written"] == "5"  # DEFAULT_TEXT: a:1 b:2 c:3 d:4 e:5 ? b e a
     assert metrics["answers right"].endswith("of 3")
-    answers = at.dataframe[1].value
+    answers = _table(at, "asked")
     assert list(answers["asked"]) == ["b", "e", "a"] and list(answers["right answer"]) == ["2", "5", "1"]
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     heatmaps = [s for s in specs if s["data"] and s["data"][0]["type"] == "heatmap"]
@@ -66,7 +100,7 @@ def test_default_sequence_is_answered_and_the_board_is_drawn(at):
 
 def test_every_model_and_width_answers_without_error(at):
     results = _results()
-    for mixer in dict.fromkeys(r["mixer"] for r in results["runs"]):
+    for mixer in dict.fromkeys(c["mixer"] for c in results["cells"]):
         for width in results["sweep"]["widths"]:
             at.selectbox(key="tr_mixer").set_value(mixer)
             at.radio(key="tr_width").set_value(width)
@@ -80,7 +114,7 @@ def test_attention_model_recalls_the_default_and_shows_its_cache(at):
     at.selectbox(key="tr_mixer").set_value("attention")
     at.run()
     assert not at.exception
-    answers = at.dataframe[1].value
+    answers = _table(at, "asked")
     assert list(answers["model says"]) == ["2", "5", "1"]  # the trained attention model gets them right
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     heatmaps = [s for s in specs if s["data"] and s["data"][0]["type"] == "heatmap"]
@@ -119,5 +153,5 @@ def test_malformed_input_gives_a_clear_error_and_the_panel_survives(at, text, fr
     at.text_input(key="tr_text").set_value("x:5 y:6 ? y x q")
     at.run()
     assert not at.exception and not at.error
-    answers = at.dataframe[1].value
+    answers = _table(at, "asked")
     assert list(answers["right answer"]) == ["6", "5", "(never written)"]

@@ -10,8 +10,9 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from core.gpu import jobs, last_run, nvml, runner
+from core.gpu import jobs, last_run, nvml, runner, telemetry
 from core.gpu.context_bench import ContextResult, DepthPoint, Series
+from core.gpu.health import HEALTH
 from core.gpu.presets import PRESETS
 from tests.app import driver
 from tests.fake_nvml import CALLS, FakeNvml
@@ -32,9 +33,14 @@ def small_and_quiet(monkeypatch):
 
 
 @pytest.fixture(autouse=True)
-def quiet_runner():
-    """No benchmark may leak from one test into the next."""
+def quiet_runner(monkeypatch):
+    """No benchmark, place in line, telemetry viewer or lost GPU may leak from one test into the next.
+    Readers count as present for a minute: AppTest redraws nothing while a test waits for a run."""
+    monkeypatch.setattr(runner.RUNNER, "owner_ttl_s", 60.0)
     yield
+    runner.RUNNER._line.clear()
+    telemetry.HUB.stop()
+    HEALTH.reset()
     for owner in list(runner.RUNNER._jobs):
         job = runner.RUNNER.job(owner)
         if job is not None:
@@ -92,7 +98,7 @@ def test_fake_gpu_shows_the_card_and_telemetry(monkeypatch):
         assert "without CUDA" in texts(at.warning)
     at.button(key="gpu_tel_start").click().run()
     driver.assert_clean(at, "telemetry start")
-    sampler = at.session_state["gpu_sampler"]
+    sampler = telemetry.HUB.sampler
     assert sampler.running
     sampler.sample_now()
     at.run()
@@ -110,7 +116,7 @@ def test_every_call_unsupported_at_once_still_works(monkeypatch):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["GPU"] == "unknown" and metrics["Peak bandwidth"] == "unknown"
     at.button(key="gpu_tel_start").click().run()
-    at.session_state["gpu_sampler"].sample_now()
+    telemetry.HUB.sampler.sample_now()
     at.run()
     driver.assert_clean(at, "telemetry with nothing supported")
     assert {m.label: m.value for m in at.metric}["Power"] == "unknown"
@@ -192,7 +198,7 @@ def test_spilled_run_marks_the_spill_point(monkeypatch):
     assert any("stops fitting" in note["text"] for note in spec["layout"]["annotations"])
 
 
-def test_a_second_reader_is_told_to_wait(monkeypatch):
+def test_a_second_reader_waits_in_line_and_runs_next(monkeypatch):
     use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
     release = threading.Event()
     real = jobs.context_benchmark
@@ -209,10 +215,14 @@ def test_a_second_reader_is_told_to_wait(monkeypatch):
     assert first.get("progress")  # the first reader sees progress and a Stop button
     assert first.button(key="gpu_stop")
     second.run()
-    assert "Another benchmark is running" in texts(second.warning)
+    assert "Another benchmark is running" in texts(second.warning) and "join the line" in texts(
+        second.warning
+    )
+    second.selectbox(key="gpu_preset").select("tiny").run()
     second.button(key="gpu_run_moe").click().run()
     driver.assert_clean(second, "second reader clicks run")
-    assert "Another benchmark is running" in texts(second.warning)
+    assert "You are number 1 in line" in texts(second.info)  # the waiting reader sees their place
+    assert second.button(key="gpu_run_moe").disabled and second.button(key="gpu_leave_line")
     assert runner.RUNNER.job(second.session_state["gpu_owner"]) is None
     first.button(key="gpu_stop").click().run()  # the first reader changes their mind
     driver.assert_clean(first, "stop clicked")
@@ -221,8 +231,9 @@ def test_a_second_reader_is_told_to_wait(monkeypatch):
     stopped = first.session_state["gpu_context"]
     assert stopped.stopped and sum(len(s.points) for s in stopped.series) == 0
     assert "Stopped early" in texts(first.caption)
-    second.run()
-    assert "Another benchmark is running" not in texts(second.warning)
+    finish(second)  # the second reader's run started by itself when the first one ended
+    assert [r.model for r in second.session_state["gpu_moe"].rows] == ["dense", "experts (MoE)"]
+    assert "in line" not in texts(second.info)
 
 
 def _stored_context(device: str = "cpu (stored test run)") -> ContextResult:
@@ -264,4 +275,97 @@ def test_a_corrupt_stored_run_is_ignored_with_a_note(monkeypatch):
     last_run.path().write_text("{not json", encoding="utf-8")
     at = page()  # page() asserts no exception
     assert "Ignored the stored last measurement" in texts(at.caption)
+    assert str(last_run.cache_dir()) not in texts(at.caption)  # readers never see a server path
     assert "No measurement on this machine yet" in texts(at.warning)
+
+
+def test_public_mode_measures_nothing_and_gives_the_home_command(monkeypatch):
+    probed = []
+    monkeypatch.setattr(nvml, "load_module", lambda: probed.append(1) or FakeNvml())
+    monkeypatch.setenv("COURSE_PUBLIC", "1")
+    at = page()
+    keys = {b.key for b in at.button}
+    assert not keys & {"gpu_run_context", "gpu_run_moe", "gpu_tel_start"}  # nothing starts on the server
+    assert not probed  # the server's own GPU is not even read
+    assert "Nothing is measured on this shared server" in texts(at.info)
+    assert at.code[0].value == "python -m core.gpu.bench --preset small --out my_gpu.json"
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert [t["name"] for t in spec["data"]] == ["full attention: roofline", "fixed state: roofline"]
+    assert any("Sources" in str(c.value) for c in at.caption)  # the published numbers are there
+    budget = at.select_slider(key="gpu_budget_small")
+    budget.set_value(budget.options[0]).run()
+    assert "--vram-budget-gb" in at.code[0].value  # the command follows the reader's choices
+    assert not runner.benchmark_running() and runner.RUNNER.job(at.session_state.get("gpu_owner", "")) is None
+
+
+def test_a_reload_takes_back_control_of_ones_own_run(monkeypatch):
+    use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
+    release = threading.Event()
+    real = jobs.context_benchmark
+    monkeypatch.setattr(jobs, "context_benchmark", lambda **kw: (release.wait(60), real(**kw))[1])
+    before = page()
+    before.selectbox(key="gpu_preset").select("tiny").run()
+    before.button(key="gpu_run_context").click().run()
+    token = before.query_params["gpu_run"]
+    token = token[0] if isinstance(token, list) else token
+    assert token == before.session_state["gpu_owner"]
+    reloaded = AppTest.from_file(PAGE, default_timeout=120)  # a new session, the same URL
+    reloaded.query_params["gpu_run"] = token
+    reloaded.run()
+    driver.assert_clean(reloaded, "reload")
+    assert reloaded.session_state["gpu_owner"] == token
+    assert reloaded.get("progress") and reloaded.button(key="gpu_run_context").disabled
+    reloaded.button(key="gpu_stop").click().run()  # the reloaded page controls the run
+    release.set()
+    finish(reloaded)
+    assert reloaded.session_state["gpu_context"].stopped
+    assert "gpu_run" not in reloaded.query_params  # collected: the URL forgets the run
+    stranger = AppTest.from_file(PAGE, default_timeout=120)
+    stranger.query_params["gpu_run"] = "0" * 32  # a token this server does not know is ignored
+    stranger.run()
+    assert stranger.session_state["gpu_owner"] != "0" * 32
+
+
+def test_a_lost_gpu_turns_the_run_buttons_off_with_a_message(monkeypatch):
+    fake = FakeNvml()
+    use_nvml(monkeypatch, fake)
+    at = page()
+    assert not at.button(key="gpu_run_context").disabled
+    fake.lose()
+    at.run()
+    driver.assert_clean(at, "after the GPU was lost")
+    assert "GPU is lost" in texts(at.error) and "turned off" in texts(at.error)
+    assert not {b.key for b in at.button} & {"gpu_run_context", "gpu_run_moe"}
+    assert fake.init_count == 0  # every probe closed its handle
+
+
+def test_two_readers_watch_one_shared_sampler(monkeypatch):
+    fake = FakeNvml()
+    use_nvml(monkeypatch, fake)
+    first, second = page(), page()
+    first.button(key="gpu_tel_start").click().run()
+    sampler = telemetry.HUB.sampler
+    second.button(key="gpu_tel_start").click().run()
+    driver.assert_clean(second, "second reader starts telemetry")
+    assert telemetry.HUB.sampler is sampler and telemetry.HUB.viewers == 2 and fake.init_count == 1
+    sampler.sample_now()
+    second.run()
+    assert {m.label: m.value for m in second.metric}["Power"] == "42 W"
+    first.button(key="gpu_tel_stop").click().run()
+    assert sampler.running  # the other reader still watches
+    second.button(key="gpu_tel_stop").click().run()
+    assert not sampler.running and fake.init_count == 0
+
+
+def test_a_spill_that_would_pin_too_much_host_ram_is_explained(monkeypatch):
+    use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
+    from core.gpu import spill
+
+    monkeypatch.setattr(spill, "host_available_bytes", lambda: spill.HOST_MARGIN_BYTES + 1)
+    at = page()
+    at.selectbox(key="gpu_preset").select("tiny").run()
+    budget = at.select_slider(key="gpu_budget_tiny")
+    budget.set_value(budget.options[0]).run()
+    at.button(key="gpu_run_context").click().run()
+    finish(at)
+    assert "were not run" in texts(at.warning) and "safely spare" in texts(at.warning)

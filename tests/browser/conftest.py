@@ -7,96 +7,21 @@ Chromium (`apt-get install chromium`). Without it these tests skip loudly.
 from __future__ import annotations
 
 import contextlib
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from bench.load_server import CHROMIUM_FLAGS, chromium_path, course_server
+
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
-CHROMIUM_FLAGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _chromium() -> str | None:
-    for name in ("chromium", "chromium-browser"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
 
 
 @contextlib.contextmanager
 def streamlit_server(log_name: str = "streamlit-browser-test.log"):
     """A fresh Streamlit server for the course on a free loopback port; yields its URL, stops it after."""
-    port = _free_port()
-    (ROOT / "artifacts").mkdir(exist_ok=True)
-    log = open(ROOT / "artifacts" / log_name, "w")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            str(ROOT / "app.py"),
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--browser.gatherUsageStats",
-            "false",
-            "--server.fileWatcherType",
-            "none",
-            "--global.developmentMode",
-            "false",
-        ],
-        cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 90
-        while time.time() < deadline:
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("streamlit server did not become healthy in 90 s")
+    with course_server(ROOT / "artifacts" / log_name) as (url, _pid):
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 @pytest.fixture(scope="session")
@@ -107,7 +32,7 @@ def server_url():
 
 @pytest.fixture(scope="session")
 def browser():
-    path = _chromium()
+    path = chromium_path()
     if path is None:
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
     from playwright.sync_api import sync_playwright

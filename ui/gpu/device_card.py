@@ -10,10 +10,15 @@ from core.gpu.timing import Bandwidth
 from core.units import format_bytes
 
 
-def device_card(snapshot: DeviceSnapshot, cuda: bool, measured_bw: Bandwidth | None) -> None:
-    """Headline metrics from NVML, a CPU notice without a driver, and every field in an expander."""
+def device_card(
+    snapshot: DeviceSnapshot, cuda: bool, measured_bw: Bandwidth | None, lost: str | None = None
+) -> None:
+    """Headline metrics from NVML, a CPU notice without a driver (or why the GPU is lost), and every
+    field in an expander."""
     st.subheader("Your device")
-    if not snapshot.available:
+    if lost and not snapshot.available:
+        st.error(f"**The GPU is gone.** {lost}", icon=":material/error:")
+    elif not snapshot.available:
         st.info(
             f"**No NVIDIA GPU here.** {snapshot.reason} The benchmarks below run on this computer's **CPU** "
             "instead: the same models and the same method, smaller sizes, finished in seconds. Power and "

@@ -12,6 +12,7 @@ from core.gpu.export import page_payload, to_csv, to_json
 from core.gpu.moe_bench import MoeResult
 from core.gpu.nvml import DeviceSnapshot
 from core.gpu.presets import PRESETS, Preset
+from core.gpu.public import public_mode
 from core.gpu.published import published_table
 from core.gpu.report import context_rows, moe_rows, yours_rows
 from core.gpu.timing import Bandwidth
@@ -49,12 +50,21 @@ def context_results(
     snapshot: DeviceSnapshot,
     on_gpu: bool,
     measured_bw: Bandwidth | None,
+    public: bool = False,
 ) -> ContextResult | None:
-    """The measured speed over depth with its notes and table, or the roofline alone before a run."""
+    """The measured speed over depth with its notes and table, or the roofline alone before a run
+    (always the roofline alone in public mode, where nothing is measured)."""
     st.markdown("#### 1 · Context vs speed")
-    result: ContextResult | None = st.session_state.get("gpu_context")
+    result: ContextResult | None = None if public else st.session_state.get("gpu_context")
     if st.session_state.get("gpu_stored_note"):
         st.caption(st.session_state["gpu_stored_note"])
+    if public:
+        st.caption(
+            "The chart below is a prediction, not a measurement: run the command above at home and "
+            "compare its numbers with these lines."
+        )
+        _prediction(preset, budget_bytes, snapshot, on_gpu, measured_bw)
+        return None
     if result is None:
         st.warning(
             "**No measurement on this machine yet.** The chart below is a prediction, not a measurement: "
@@ -79,7 +89,11 @@ def context_results(
                 f"depth {s.spill_depth:,} on, the rest was copied from host memory at every step — the cliff of "
                 "the 12 GB card in the article *From GPT-2 to Kimi K3* (2026)."
             )
-        if s.oom_depth is not None:
+        if s.oom_message and s.oom_message.startswith("not run:"):
+            st.warning(
+                f"**{s.model}: depths from {s.oom_depth:,} on were not run.** The {s.oom_message.removeprefix('not run: ')}."
+            )
+        elif s.oom_depth is not None:
             st.warning(
                 f"**{s.model}: out of memory at depth {s.oom_depth:,}.** That is a result, not a failure: it is "
                 "where this card's memory ends for this model. Lower the budget slider to stream the overflow "
@@ -90,8 +104,8 @@ def context_results(
     st.table(context_rows(result), hide_index=True, border="horizontal")
     st.caption(
         "'% of roofline' is measured speed ÷ predicted speed. Published llama-bench runs of Llama 8B (Q4_0) on an "
-        "RTX 3090 land at 77 % (empty context) to 56 % (32K tokens; Abai/llama.cpp PR-BODY-fattn-dequant-cap.md); "
-        "tiny models on a CPU "
+        "RTX 3090 land at 77 % (empty context) to 56 % (32K tokens; a community report, "
+        "Abai/llama.cpp PR-BODY-fattn-dequant-cap.md); tiny models on a CPU "
         "land far lower, because there the time goes to launching many small operations, not to reading memory."
     )
     return result
@@ -121,8 +135,8 @@ def _prediction(
     )
 
 
-def moe_results(preset: Preset) -> MoeResult | None:
-    """Dense vs experts: what is compared, then the measured bars, notes and table."""
+def moe_results(preset: Preset, public: bool = False) -> MoeResult | None:
+    """Dense vs experts: what is compared, then the measured bars, notes and table (none in public mode)."""
     st.markdown("#### 2 · Dense vs experts")
     p = preset
     st.markdown(
@@ -132,6 +146,9 @@ def moe_results(preset: Preset) -> MoeResult | None:
         "fully in memory. On an NVIDIA GPU the page also reads the board's energy counter and subtracts the idle "
         "power."
     )
+    if public:
+        st.caption("The command above measures this one too, with energy per token on an NVIDIA GPU.")
+        return None
     result: MoeResult | None = st.session_state.get("gpu_moe")
     if result is None:
         st.caption("No measurement on this machine yet: press **Run: dense vs experts** to measure.")
@@ -140,8 +157,8 @@ def moe_results(preset: Preset) -> MoeResult | None:
     show_figure(moe_figure(result), key="gpu_moe_fig")
     st.caption(
         "Solid bars: measured tokens/s, mean ± 1 std of the repeats; hatched bars: the roofline, the fastest "
-        "each model could go if every step only had to read its awake weights and cache once. Under each name: "
-        "how close the measurement came."
+        "each model could go if every step (one sequence, batch 1) only had to read its awake weights and cache "
+        "once. Under each name: how close the measurement came."
     )
     if result.note:
         st.caption(result.note)
@@ -192,9 +209,19 @@ def beside_published(context: ContextResult | None, moe: MoeResult | None) -> No
     if mine:
         st.table(mine, hide_index=True, border="horizontal")
     else:
-        st.caption("Run a benchmark and your headline numbers appear here.")
+        st.caption(
+            "This shared server runs no benchmarks: run the command above on your own machine and your "
+            "headline numbers appear there."
+            if public_mode()
+            else "Run a benchmark and your headline numbers appear here."
+        )
     st.markdown("**Published** (other tools, models and quantisations: compare the shape, not the tokens/s)")
-    # four columns that wrap, the long sources numbered below: six columns ran off a phone's screen
+    st.caption(
+        "**primary**: a paper, an official repository or its docs, or a maintainer's own benchmark. "
+        "**community report**: a blog, a personal benchmark or a pull request in someone's fork — "
+        "useful, but weaker evidence. Each row says what was measured and where weights and cache sat."
+    )
+    # four columns that wrap, the long sources numbered below: five ran off a phone's screen
     rows, sources = published_table()
     st.table(rows, hide_index=True, border="horizontal")
     st.caption("Sources: " + " · ".join(f"[{i}] {source}" for i, source in enumerate(sources, 1)))

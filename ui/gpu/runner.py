@@ -1,7 +1,15 @@
-"""The benchmark runner: model size and VRAM budget, Run buttons, progress with Stop, one run per server."""
+"""The benchmark runner: model size and VRAM budget, Run buttons, a place in line, progress with Stop.
+
+One benchmark runs per server (core.gpu.runner); a reader who presses Run while another runs
+joins the line and sees their place. The reader's run token sits in the URL (`?gpu_run=…`)
+while they have a run, so a reload takes the run back instead of losing it. In public mode
+(core.gpu.public) there are no Run buttons, only the command to run at home.
+"""
 
 from __future__ import annotations
 
+import re
+import uuid
 from dataclasses import dataclass
 
 import streamlit as st
@@ -10,7 +18,20 @@ from core.gpu import jobs, last_run
 from core.gpu.jobs import JobResult
 from core.gpu.nvml import DeviceSnapshot
 from core.gpu.presets import PRESETS, WHOLE_CARD, Preset, budget_options, preset_choices
-from core.gpu.runner import BUSY_MESSAGE, RUNNER, Busy, benchmark_running
+from core.gpu.public import home_command
+from core.gpu.runner import MAX_RUN_S, OWNER_TTL_S, RUNNER, Busy, benchmark_running
+
+RUN_PARAM = "gpu_run"
+_TOKEN = re.compile(r"[0-9a-f]{32}")
+METHOD = (
+    "Both follow **llama-bench**, the tool local-LLM users trust: fill the memory to a *depth* d (tokens "
+    "already read, not timed), take a warm-up step, then time single-token steps — waiting for the device "
+    "to finish each one — and repeat; the chart shows the mean ± the spread of the repeats. The models are "
+    "small random ones: they move the same bytes a trained model of their shape moves, which is all speed "
+    "depends on. On an NVIDIA GPU each repetition is also replayed as one CUDA graph, as llama.cpp and vLLM "
+    "run their decode, so the chart shows the memory wall rather than Python's launch overhead; the eager "
+    "figure is drawn beside it."
+)
 
 
 @dataclass(frozen=True)
@@ -21,29 +42,69 @@ class Choice:
     budget_bytes: int | None
 
 
-def benchmark_panel(owner: str, snapshot: DeviceSnapshot, on_gpu: bool) -> Choice:
-    """The method in words, the two pickers, the Run buttons and the reader's running job."""
+def run_token() -> str:
+    """This reader's owner token: the one in the URL when it names a run this server knows (a reload),
+    else the session's own."""
+    token = st.query_params.get(RUN_PARAM)
+    if token and _TOKEN.fullmatch(token) and RUNNER.knows(token):
+        st.session_state["gpu_owner"] = token
+    elif token:
+        del st.query_params[RUN_PARAM]  # a finished or unknown run: nothing to take back
+    return st.session_state.setdefault("gpu_owner", uuid.uuid4().hex)
+
+
+def benchmark_panel(
+    owner: str, snapshot: DeviceSnapshot, on_gpu: bool, runs_off: str | None = None
+) -> Choice:
+    """The method in words, the two pickers, the Run buttons (none while `runs_off` says why), the
+    reader's place in line and their running job."""
     st.subheader("Two benchmarks")
-    st.markdown(
-        "Both follow **llama-bench**, the tool local-LLM users trust: fill the memory to a *depth* d (tokens "
-        "already read, not timed), take a warm-up step, then time single-token steps — waiting for the device "
-        "to finish each one — and repeat; the chart shows the mean ± the spread of the repeats. The models are "
-        "small random ones: they move the same bytes a trained model of their shape moves, which is all speed "
-        "depends on. On an NVIDIA GPU each repetition is also replayed as one CUDA graph, as llama.cpp and vLLM "
-        "run their decode, so the chart shows the memory wall rather than Python's launch overhead; the eager "
-        "figure is drawn beside it."
-    )
+    st.markdown(METHOD)
     choice = _pickers(snapshot, on_gpu)
+    RUNNER.seen(owner)
     _collect_finished(owner)
     job = RUNNER.job(owner)
     mine_running = job is not None and not job.done
-    if benchmark_running() and not mine_running:
-        st.warning(BUSY_MESSAGE + " (One benchmark runs at a time per server, so timings stay honest.)")
-    mine_running = _run_buttons(owner, choice, on_gpu, mine_running)
-    if mine_running:
+    waiting = RUNNER.position(owner) is not None
+    if runs_off:
+        st.error(runs_off, icon=":material/error:")
+    elif benchmark_running() and not (mine_running or waiting):
+        st.warning(
+            "Another benchmark is running on this server right now (one at a time, so timings stay honest). "
+            "Press Run to join the line: your run starts by itself when its turn comes."
+        )
+    if not runs_off:
+        mine_running, waiting = _run_buttons(owner, choice, on_gpu, mine_running, waiting)
+    if mine_running or waiting:
         st.fragment(run_every=0.5)(_progress_of(owner))()
+    st.caption(
+        f"One run takes at most {MAX_RUN_S / 60:.0f} minutes, and stops about {OWNER_TTL_S:.0f} s after you "
+        "leave this page; either way it keeps what it measured."
+    )
+    if st.session_state.get("gpu_stop_note"):
+        st.info(st.session_state["gpu_stop_note"], icon=":material/timer_off:")
     if st.session_state.get("gpu_error"):
         st.error(f"The benchmark failed: {st.session_state['gpu_error']}")
+    return choice
+
+
+def public_panel(snapshot: DeviceSnapshot) -> Choice:
+    """Public mode: the method, the pickers and the command that measures the reader's own GPU."""
+    st.subheader("Two benchmarks, on your own machine")
+    st.markdown(METHOD)
+    choice = _pickers(snapshot, on_gpu=True)
+    st.info(
+        "**Nothing is measured on this shared server.** A benchmark here would measure the server, not "
+        "your GPU, and make every other reader wait. Run the same benchmarks on your own machine, from a "
+        "copy of this course, with the choices above:",
+        icon=":material/home:",
+    )
+    st.code(home_command(choice.preset.name, choice.budget_bytes), language="bash")
+    st.caption(
+        "It needs only PyTorch (a CUDA build for an NVIDIA GPU) and, for power readings, nvidia-ml-py. "
+        "It prints a summary and writes every number to the JSON file. `./run.sh` starts this whole "
+        "course on your machine, where this page measures with buttons instead."
+    )
     return choice
 
 
@@ -77,6 +138,11 @@ def _collect_finished(owner: str) -> None:
     job = RUNNER.job(owner)
     if job is None or not job.done:
         return
+    st.session_state["gpu_stop_note"] = (
+        f"The run stopped early because {job.stop_reason}; what it measured until then is shown."
+        if job.stop_reason
+        else None
+    )
     if job.error:
         st.session_state["gpu_error"] = job.error
     elif job.result is not None:
@@ -91,24 +157,23 @@ def _collect_finished(owner: str) -> None:
         if not (result.context and result.context.stopped) and not (result.moe and result.moe.stopped):
             last_run.save(result.context, result.moe)
     RUNNER.forget(owner)
+    if st.query_params.get(RUN_PARAM) == owner:
+        del st.query_params[RUN_PARAM]
     st.rerun()
 
 
-def _run_buttons(owner: str, choice: Choice, on_gpu: bool, mine_running: bool) -> bool:
-    """Submit a run when a button is pressed; says whether this reader now has one running."""
+def _run_buttons(
+    owner: str, choice: Choice, on_gpu: bool, mine_running: bool, waiting: bool
+) -> tuple[bool, bool]:
+    """Submit a run when a button is pressed (then redraw); says whether this reader has one running, or waiting."""
     b1, b2, _ = st.columns([1, 1, 2])
+    busy = mine_running or waiting
     run_ctx = b1.button(
-        "Run: context vs speed",
-        key="gpu_run_context",
-        type="primary",
-        icon=":material/speed:",
-        disabled=mine_running,
+        "Run: context vs speed", key="gpu_run_context", type="primary", icon=":material/speed:", disabled=busy
     )
-    run_moe = b2.button(
-        "Run: dense vs experts", key="gpu_run_moe", icon=":material/bolt:", disabled=mine_running
-    )
+    run_moe = b2.button("Run: dense vs experts", key="gpu_run_moe", icon=":material/bolt:", disabled=busy)
     if not (run_ctx or run_moe):
-        return mine_running
+        return mine_running, waiting
     device = "cuda" if on_gpu else "cpu"
     name = choice.preset.name
     if run_ctx:
@@ -123,13 +188,27 @@ def _run_buttons(owner: str, choice: Choice, on_gpu: bool, mine_running: bool) -
     else:
         submitted = RUNNER.submit(owner, "moe", jobs.moe_benchmark, preset_name=name, device=device)
     if isinstance(submitted, Busy):
-        st.warning(submitted.message)
-        return mine_running
-    return True
+        st.error(submitted.message)
+        return mine_running, waiting
+    st.query_params[RUN_PARAM] = owner  # a reload of this URL takes the run back
+    st.rerun()  # redraw with the buttons off and the progress (or the place in line) showing
 
 
 def _progress_of(owner: str):
     def draw_progress() -> None:
+        RUNNER.seen(owner)  # still here: the run goes on, the place in line is kept
+        place = RUNNER.position(owner)
+        if place is not None:
+            ahead = "one run" if place == 1 else f"{place} runs"
+            st.info(
+                f"**You are number {place} in line** ({ahead} before yours, counting the one running now). "
+                "Your run starts by itself; keep this page open.",
+                icon=":material/hourglass_top:",
+            )
+            if st.button("Leave the line", key="gpu_leave_line", icon=":material/logout:"):
+                RUNNER.leave_line(owner)
+                st.rerun(scope="app")
+            return
         current = RUNNER.job(owner)
         if current is None:
             return

@@ -1,4 +1,9 @@
-"""Live telemetry: board power, temperature, clocks and load, sampled once a second with Start/Stop."""
+"""Live telemetry: board power, temperature, clocks and load, once a second with Start/Stop.
+
+Every reader watches the one shared sampler of core.gpu.telemetry.HUB: Start joins it, Stop
+leaves it, and each redraw says the reader is still there (a closed tab stops saying so, and
+the sampler stops by itself when nobody is left).
+"""
 
 from __future__ import annotations
 
@@ -7,62 +12,40 @@ import streamlit as st
 from core.figures.gpu import telemetry_figure
 from core.gpu import nvml
 from core.gpu.report import or_unknown
-from core.gpu.sampler import Sampler
+from core.gpu.telemetry import HUB
 from ui.lesson import show_figure
 
-INTERVAL_S = 1.0
-MAX_READINGS = 900  # 15 minutes at most
 
-
-def telemetry_panel() -> None:
-    """Start/Stop buttons over a background sampler kept in the session; redrawn every second while it runs."""
+def telemetry_panel(viewer: str) -> None:
+    """Start/Stop buttons over the shared sampler; redrawn every second while this reader watches."""
     st.subheader("Live telemetry")
     st.caption(
         "Board power, how busy the GPU is, and memory in use, read from the driver once a second "
-        "(for up to 15 minutes)."
+        f"(for up to {HUB.max_readings * HUB.interval_s / 60:.0f} minutes; every reader of this server sees the "
+        "same readings)."
     )
-    sampler: Sampler | None = st.session_state.get("gpu_sampler")
+    watching = HUB.watching(viewer)
     t1, t2, _ = st.columns([1, 1, 4])
-    if t1.button(
-        "Start",
-        key="gpu_tel_start",
-        icon=":material/play_arrow:",
-        disabled=sampler is not None and sampler.running,
-    ):
-        started = _start()
-        sampler = started if started is not None else sampler
-    if t2.button(
-        "Stop", key="gpu_tel_stop", icon=":material/stop:", disabled=sampler is None or not sampler.running
-    ):
-        sampler.stop()
-        st.session_state.pop("gpu_tel_handle").close()
+    if t1.button("Start", key="gpu_tel_start", icon=":material/play_arrow:", disabled=watching):
+        refused = HUB.start(viewer)
+        if refused:
+            st.error(refused)
+        watching = HUB.watching(viewer)
+    if t2.button("Stop", key="gpu_tel_stop", icon=":material/stop:", disabled=not watching):
+        HUB.leave(viewer)
+        watching = False
 
     def draw_telemetry() -> None:
-        _draw(sampler)
+        HUB.seen(viewer)
+        _draw(HUB.samples() if HUB.watching(viewer) else [])
 
-    if sampler is not None and sampler.running:
-        st.fragment(run_every=INTERVAL_S)(draw_telemetry)()
+    if watching:
+        st.fragment(run_every=HUB.interval_s)(draw_telemetry)()
     else:
         draw_telemetry()
 
 
-def _start() -> Sampler | None:
-    """Open the GPU and start sampling it (closing a handle left from before); None if NVML refuses."""
-    gpu = nvml.open_cuda_gpu()  # the card the benchmarks run on, on a multi-GPU box too
-    if not isinstance(gpu, nvml.NvmlGpu):
-        st.error(gpu.reason)
-        return None
-    old_gpu = st.session_state.get("gpu_tel_handle")
-    if old_gpu is not None:
-        old_gpu.close()
-    sampler = Sampler(gpu.sample, interval_s=INTERVAL_S, maxlen=300, max_readings=MAX_READINGS)
-    sampler.start()
-    st.session_state["gpu_sampler"], st.session_state["gpu_tel_handle"] = sampler, gpu
-    return sampler
-
-
-def _draw(sampler: Sampler | None) -> None:
-    samples = sampler.snapshot() if sampler is not None else []
+def _draw(samples: list[nvml.TelemetrySample]) -> None:
     if not samples:
         st.caption("Press Start to watch the card.")
         return

@@ -1,0 +1,70 @@
+"""The planner's "Go deeper: serving a hybrid" section (ui/deeper.py): collapsed, and every statement
+in it — batching, prefix caching, speculative decoding, which engines run KDA and Gated DeltaNet —
+carries a link to where it is said (issue 15)."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlparse
+
+import pytest
+
+from tests.app import driver
+from ui.deeper import ENGINES, SERVING, SERVING_INTRO, engines_table
+
+LINK = re.compile(r"\[[^\]]+\]\((https://[^)\s]+)\)")
+CLAIMS = [SERVING_INTRO, *(claim for _, claims in SERVING for claim in claims)]
+
+
+@pytest.mark.parametrize("claim", CLAIMS, ids=lambda c: c.text[:40])
+def test_every_statement_has_a_link(claim):
+    assert claim.sources, claim.text
+    for label, url in claim.sources:
+        parsed = urlparse(url)
+        assert label.strip() and parsed.scheme == "https" and parsed.netloc, (label, url)
+    rendered = claim.markdown()
+    assert rendered.startswith(claim.text) and len(LINK.findall(rendered)) == len(claim.sources)
+
+
+def test_the_three_topics_and_the_snapshot_idea_are_there():
+    titles = [title for title, _ in SERVING]
+    assert [t.split(" ")[0] for t in titles] == ["Batching", "Prefix", "Speculative"]
+    prefix = " ".join(c.text for c in dict(SERVING)["Prefix caching (state snapshots)"])
+    assert "snapshot" in prefix and "cannot be cut back" in prefix
+    spec = " ".join(c.text for c in dict(SERVING)["Speculative decoding"])
+    assert "drops their rows" in spec and "last accepted token" in spec
+
+
+def test_every_yes_in_the_engine_table_is_linked():
+    rows = engines_table().splitlines()[2:]
+    assert len(rows) == len(ENGINES)
+    for row, (name, gdn, kda) in zip(rows, ENGINES, strict=True):
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        assert cells[0] == name
+        for cell, sources in ((cells[1], gdn), (cells[2], kda)):
+            if sources is None:
+                assert cell == "—"
+            else:
+                assert cell.startswith("yes: ") and len(LINK.findall(cell)) == len(sources)
+    names = [name for name, _, _ in ENGINES]
+    assert {"vLLM", "SGLang", "llama.cpp", "transformers"} <= set(names)
+
+
+def test_the_planner_shows_it_collapsed_with_every_link():
+    at = driver.fresh("planner")
+    driver.assert_clean(at, "first run")
+    section = [e for e in at.expander if e.label.startswith("Go deeper: serving a hybrid")]
+    assert len(section) == 1 and not section[0].proto.expanded
+    blocks = [m.value for m in section[0].markdown]
+    text = "\n".join(blocks)
+    for title, _ in SERVING:
+        assert f"**{title}.**" in text
+    # every paragraph that states something links its sources; the heading above the table is the only other line
+    for block in blocks:
+        if block.startswith("**Which engines run these layers**"):
+            continue
+        assert LINK.search(block), f"a paragraph without a source: {block[:80]}"
+    for claim in CLAIMS:
+        for _, url in claim.sources:
+            assert url in text
+    assert "| engine | Gated DeltaNet" in text and "KDA" in text
