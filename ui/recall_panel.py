@@ -191,7 +191,10 @@ def _training_details(results: dict, key: str, open_first: bool) -> None:
         "asked again; a run that stays near the dashed line is still guessing among the 100 values. "
         "Runs stop early once their loss is near zero."
     )
-    st.dataframe(protocol_rows(results), hide_index=True, key=f"{key}_protocol_table", width="stretch")
+    rows = protocol_rows(results)
+    st.dataframe(
+        rows, hide_index=True, key=f"{key}_protocol_table", width="stretch", height=36 * (len(rows) + 1) + 4
+    )
     st.caption(
         "Each 'lr' column is the mean accuracy (over pair counts and seeds) at that learning rate; "
         "'(plateau)' marks a learning rate where a seed never left the starting plateau — those are "
@@ -232,12 +235,18 @@ def render_trained_recall(key: str) -> None:
     accuracy_chart, rows = sweep_picture()
     show_figure(accuracy_chart, key=f"{key}_accuracy_chart")
     stuck = [c for c in results["cells"] if c["plateau"]]
-    if stuck:
-        names = ", ".join(f"{label_of(c['mixer'])} at width {c['d_model']}" for c in stuck)
+    for c in stuck:
+        chosen = next(row for row in c["lr_table"] if row["lr"] == c["lr"])
+        mixed = len(chosen["plateau_seeds"]) < len(chosen["seeds"])
         st.caption(
-            f"Honest note: {names} did not learn the task at any learning rate in this training budget "
-            "(a seed stayed on the starting plateau, guessing among the values); that says nothing about "
-            "what the mechanism can hold. Its training curves are below."
+            f"Honest note: {label_of(c['mixer'])} at width {c['d_model']} — at every learning rate at least one "
+            "of its seeds stayed on the starting plateau (guessing among the values)"
+            + (
+                ", so its points average a trained and an untrained run: hence the long bars."
+                if mixed
+                else "."
+            )
+            + " That says nothing about what the mechanism can hold; the curves are below."
         )
     _what_the_sweep_shows(results)
     _training_details(results, key, open_first=bool(stuck))

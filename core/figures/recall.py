@@ -228,6 +228,7 @@ def protocol_rows(results: dict) -> list[dict]:
         for entry in cell["lr_table"]:
             flag = " (plateau)" if entry["plateau_seeds"] else ""
             row[f"lr {entry['lr']:g}"] = f"{entry['mean_accuracy']:.2f}{flag}"
-        row["notes"] = "; ".join(cell["flags"]) or "—"
+        # which learning rates plateaued is marked in their own columns; the note says only what matters
+        row["notes"] = "a seed never learned at any rate" if cell["plateau"] else "—"
         rows.append(row)
     return rows

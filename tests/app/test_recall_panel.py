@@ -57,7 +57,7 @@ def test_panel_shows_the_sweep_with_state_sizes(at):
         tops = [m + e for m, e in zip(trace["y"], trace["error_y"]["array"], strict=True)]
         assert tops == pytest.approx([cell["accuracy_max"][p] for p in pairs])
     stuck = [c for c in results["cells"] if c["plateau"]]
-    notes = [c.value for c in at.caption if "did not learn the task" in c.value]
+    notes = [c.value for c in at.caption if "stayed on the starting" in c.value]
     assert bool(notes) == bool(stuck)
     assert any("learning rates" in c.value and "seeds" in c.value for c in at.caption)  # the protocol, said
     table = _table(at, "fixed boards, both layers")
