@@ -8,6 +8,7 @@ import random
 import shutil
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -321,6 +322,17 @@ def _get(url: str, cookie: str | None = None) -> tuple[int, str]:
         return response.status, response.headers.get("Set-Cookie") or ""
 
 
+def _pinned_lines(access_log: Path, expected: int, timeout_s: float = 5.0) -> list[str]:
+    """The access log's pinned requests: nginx writes a line once a request is finished, which can
+    be a moment after the client has its response, so wait (briefly) for the lines to appear."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        lines = [line for line in access_log.read_text().splitlines() if line.endswith("pin=1")]
+        if len(lines) >= expected or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.05)
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("nginx") is None, reason="nginx is not installed (apt-get install nginx)")
 def test_classroom_starts_two_processes_behind_nginx_with_sticky_sessions_and_stops_them(tmp_path):
@@ -342,8 +354,7 @@ def test_classroom_starts_two_processes_behind_nginx_with_sticky_sessions_and_st
         assert pins == {"course_backend=0", "course_backend=1"}  # new browsers are handed out in turn
         for _ in range(3):
             assert _get(f"{url}/kv-cache", "course_backend=1") == (200, "")  # pinned: no new cookie
-        log = (state / "access.log").read_text().splitlines()
-        pinned = [line for line in log if line.endswith("pin=1")]
+        pinned = _pinned_lines(state / "access.log", 3)
         assert len(pinned) == 3 and all(f"127.0.0.1:{base + 2} " in line for line in pinned)
         # readers through nginx: websockets upgrade, sessions stay on their process
         levels = _load_test(
