@@ -180,7 +180,9 @@ def test_shipped_fixed_state_models_learn_the_task_on_a_roomy_board():
         if mixer != "linear":
             for pairs in linear:
                 # 0.01 = sampling noise of a held-out set of ≥ 1,024 queries
-                assert acc[pairs] >= linear[pairs] - 0.01, f"{mixer} d={width} pairs={pairs}: {acc} vs {linear}"
+                assert acc[pairs] >= linear[pairs] - 0.01, (
+                    f"{mixer} d={width} pairs={pairs}: {acc} vs {linear}"
+                )
 
 
 def _misses(results: dict) -> list[str]:

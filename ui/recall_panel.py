@@ -27,6 +27,7 @@ from core.models.recall_models import ReaderRecall, RecallModel, memory_colour_r
 from core.recall import DEFAULT_VOCAB, parse_recall_text
 from core.units import format_bytes
 from ui.course import lesson_ref
+from ui.errors import log
 from ui.lesson import link_to, show_figure
 from ui.text import plain
 
@@ -43,7 +44,7 @@ def load_results() -> dict | None:
     try:
         rr.check(results)
     except (KeyError, ValueError) as err:
-        print(f"assets/recall/results.json is not usable: {err}")  # the console, not the reader
+        log.warning("assets/recall/results.json is not usable: %s", err)  # the server log, not the reader
         return None
     return results
 
@@ -197,7 +198,7 @@ def _training_details(results: dict, key: str, open_first: bool) -> None:
     )
     st.caption(
         "Each 'lr' column is the mean accuracy (over pair counts and seeds) at that learning rate; "
-        "'(plateau)' marks a learning rate where a seed never left the starting plateau — those are "
+        "* marks a learning rate where a seed never left the starting plateau — those are "
         "never chosen while another rate learned."
     )
 

@@ -211,7 +211,7 @@ def training_curves(results: dict, width: int) -> go.Figure:
 
 
 def protocol_rows(results: dict) -> list[dict]:
-    """One row per cell: the learning rate chosen, every learning rate's mean, and any flags."""
+    """One row per cell: the learning rate chosen and every learning rate's mean (plateaus marked)."""
     rows = []
     largest = str(max(results["sweep"]["pair_counts"]))
     for cell in results["cells"]:
@@ -226,9 +226,8 @@ def protocol_rows(results: dict) -> list[dict]:
             ),
         }
         for entry in cell["lr_table"]:
-            flag = " (plateau)" if entry["plateau_seeds"] else ""
+            flag = " *" if entry["plateau_seeds"] else ""  # explained under the table
             row[f"lr {entry['lr']:g}"] = f"{entry['mean_accuracy']:.2f}{flag}"
-        # which learning rates plateaued is marked in their own columns; the note says only what matters
-        row["notes"] = "a seed never learned at any rate" if cell["plateau"] else "—"
+        # a plateau is marked in its learning rate's column, and a plateau cell gets its own note above
         rows.append(row)
     return rows
