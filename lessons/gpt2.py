@@ -25,6 +25,7 @@ from ui.gpt2_model import (
     choose_model,
     describe_real,
     generation_settings,
+    in_units,
     live_model,
     show_tokens,
     show_top_next,
@@ -46,6 +47,11 @@ DEFAULT_PROMPT = "One day, Mia went to the "
 
 
 GRID_TITLE = "Which positions the model ran at each step"
+
+
+def timing_note(repeats: int) -> str:
+    """How each step was timed: the tiny model 3 times (fastest kept), a checkpoint once."""
+    return "each step run once" if repeats == 1 else f"each step run {repeats} times, fastest kept"
 
 
 @st.cache_data(show_spinner="Generating (recomputing the whole text at every step)…", max_entries=32)
@@ -83,7 +89,9 @@ def step_figures(settings: tuple, t: int, run: GenerationRun, series: RunSeries)
                 patch=lambda base, t: work_step(base, steps, work, shown=t),
             ),
             "ms": Stepped(
-                base=lambda: ms_per_token_figure(lengths, ms, shown=n),
+                base=lambda: in_units(
+                    ms_per_token_figure(lengths, ms, shown=n), live_model(settings[0]).unit
+                ),
                 patch=lambda base, t: ms_per_token_step(base, lengths, ms, shown=t),
             ),
         },
@@ -158,7 +166,7 @@ def stepper(live, settings: tuple, run: GenerationRun, series: RunSeries) -> Non
         m1.metric(
             "Positions run this step",
             series.positions_computed[t - 1],
-            help="The model ran every byte of the text through all its layers again.",
+            help=f"The model ran every {unit} of the text through all its layers again.",
         )
         m2.metric(
             "Total positions run",
@@ -178,9 +186,10 @@ def stepper(live, settings: tuple, run: GenerationRun, series: RunSeries) -> Non
     figures = step_figures(settings, t, run, series)
     show_figure(figures["grid"], key="gpt2_grid")
     st.caption(
-        "Each row is one step, each column one byte of the text. Dark cells are bytes read for the first time; "
-        "light blue cells are bytes the model had already processed and **computed again**. Without a cache the "
-        "rows get longer and the shape becomes a triangle (a trapezoid when the prompt has several bytes)."
+        f"Each row is one step, each column one {unit} of the text. Dark cells are {unit}s read for the first "
+        f"time; light blue cells are {unit}s the model had already processed and **computed again**. Without a "
+        f"cache the rows get longer and the shape becomes a triangle (a trapezoid when the prompt has several "
+        f"{unit}s)."
     )
 
     left, right = st.columns(2)
@@ -194,23 +203,24 @@ def stepper(live, settings: tuple, run: GenerationRun, series: RunSeries) -> Non
 
 stepper(live, settings, run, series)
 st.caption(
-    "Times are wall-clock milliseconds measured when this generation was first computed on the server (each step "
-    "run 3 times, fastest kept), which other work shares. Faint dots are single steps (a dot far above the line is another program taking the CPU "
-    "for a moment); the line is the running median of 7 steps. `python bench/generation.py` measures it carefully."
+    f"Times are wall-clock milliseconds measured when this generation was first computed on the server "
+    f"({timing_note(live.run_options['timing_repeats'])}), which other work shares. Faint dots are single steps "
+    "(a dot far above the line is another program taking the CPU for a moment); the line is the running median "
+    "of 7 steps. `python bench/generation.py` measures it carefully."
 )
 
 notice(
-    "The text is 50 bytes long. How many positions will the model have run in total once it writes the "
-    "100th byte — twice as many as at 50, or more?",
-    "About **four times** as many. Step n re-reads n bytes, so the total is 1 + 2 + … + n = n(n+1)/2: "
-    "double the text and the work roughly quadruples (5,050 at 100 bytes against 1,275 at 50).",
+    f"The text is 50 {unit}s long. How many positions will the model have run in total once it writes the "
+    f"100th {unit} — twice as many as at 50, or more?",
+    f"About **four times** as many. Step n re-reads n {unit}s, so the total is 1 + 2 + … + n = n(n+1)/2: "
+    f"double the text and the work roughly quadruples (5,050 at 100 {unit}s against 1,275 at 50).",
     key="gpt2_notice_total",
 )
 notice(
-    "Between two steps, which numbers inside the model actually change for the old bytes?",
-    "None. Byte 3 can only look at bytes 0–3, so its keys, values and outputs are the same at every step. "
-    "All the light-blue work in the picture produces numbers the model already had — the waste the next "
-    "lesson removes.",
+    f"Between two steps, which numbers inside the model actually change for the old {unit}s?",
+    f"None. {unit.capitalize()} 3 can only look at {unit}s 0–3, so its keys, values and outputs are the same "
+    "at every step. All the light-blue work in the picture produces numbers the model already had — the waste "
+    "the next lesson removes.",
     key="gpt2_notice_same",
 )
 
@@ -224,7 +234,7 @@ formula(
 code(Session.step, GPT2.forward_with_attention, positions_computed_formula, key="gpt2_code")
 
 still_missing(
-    "Old bytes are computed again and again although their numbers never change. Keeping them — "
-    "their **keys and values** — would make every step cost one byte's work. That is the KV cache."
+    f"Old {unit}s are computed again and again although their numbers never change. Keeping them — "
+    f"their **keys and values** — would make every step cost one {unit}'s work. That is the KV cache."
 )
 next_lesson("gpt2")

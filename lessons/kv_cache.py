@@ -35,6 +35,7 @@ from ui.glossary import new_words
 from ui.gpt2_model import (
     choose_model,
     generation_settings,
+    in_units,
     live_model,
     show_cache_size,
     show_tokens,
@@ -90,7 +91,9 @@ def run_figures(settings: tuple, cached: GenerationRun, plain: RunSeries) -> dic
             "work": work_figure(
                 series.steps, plain.cumulative_work, formula_plain, series.cumulative_work, shown=n
             ),
-            "ms": ms_per_token_figure(series.text_lengths, plain.wall_ms, series.wall_ms, shown=n),
+            "ms": in_units(
+                ms_per_token_figure(series.text_lengths, plain.wall_ms, series.wall_ms, shown=n), unit
+            ),
             "bytes": cache_bytes_figure(series.text_lengths, series.cache_bytes, n, per_token, unit=unit),
         }
 
@@ -158,11 +161,11 @@ cfg = model.config
 per_token = model.cache_bytes_per_token()
 
 st.markdown(
-    "Inside every layer, each byte becomes three vectors: a **query** (what am I looking for?), a **key** "
-    "(what do I contain?) and a **value** (what do I hand over if picked). A new byte compares its query with "
-    "the keys of all earlier bytes and mixes their values. The keys and values of old bytes never change — so "
-    "**keep them**. That store is the *KV cache*: each step now runs only the newest byte through the model and "
-    "adds one row of keys and one row of values to every layer."
+    f"Inside every layer, each {unit} becomes three vectors: a **query** (what am I looking for?), a **key** "
+    f"(what do I contain?) and a **value** (what do I hand over if picked). A new {unit} compares its query "
+    f"with the keys of all earlier {unit}s and mixes their values. The keys and values of old {unit}s never "
+    f"change — so **keep them**. That store is the *KV cache*: each step now runs only the newest {unit} "
+    "through the model and adds one row of keys and one row of values to every layer."
 )
 
 settings = generation_settings("kv", DEFAULT_PROMPT, live)
@@ -356,12 +359,13 @@ st.caption(
 
 notice(
     "With the cache on, will step 100 take longer than step 10?",
-    "Hardly, in this tiny model — each step runs one position, and reading 100 cached rows instead of 10 is "
-    "cheap here. In a big model with a long chat the cache read *does* dominate, which is the bottleneck above.",
+    f"Hardly, in {'this model' if live.real else 'this tiny model'} — each step runs one position, and reading "
+    "100 cached rows instead of 10 is cheap here. In a big model with a long chat the cache read *does* "
+    "dominate, which is the bottleneck above.",
     key="kv_notice_speed",
 )
 notice(
-    "Will the cached model ever write a different byte than the plain one?",
+    f"Will the cached model ever write a different {unit} than the plain one?",
     "No — it computes exactly the same numbers, just without redoing them. The live check above compares the two "
     "runs at every step; any difference is float rounding (around a millionth), far too small to change a choice.",
     key="kv_notice_same",

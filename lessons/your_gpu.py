@@ -1,9 +1,9 @@
 """Your GPU: measure the memory wall and the power bill on your own card.
 
-A composition of panels (ui/gpu/): the device card, live telemetry, the benchmark runner and
-the results; the decisions behind them live in core/gpu/. In public mode (core.gpu.public) the
-page measures nothing on the server: the roofline, the published numbers and the command to run
-at home.
+A composition of panels (ui/gpu/): the device card, live telemetry, the benchmark runner, the
+results and the reader's own checkpoint; the decisions behind them live in core/gpu/. In public
+mode (core.gpu.public) the page measures nothing on the server: the roofline, the published
+numbers and the commands to run at home.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from core.gpu.timing import time_decode
 from ui.course import lesson_span
 from ui.deeper import planner_batch_link
 from ui.glossary import gloss, new_words
+from ui.gpu.checkpoint import checkpoint_section
 from ui.gpu.device_card import device_card
 from ui.gpu.results import beside_published, context_results, downloads, load_last_run, moe_results
 from ui.gpu.runner import benchmark_panel, public_panel, run_token
@@ -54,6 +55,7 @@ if public:  # a shared server: its GPU is not the reader's, and nothing is measu
     choice = public_panel(snapshot)
     context = context_results(choice.preset, choice.budget_bytes, snapshot, True, None, public=True)
     moe = moe_results(choice.preset, public=True)
+    checkpoint_section(None, on_gpu=True)
 else:
     owner = run_token()
     snapshot = nvml.probe()
@@ -70,6 +72,7 @@ else:
     context = context_results(choice.preset, choice.budget_bytes, snapshot, on_gpu, measured_bw)
     moe = moe_results(choice.preset)
     downloads(snapshot, measured_bw, context, moe)
+    checkpoint_section(owner, on_gpu, HEALTH.runs_off)
 beside_published(context, moe)
 with st.expander("How to read the published table", icon=":material/help:"):
     # a legend for the llama-bench / Ollama terms, from the one glossary (core/glossary.py)

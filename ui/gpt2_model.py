@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from core.generation import CacheSize, cache_size
@@ -45,8 +46,10 @@ class LiveGPT2:
 
     @property
     def run_options(self) -> dict:
-        """run_generation options: the tiny model times best on one thread, fastest of 3; a
-        released model uses every core and runs each step once (it is 150× the work)."""
+        """run_generation options: the tiny model runs on one thread, each step timed 3 times
+        (fastest kept); a released model leaves torch's thread count as the process set it (the
+        app sets 1 thread per server process at start-up, core/threads.py) and times each step
+        once (it is 150× the work)."""
         return {"threads": None, "timing_repeats": 1} if self.real else {"threads": 1, "timing_repeats": 3}
 
     def cache_size(self) -> CacheSize:
@@ -92,7 +95,7 @@ def choose_model(prefix: str) -> LiveGPT2:
     found = found_checkpoints()
     options |= {str(f.folder): f.label for f in found}
     if not any(f.key == "gpt2" for f in found):
-        options[MISSING] = "GPT-2 small, real weights"
+        options[MISSING] = "GPT-2 small, real weights (not here yet)"
     choice = st.radio(
         "GPT-2 to run",
         list(options),
@@ -118,7 +121,7 @@ def choose_model(prefix: str) -> LiveGPT2:
 def how_to_get(prefix: str) -> None:
     """What to do when GPT-2 small's weights are missing: the sizes first, then a Download button."""
     release = fetch.RELEASES["gpt2"]
-    size = f"about {release.download_bytes / 1e6:,.0f} MB"
+    size = fetch.approx_size(release.download_bytes)
     st.info(
         f"GPT-2 small's released weights are not on this machine yet: {size} (`config.json`, "
         f"`tokenizer.json`, `model.safetensors`) from huggingface.co/{release.repo_id}. Fetch them here, "
@@ -186,18 +189,39 @@ def generation_settings(prefix: str, default_prompt: str, live: LiveGPT2) -> Set
 
 
 def describe_real(live: LiveGPT2) -> None:
-    """The paragraph that introduces a released checkpoint (lesson 1 shows it instead of the tiny one's)."""
+    """The paragraph that introduces a checkpoint (lesson 1 shows it instead of the tiny one's). It
+    says 'weights from a checkpoint folder', not 'released', since COURSE_GPT2_PATH may name any."""
     cfg = live.model.config
     st.markdown(
-        f"Below is **{live.label}**: released GPT-2 weights loaded into this course's own GPT-2 code "
-        f"(`core/models/gpt2.py`, the same code as the tiny model): {cfg.n_layer} blocks, "
-        f"{live.model.num_params():,} numbers (*parameters*). It reads **tokens** from a byte-level BPE "
-        f"vocabulary of {live.tokenizer.vocab_size:,}: a common English word is one token, a rarer word "
+        f"Below is **{live.label}**: GPT-2 weights from a Hugging Face checkpoint folder, loaded into this "
+        f"course's own GPT-2 code (`core/models/gpt2.py`, the same code as the tiny model): {cfg.n_layer} "
+        f"blocks, {live.model.num_params():,} numbers (*parameters*). It reads **tokens** from a byte-level "
+        f"BPE vocabulary of {live.tokenizer.vocab_size:,}: a common English word is one token, a rarer word "
         "several, and an emoji or a Japanese character may be split into pieces of its bytes. It can look "
-        f"at most {cfg.block_size} tokens back: that is "
-        "its *context window*. When the text fills it, generation simply stops (no sliding). It runs on this "
-        "server's processor, so each step takes far longer than the tiny model's."
+        f"at most {cfg.block_size} tokens back: that is its *context window*. When the text fills it, "
+        f"generation simply stops (no sliding). {_where_it_runs(live)}"
     )
+
+
+def _where_it_runs(live: LiveGPT2) -> str:
+    """Where the steps are computed, as the app really does it: the server sets torch to one thread
+    per process at start-up (core/threads.py), so a reader's run gets one core, not all of them."""
+    text = "It runs on one thread of this server's processor (the app gives each server process one)"
+    if live.model.num_params() < 10 * tiny_gpt2().num_params():
+        return text + "."
+    return text + ", so each step takes far longer than the tiny model's."
+
+
+def in_units(fig: go.Figure, unit: str) -> go.Figure:
+    """A time-per-step chart (`ms_per_token_figure`, drawn in bytes) relabelled for a model that
+    reads `unit`s: its x-axis title and hover text, patched in place before the figure is cached."""
+    if unit == "byte":
+        return fig
+    fig.update_xaxes(title_text=f"length of the text read ({unit}s)")
+    for trace in fig.data:
+        if trace.hovertemplate:
+            trace.hovertemplate = trace.hovertemplate.replace(" bytes:", f" {unit}s:")
+    return fig
 
 
 def show_tokens(live: LiveGPT2, ids: list[int], limit: int = 120) -> None:
@@ -207,7 +231,19 @@ def show_tokens(live: LiveGPT2, ids: list[int], limit: int = 120) -> None:
     shown = ids[-limit:]
     chips = " ".join(f"`{live.tokenizer.label(i).replace('`', 'ˋ')}`" for i in shown)
     more = f"… {len(ids) - limit} earlier tokens, then " if len(ids) > limit else ""
-    st.caption(f"As tokens ({len(ids)}, ␣ = space, ⏎ = new line): {more}{chips}")
+    hex_note = ", xE3 = one byte of a character split across tokens" if _split_bytes(live, shown) else ""
+    st.caption(f"As tokens ({len(ids)}; ␣ = space, ⏎ = new line{hex_note}): {more}{chips}")
+
+
+def _split_bytes(live: LiveGPT2, ids: list[int]) -> bool:
+    """Whether any of these tokens is a piece of a character (labelled in hex, e.g. xE3), so the
+    caption explains that notation only when the reader sees it."""
+    for i in ids:
+        try:
+            live.tokenizer.token_bytes(i).decode("utf-8")
+        except UnicodeDecodeError:
+            return True
+    return False
 
 
 def show_top_next(live: LiveGPT2, top: list[tuple[int, float]], key: str) -> None:

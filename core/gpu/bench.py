@@ -11,6 +11,12 @@ Streamlit, no plotly). Every argument is checked before anything is measured (on
 error, exit status 2). The JSON is rewritten after every part and every depth, so a run
 that is killed or times out keeps what it measured; Ctrl-C or SIGTERM stops it cleanly
 (core.gpu.cli_io), marks the result stopped and exits 128 + the signal number.
+
+`python -m core.gpu.bench --checkpoint FOLDER` times a real checkpoint instead (GPT-2 in the
+course's module; Llama, Mistral, Qwen2, Qwen3 through transformers, an optional extra):
+decode speed vs depth with its own KV cache, beside the roofline of its config
+(core.gpu.checkpoint_bench). A folder that is not a usable checkpoint, or a depth beyond its
+window, is refused before anything loads.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from typing import Any
 
 import torch
 
-from core.gpu import cli_io
+from core.gpu import checkpoint_bench, cli_io
 from core.gpu.context_bench import run_context
 from core.gpu.export import to_json, versions
 from core.gpu.moe_bench import run_moe
@@ -40,6 +46,7 @@ from core.gpu.timing import (
     never,
     no_progress,
 )
+from core.models.hf_tokenizer import CheckpointError
 
 PROG = "python -m core.gpu.bench"
 
@@ -192,6 +199,12 @@ def parse_args(argv: list[str] | None) -> Any:
     )
     parser.add_argument("--eager-only", action="store_true", help="no CUDA graphs, eager steps only")
     parser.add_argument(
+        "--checkpoint",
+        metavar="FOLDER",
+        default=None,
+        help="time this local checkpoint (GPT-2, Llama, Mistral, Qwen2, Qwen3 in safetensors) instead",
+    )
+    parser.add_argument(
         "--no-cpu-layers",
         action="store_true",
         help="with a budget, skip the sweep whose extra layers run on the CPU",
@@ -202,7 +215,24 @@ def parse_args(argv: list[str] | None) -> Any:
     why = cli_io.check_out_path(Path(args.out))
     if why:
         cli_io.fail(PROG, why)
+    if args.checkpoint is not None:
+        args.checkpoint_settings = _checkpoint_settings(args)
     return args
+
+
+def _checkpoint_settings(args: Any) -> checkpoint_bench.Settings:
+    """Check the folder (config and headers only) and the depths against its window: exit 2 if bad."""
+    cuda = args.device != "cpu" and torch.cuda.is_available()
+    settings = checkpoint_bench.default_settings(torch.device("cuda" if cuda else "cpu"))
+    if args.depth_seconds is not None:
+        settings = dataclasses.replace(settings, depth_seconds=args.depth_seconds)
+    try:
+        info = checkpoint_bench.describe(args.checkpoint)
+        if args.depths is not None:
+            checkpoint_bench.check_depths(info, args.depths, settings)
+    except CheckpointError as error:
+        cli_io.fail(PROG, str(error))
+    return settings
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -212,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     env = make_env(args.device)
+    if args.checkpoint is not None:
+        return _run_checkpoint(args, env)
     preset = PRESETS[auto_preset(env) if args.preset == "auto" else args.preset]
     changes: dict[str, Any] = {}
     if args.depth_seconds is not None:
@@ -251,6 +283,71 @@ def main(argv: list[str] | None = None) -> int:
     _print_summary(result)
     print(f"wrote {out.path}")
     return stop.exit_code
+
+
+def _run_checkpoint(args: Any, env: BenchEnv) -> int:
+    """Copy bandwidth, then the checkpoint's depth sweep; the JSON rewritten after every depth."""
+    out = cli_io.ResultFile(Path(args.out))
+    payload: dict[str, Any] = {
+        "settings": {"checkpoint": args.checkpoint, "depths": args.depths, "device": str(env.device)},
+        "versions": versions(),
+        "device": env.snapshot.to_dict(),
+        "complete": False,
+        "stopped": False,
+    }
+
+    def progress(fraction: float, message: str) -> None:
+        print(f"[{100 * fraction:5.1f} %] {message}", file=sys.stderr, flush=True)
+
+    def sweep(should_stop: ShouldStop) -> checkpoint_bench.CheckpointResult:
+        progress(0.0, "copy bandwidth")
+        bw = measure_copy_bandwidth(env, PRESETS["cpu" if env.device.type != "cuda" else "small"].copy_bytes)
+        payload["bandwidth"] = asdict(bw)
+
+        def save(result: checkpoint_bench.CheckpointResult) -> None:
+            payload["checkpoint"] = result.to_dict()
+            payload["stopped"] = result.stopped
+            out.write(to_json(payload))
+
+        return checkpoint_bench.run_checkpoint(
+            args.checkpoint, env, bw, args.depths, args.checkpoint_settings, progress, should_stop, save
+        )
+
+    try:
+        with cli_io.StopOnSignal() as stop:
+            result = run_exclusive(sweep, stop.is_set)
+        if isinstance(result, Busy):
+            print(result.message, file=sys.stderr)
+            return 2
+        payload["complete"] = not result.stopped
+        out.write(to_json(payload))
+    except CheckpointError as error:  # the weights themselves would not load (checked up front otherwise)
+        cli_io.fail(PROG, str(error))
+    except OSError as error:
+        cli_io.fail(PROG, f"could not write {out.path}: {error.strerror or error}")
+    finally:
+        env.close()
+    _print_checkpoint(result)
+    print(f"wrote {out.path}")
+    return stop.exit_code
+
+
+def _print_checkpoint(r: checkpoint_bench.CheckpointResult) -> None:
+    print(f"{r.name} ({r.family}, {r.params:,} parameters, {r.dtype}) on {r.device}")
+    print(
+        f"loader: {r.loader}; cache: {r.cache_kind}; copy bandwidth {r.bandwidth_bytes_per_s / 1e9:.1f} GB/s"
+    )
+    for p in r.points:
+        print(
+            f"  d={p.depth:>7}  {p.tokens_per_s:9.1f} ± {p.std_tokens_per_s:6.1f} t/s"
+            f"  cache {p.cache_bytes / 1024**2:8.2f} MiB  bytes/token {p.bytes_per_token:,}"
+            f"  roofline {p.predicted_tokens_per_s:10.1f}  ({p.percent_of_roofline:5.1f} %)"
+            + ("  capped" if p.capped else "")
+        )
+    if r.oom_depth is not None:
+        print(f"  d={r.oom_depth:>7}  {r.oom_message or 'out of memory'}")
+    if r.stopped:
+        print("(stopped early)")
 
 
 def auto_preset(env: BenchEnv) -> str:

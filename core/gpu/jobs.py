@@ -1,4 +1,4 @@
-"""The two benchmarks the page submits: one call = one benchmark with its own device and bandwidth.
+"""The benchmarks the page submits: one call = one benchmark with its own device and bandwidth.
 
 Each returns a `JobResult` — the copy bandwidth, the device snapshot and the one result it
 measured — and takes the `progress`/`should_stop` callbacks that core.gpu.runner.BenchRunner
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from core.gpu import timing
+from core.gpu.checkpoint_bench import CheckpointResult, run_checkpoint
 from core.gpu.context_bench import ContextResult, run_context
 from core.gpu.moe_bench import MoeResult, run_moe
 from core.gpu.nvml import DeviceSnapshot
@@ -22,12 +23,13 @@ OOM_HOOK: timing.OomHook | None = None  # tests set this to simulate running out
 
 @dataclass
 class JobResult:
-    """What one page benchmark hands back: exactly one of `context` and `moe` is set."""
+    """What one page benchmark hands back: exactly one of `context`, `moe` and `checkpoint` is set."""
 
     bandwidth: timing.Bandwidth
     device: DeviceSnapshot
     context: ContextResult | None = None
     moe: MoeResult | None = None
+    checkpoint: CheckpointResult | None = None
 
 
 def _job(
@@ -70,3 +72,29 @@ def moe_benchmark(
 ) -> JobResult:
     """Bandwidth, then dense vs MoE."""
     return _job(preset_name, device, progress, partial(run_moe, should_stop=should_stop, oom_hook=OOM_HOOK))
+
+
+def checkpoint_benchmark(
+    folder: str,
+    depths: tuple[int, ...] | None = None,
+    device: str = "auto",
+    progress: timing.Progress = timing.no_progress,
+    should_stop: timing.ShouldStop = timing.never,
+) -> JobResult:
+    """Bandwidth, then decode speed vs depth on the reader's own checkpoint (core.gpu.checkpoint_bench)."""
+    env = timing.make_env(device)
+    try:
+        progress(0.0, "measuring copy bandwidth")
+        copy_bytes = PRESETS["small" if env.device.type == "cuda" else "cpu"].copy_bytes
+        bw = timing.measure_copy_bandwidth(env, copy_bytes)
+        result = run_checkpoint(
+            folder,
+            env,
+            bw,
+            depths,
+            progress=lambda f, m: progress(0.05 + 0.95 * f, m),
+            should_stop=should_stop,
+        )
+    finally:
+        env.close()
+    return JobResult(bw, env.snapshot, checkpoint=result)

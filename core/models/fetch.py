@@ -1,6 +1,6 @@
 """Finding released GPT-2 weights on this machine, and fetching them on request.
 
-    python -m core.models.fetch gpt2            # GPT-2 small, about 548 MB, into the HF cache
+    python -m core.models.fetch gpt2            # GPT-2 small, about 550 MB, into the HF cache
     python -m core.models.fetch gpt2-medium     # also gpt2-large, gpt2-xl
     python -m core.models.fetch --list          # what is already here (no network)
     python -m core.models.fetch --check FOLDER  # can this folder be loaded? (one line either way)
@@ -10,6 +10,10 @@ gpt2 …) through `huggingface_hub`, into the reader's Hugging Face cache (HF_HO
 respected). Looking for them never touches the network (`local_files_only=True`); only
 `download` does, and never when `HF_HUB_OFFLINE` is set. A folder named by the environment
 variable COURSE_GPT2_PATH (any local GPT-2 checkpoint) is offered first.
+
+On a machine without internet `huggingface_hub` retries each request five times with back-off
+(20+ s before it gives up), so `download` first asks the Hub endpoint (HF_ENDPOINT respected)
+one quick question, bounded at REACH_TIMEOUT_S, and answers in one line when nobody replies.
 """
 
 from __future__ import annotations
@@ -17,38 +21,71 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from core.models.hf_tokenizer import CheckpointError
 
 ENV_FOLDER = "COURSE_GPT2_PATH"
 FILES = ("config.json", "tokenizer.json", "model.safetensors")
+REACH_TIMEOUT_S = 3.0  # the whole reachability check, DNS included
+GATEWAY_ERRORS = (502, 503, 504)
+ETAG_TIMEOUT_S = 10  # each file's metadata request once the Hub answered (HF_HUB_ETAG_TIMEOUT wins)
 
 
 @dataclass(frozen=True)
 class Release:
-    """One released GPT-2 size: where it lives on the Hub and how big its weights file is."""
+    """One released GPT-2 size: where it lives on the Hub and how much a download of it is."""
 
     key: str
     repo_id: str
     label: str
     params: str
-    download_bytes: int  # config + tokenizer + model.safetensors, as listed on the Hub
+    weights_bytes: int  # model.safetensors
+
+    @property
+    def download_bytes(self) -> int:
+        """The three files `download` fetches: config.json + tokenizer.json + model.safetensors."""
+        return CONFIG_BYTES + TOKENIZER_BYTES + self.weights_bytes
 
 
-# Sizes of model.safetensors (+ about 1.4 MB of config and tokenizer) from the file listings of
-# huggingface.co/openai-community/gpt2{,-medium,-large,-xl}/tree/main.
+# Sizes of the files on huggingface.co/openai-community/gpt2{,-medium,-large,-xl}, main branch:
+# - gpt2: model.safetensors 548,105,171 bytes (sha256 248dfc39…), config.json 665 bytes: the exact
+#   sizes public projects pin for revision 607a30d7… in their file manifests; the Hub shows 548 MB.
+# - gpt2-medium: model.safetensors 1,519,984,962 bytes (sha256 fc5a354a…), from a public file
+#   manifest of the snapshot; the Hub shows 1.52 GB (…/gpt2-medium/blob/refs%2Fpr%2F5/model.safetensors).
+# - gpt2-large, gpt2-xl: no exact byte count found. The Hub shows 3.25 GB (sha256 5f47f3e1…,
+#   …/gpt2-large/tree/212095d) and 6.43 GB (sha256 0f8b28eb…, …/gpt2-xl/blob/refs%2Fpr%2F5/
+#   model.safetensors). Their float32 tensors alone are 3,247,115,264 and 6,431,771,392 bytes
+#   (parameters plus each block's 1024² causal-mask buffer, × 4 bytes: the count that gives small's
+#   548,090,880 data bytes exactly); the JSON header adds tens of kB, estimated below.
+# - tokenizer.json: 1,355,256 bytes (sha256 8414cab9…), the same file in the small, medium and XL
+#   manifests; config.json is 665 to some 700 bytes, counted as 1 kB.
+CONFIG_BYTES = 1_000
+TOKENIZER_BYTES = 1_355_256
 RELEASES = {
     r.key: r
     for r in (
-        Release("gpt2", "openai-community/gpt2", "GPT-2 small", "124M", 549_500_000),
-        Release("gpt2-medium", "openai-community/gpt2-medium", "GPT-2 medium", "355M", 1_521_400_000),
-        Release("gpt2-large", "openai-community/gpt2-large", "GPT-2 large", "774M", 3_248_600_000),
-        Release("gpt2-xl", "openai-community/gpt2-xl", "GPT-2 XL", "1.5B", 6_433_200_000),
+        Release("gpt2", "openai-community/gpt2", "GPT-2 small", "124M", 548_105_171),
+        Release("gpt2-medium", "openai-community/gpt2-medium", "GPT-2 medium", "355M", 1_519_984_962),
+        Release("gpt2-large", "openai-community/gpt2-large", "GPT-2 large", "774M", 3_247_160_000),
+        Release("gpt2-xl", "openai-community/gpt2-xl", "GPT-2 XL", "1.5B", 6_431_830_000),
     )
 }
+
+
+def approx_size(n_bytes: int) -> str:
+    """A download size as a reader says it: 'about 550 MB', 'about 1.5 GB' (decimal units, as the
+    Hub lists them); two significant figures, since the count is known to that and no better for
+    every size."""
+    if n_bytes < 995e6:
+        return f"about {round(n_bytes / 1e7) * 10:,} MB"
+    return f"about {n_bytes / 1e9:.1f} GB"
 
 
 def is_offline() -> bool:
@@ -100,6 +137,53 @@ def local_checkpoints(cache_dir: Path | str | None = None, env: dict | None = No
     return found
 
 
+def hub_endpoint() -> str:
+    """The Hub's base URL, read now: HF_ENDPOINT (through huggingface_hub) or https://huggingface.co."""
+    from huggingface_hub import constants
+
+    return constants.ENDPOINT
+
+
+def _ask(endpoint: str, timeout_s: float) -> str | None:
+    """One HEAD request to the endpoint: None when it answered (a 404 from a mirror's front page is
+    an answer), else why not, in a few words. A 502/503/504 counts as no answer: it is a proxy or
+    gateway saying the Hub is out of its reach, and huggingface_hub would retry those for 20+ s.
+    Proxies from the environment are used, as huggingface_hub does."""
+    request = urllib.request.Request(endpoint, method="HEAD")
+    try:
+        urllib.request.urlopen(request, timeout=timeout_s).close()
+    except urllib.error.HTTPError as error:
+        return f"HTTP {error.code} {error.reason}" if error.code in GATEWAY_ERRORS else None
+    except urllib.error.URLError as error:
+        return str(getattr(error, "reason", error))
+    except (OSError, ValueError) as error:
+        return str(error) or type(error).__name__
+    return None
+
+
+def unreachable_reason(endpoint: str, timeout_s: float = REACH_TIMEOUT_S) -> str | None:
+    """None when the Hub endpoint answers within `timeout_s`, else a short reason. The request runs
+    on a daemon thread so that a stalled name lookup (which no socket timeout bounds) cannot hold
+    the caller — the page's Download button, the command line — past `timeout_s`."""
+    outcome: list[str | None] = []
+    worker = threading.Thread(target=lambda: outcome.append(_ask(endpoint, timeout_s)), daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    if not outcome:
+        return f"no answer within {timeout_s:g} s"
+    return outcome[0]
+
+
+def unreachable_message(endpoint: str, reason: str) -> str:
+    """The one line a reader sees when the Hub is out of reach, with the way round it."""
+    host = urlsplit(endpoint).netloc or endpoint
+    reason = " ".join(reason.split())[:80]
+    return (
+        f"{host} cannot be reached from this machine ({reason}); get the weights another way: copy a "
+        f"GPT-2 folder ({', '.join(FILES)}) from a machine that has them and set {ENV_FOLDER} to it"
+    )
+
+
 def _progress_class(report: Callable[[int, int], None]):
     """A tqdm subclass that hands (bytes done, bytes total) to `report` as the download runs."""
     from tqdm.auto import tqdm
@@ -132,7 +216,8 @@ def download(
     """Fetch a release's three files into the HF cache; returns the snapshot folder.
 
     `report(file, done, total)` is called as bytes arrive. Raises CheckpointError (one line)
-    when offline or when the Hub cannot be reached — no traceback for the reader.
+    when offline or when the Hub cannot be reached — no traceback for the reader, and within
+    about REACH_TIMEOUT_S when nothing answers (nothing is written to the cache then).
     """
     if key not in RELEASES:
         raise CheckpointError(f"unknown GPT-2 size {key!r}; choose one of {', '.join(RELEASES)}")
@@ -140,6 +225,10 @@ def download(
         raise CheckpointError(
             "HF_HUB_OFFLINE is set, so nothing is downloaded; unset it on a machine with internet"
         )
+    endpoint = hub_endpoint()
+    reason = unreachable_reason(endpoint)
+    if reason is not None:
+        raise CheckpointError(unreachable_message(endpoint, reason))
     from huggingface_hub import hf_hub_download
 
     release = RELEASES[key]
@@ -147,7 +236,9 @@ def download(
     for name in FILES:
         tqdm_class = _progress_class(lambda done, total, n=name: report(n, done, total)) if report else None
         try:
-            path = hf_hub_download(release.repo_id, name, cache_dir=cache_dir, tqdm_class=tqdm_class)
+            path = hf_hub_download(
+                release.repo_id, name, cache_dir=cache_dir, tqdm_class=tqdm_class, etag_timeout=ETAG_TIMEOUT_S
+            )
         except Exception as error:  # network, disk, permission: one line, never a traceback
             message = " ".join(str(error).split())[:160]
             raise CheckpointError(
@@ -198,8 +289,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{release.label} is already here: {here}")
         return 0
     print(
-        f"{release.label} ({release.params} parameters): about {release.download_bytes / 1e6:,.0f} MB from "
-        f"huggingface.co/{release.repo_id}"
+        f"{release.label} ({release.params} parameters): {approx_size(release.download_bytes)} from "
+        f"{urlsplit(hub_endpoint()).netloc or hub_endpoint()}/{release.repo_id}"
     )
     from tqdm.auto import tqdm
 

@@ -103,6 +103,10 @@ def test_real_checkpoint_runs_on_bpe_tokens(hf_folder, tmp_path, monkeypatch):
     bars = chart(at, "gpt2_top5")["data"][0]
     assert list(array(bars["x"])) == pytest.approx([p for _, p in run.top[-1]], abs=1e-6)
     assert list(bars["y"]) == [loaded.tokenizer.label(i) for i, _ in run.top[-1]]
+    captions = " ".join(c.value for c in at.caption)
+    assert "each column one token of the text" in captions and "each step run once" in captions
+    assert "one thread of this server's processor" in " ".join(m.value for m in at.markdown)
+    assert chart(at, "gpt2_ms")["layout"]["xaxis"]["title"]["text"] == "length of the text read (tokens)"
     for _ in range(2):
         at.button(key="gpt2_t_step").click().run()
     driver.assert_clean(at, "stepping the checkpoint")
@@ -114,6 +118,7 @@ def test_missing_weights_offline_say_how_to_get_them(tmp_path, monkeypatch):
 
     point_pages_at(monkeypatch, None, tmp_path, offline=True)
     at = driver.fresh(PAGE)
+    assert "GPT-2 small, real weights (not here yet)" in at.radio(key="gpt2_model").options
     at.radio(key="gpt2_model").set_value("missing:gpt2").run()
     driver.assert_clean(at, "picking missing weights")
     info = " ".join(i.value for i in at.info)
@@ -161,3 +166,33 @@ def test_a_bad_folder_is_one_line_and_the_page_keeps_working(tmp_path, monkeypat
     driver.assert_clean(at, "bad folder")
     assert len(at.error) == 1 and "no config.json" in at.error[0].value and "\n" not in at.error[0].value
     assert metric(at, "Positions run this step")
+
+
+def test_download_without_internet_says_so_at_once(tmp_path, monkeypatch):
+    """The real Download path against a Hub nobody answers for: one line within seconds, the page
+    keeps running the tiny model, and nothing lands in the reader's cache."""
+    import socket
+    import time
+
+    import huggingface_hub
+
+    from core.models import fetch
+    from tests.hf_tiny_gpt2 import point_pages_at
+
+    cache = tmp_path / "cache"
+    point_pages_at(monkeypatch, None, cache, offline=False)
+    with socket.socket() as s:  # a loopback port nobody listens on: refused at once
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", f"http://127.0.0.1:{port}")
+    at = driver.fresh(PAGE)
+    at.radio(key="gpt2_model").set_value("missing:gpt2").run()
+    started = time.monotonic()
+    at.button(key="gpt2_download").click().run()
+    assert time.monotonic() - started < 5
+    driver.assert_clean(at, "download without internet")
+    [error] = at.error
+    assert error.value.startswith(f"127.0.0.1:{port} cannot be reached") and "\n" not in error.value
+    assert fetch.ENV_FOLDER in error.value
+    assert not at.success and metric(at, "Positions run this step")  # the tiny model still runs
+    assert not cache.exists() or not any(cache.iterdir())

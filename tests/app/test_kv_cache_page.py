@@ -157,6 +157,8 @@ def test_real_checkpoint_cache_on_bpe_tokens(hf_folder, tmp_path, monkeypatch):
     labels = [tok.label(i) for i in tok.encode(DEFAULT_PROMPT)]
     assert [x.split(": ", 1)[1] for x in attention["x"][:p]] == labels  # real BPE tokens on the axis
     assert chart(at, "kv_top5")["data"][0]["type"] == "bar"
+    assert chart(at, "kv_ms")["layout"]["xaxis"]["title"]["text"] == "length of the text read (tokens)"
+    assert any("each token becomes three vectors" in m.value for m in at.markdown)  # not "each byte"
     at.selectbox(key="kv_layer").select(1).run()
     at.selectbox(key="kv_head").select(3).run()
     driver.assert_clean(at, "layer/head on the checkpoint")

@@ -75,8 +75,8 @@ def benchmark_panel(
         )
     if not runs_off:
         mine_running, waiting = _run_buttons(owner, choice, on_gpu, mine_running, waiting)
-    if mine_running or waiting:
-        st.fragment(run_every=0.5)(_progress_of(owner))()
+    if (mine_running or waiting) and busy_with(owner)[0] != "checkpoint":  # that one shows by its section
+        st.fragment(run_every=0.5)(progress_of(owner))()
     st.caption(
         f"One run takes at most {MAX_RUN_S / 60:.0f} minutes, and stops about {OWNER_TTL_S:.0f} s after you "
         "leave this page; either way it keeps what it measured."
@@ -86,6 +86,15 @@ def benchmark_panel(
     if st.session_state.get("gpu_error"):
         st.error(f"The benchmark failed: {st.session_state['gpu_error']}")
     return choice
+
+
+def busy_with(owner: str) -> tuple[str, bool]:
+    """(the label of this reader's run — running, or the last one they asked for —, whether it runs or waits),
+    so each section draws the progress of its own runs."""
+    job = RUNNER.job(owner)
+    running = job is not None and not job.done
+    label = job.label if running else st.session_state.get("gpu_submitted", "context")
+    return label, running or RUNNER.position(owner) is not None
 
 
 def public_panel(snapshot: DeviceSnapshot) -> Choice:
@@ -143,7 +152,9 @@ def _collect_finished(owner: str) -> None:
         if job.stop_reason
         else None
     )
-    if job.error:
+    if job.error and job.label == "checkpoint":  # shown by its own section, in one line
+        st.session_state["gpu_ckpt_error"] = job.error.removeprefix("CheckpointError: ")
+    elif job.error:
         st.session_state["gpu_error"] = job.error
     elif job.result is not None:
         result: JobResult = job.result
@@ -153,9 +164,13 @@ def _collect_finished(owner: str) -> None:
             st.session_state["gpu_context"] = result.context
         if result.moe is not None:
             st.session_state["gpu_moe"] = result.moe
-        st.session_state["gpu_stored_run"] = None  # what is shown now was measured in this session
-        if not (result.context and result.context.stopped) and not (result.moe and result.moe.stopped):
-            last_run.save(result.context, result.moe)
+        if result.checkpoint is not None:
+            st.session_state["gpu_checkpoint"] = result.checkpoint
+            st.session_state["gpu_ckpt_error"] = None
+        else:
+            st.session_state["gpu_stored_run"] = None  # what is shown now was measured in this session
+            if not (result.context and result.context.stopped) and not (result.moe and result.moe.stopped):
+                last_run.save(result.context, result.moe)
     RUNNER.forget(owner)
     if st.query_params.get(RUN_PARAM) == owner:
         del st.query_params[RUN_PARAM]
@@ -190,11 +205,12 @@ def _run_buttons(
     if isinstance(submitted, Busy):
         st.error(submitted.message)
         return mine_running, waiting
+    st.session_state["gpu_submitted"] = "context" if run_ctx else "moe"
     st.query_params[RUN_PARAM] = owner  # a reload of this URL takes the run back
     st.rerun()  # redraw with the buttons off and the progress (or the place in line) showing
 
 
-def _progress_of(owner: str):
+def progress_of(owner: str):
     def draw_progress() -> None:
         RUNNER.seen(owner)  # still here: the run goes on, the place in line is kept
         place = RUNNER.position(owner)

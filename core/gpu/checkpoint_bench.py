@@ -1,0 +1,321 @@
+"""Decode speed vs context depth on a real checkpoint from the reader's disk, beside its roofline.
+
+The preset benchmarks (core.gpu.context_bench) time random-weight models built to a shape; this
+one times a released model as it is: a GPT-2 folder in the course's own module
+(core/models/hf_gpt2.py, its KV cache from core/models/gpt2.py), or a Llama / Mistral / Qwen2 /
+Qwen3 folder through transformers with its own cache (core/models/hf_causal.py). Method:
+llama-bench's `tg @ d` (ggml-org/llama.cpp tools/llama-bench; reference/gpu-measurement.md
+§1.1, §5) — fill the cache to depth d with untimed prefill, then time single-token steps with
+core.gpu.timing.time_decode (warm-up, repetitions, a sync after every step, a time cap per
+depth). Steps run eagerly: the model's own code, no CUDA graph.
+
+The roofline comes from the checkpoint's config.json through the planner (core.plan): weights one
+step reads + the cache at depth d, over the measured copy bandwidth. Each point also keeps the
+cache bytes counted on the real cache tensors, which the tests check equal the planner's.
+`describe(folder)` checks a folder from its config and file headers alone (one-line
+CheckpointError), so the CLI and the page refuse bad input before loading anything.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from core.gpu import timing
+from core.gpu.checkpoint_decoders import Decoder, open_decoder, rows_bytes, unique_bytes
+from core.gpu.timing import Bandwidth, BenchEnv, Progress, ShouldStop, never, no_progress
+from core.models import hf_causal
+from core.models.hf_tokenizer import CheckpointError
+from core.plan import ConfigError, PlannedModel, parse
+from core.plan.memory import growing_bytes_per_token, sequence_bytes
+from core.roofline import bandwidth_bound_tokens_per_s
+
+LAYOUT = "transformers"  # the planner's cache layout that both loaders keep (no MLA, no sliding past the cap)
+MAX_DEFAULT_DEPTH = {"cpu": 4096, "cuda": 32768}  # the default sweep stops here on long-window models
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How each depth is timed (the preset fields core.gpu.timing uses, for a checkpoint)."""
+
+    n_steps: int = 16  # timed decode steps per repetition
+    warmup: int = 2
+    repeats: int = 3
+    depth_seconds: float = 20.0  # time cap on one depth
+
+    @property
+    def room(self) -> int:
+        """Positions a depth needs past d: the timed steps (or the warm-up), one spare."""
+        return max(self.n_steps, self.warmup) + 1
+
+
+def default_settings(device: torch.device) -> Settings:
+    """The same on every device: the steps are the model's own eager code (no CUDA graph to replay)."""
+    return Settings()
+
+
+# ------------------------------------------------------------------------------------------------
+# What the folder holds (config and headers only)
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CheckpointInfo:
+    """A checked checkpoint folder: its family, config, the planner's model of it, its window."""
+
+    folder: Path
+    name: str
+    family: str
+    config: dict = field(repr=False)
+    planned: PlannedModel = field(repr=False)
+    window: int  # positions one sequence may hold (sliding models: the window, so every layer is full)
+
+    def cache_bytes_per_token(self, elem_bytes: int) -> int:
+        return int(growing_bytes_per_token(self.planned, elem_bytes, LAYOUT))
+
+    def weight_bytes(self, elem_bytes: int) -> int:
+        """Every parameter, as the planner counts them from config.json."""
+        return self.planned.spec.total_params() * elem_bytes
+
+    def weight_read_bytes(self, elem_bytes: int) -> int:
+        """Weights one decode step reads: all but the input table's unused rows (the planner's rule)."""
+        return self.planned.spec.active_params(count_embedding_table=False) * elem_bytes
+
+
+def checkpoint_name(folder: Path) -> str:
+    """A readable name: 'owner/model' for a Hugging Face cache snapshot, else the folder's name."""
+    parts = folder.resolve().parts
+    if len(parts) >= 3 and parts[-2] == "snapshots" and parts[-3].startswith("models--"):
+        return parts[-3].removeprefix("models--").replace("--", "/")
+    return folder.name or str(folder)
+
+
+def describe(folder: Path | str) -> CheckpointInfo:
+    """Check a folder without loading weights: config.json, a supported family (and transformers
+    for the non-GPT-2 ones), readable safetensors headers. CheckpointError (one line) otherwise."""
+    folder = Path(folder).expanduser()
+    config = hf_causal.read_config(folder)
+    family = config.get("model_type")
+    if family == "gpt2":
+        from core.models.hf_gpt2 import read_config as gpt2_checks
+
+        gpt2_checks(folder)  # GPT-2's own refusals (activation, attention scaling)
+        if not (folder / "tokenizer.json").is_file():  # the course's GPT-2 loader reads it with the weights
+            raise CheckpointError(f"{folder} has no tokenizer.json (the course's GPT-2 loader needs it)")
+    else:
+        hf_causal.check_family(config)
+    hf_causal.check_weight_files(folder)
+    try:
+        planned = parse(config, name=checkpoint_name(folder))
+    except ConfigError as error:
+        raise CheckpointError(str(error)) from None
+    window = int(config.get("n_positions") or config.get("n_ctx") or 0) if family == "gpt2" else 0
+    window = window or planned.spec.context
+    if planned.sliding_layers and planned.sliding_window:
+        window = min(window, planned.sliding_window - 1)  # keep every layer's cache growing a row per token
+    if window < 2:
+        raise CheckpointError(f"config.json gives a context window of {window} positions: too short to time")
+    return CheckpointInfo(folder, checkpoint_name(folder), family, config, planned, window)
+
+
+def default_depths(info: CheckpointInfo, settings: Settings, device: torch.device) -> tuple[int, ...]:
+    """0, a quarter and half of the window, and the deepest that fits (capped on long windows)."""
+    span = min(info.window, MAX_DEFAULT_DEPTH.get(device.type, MAX_DEFAULT_DEPTH["cuda"]))
+    deepest = span - settings.room if span == info.window else span
+    deepest = deepest // 8 * 8 if deepest >= 8 else max(deepest, 0)
+    return tuple(sorted({0, min(span // 4, deepest), min(span // 2, deepest), deepest}))
+
+
+def check_depths(info: CheckpointInfo, depths: tuple[int, ...], settings: Settings) -> tuple[int, ...]:
+    """Increasing depths ≥ 0 that leave room for the timed steps inside the window (CheckpointError)."""
+    if not depths or any(d < 0 for d in depths) or list(depths) != sorted(set(depths)):
+        raise CheckpointError(f"depths must be increasing whole numbers ≥ 0, got {list(depths)}")
+    deepest = info.window - settings.room
+    if depths[-1] > deepest:
+        raise CheckpointError(
+            f"depth {depths[-1]:,} is beyond {info.name}'s window of {info.window:,} positions: the deepest "
+            f"that leaves room for {settings.n_steps} timed steps is {deepest:,}"
+        )
+    return depths
+
+
+# ------------------------------------------------------------------------------------------------
+# Results
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CheckpointPoint:
+    depth: int
+    tokens_per_s: float
+    std_tokens_per_s: float
+    samples_tokens_per_s: list[float]
+    cache_bytes: int  # counted on the real cache tensors at depth d
+    planned_cache_bytes: int  # core.plan's for the config at depth d
+    bytes_per_token: int  # the roofline's: weights read + cache (planner)
+    predicted_tokens_per_s: float
+    capped: bool = False  # the depth's time cap cut its repetitions short
+
+    @property
+    def ms_per_token(self) -> float:
+        return 1000.0 / self.tokens_per_s
+
+    @property
+    def percent_of_roofline(self) -> float:
+        return 100.0 * self.tokens_per_s / self.predicted_tokens_per_s
+
+
+@dataclass
+class CheckpointResult:
+    folder: str
+    name: str
+    family: str
+    loader: str
+    cache_kind: str
+    device: str
+    dtype: str
+    params: int  # distinct parameters in the loaded model
+    weight_bytes: int  # of the loaded tensors
+    planned_weight_bytes: int  # core.plan's count from config.json
+    weight_read_bytes: int  # what one step reads (planner)
+    cache_bytes_per_token: int  # planner, per token of depth
+    window: int
+    bandwidth_bytes_per_s: float
+    bandwidth_method: str
+    n_steps: int
+    repeats: int
+    points: list[CheckpointPoint] = field(default_factory=list)
+    oom_depth: int | None = None
+    oom_message: str | None = None
+    stopped: bool = False
+
+    @property
+    def cache_matches_plan(self) -> bool:
+        return all(p.cache_bytes == p.planned_cache_bytes for p in self.points)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        for p_out, p in zip(out["points"], self.points, strict=True):
+            p_out["ms_per_token"] = p.ms_per_token
+            p_out["percent_of_roofline"] = p.percent_of_roofline
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CheckpointResult:
+        point_keys = {f.name for f in dataclasses.fields(CheckpointPoint)}
+        keys = {f.name for f in dataclasses.fields(cls)} - {"points"}
+        points = [CheckpointPoint(**{k: v for k, v in p.items() if k in point_keys}) for p in data["points"]]
+        return cls(**{k: v for k, v in data.items() if k in keys}, points=points)
+
+
+# ------------------------------------------------------------------------------------------------
+# The sweep
+# ------------------------------------------------------------------------------------------------
+
+
+def _nothing(result: CheckpointResult) -> None:
+    """The default: nobody watches the points arrive."""
+
+
+def run_checkpoint(
+    folder: Path | str,
+    env: BenchEnv,
+    bandwidth: Bandwidth,
+    depths: tuple[int, ...] | None = None,
+    settings: Settings | None = None,
+    progress: Progress = no_progress,
+    should_stop: ShouldStop = never,
+    on_update: Callable[[CheckpointResult], None] = _nothing,
+) -> CheckpointResult:
+    """Tokens/s at every depth for the checkpoint in `folder`, with its real cache and its roofline.
+
+    Bad input raises CheckpointError before anything is loaded; out of memory at a depth ends the
+    sweep there (a result); Stop keeps the depths measured so far."""
+    settings = settings or default_settings(env.device)
+    info = describe(folder)
+    depths = check_depths(info, tuple(depths or default_depths(info, settings, env.device)), settings)
+    elem = torch.finfo(env.dtype).bits // 8
+    progress(0.0, f"loading {info.name}")
+    decoder = open_decoder(info.family, info.folder, env.device, env.dtype)
+    params = decoder.parameters()
+    result = CheckpointResult(
+        str(info.folder), info.name, info.family, decoder.loader, decoder.cache_kind, env.device_label,
+        str(env.dtype).removeprefix("torch."), sum(p.numel() for p in {p.data_ptr(): p for p in params}.values()),
+        unique_bytes(params), info.weight_bytes(elem), info.weight_read_bytes(elem),
+        info.cache_bytes_per_token(elem), info.window, bandwidth.device_bytes_per_s, bandwidth.method,
+        settings.n_steps, settings.repeats,
+    )  # fmt: skip
+    tokens = torch.randint(0, decoder.vocab, (256,), generator=torch.Generator().manual_seed(1))
+    tokens = tokens.to(env.device)
+    try:
+        _warm_up(decoder, info, settings, tokens, env)
+        with timing.stoppable(result, progress):
+            for i, depth in enumerate(depths):
+                if should_stop():
+                    raise timing.Stopped
+                progress(0.05 + 0.95 * i / len(depths), f"{info.name}: depth {depth:,}")
+                try:
+                    point = _measure(
+                        decoder, info, depth, settings, env, bandwidth, tokens, elem, should_stop
+                    )
+                except timing.Stopped:
+                    raise
+                except Exception as error:  # out of memory ends the sweep; anything else is raised
+                    result.oom_depth, result.oom_message = depth, timing.oom_message(error)
+                    break
+                result.cache_kind = decoder.cache_kind
+                result.points.append(point)
+                on_update(result)
+    finally:
+        decoder.release()
+        env.free_memory()
+    on_update(result)
+    return result
+
+
+def _warm_up(
+    decoder: Decoder, info: CheckpointInfo, settings: Settings, tokens: torch.Tensor, env: BenchEnv
+) -> None:
+    """A short untimed run before the first depth, so its figure carries no first-call costs
+    (allocator, kernel selection, lazy initialisation) that the deeper depths do not."""
+    depth = min(8, info.window - settings.room)
+    decoder.allocate(depth + settings.room)
+    decoder.fill(depth)
+    for i in range(settings.n_steps):
+        decoder.step(timing.token_at(tokens, i))
+    env.sync()
+
+
+def _measure(
+    decoder: Decoder,
+    info: CheckpointInfo,
+    depth: int,
+    settings: Settings,
+    env: BenchEnv,
+    bandwidth: Bandwidth,
+    tokens: torch.Tensor,
+    elem: int,
+    should_stop: ShouldStop,
+) -> CheckpointPoint:
+    """Fresh cache, untimed prefill to d, count its bytes, then the timed steps."""
+    decoder.allocate(depth + settings.room)
+    decoder.fill(depth)
+    env.sync()
+    measured_cache = rows_bytes(decoder.cache_tensors(), depth)
+    planned_cache = int(sequence_bytes(info.planned, depth, elem, LAYOUT).kv)
+    deadline = time.perf_counter() + settings.depth_seconds
+    timed = timing.time_decode(
+        decoder, depth, tokens, settings.n_steps, settings.warmup, settings.repeats, env.sync,
+        should_stop, deadline,
+    )  # fmt: skip
+    moved = info.weight_read_bytes(elem) + planned_cache
+    return CheckpointPoint(
+        depth, timed.mean, timed.std, timed.samples_tokens_per_s, measured_cache, planned_cache, moved,
+        bandwidth_bound_tokens_per_s(moved, bandwidth.device_bytes_per_s), timed.capped,
+    )  # fmt: skip

@@ -1,0 +1,251 @@
+"""Your own checkpoint: the context-vs-speed measurement on a real model from the reader's disk.
+
+A picker (the checkpoints core.models.fetch finds, or a typed folder), checked from its config
+and file headers before anything loads (core.gpu.checkpoint_bench.describe: one line when it is
+not usable); a Run button that goes through the same one-benchmark-per-machine runner and
+progress as the preset runs (ui.gpu.runner); then tokens/s vs depth beside the roofline of the
+checkpoint's own config, and a table. The picker sits behind a toggle, so a reader who does not
+ask for it costs the page no scan of the disk. In public mode: only the command to run at home.
+"""
+
+from __future__ import annotations
+
+import math
+
+import plotly.graph_objects as go
+import streamlit as st
+import torch
+
+from core.figures.style import COLORS, base_layout, log_ticks
+from core.gpu import jobs
+from core.gpu.checkpoint_bench import CheckpointResult, default_depths, default_settings, describe
+from core.gpu.export import to_json
+from core.gpu.report import percent, rate, rate_with_spread
+from core.gpu.runner import RUNNER, Busy
+from core.models.hf_tokenizer import CheckpointError
+from core.units import format_bytes
+from ui.gpu.runner import RUN_PARAM, busy_with, progress_of
+from ui.lesson import show_figure
+from ui.text import code_span, plain
+
+TYPED = "a folder I type…"
+HOME_COMMAND = "python -m core.gpu.bench --checkpoint /path/to/model-folder --out my_checkpoint.json"
+LABEL = "checkpoint"  # the runner's label for these runs
+
+
+def checkpoint_section(
+    owner: str | None, on_gpu: bool, runs_off: str | None = None
+) -> CheckpointResult | None:
+    """The whole section; `owner` None means public mode (the command only, nothing measured)."""
+    st.markdown("#### 3 · Your own checkpoint")
+    st.markdown(
+        "The same measurement on a **real model from your disk** (GPT-2, Llama, Mistral, Qwen2 or Qwen3 in "
+        "safetensors): how many tokens per second it writes at each depth, reading its own KV cache, beside "
+        "the fastest its size allows."
+    )
+    if owner is None:
+        st.caption(
+            "Nothing is measured on this shared server. On your own machine, from a copy of this course:"
+        )
+        st.code(HOME_COMMAND, language="bash")
+        st.caption(
+            "Llama, Mistral and Qwen folders also need Hugging Face transformers: "
+            "`pip install -r requirements-checkpoints.txt`."
+        )
+        return None
+    if st.toggle("Benchmark a checkpoint of my own", key="gpu_ckpt_open"):
+        _picker(owner, on_gpu, runs_off)
+    label, busy = busy_with(owner)
+    if busy and label == LABEL:
+        st.fragment(run_every=0.5)(progress_of(owner))()
+    if st.session_state.get("gpu_ckpt_error"):
+        st.error(plain(st.session_state["gpu_ckpt_error"]), icon=":material/error:")
+    result: CheckpointResult | None = st.session_state.get("gpu_checkpoint")
+    if result is not None:
+        _result(result)
+    return result
+
+
+def _found() -> list:
+    from ui.gpt2_model import found_checkpoints  # the pages' 30-second scan of the disk, shared
+
+    return found_checkpoints()
+
+
+def _picker(owner: str, on_gpu: bool, runs_off: str | None) -> None:
+    found = {item.label: str(item.folder) for item in _found()}
+    choice = st.selectbox(
+        "Checkpoint",
+        [*found, TYPED],
+        key="gpu_ckpt_pick",
+        help="Checkpoints this course found (COURSE_GPT2_PATH and GPT-2 downloads), or any folder you name.",
+    )
+    if choice == TYPED:
+        folder = st.text_input(
+            "Folder with config.json and model.safetensors",
+            key="gpu_ckpt_path",
+            max_chars=500,
+            placeholder="/home/me/models/Qwen3-0.6B",
+        ).strip()
+        if not folder:
+            st.caption(
+                "Type the path of a model folder on this machine. No model here yet? "
+                "`python -m core.models.fetch gpt2` downloads GPT-2 small (about 550 MB)."
+            )
+            return
+    else:
+        folder = found[choice]
+    try:
+        info = describe(folder)
+    except CheckpointError as error:
+        st.error(plain(error), icon=":material/error:")
+        return
+    device = torch.device("cuda" if on_gpu else "cpu")
+    depths = default_depths(info, default_settings(device), device)
+    elem = 2 if on_gpu else 4
+    st.caption(
+        f"{plain(info.name)}: {plain(info.family)}, {info.planned.spec.total_params():,} parameters, "
+        f"{format_bytes(info.cache_bytes_per_token(elem))} of KV cache per token, a window of "
+        f"{info.window:,} positions. Depths to time: {', '.join(f'{d:,}' for d in depths)}."
+    )
+    _, busy = busy_with(owner)
+    pressed = st.button(
+        "Run: my checkpoint",
+        key="gpu_run_checkpoint",
+        type="primary",
+        icon=":material/speed:",
+        disabled=bool(busy or runs_off),
+    )
+    if not pressed:
+        return
+    submitted = RUNNER.submit(
+        owner, LABEL, jobs.checkpoint_benchmark, folder=str(info.folder), device="cuda" if on_gpu else "cpu"
+    )
+    if isinstance(submitted, Busy):
+        st.error(submitted.message)
+        return
+    st.session_state["gpu_submitted"] = LABEL
+    st.session_state["gpu_ckpt_error"] = None
+    st.query_params[RUN_PARAM] = owner  # a reload of this URL takes the run back
+    st.rerun()
+
+
+def checkpoint_figure(result: CheckpointResult) -> go.Figure:
+    """Measured tokens/s (mean ± std) and the roofline over depth, on a log axis (a tiny model on a
+    CPU lands far below its roofline)."""
+    depths = [p.depth for p in result.points]
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=depths,
+            y=[p.tokens_per_s for p in result.points],
+            error_y=dict(type="data", array=[p.std_tokens_per_s for p in result.points], visible=True),
+            mode="lines+markers",
+            name="measured (mean ± 1 std)",
+            line=dict(color=COLORS["attention"], width=2.5),
+            marker=dict(size=8, symbol="circle"),
+            customdata=[[p.percent_of_roofline, p.ms_per_token] for p in result.points],
+            hovertemplate="depth %{x:,}<br>%{y:,.1f} tokens/s (%{customdata[1]:.2f} ms/token)"
+            "<br>%{customdata[0]:.1f} % of the roofline<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=depths,
+            y=[p.predicted_tokens_per_s for p in result.points],
+            mode="lines+markers",
+            name="roofline: (weights + cache) ÷ bandwidth",
+            line=dict(color=COLORS["predicted"], width=2, dash="dash"),
+            marker=dict(size=6, symbol="circle-open"),
+            hovertemplate="depth %{x:,}<br>at most %{y:,.0f} tokens/s<extra></extra>",
+        )
+    )
+    base_layout(
+        fig,
+        f"{result.name} on {result.device}: measured vs roofline",
+        "context depth d (tokens already in the KV cache)",
+        "tokens per second (log scale)",
+        height=420,
+    )
+    values = [v for t in fig.data for v in t.y if v and math.isfinite(v) and v > 0]
+    if (
+        values
+    ):  # ticks from the power of ten below the lowest point, so every point has a labelled tick under it
+        floor = 10.0 ** math.floor(math.log10(min(values)))
+        ticks, labels = log_ticks(floor, 10.0 ** math.ceil(math.log10(max(values))))
+        top = math.log10(ticks[-1]) + 0.04  # and the power of ten above the highest
+        fig.update_yaxes(type="log", tickvals=ticks, ticktext=labels, range=[math.log10(floor) - 0.04, top])
+    fig.update_xaxes(rangemode="tozero")
+    fig.update_layout(
+        legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.2, yanchor="top"),
+        margin=dict(t=50, b=100),
+    )
+    return fig
+
+
+def checkpoint_rows(result: CheckpointResult) -> list[dict[str, str]]:
+    """One row per depth, numbers as text with units."""
+    rows = [
+        {
+            "depth d": f"{p.depth:,}",
+            "tokens/s (mean ± std)": rate_with_spread(p.tokens_per_s, p.std_tokens_per_s),
+            "KV cache": format_bytes(p.cache_bytes),
+            "bytes per token": format_bytes(p.bytes_per_token),
+            "roofline tokens/s": rate(p.predicted_tokens_per_s),
+            "% of roofline": percent(p.tokens_per_s, p.predicted_tokens_per_s),
+        }
+        for p in result.points
+    ]
+    if result.oom_depth is not None:
+        rows.append({"depth d": f"{result.oom_depth:,}", "tokens/s (mean ± std)": "out of memory"})
+    return rows
+
+
+def _checked_note(result: CheckpointResult) -> None:
+    """Whether the real tensors hold the bytes the planner counts from config.json."""
+    if not result.cache_matches_plan:
+        st.warning(
+            "The cache tensors the model filled and the planner's count from config.json disagree (the table "
+            "shows the real bytes; the roofline uses the planner's)."
+        )
+        return
+    diff = result.planned_weight_bytes - result.weight_bytes
+    weights = (
+        "and so do its weights"
+        if diff == 0
+        else f"while its weights hold {format_bytes(result.weight_bytes)}, {diff:+,} bytes off the planner's count"
+    )
+    st.caption(
+        "Checked: the cache tensors the model really filled hold exactly the bytes the planner computes "
+        f"from config.json, {weights}."
+    )
+
+
+def _result(result: CheckpointResult) -> None:
+    show_figure(checkpoint_figure(result), key="gpu_ckpt_fig")
+    st.caption(
+        f"Loaded by {plain(result.loader)} in {result.dtype}; cache: {plain(result.cache_kind)}. Bytes per token = "
+        f"the weights one step reads ({format_bytes(result.weight_read_bytes)}) + the KV cache at depth d "
+        f"({format_bytes(result.cache_bytes_per_token)} per token), both from the checkpoint's config.json; the "
+        f"roofline is the copy speed measured here ({result.bandwidth_bytes_per_s / 1e9:,.1f} GB/s) ÷ those bytes."
+    )
+    _checked_note(result)
+    if result.device.startswith("CPU"):
+        st.caption(
+            "On a CPU a small model lands far below its roofline: its time goes to Python and to launching "
+            "many small operations, not to reading memory. The bigger the model, the closer it comes."
+        )
+    if result.oom_depth is not None:
+        st.warning(f"Out of memory at depth {result.oom_depth:,}: {plain(result.oom_message)}")
+    if result.stopped:
+        st.caption("Stopped early: the depths measured before Stop are shown.")
+    st.table(checkpoint_rows(result), hide_index=True, border="horizontal")
+    st.download_button(
+        "Download JSON",
+        to_json(result.to_dict()),
+        "my_checkpoint.json",
+        "application/json",
+        key="gpu_ckpt_json",
+        icon=":material/data_object:",
+    )
+    st.caption(f"Folder: {code_span(result.folder)}")
