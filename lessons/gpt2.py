@@ -25,7 +25,6 @@ from ui.gpt2_model import (
     choose_model,
     describe_real,
     generation_settings,
-    in_units,
     live_model,
     show_tokens,
     show_top_next,
@@ -89,9 +88,7 @@ def step_figures(settings: tuple, t: int, run: GenerationRun, series: RunSeries)
                 patch=lambda base, t: work_step(base, steps, work, shown=t),
             ),
             "ms": Stepped(
-                base=lambda: in_units(
-                    ms_per_token_figure(lengths, ms, shown=n), live_model(settings[0]).unit
-                ),
+                base=lambda: ms_per_token_figure(lengths, ms, shown=n, unit=live_model(settings[0]).unit),
                 patch=lambda base, t: ms_per_token_step(base, lengths, ms, shown=t),
             ),
         },

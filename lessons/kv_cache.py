@@ -35,7 +35,6 @@ from ui.glossary import new_words
 from ui.gpt2_model import (
     choose_model,
     generation_settings,
-    in_units,
     live_model,
     show_cache_size,
     show_tokens,
@@ -91,9 +90,7 @@ def run_figures(settings: tuple, cached: GenerationRun, plain: RunSeries) -> dic
             "work": work_figure(
                 series.steps, plain.cumulative_work, formula_plain, series.cumulative_work, shown=n
             ),
-            "ms": in_units(
-                ms_per_token_figure(series.text_lengths, plain.wall_ms, series.wall_ms, shown=n), unit
-            ),
+            "ms": ms_per_token_figure(series.text_lengths, plain.wall_ms, series.wall_ms, shown=n, unit=unit),
             "bytes": cache_bytes_figure(series.text_lengths, series.cache_bytes, n, per_token, unit=unit),
         }
 

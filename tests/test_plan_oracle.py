@@ -137,3 +137,15 @@ def test_latent_figure_matches_core_specs(spec):
     assert sequence_bytes(model, 0, layout="engine").conv == spec.conv_state_bytes(2)
     per_head = sequence_bytes(model, 1, layout="per_head").kv
     assert per_head / sequence_bytes(model, 1).kv == spec.attention.heads * (128 + 64 + 128) / 576
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_planner_parameters_equal_what_transformers_stores(family, models):
+    """Every stored weight, once: the planner's count from config.json equals the model's state dict
+    (buffers that checkpoints carry, such as DeepSeek's router score correction, included; a tied head
+    counted once). Catches a bias or norm the planner forgets or invents (Qwen2's o_proj has no bias;
+    Gemma 2 and 3 norm after the mixer and the FFN too)."""
+    if family not in models:
+        models[family] = _hf_model(FAMILIES[family])
+    stored = {t.data_ptr(): t.numel() for t in models[family].state_dict().values()}
+    assert parse(FAMILIES[family]).spec.total_params() == sum(stored.values())

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from core.generation import CacheSize, cache_size
@@ -210,18 +209,6 @@ def _where_it_runs(live: LiveGPT2) -> str:
     if live.model.num_params() < 10 * tiny_gpt2().num_params():
         return text + "."
     return text + ", so each step takes far longer than the tiny model's."
-
-
-def in_units(fig: go.Figure, unit: str) -> go.Figure:
-    """A time-per-step chart (`ms_per_token_figure`, drawn in bytes) relabelled for a model that
-    reads `unit`s: its x-axis title and hover text, patched in place before the figure is cached."""
-    if unit == "byte":
-        return fig
-    fig.update_xaxes(title_text=f"length of the text read ({unit}s)")
-    for trace in fig.data:
-        if trace.hovertemplate:
-            trace.hovertemplate = trace.hovertemplate.replace(" bytes:", f" {unit}s:")
-    return fig
 
 
 def show_tokens(live: LiveGPT2, ids: list[int], limit: int = 120) -> None:

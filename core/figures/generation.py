@@ -151,11 +151,16 @@ def running_median(values: list[float], window: int = 7) -> list[float]:
 
 
 def ms_per_token_figure(
-    text_lengths: list[int], uncached_ms: list[float], cached_ms: list[float] | None = None, shown: int = 0
+    text_lengths: list[int],
+    uncached_ms: list[float],
+    cached_ms: list[float] | None = None,
+    shown: int = 0,
+    unit: str = "byte",
 ) -> go.Figure:
-    """Measured wall time of each step against the length of the text it read: every step as a
-    faint marker, the running median as the line. The y axis is fixed by the medians, so a rare
-    spike may leave the top of the chart (its value is in the hover)."""
+    """Measured wall time of each step against the length of the text it read (in `unit`s: bytes
+    for the tiny model, tokens for a checkpoint): every step as a faint marker, the running median
+    as the line. The y axis is fixed by the medians, so a rare spike may leave the top of the chart
+    (its value is in the hover)."""
     fig = go.Figure()
     # (name, times, colour, dash, marker): red/blue also differ by dash and marker, not colour alone
     runs = [("no cache", uncached_ms, COLORS["warning"], "solid", "x")]
@@ -171,7 +176,7 @@ def ms_per_token_figure(
             mode="markers",
             name=f"{name}: each step",
             marker=dict(color=color, size=5, opacity=0.35, symbol=symbol),
-            hovertemplate="%{x} bytes: %{y:.2f} ms<extra></extra>",
+            hovertemplate=f"%{{x}} {unit}s: %{{y:.2f}} ms<extra></extra>",
         )
         fig.add_scatter(
             x=text_lengths[:shown],
@@ -179,9 +184,9 @@ def ms_per_token_figure(
             mode="lines",
             name=f"{name}: running median",
             line=dict(color=color, width=3, dash=dash),
-            hovertemplate="%{x} bytes: median %{y:.2f} ms<extra></extra>",
+            hovertemplate=f"%{{x}} {unit}s: median %{{y:.2f}} ms<extra></extra>",
         )
-    base_layout(fig, "", "length of the text read (bytes)", "time for this step (ms)", height=320)
+    base_layout(fig, "", f"length of the text read ({unit}s)", "time for this step (ms)", height=320)
     fig.update_xaxes(range=[0, max(text_lengths, default=1) + 1])
     fig.update_yaxes(range=[0, top * 1.6])
     return fig

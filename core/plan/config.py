@@ -200,7 +200,8 @@ def _dense(f: Fields) -> PlannedModel:
     layers, hidden = f.int("num_hidden_layers"), f.int("hidden_size")
     attention = _attention(
         f,
-        bias=f.flag("attention_bias", family == "qwen2"),
+        bias=f.flag("attention_bias", family in ("qwen2", "qwen2_moe")),
+        out_bias=family not in ("qwen2", "qwen2_moe"),  # transformers' Qwen2 o_proj has no bias
         qk_norm=family in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text"),
     )
     moe = None
@@ -215,7 +216,8 @@ def _dense(f: Fields) -> PlannedModel:
     window, sliding = _sliding(f, layers)
     tied = f.flag("tie_word_embeddings", family.startswith("gemma"))
     spec = _base(f, hidden=hidden, num_layers=layers, attention=attention,
-                 mlp=DenseMLP(intermediate=f.int("intermediate_size")), tied_embeddings=tied, moe=moe)  # fmt: skip
+                 mlp=DenseMLP(intermediate=f.int("intermediate_size")), tied_embeddings=tied, moe=moe,
+                 norms_per_layer=4 if family in ("gemma2", "gemma3", "gemma3_text") else 2)  # fmt: skip
     return PlannedModel(spec, family, window, sliding)
 
 

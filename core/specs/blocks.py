@@ -18,6 +18,8 @@ class SoftmaxAttention:
 
     output_gate: Qwen3-Next's gated attention — q_proj is twice as wide (query | sigmoid gate).
     qk_norm: an RMSNorm of width head_dim on queries and on keys.
+    bias: biases on the q, k, v projections, and on the output projection unless out_bias is False
+    (Qwen2 biases q, k and v only; GPT-2 and Llama's attention_bias bias all four).
     """
 
     heads: int
@@ -26,6 +28,7 @@ class SoftmaxAttention:
     bias: bool = False
     output_gate: bool = False
     qk_norm: bool = False
+    out_bias: bool = True
 
     @property
     def kind(self) -> str:
@@ -40,7 +43,7 @@ class SoftmaxAttention:
         kv_out = self.kv_heads * self.head_dim
         n = hidden * q_out + 2 * hidden * kv_out + self.heads * self.head_dim * hidden
         if self.bias:
-            n += q_out + 2 * kv_out + hidden
+            n += q_out + 2 * kv_out + (hidden if self.out_bias else 0)
         if self.qk_norm:
             n += 2 * self.head_dim
         return n

@@ -98,6 +98,7 @@ class ModelSpec:
     tied_embeddings: bool = False
     learned_positions: bool = False  # GPT-2: a context × hidden position table
     norm: Literal["layernorm", "rmsnorm"] = "rmsnorm"
+    norms_per_layer: int = 2  # before the mixer and the FFN; Gemma 2/3 add one after each (4)
     linear: LinearAttention | None = None
     kinds: tuple[str, ...] = ()  # layer order; empty → every layer is full attention
     moe: MixtureOfExperts | None = None
@@ -188,7 +189,9 @@ class ModelSpec:
         return self.moe.active_params(self.hidden) if active else self.moe.params(self.hidden)
 
     def _layer_extras(self) -> int:
-        n = 2 * self._norm_params()  # before the mixer, before the FFN
+        n = (
+            self.norms_per_layer * self._norm_params()
+        )  # before the mixer, before the FFN (Gemma 2/3: after too)
         if self.attn_res_block_size is not None:
             n += 2 * 2 * self.hidden  # two AttnRes pseudo-queries + their RMSNorms
         return n
