@@ -1,4 +1,4 @@
-"""GPT-2, plain: every new byte re-reads the whole text."""
+"""GPT-2, plain: every new token (a byte, for the shipped model) re-reads the whole text."""
 
 from __future__ import annotations
 
@@ -222,9 +222,9 @@ notice(
 )
 
 formula(
-    r"\text{work after the text reaches } n \text{ bytes} = \sum_{k=1}^{n} k = \frac{n(n+1)}{2}"
-    r"\quad\text{(from a prompt of } p \text{ bytes: } \tfrac{n(n+1)}{2} - \tfrac{(p-1)p}{2}\text{)}",
-    caption="Each step runs every byte of the text through every layer: cost per step grows like n, "
+    rf"\text{{work after the text reaches }} n \text{{ {unit}s}} = \sum_{{k=1}}^{{n}} k = \frac{{n(n+1)}}{{2}}"
+    rf"\quad\text{{(from a prompt of }} p \text{{ {unit}s: }} \tfrac{{n(n+1)}}{{2}} - \tfrac{{(p-1)p}}{{2}}\text{{)}}",
+    caption=f"Each step runs every {unit} of the text through every layer: cost per step grows like n, "
     "total cost like n².",
     key="gpt2_formula",
 )

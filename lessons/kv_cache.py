@@ -147,9 +147,9 @@ new_words(
     "softmax", "attention_weights", "vram", "bandwidth", "pcie", "roofline", "q4_0", "ngl", here="kv_cache"
 )
 problem(
-    "Without a cache, the model re-read the whole text for every new byte, so each step got slower and the total work "
-    "grew with the *square* of the length. Yet the numbers it recomputed for the old bytes never changed: "
-    "byte 3 can only look at bytes 0–3, whatever comes later."
+    "Without a cache, the model re-read the whole text for every new token (a byte, for the tiny model), so each "
+    "step got slower and the total work grew with the *square* of the length. Yet the numbers it recomputed for "
+    "the old tokens never changed: token 3 can only look at tokens 0–3, whatever comes later."
 )
 
 live = choose_model("kv")

@@ -114,7 +114,7 @@ OUTLINE: tuple[Lesson, ...] = (
         "gpt2",
         "lessons/gpt2.py",
         "GPT-2, plain",
-        "Without a cache, every new byte re-reads the whole text.",
+        "Without a cache, every new token re-reads the whole text.",
         "Remembering everything",
         ":material/replay:",
     ),

@@ -78,7 +78,7 @@ def test_the_tiny_checkpoint_runs_to_a_chart_and_a_table(tiny_gpt2):
     roofline = driver.plotly_array(spec["data"][1]["y"])
     assert roofline[-1] < roofline[0]  # a deeper cache means more bytes per token
     assert "tokens per second" in spec["layout"]["yaxis"]["title"]["text"]
-    assert "context depth" in spec["layout"]["xaxis"]["title"]["text"]
+    assert "depth d (tokens in the KV cache)" in spec["layout"]["xaxis"]["title"]["text"]
     table = next(t.value for t in at.table if "KV cache" in t.value.columns)
     assert table["depth d"].tolist() == ["0", "16", "32", "40"] and "% of roofline" in table.columns
     assert any("Checked: the cache tensors" in c.value for c in at.caption)

@@ -51,7 +51,7 @@ def test_the_tiny_checkpoint_runs_to_a_chart(page, checkpoint_url):
     errors = page.locator("[data-testid='stAlertContentError']")
     assert not errors.count(), errors.first.inner_text()
     text = main.inner_text()
-    assert "measured vs roofline" in chart.inner_text() and "tokens per second" in chart.inner_text()
+    assert "measured vs roofline" in text and "tokens per second" in chart.inner_text()
     assert "% of roofline" in text and "Checked: the cache tensors" in text
     chart.scroll_into_view_if_needed()
     save_whole_page(page, SCREENSHOTS / "10_your_gpu_checkpoint_full.png")

@@ -160,10 +160,10 @@ def checkpoint_figure(result: CheckpointResult) -> go.Figure:
             hovertemplate="depth %{x:,}<br>at most %{y:,.0f} tokens/s<extra></extra>",
         )
     )
-    base_layout(
+    base_layout(  # the title is a line of text above the chart: it wraps on a phone, a chart title would not
         fig,
-        f"{result.name} on {result.device}: measured vs roofline",
-        "context depth d (tokens already in the KV cache)",
+        "",
+        "depth d (tokens in the KV cache)",
         "tokens per second (log scale)",
         height=420,
     )
@@ -178,7 +178,7 @@ def checkpoint_figure(result: CheckpointResult) -> go.Figure:
     fig.update_xaxes(rangemode="tozero")
     fig.update_layout(
         legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.2, yanchor="top"),
-        margin=dict(t=50, b=100),
+        margin=dict(t=20, b=100),
     )
     return fig
 
@@ -222,6 +222,7 @@ def _checked_note(result: CheckpointResult) -> None:
 
 
 def _result(result: CheckpointResult) -> None:
+    st.markdown(f"**{plain(result.name)} on {plain(result.device)}: measured vs roofline**")
     show_figure(checkpoint_figure(result), key="gpu_ckpt_fig")
     st.caption(
         f"Loaded by {plain(result.loader)} in {result.dtype}; cache: {plain(result.cache_kind)}. Bytes per token = "
