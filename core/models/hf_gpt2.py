@@ -205,8 +205,12 @@ def to_our_names(tensors: dict[str, torch.Tensor], config: GPT2Config) -> dict[s
         if module not in OURS or kind not in ("weight", "bias"):
             raise CheckpointError(f"unexpected tensor {name!r}: not a GPT-2 weight")
         if parts[2] in CONV1D:
-            tensor = tensor.t()  # Conv1D (in, out) → Linear (out, in)
-        state[f"blocks.{parts[1]}.{OURS[module]}.{kind}"] = tensor.contiguous()
+            # Conv1D (in, out) → Linear (out, in) as a transposed *view*: the numbers stay laid out
+            # (in, out), as transformers keeps them. One token's matrix-vector product reads a
+            # weight too big for the CPU's caches about 20 % faster that way on x86 (bench/
+            # generation.py --real); the values, and so the logits, are the same.
+            tensor = tensor.t()
+        state[f"blocks.{parts[1]}.{OURS[module]}.{kind}"] = tensor
     if "wte.weight" in state:
         state.setdefault("head.weight", state["wte.weight"])  # tied, as GPT-2 was trained
     with torch.device("meta"):  # shapes only, no memory
