@@ -151,7 +151,7 @@ def check_depths(info: CheckpointInfo, depths: tuple[int, ...], settings: Settin
 
 
 @dataclass
-class CheckpointPoint:
+class CheckpointPoint(timing.SpeedPoint):
     depth: int
     tokens_per_s: float
     std_tokens_per_s: float
@@ -161,14 +161,6 @@ class CheckpointPoint:
     bytes_per_token: int  # the roofline's: weights read + cache (planner)
     predicted_tokens_per_s: float
     capped: bool = False  # the depth's time cap cut its repetitions short
-
-    @property
-    def ms_per_token(self) -> float:
-        return 1000.0 / self.tokens_per_s
-
-    @property
-    def percent_of_roofline(self) -> float:
-        return 100.0 * self.tokens_per_s / self.predicted_tokens_per_s
 
 
 @dataclass

@@ -33,7 +33,7 @@ resident_positions = spill.resident_positions  # kept here: the page's tests and
 
 
 @dataclass
-class DepthPoint:
+class DepthPoint(timing.SpeedPoint):
     depth: int
     tokens_per_s: float  # the CUDA-graph figure where there is one, else the eager one
     std_tokens_per_s: float
@@ -51,14 +51,6 @@ class DepthPoint:
     capped: bool = False  # the depth's time cap cut its repetitions short
     traffic: dict[str, int] = field(default_factory=dict)
     gpu_layers: int | None = None  # CPU-layers mode: layers that ran on the GPU at this depth
-
-    @property
-    def ms_per_token(self) -> float:
-        return 1000.0 / self.tokens_per_s
-
-    @property
-    def percent_of_roofline(self) -> float:
-        return 100.0 * self.tokens_per_s / self.predicted_tokens_per_s
 
 
 @dataclass

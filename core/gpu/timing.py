@@ -202,6 +202,22 @@ def _copy_speeds(env: BenchEnv, nbytes: int, repeats: int) -> tuple[float, float
     )
 
 
+class SpeedPoint:
+    """What a measured point with `tokens_per_s` and `predicted_tokens_per_s` (its roofline) says
+    per token: milliseconds, and how close it came to the roofline."""
+
+    tokens_per_s: float
+    predicted_tokens_per_s: float
+
+    @property
+    def ms_per_token(self) -> float:
+        return 1000.0 / self.tokens_per_s
+
+    @property
+    def percent_of_roofline(self) -> float:
+        return 100.0 * self.tokens_per_s / self.predicted_tokens_per_s
+
+
 @dataclass
 class Timing:
     """Per-repetition tokens/s of one way of running the steps ("eager" or "CUDA graph")."""

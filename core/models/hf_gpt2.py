@@ -22,12 +22,12 @@ problem with the folder raises `CheckpointError` with a one-line message. Other 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 
+from core.models import hf_folder
 from core.models.gpt2 import GPT2, GPT2Config
 from core.models.hf_tokenizer import BPETokenizer, CheckpointError, check_vocabulary
 from core.specs.blocks import DenseMLP, SoftmaxAttention
@@ -49,24 +49,10 @@ TOP = {"wte.weight": "wte.weight", "wpe.weight": "wpe.weight", "ln_f.weight": "l
 TOP |= {"ln_f.bias": "ln_f.bias", "lm_head.weight": "head.weight"}
 
 
-def _one_line(error: Exception) -> str:
-    return " ".join(str(error).split())[:200]
-
-
 def read_config(folder: Path | str) -> dict:
     """The folder's config.json as a dict, refusing anything that is not a GPT-2 checkpoint."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise CheckpointError(f"{folder} is not a folder")
-    path = folder / "config.json"
-    if not path.is_file():
-        raise CheckpointError(f"{folder} is not a checkpoint: it has no config.json")
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CheckpointError(f"{path} is not readable JSON ({_one_line(error)})") from None
-    if not isinstance(config, dict):
-        raise CheckpointError(f"{path} does not hold a JSON object")
+    config = hf_folder.read_config(folder)
+    path = Path(folder) / "config.json"
     family = config.get("model_type")
     if family not in SUPPORTED_FAMILIES:
         raise CheckpointError(
@@ -94,7 +80,7 @@ def gpt2_config(hf: dict) -> GPT2Config:
             layer_norm_eps=float(hf.get("layer_norm_epsilon", 1e-5)),
         )
     except (TypeError, ValueError) as error:
-        raise CheckpointError(f"config.json has a non-numeric size ({_one_line(error)})") from None
+        raise CheckpointError(f"config.json has a non-numeric size ({hf_folder.one_line(error)})") from None
     sizes = (config.vocab_size, config.block_size, config.n_layer, config.n_head, config.d_model)
     if min(sizes) < 1 or config.d_model % config.n_head:
         raise CheckpointError(
@@ -152,30 +138,12 @@ def _param_count(c: GPT2Config, tied: bool) -> int:
     return (c.vocab_size + c.block_size) * d + c.n_layer * block + 2 * d + (0 if tied else c.vocab_size * d)
 
 
-def _shards(folder: Path) -> list[Path]:
-    single = folder / "model.safetensors"
-    if single.is_file():
-        return [single]
-    index = folder / "model.safetensors.index.json"
-    if index.is_file():
-        try:
-            names = sorted(set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values()))
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
-            raise CheckpointError(f"{index.name} is not a safetensors index ({_one_line(error)})") from None
-        return [folder / n for n in names]
-    if any((folder / n).is_file() for n in ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack")):
-        raise CheckpointError(
-            f"{folder} has no model.safetensors (only older weight formats, which are not read)"
-        )
-    raise CheckpointError(f"{folder} is not a checkpoint: it has no model.safetensors")
-
-
 def read_tensors(folder: Path | str, dtype: torch.dtype = torch.float32) -> dict[str, torch.Tensor]:
     """Every tensor of the folder's safetensors file(s), HF names without the `transformer.` prefix."""
     from safetensors import SafetensorError, safe_open
 
     tensors: dict[str, torch.Tensor] = {}
-    for path in _shards(Path(folder)):
+    for path in hf_folder.weight_files(folder):
         if not path.is_file():
             raise CheckpointError(f"shard {path.name} listed in the index is missing")
         try:
@@ -186,7 +154,7 @@ def read_tensors(folder: Path | str, dtype: torch.dtype = torch.float32) -> dict
                         tensors[short] = f.get_tensor(name).to(dtype)
         except (SafetensorError, OSError, RuntimeError, ValueError) as error:
             raise CheckpointError(
-                f"{path.name} is damaged or truncated ({_one_line(error)}); download it again"
+                f"{path.name} is damaged or truncated ({hf_folder.one_line(error)}); download it again"
             ) from None
     return tensors
 

@@ -138,3 +138,21 @@ def metric_value(at: AppTest, label_start: str) -> str:
         if m.label.startswith(label_start):
             return m.value
     raise AssertionError(f"no metric starting with {label_start!r}: {[m.label for m in at.metric]}")
+
+
+def leave_no_gpu_run_behind() -> None:
+    """After a GPU-page test: no benchmark, place in line, telemetry viewer or lost GPU leaks into
+    the next test (runs are stopped and waited for)."""
+    from core.gpu import runner, telemetry
+    from core.gpu.health import HEALTH
+
+    runner.RUNNER._line.clear()
+    telemetry.HUB.stop()
+    HEALTH.reset()
+    for owner in list(runner.RUNNER._jobs):
+        job = runner.RUNNER.job(owner)
+        if job is not None:
+            job.stop.set()
+            job.wait(60)
+        runner.RUNNER.forget(owner)
+    assert not runner.benchmark_running()

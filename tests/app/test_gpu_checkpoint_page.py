@@ -10,8 +10,7 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from core.gpu import nvml, runner, telemetry
-from core.gpu.health import HEALTH
+from core.gpu import nvml, runner
 from tests.app import driver
 from tests.fake_nvml import FakeNvml
 from tests.hf_tiny_gpt2 import make_checkpoint, point_pages_at
@@ -36,16 +35,7 @@ def no_gpu_and_quiet(monkeypatch, tiny_gpt2, tmp_path):
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
-    runner.RUNNER._line.clear()
-    telemetry.HUB.stop()
-    HEALTH.reset()
-    for owner in list(runner.RUNNER._jobs):
-        job = runner.RUNNER.job(owner)
-        if job is not None:
-            job.stop.set()
-            job.wait(60)
-        runner.RUNNER.forget(owner)
-    assert not runner.benchmark_running()
+    driver.leave_no_gpu_run_behind()
 
 
 def opened() -> AppTest:

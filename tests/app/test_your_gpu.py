@@ -12,7 +12,6 @@ from streamlit.testing.v1 import AppTest
 
 from core.gpu import jobs, last_run, nvml, runner, telemetry
 from core.gpu.context_bench import ContextResult, DepthPoint, Series
-from core.gpu.health import HEALTH
 from core.gpu.presets import PRESETS
 from tests.app import driver
 from tests.fake_nvml import CALLS, FakeNvml
@@ -38,16 +37,7 @@ def quiet_runner(monkeypatch):
     Readers count as present for a minute: AppTest redraws nothing while a test waits for a run."""
     monkeypatch.setattr(runner.RUNNER, "owner_ttl_s", 60.0)
     yield
-    runner.RUNNER._line.clear()
-    telemetry.HUB.stop()
-    HEALTH.reset()
-    for owner in list(runner.RUNNER._jobs):
-        job = runner.RUNNER.job(owner)
-        if job is not None:
-            job.stop.set()
-            job.wait(60)
-        runner.RUNNER.forget(owner)
-    assert not runner.benchmark_running()
+    driver.leave_no_gpu_run_behind()
 
 
 def use_nvml(monkeypatch, fake):

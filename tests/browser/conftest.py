@@ -24,6 +24,25 @@ def streamlit_server(log_name: str = "streamlit-browser-test.log"):
         yield url
 
 
+@contextlib.contextmanager
+def checkpoint_server(root: Path, folder_name: str, log_name: str):
+    """A fresh course server that finds only a tiny random GPT-2 in Hugging Face format, built in
+    `root` and offered through COURSE_GPT2_PATH, with the Hub off, an empty HF cache and public mode
+    off; yields its URL. Needs transformers (a dev dependency) to build the checkpoint."""
+    pytest.importorskip("transformers")
+    from tests.hf_tiny_gpt2 import make_checkpoint
+
+    folder = make_checkpoint(root / folder_name, n_positions=128)
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("COURSE_GPT2_PATH", str(folder))
+        env.setenv("HF_HUB_OFFLINE", "1")
+        env.setenv("HF_HOME", str(root / "hf-home"))
+        env.delenv("HF_HUB_CACHE", raising=False)
+        env.delenv("COURSE_PUBLIC", raising=False)
+        with streamlit_server(log_name) as url:
+            yield url
+
+
 @pytest.fixture(scope="session")
 def server_url():
     with streamlit_server() as url:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import SCREENSHOTS, streamlit_server, wait_for_app
+from tests.browser.conftest import SCREENSHOTS, checkpoint_server, wait_for_app
 from tests.browser.test_pages_in_chromium import click_when_ready, save_whole_page
 from ui.course import lesson
 
@@ -35,19 +35,10 @@ EXPECTED = {
 
 @pytest.fixture(scope="module")
 def checkpoint_url(tmp_path_factory):
-    """A course server that finds only the tiny checkpoint (COURSE_GPT2_PATH), offline."""
-    pytest.importorskip("transformers")
-    from tests.hf_tiny_gpt2 import make_checkpoint
-
-    root = tmp_path_factory.mktemp("gpt2-checkpoint")
-    folder = make_checkpoint(root / FOLDER_NAME, n_positions=128)
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("COURSE_GPT2_PATH", str(folder))
-        env.setenv("HF_HUB_OFFLINE", "1")
-        env.setenv("HF_HOME", str(root / "hf-home"))
-        env.delenv("HF_HUB_CACHE", raising=False)
-        with streamlit_server("streamlit-gpt2-checkpoint.log") as url:
-            yield url
+    with checkpoint_server(
+        tmp_path_factory.mktemp("gpt2-checkpoint"), FOLDER_NAME, "streamlit-gpt2-checkpoint.log"
+    ) as url:
+        yield url
 
 
 def _open_on_checkpoint(page, url: str, slug: str) -> None:

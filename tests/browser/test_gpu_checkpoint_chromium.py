@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import SCREENSHOTS, streamlit_server, wait_for_app
+from tests.browser.conftest import SCREENSHOTS, checkpoint_server, wait_for_app
 from tests.browser.test_pages_in_chromium import click_when_ready, save_whole_page
 from ui.course import lesson
 
@@ -17,19 +17,10 @@ FOLDER_NAME = "tiny-random-gpt2"
 
 @pytest.fixture(scope="module")
 def checkpoint_url(tmp_path_factory):
-    pytest.importorskip("transformers")
-    from tests.hf_tiny_gpt2 import make_checkpoint
-
-    root = tmp_path_factory.mktemp("gpu-checkpoint")
-    folder = make_checkpoint(root / FOLDER_NAME, n_positions=128)
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("COURSE_GPT2_PATH", str(folder))
-        env.setenv("HF_HUB_OFFLINE", "1")
-        env.setenv("HF_HOME", str(root / "hf-home"))
-        env.delenv("HF_HUB_CACHE", raising=False)
-        env.delenv("COURSE_PUBLIC", raising=False)
-        with streamlit_server("streamlit-gpu-checkpoint.log") as url:
-            yield url
+    with checkpoint_server(
+        tmp_path_factory.mktemp("gpu-checkpoint"), FOLDER_NAME, "streamlit-gpu-checkpoint.log"
+    ) as url:
+        yield url
 
 
 def test_the_tiny_checkpoint_runs_to_a_chart(page, checkpoint_url):

@@ -1,0 +1,71 @@
+"""A Hugging Face checkpoint folder, read without loading a weight: its config.json and its
+safetensors file(s) (one `model.safetensors`, or the shards `model.safetensors.index.json` names).
+
+Shared by the GPT-2 loader (core/models/hf_gpt2.py) and the other families' (core/models/
+hf_causal.py); every problem is a `CheckpointError` with one line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from core.models.hf_tokenizer import CheckpointError
+
+
+def one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())[:200] or type(error).__name__
+
+
+def read_config(folder: Path | str) -> dict:
+    """Any checkpoint's config.json as a dict (CheckpointError: not a folder, no config, bad JSON)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise CheckpointError(f"{folder} is not a folder")
+    path = folder / "config.json"
+    if not path.is_file():
+        raise CheckpointError(f"{folder} is not a checkpoint: it has no config.json")
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CheckpointError(f"{path} is not readable JSON ({one_line(error)})") from None
+    if not isinstance(config, dict):
+        raise CheckpointError(f"{path} does not hold a JSON object")
+    return config
+
+
+def weight_files(folder: Path | str) -> list[Path]:
+    """The folder's safetensors file(s): model.safetensors, or the shards its index names."""
+    folder = Path(folder)
+    single = folder / "model.safetensors"
+    if single.is_file():
+        return [single]
+    index = folder / "model.safetensors.index.json"
+    if index.is_file():
+        try:
+            names = sorted(set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values()))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+            raise CheckpointError(f"{index.name} is not a safetensors index ({one_line(error)})") from None
+        return [folder / name for name in names]
+    if any((folder / n).is_file() for n in ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack")):
+        raise CheckpointError(f"{folder} has no model.safetensors (only older weight formats, not read)")
+    raise CheckpointError(f"{folder} is not a checkpoint: it has no model.safetensors")
+
+
+def check_weight_files(folder: Path | str) -> list[Path]:
+    """Open every safetensors header (no tensor is read): a missing shard or a truncated file is
+    found here, before any loading, in one line."""
+    from safetensors import SafetensorError, safe_open
+
+    files = weight_files(folder)
+    for path in files:
+        if not path.is_file():
+            raise CheckpointError(f"shard {path.name} listed in the index is missing")
+        try:
+            with safe_open(str(path), framework="pt") as f:
+                f.keys()
+        except (SafetensorError, OSError, RuntimeError, ValueError) as error:
+            raise CheckpointError(
+                f"{path.name} is damaged or truncated ({one_line(error)}); download it again"
+            ) from None
+    return files
