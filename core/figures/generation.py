@@ -280,9 +280,10 @@ def cache_heatmaps_figure(
     y_common = dict(autorange=False, range=[max_rows - 0.5, -0.5], showgrid=False, **ticks)
     fig.update_layout(
         xaxis=dict(domain=[0.0, 0.46], showgrid=False),
-        xaxis2=dict(domain=[0.54, 1.0], showgrid=False, title_text="channel", anchor="y2"),
+        # a second axis pair gets plotly's defaults, not base_layout's: no zero line through column 0
+        xaxis2=dict(domain=[0.54, 1.0], showgrid=False, zeroline=False, title_text="channel", anchor="y2"),
         yaxis=dict(title_text=f"cached position (one row per {unit} read)", **y_common),
-        yaxis2=dict(anchor="x2", showticklabels=False, **y_common),
+        yaxis2=dict(anchor="x2", showticklabels=False, zeroline=False, **y_common),
         annotations=[
             dict(
                 text=text,
