@@ -37,17 +37,26 @@ def computed_positions(trace: Trace) -> range:
 
 
 def work_grid(traces: list[Trace], shown: int) -> np.ndarray:
-    """(steps, positions) grid: NEW for the position read for the first time, RECOMPUTED for
-    positions run again, NOT_RUN elsewhere; rows after `shown` are NaN (not yet stepped)."""
+    """(shown, positions) uint8 grid of the steps taken so far: NEW for the position read for the
+    first time, RECOMPUTED for positions run again, NOT_RUN elsewhere. One byte a cell, and only
+    the rows stepped travel to the browser (the figure's y axis spans the whole run)."""
     n_positions = traces[-1].position + 1 if traces else 0
-    grid = np.full((len(traces), n_positions), np.nan, dtype=np.float32)
+    grid = np.full((min(shown, len(traces)), n_positions), NOT_RUN, dtype=np.uint8)
     seen = 0  # positions read at least once before this step
     for row, trace in enumerate(traces[:shown]):
-        grid[row] = NOT_RUN
         for pos in computed_positions(trace):
             grid[row, pos] = RECOMPUTED if pos < seen else NEW
         seen = max(seen, trace.position + 1)
     return grid
+
+
+def _grid_rows(traces: list[Trace], shown: int) -> dict:
+    """The heatmap's z and y at step `shown`: the rows stepped so far (one blank row before the first)."""
+    grid = work_grid(traces, shown)
+    if not len(grid):
+        n_positions = traces[-1].position + 1 if traces else 0
+        return {"z": np.full((1, n_positions), np.nan, dtype=np.float32), "y": np.array([1])}
+    return {"z": grid, "y": np.arange(1, len(grid) + 1)}
 
 
 def recompute_grid_figure(
@@ -55,12 +64,11 @@ def recompute_grid_figure(
 ) -> go.Figure:
     """Rows = generation step, columns = position in the text; a cell is coloured when the
     model ran that position at that step. Without a cache the rows form a growing triangle."""
-    grid = work_grid(traces, shown)
-    steps = np.arange(1, len(traces) + 1)
+    rows = _grid_rows(traces, shown)
+    n_positions = rows["z"].shape[1]
     trace = go.Heatmap(
-        z=grid,
-        x=np.arange(grid.shape[1]),
-        y=steps,
+        **rows,
+        x=np.arange(n_positions),
         zmin=0,
         zmax=2,
         colorscale=_WORK_SCALE,
@@ -87,15 +95,15 @@ def recompute_grid_figure(
             font=dict(size=11, color=COLORS["dense"]),
         )
     base_layout(fig, title, f"position in the text ({unit} index)", "generation step", height=380)
-    fig.update_yaxes(autorange="reversed", range=None)
-    fig.update_xaxes(range=[-0.5, grid.shape[1] - 0.5], showgrid=False)
-    fig.update_yaxes(showgrid=False)
+    # both axes span the whole run, so the grid fills downwards as the reader steps
+    fig.update_yaxes(range=[len(traces) + 0.5, 0.5], autorange=False, showgrid=False)
+    fig.update_xaxes(range=[-0.5, n_positions - 0.5], showgrid=False)
     return fig
 
 
 def recompute_grid_step(base: dict, traces: list[Trace], shown: int) -> go.Figure:
-    """`recompute_grid_figure` at another step, from that figure's dict (only the grid changes)."""
-    return patched_figure(base, {0: {"z": work_grid(traces, shown)}})
+    """`recompute_grid_figure` at another step, from that figure's dict (only the rows change)."""
+    return patched_figure(base, {0: _grid_rows(traces, shown)})
 
 
 def _line_and_dots(line: tuple, dots: tuple) -> go.Figure:
@@ -217,8 +225,8 @@ def _cache_rows(
     token_ids: list[int],
     label: Label = token_label,
 ) -> tuple[tuple[np.ndarray, np.ndarray], dict]:
-    """The step-dependent part of the cache heatmaps: K and V of `head` with rows ≥ `rows` blank
-    (each (T, Dh) float32), and the y ticks labelling the rows held so far."""
+    """The step-dependent part of the cache heatmaps: K and V of `head`, the first `rows` rows
+    (each (max(rows, 1), Dh) float32), and the y ticks labelling the rows held so far."""
     max_rows = keys.shape[1]
     every = max(1, max_rows // 16)  # tick spacing fixed by the axis, not by the rows shown
     ticks = dict(
@@ -228,7 +236,9 @@ def _cache_rows(
     )
     zs = []
     for data in (keys[head], values[head]):
-        z = np.full((max_rows, data.shape[1]), np.nan, dtype=np.float32)
+        # only the rows held so far travel (the y axis keeps its full, fixed range): early steps send
+        # a few rows, not the whole run's; one blank row stands in for an empty cache
+        z = np.full((max(rows, 1), data.shape[1]), np.nan, dtype=np.float32)
         z[:rows] = data[:rows]
         zs.append(z)
     return (zs[0], zs[1]), ticks
