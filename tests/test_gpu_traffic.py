@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from core.gpu import context_bench, spill, timing
+from core.gpu.ffn import MoEFFN, group_offsets
 from core.gpu.kv_cache import KVCache
 from core.gpu.models import build
 from core.gpu.presets import PRESETS
@@ -31,6 +32,7 @@ def _traced(model, pos):
     [
         ("attention", "dense", None),
         ("attention", "moe", None),
+        ("attention", "moe_grouped", None),
         ("attention", "dense_moe_size", None),
         ("state", "dense", None),
         ("attention", "dense", 10),  # 10 positions on the device, the rest streamed
@@ -56,6 +58,28 @@ def test_moe_counts_the_gathered_copy_as_scratch():
     dense = build("attention", TINY, "cpu", torch.float32, ffn="dense_moe_size")
     assert dense.traffic(0).scratch == 0
     assert model.traffic(0).total == model.traffic(0).persistent + TINY.n_layers * 2 * routed
+
+
+def test_grouped_experts_read_in_place_give_the_gathered_result():
+    """The grouped GEMM path (torch._grouped_mm, one group per chosen expert) computes what the
+    gather + bmm path computes, moves no scratch copy, and its group boundaries are the bincount's
+    without asking the host."""
+    torch.manual_seed(0)
+    gathered = build("attention", TINY, "cpu", torch.float32, ffn="moe")
+    grouped = build("attention", TINY, "cpu", torch.float32, ffn="moe_grouped")
+    grouped.load_state_dict(gathered.state_dict())
+    for model in (gathered, grouped):
+        model.allocate(16)
+        torch.manual_seed(1)  # the same cache contents in both
+        model.fill(5)
+    token = torch.tensor([3])
+    torch.testing.assert_close(grouped.step(token), gathered.step(token), rtol=1e-5, atol=1e-6)
+    assert grouped.traffic(5).scratch == 0 < gathered.traffic(5).scratch
+    assert grouped.traffic(5).weights == gathered.traffic(5).weights
+    ids = torch.tensor([0, 3, 3, 7])
+    assert group_offsets(ids, 9).tolist() == torch.cumsum(torch.bincount(ids, minlength=9), 0).tolist()
+    with pytest.raises(ValueError, match="implementation"):
+        MoEFFN(16, 8, 1, 2, 16, torch.device("cpu"), torch.float32, impl="fused")
 
 
 def test_the_roofline_uses_every_byte_moved():

@@ -6,6 +6,10 @@
   index on the device, so routing never waits for the host; the gather copies the chosen
   weights once more (written, then read again), which a fused MoE kernel avoids — that copy
   is counted in `traffic()` as scratch, so the roofline knows about it.
+  `impl="grouped"` is that fused path: PyTorch's grouped GEMM (`torch._grouped_mm`, the kernel
+  torchtitan's MoE uses; CUTLASS on Hopper) multiplies each chosen expert's weights in place, one
+  group per expert, with the group boundaries computed on the device — no copy, no host sync.
+  On an H200 the gather alone took most of a batch-1 MoE step (docs/gpu-runs/2026-11-30-*).
 """
 
 from __future__ import annotations
@@ -57,11 +61,17 @@ class MoEFFN(nn.Module):
         expert_hidden: int,
         device: torch.device,
         dtype: torch.dtype,
+        impl: str = "gather",
     ) -> None:
         super().__init__()
         n_routed = n_experts - n_shared
         if n_routed < top_k or top_k < 1:
             raise ValueError("need at least top_k routed experts")
+        if impl not in IMPLS:
+            raise ValueError(f"unknown MoE implementation {impl!r}; choose one of {', '.join(IMPLS)}")
+        if impl == "grouped" and not grouped_mm_available(torch.device(device), dtype, d, expert_hidden):
+            raise ValueError(f"torch._grouped_mm cannot run {dtype} on {device} at these widths")
+        self.impl = impl
         self.top_k = top_k
         self.router = weight((d, n_routed), device, dtype)
         self.shared_w1 = weight((d, n_shared * expert_hidden), device, dtype)
@@ -74,11 +84,12 @@ class MoEFFN(nn.Module):
         return self.router.numel() + self.shared_w1.numel() + self.shared_w2.numel() + self.top_k * per_expert
 
     def traffic(self) -> Traffic:
-        """Router, shared experts and the top_k routed ones read; the gathered copy written and read."""
+        """Router, shared experts and the top_k routed ones read; with the gather, the gathered
+        copy is written and read again (the grouped GEMM reads the experts where they are)."""
         routed = self.top_k * _bytes(self.w1[0], self.w2[0])
         return Traffic(
             weights=_bytes(self.router, self.shared_w1, self.shared_w2) + routed,
-            scratch=2 * routed,
+            scratch=2 * routed if self.impl == "gather" else 0,
         )
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:  # (1, D) → (1, D)
@@ -86,9 +97,47 @@ class MoEFFN(nn.Module):
         logits = (h @ self.router)[0]  # (E,)
         top_v, top_i = torch.topk(logits, self.top_k)  # (k,) — stays on the device
         gate = torch.softmax(top_v.float(), -1).to(h.dtype)  # (k,)
+        if self.impl == "grouped":
+            return out + self._grouped(h, top_i, gate)
         w1 = self.w1.index_select(0, top_i)  # (k, D, Fe)
         w2 = self.w2.index_select(0, top_i)  # (k, Fe, D)
         # batched matrix × vector on the gathered, contiguous experts: no transposed copies
         # (einsum did one; measured on an H200: 1.55 → 1.31 ms per step, docs/gpu-runs/2026-11-30-*)
         hidden = F.gelu(torch.bmm(h.expand(self.top_k, 1, -1), w1)) * gate[:, None, None]  # (k, 1, Fe)
         return out + torch.bmm(hidden, w2).sum(0)  # (1, D)
+
+    def _grouped(self, h: torch.Tensor, top_i: torch.Tensor, gate: torch.Tensor) -> torch.Tensor:
+        """The chosen experts through two grouped GEMMs over all experts' weights in place: the
+        token is repeated once per chosen expert, rows sorted by expert, and each expert's group
+        (empty for the experts not chosen) multiplies only its own rows. (1, D) → (1, D)."""
+        ids, order = torch.sort(top_i)  # (k,): groups must come in expert order
+        offs = group_offsets(ids, self.w1.shape[0])  # (E,) int32, on the device
+        x = h.expand(self.top_k, -1).contiguous()  # (k, D)
+        hidden = F.gelu(torch._grouped_mm(x, self.w1, offs=offs)) * gate[order][:, None]  # (k, Fe)
+        return torch._grouped_mm(hidden, self.w2, offs=offs).sum(0, keepdim=True)  # (1, D)
+
+
+IMPLS = ("gather", "grouped")
+
+
+def group_offsets(sorted_ids: torch.Tensor, n_experts: int) -> torch.Tensor:
+    """Where each expert's rows end among rows sorted by expert: offs[e] = #ids ≤ e, (E,) int32.
+
+    The same as `cumsum(bincount(ids, minlength=E))`, but bincount sizes its output from the
+    largest id, which a GPU must send to the host (a sync; no CUDA graph). A (E, k) comparison
+    stays on the device."""
+    experts = torch.arange(n_experts, device=sorted_ids.device)  # (E,)
+    return (sorted_ids[None, :] <= experts[:, None]).sum(1).to(torch.int32)  # (E,)
+
+
+def grouped_mm_available(device: torch.device, dtype: torch.dtype, d: int, expert_hidden: int) -> bool:
+    """Whether `torch._grouped_mm` runs here: PyTorch has it; on CUDA only in bf16 on Hopper or
+    newer (its CUTLASS kernel); rows 16-byte aligned (widths a multiple of 16 bytes)."""
+    if not hasattr(torch, "_grouped_mm"):
+        return False
+    row_bytes = torch.finfo(dtype).bits // 8
+    if (d * row_bytes) % 16 or (expert_hidden * row_bytes) % 16:
+        return False
+    if device.type == "cuda":
+        return dtype == torch.bfloat16 and torch.cuda.get_device_capability(device) >= (9, 0)
+    return device.type in ("cpu", "meta")  # meta: shapes only, nothing runs

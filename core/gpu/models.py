@@ -51,7 +51,7 @@ class _Block(nn.Module):
             self.ffn: nn.Module = DenseFFN(d, preset.ffn_hidden, device, dtype)
         elif ffn == "dense_moe_size":  # the dense twin of the MoE: same total parameters
             self.ffn = DenseFFN(d, preset.moe_ffn_hidden, device, dtype)
-        elif ffn == "moe":
+        elif ffn in ("moe", "moe_grouped"):  # the chosen experts gathered, or read in place
             self.ffn = MoEFFN(
                 d,
                 preset.moe_experts,
@@ -60,6 +60,7 @@ class _Block(nn.Module):
                 preset.expert_hidden,
                 device,
                 dtype,
+                impl="grouped" if ffn == "moe_grouped" else "gather",
             )
         else:
             raise ValueError(f"unknown feed-forward kind {ffn!r}")
@@ -257,6 +258,7 @@ class StateDecoder(DecodeModel):
 def build(
     kind: str, preset: Preset, device: torch.device | str, dtype: torch.dtype, ffn: str = "dense"
 ) -> DecodeModel:
-    """'attention' or 'state' mixer with a 'dense', 'dense_moe_size' or 'moe' feed-forward."""
+    """'attention' or 'state' mixer with a 'dense', 'dense_moe_size', 'moe' (gathered experts) or
+    'moe_grouped' (grouped GEMM, core.gpu.ffn.grouped_mm_available) feed-forward."""
     cls = {"attention": AttentionDecoder, "state": StateDecoder}[kind]
     return cls(preset, ffn, device, dtype)

@@ -94,6 +94,8 @@ class _PersistentTraffic(TorchDispatchMode):
                         self.read += _nbytes(t)
                 elif name in _GATHERS and i == 0:
                     self.read += sum(_nbytes(o) for o in tree_flatten(out)[0] if isinstance(o, torch.Tensor))
+                elif name == "_grouped_mm" and i == 1:
+                    self.read += _grouped_weight_bytes(t, args, kwargs)
                 else:
                     self.read += _nbytes(t)
         for key, value in kwargs.items():
@@ -102,6 +104,16 @@ class _PersistentTraffic(TorchDispatchMode):
         if self.read + self.written != before:
             self.ops.append(name)
         return out
+
+
+def _grouped_weight_bytes(weights: torch.Tensor, args: tuple, kwargs: dict) -> int:
+    """What a grouped GEMM reads of its (G, K, N) weights: the groups that have rows (offs[g] is
+    where group g's rows end), not the experts nobody chose."""
+    offs = kwargs.get("offs", args[2] if len(args) > 2 else None)
+    if offs is None:
+        return _nbytes(weights)
+    rows = torch.diff(offs.to(torch.int64), prepend=offs.new_zeros(1, dtype=torch.int64))  # (G,)
+    return int((rows > 0).sum()) * _nbytes(weights[0])
 
 
 def trace_persistent_bytes(
