@@ -125,7 +125,7 @@ def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:
         ticksuffix=" %",
     )
     fig.update_xaxes(rangemode="tozero")
-    fig.update_xaxes(title_text="context depth d (tokens already in memory)", row=2, col=1)
+    fig.update_xaxes(title_text="depth d (tokens in memory)", row=2, col=1)
     return _legend_below(fig)
 
 
@@ -294,9 +294,7 @@ def prediction_figure(
                 hovertemplate="depth %{x:,}<br>at most %{y:,.0f} tokens/s<extra>" + model + "</extra>",
             )
         )
-    base_layout(
-        fig, title, "context depth d (tokens already in memory)", "tokens per second (log scale)", height=400
-    )
+    base_layout(fig, title, "depth d (tokens in memory)", "tokens per second (log scale)", height=400)
     fig.update_yaxes(**_log_axis(_y_values(fig)))
     fig.update_xaxes(rangemode="tozero")
     return _legend_below(fig)

@@ -149,7 +149,7 @@ def test_cpu_context_run_with_simulated_oom(monkeypatch):
     )
     assert "tokens per second" in spec["layout"]["yaxis"]["title"]["text"]
     assert "roofline" in spec["layout"]["yaxis2"]["title"]["text"]
-    assert "context depth" in spec["layout"]["xaxis2"]["title"]["text"]
+    assert "depth d (tokens in memory)" in spec["layout"]["xaxis2"]["title"]["text"]
     points = next(t.value for t in at.table if "% of roofline" in t.value.columns)
     assert "out of memory" in points["tokens/s (mean ± std)"].tolist()  # the static table keeps the OOM row
     assert len(at.get("download_button")) == 2

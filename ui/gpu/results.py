@@ -17,6 +17,7 @@ from core.gpu.published import published_table
 from core.gpu.report import context_rows, moe_rows, yours_rows
 from core.gpu.timing import Bandwidth
 from ui.lesson import show_figure
+from ui.text import plain
 
 
 def load_last_run() -> None:
@@ -74,14 +75,12 @@ def context_results(
         _prediction(preset, budget_bytes, snapshot, on_gpu, measured_bw)
         return None
     _stored_caption(result)
-    show_figure(
-        context_speed_figure(
-            result,
-            f"Measured on {result.device} (solid, mean ± 1 std of "
-            f"{PRESETS[result.preset].repeats} repeats) vs roofline (dashed)",
-        ),
-        key="gpu_context_fig",
+    # chart titles as text above the chart: text wraps on a phone, a plotly title is cut
+    st.markdown(
+        f"**Measured on {plain(result.device)}** (solid, mean ± 1 std of {PRESETS[result.preset].repeats} "
+        "repeats) **vs roofline** (dashed)"
     )
+    show_figure(context_speed_figure(result), key="gpu_context_fig")
     for s in result.series:
         if s.spill_depth is not None:
             st.info(
@@ -119,11 +118,11 @@ def _prediction(
     measured_bw: Bandwidth | None,
 ) -> None:
     ref_bw, where = reference_bandwidth(snapshot, measured_bw, on_gpu)
+    st.markdown(f"**Before you measure:** the roofline for the '{preset.name}' models on {plain(where)}")
     show_figure(
         prediction_figure(
             predict_context(preset, ref_bw, budget_bytes, elem_bytes=2 if on_gpu else 4),
             budget_bytes is not None,
-            f"Before you measure: the roofline for the '{preset.name}' models on {where}",
         ),
         key="gpu_prediction",
     )
