@@ -131,8 +131,9 @@ rec_d, rec_l = run.recall(), lin.recall()
 show_figure(
     fb.compare_readbacks_figure(
         {
-            f"linear: {rec_l.accuracy:.0%} recalled": rec_l.readback,
-            f"DeltaNet: {rec_d.accuracy:.0%} recalled": rec_d.readback,
+            # short titles (the caption says what the % is): two panels share a phone's width
+            f"linear: {rec_l.accuracy:.0%}": rec_l.readback,
+            f"DeltaNet: {rec_d.accuracy:.0%}": rec_d.readback,
         },
         rec_d.checked_names(),
         value_names=run.value_names,
@@ -143,6 +144,7 @@ show_figure(
 
 red, green = run.pairs[0][1], run.pairs[-1][1]  # apple's first and its rewritten value
 st.caption(
+    "Panel titles: the share of keys each rule reads back right. "
     f"Reading **apple** after the whole stream (how much of each value comes back): linear attention returns red "
     f"{num(lin.value_share('apple', red))} and {green} {num(lin.value_share('apple', green))} — a blend; "
     f"DeltaNet returns red {num(run.value_share('apple', red))} and {green} {num(run.value_share('apple', green))}. "

@@ -17,6 +17,7 @@ from core.figures.style import (
     dash_of,
     heatmap,
     label_of,
+    legend_below,
     marker_of,
 )
 from core.units import format_bytes
@@ -75,7 +76,7 @@ def recall_curves_figure(
     )
     base_layout(fig, title, "pairs written (n)", "keys recalled (fraction)", height=360)
     fig.update_yaxes(range=[-0.03, 1.05], tickformat=".0%")
-    return fig
+    return legend_below(fig, y=-0.2, bottom=100, grow=40)
 
 
 def _rule_bars(

@@ -10,7 +10,7 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.figures.style import COLORS, base_layout
+from core.figures.style import COLORS, base_layout, legend_below
 from core.gpu.context_bench import ContextResult, Series
 from core.gpu.moe_bench import MoeResult
 from core.gpu.nvml import TelemetrySample
@@ -126,7 +126,7 @@ def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:
     )
     fig.update_xaxes(rangemode="tozero")
     fig.update_xaxes(title_text="depth d (tokens in memory)", row=2, col=1)
-    return _legend_below(fig)
+    return legend_below(fig)
 
 
 def _depth_line(series: Series, what: str, ys: list[float], line: dict, hover: str, **extra) -> go.Scatter:
@@ -215,7 +215,7 @@ def moe_figure(result: MoeResult) -> go.Figure:
     if has_energy:
         fig.update_yaxes(title_text="watts (W)", row=1, col=2, rangemode="tozero")
         fig.update_yaxes(title_text="joules per token (J)", row=1, col=3, rangemode="tozero")
-    return _legend_below(fig, y=-0.2, bottom=100)  # under the two-line tick labels
+    return legend_below(fig, y=-0.2, bottom=100)  # under the two-line tick labels
 
 
 def _percent_label(measured: float | None, roofline: float | None) -> str:
@@ -297,7 +297,7 @@ def prediction_figure(
     base_layout(fig, title, "depth d (tokens in memory)", "tokens per second (log scale)", height=400)
     fig.update_yaxes(**_log_axis(_y_values(fig)))
     fig.update_xaxes(rangemode="tozero")
-    return _legend_below(fig)
+    return legend_below(fig)
 
 
 def _log_axis(values: list[float | None]) -> dict:
@@ -324,12 +324,3 @@ def _log_axis(values: list[float | None]) -> dict:
         ticktext=[format_si(t) for t in ticks],
         range=[math.log10(below) - 0.04, math.log10(above) + 0.04],
     )
-
-
-def _legend_below(fig: go.Figure, y: float = -0.14, bottom: int = 90) -> go.Figure:
-    """Legend under the x axis, so a long chart or panel title above never runs into it."""
-    fig.update_layout(
-        legend=dict(orientation="h", x=0.0, xanchor="left", y=y, yanchor="top"),
-        margin=dict(t=40 if fig.layout.title.text else 30, b=bottom),
-    )
-    return fig

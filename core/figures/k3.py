@@ -18,6 +18,7 @@ from core.figures.style import (
     base_layout,
     dash_of,
     heatmap,
+    legend_below,
     marker_of,
     patched_figure,
 )
@@ -81,17 +82,8 @@ def memory_at_context_figure(spec: ModelSpec, rows: list[MemoryAtContext]) -> go
     )
     fig.update_yaxes(range=[0, top * 1.18])
     fig.update_layout(barmode="group")
-    _legend_below(fig)
+    legend_below(fig, y=-0.3, bottom=130, grow=80)
     return fig
-
-
-def _legend_below(fig: go.Figure) -> None:
-    """Legend under the plot: above it, a legend of long entries wraps over the title on a phone."""
-    fig.update_layout(
-        legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.3, yanchor="top"),
-        margin=dict(b=130),
-        height=(fig.layout.height or 340) + 80,
-    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -147,7 +139,7 @@ def layer_memory_figure(run: RunSummary, step: int) -> go.Figure:
     )
     fig.update_yaxes(range=[0, top * 1.2])
     fig.update_xaxes(tickmode="linear", dtick=1)
-    _legend_below(fig)
+    legend_below(fig, y=-0.3, bottom=130, grow=80)
     return fig
 
 
@@ -180,7 +172,7 @@ def memory_over_time_figure(run: RunSummary, step: int) -> go.Figure:
     )
     fig.update_xaxes(range=[0, len(steps) + 1])
     fig.update_yaxes(range=[0, float(max(boards.max(), cache.max())) * 1.1])
-    _legend_below(fig)
+    legend_below(fig, y=-0.3, bottom=130, grow=80)
     return fig
 
 

@@ -223,3 +223,16 @@ def patched_figure(
         old = merged.get(name)
         merged[name] = {**old, **value} if isinstance(value, dict) and isinstance(old, dict) else value
     return go.Figure({"data": data, "layout": merged}, _validate=False)
+
+
+def legend_below(fig: go.Figure, y: float = -0.14, bottom: int = 90, grow: int = 0) -> go.Figure:
+    """Legend under the x axis: above the plot, a legend of long entries wraps over the chart's title
+    on a phone. `y` clears the axis title (lower for two-line tick labels), `bottom` makes room for it,
+    `grow` adds that many pixels of height so the plot itself keeps its size."""
+    fig.update_layout(
+        legend=dict(orientation="h", x=0.0, xanchor="left", y=y, yanchor="top"),
+        margin=dict(t=40 if fig.layout.title.text else 30, b=bottom),
+    )
+    if grow:
+        fig.update_layout(height=(fig.layout.height or 340) + grow)
+    return fig

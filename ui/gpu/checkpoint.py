@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 import streamlit as st
 import torch
 
-from core.figures.style import COLORS, base_layout, log_ticks
+from core.figures.style import COLORS, base_layout, legend_below, log_ticks
 from core.gpu import jobs
 from core.gpu.checkpoint_bench import CheckpointResult, default_depths, default_settings, describe
 from core.gpu.export import to_json
@@ -176,11 +176,7 @@ def checkpoint_figure(result: CheckpointResult) -> go.Figure:
         top = math.log10(ticks[-1]) + 0.04  # and the power of ten above the highest
         fig.update_yaxes(type="log", tickvals=ticks, ticktext=labels, range=[math.log10(floor) - 0.04, top])
     fig.update_xaxes(rangemode="tozero")
-    fig.update_layout(
-        legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.2, yanchor="top"),
-        margin=dict(t=20, b=100),
-    )
-    return fig
+    return legend_below(fig, y=-0.2, bottom=100)
 
 
 def checkpoint_rows(result: CheckpointResult) -> list[dict[str, str]]:
