@@ -79,8 +79,7 @@ def _gpt2_small_folder(tmp: Path) -> Path:
         raise SystemExit(
             "--real without --folder needs transformers (pip install -r requirements-dev.txt)"
         ) from None
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tests.hf_tiny_gpt2 import padded_tokenizer
+    from bench.hf_tiny_gpt2 import padded_tokenizer
 
     torch.manual_seed(0)
     padded_tokenizer(50257).save(str(tmp / "tokenizer.json"))  # a tiny BPE padded to GPT-2's 50,257 ids

@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 import torch
 
+from bench.hf_tiny_gpt2 import make_checkpoint
 from core.gpu import bench, checkpoint_bench
 from core.gpu.checkpoint_bench import CheckpointResult, Settings, describe, run_checkpoint
 from core.gpu.checkpoint_decoders import GPT2Decoder, open_decoder
 from core.gpu.timing import Bandwidth, make_env
 from core.models.hf_causal import INSTALL_HINT
 from core.models.hf_tokenizer import CheckpointError
-from tests.hf_tiny_gpt2 import make_checkpoint
 
 ROOT = Path(__file__).resolve().parent.parent
 FAMILIES = ("gpt2", "llama", "mistral", "qwen2", "qwen3")

@@ -1,6 +1,6 @@
 """Released-format GPT-2 in our module: logits equal transformers' GPT2LMHeadModel at every step.
 
-The checkpoints are tiny, random and made here (tests/hf_tiny_gpt2.py); nothing is downloaded.
+The checkpoints are tiny, random and made here (bench/hf_tiny_gpt2.py); nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
+from bench.hf_tiny_gpt2 import make_checkpoint
 from core.generation import Sampling, Session, generate
 from core.models.hf_gpt2 import load_gpt2, spec_from_config
-from tests.hf_tiny_gpt2 import make_checkpoint
 
 transformers = pytest.importorskip("transformers")
 

@@ -7,10 +7,10 @@ import shutil
 
 import pytest
 
+from bench.hf_tiny_gpt2 import make_checkpoint, train_tokenizer
 from core.models import fetch
 from core.models.hf_gpt2 import load_gpt2
 from core.models.hf_tokenizer import CheckpointError
-from tests.hf_tiny_gpt2 import make_checkpoint, train_tokenizer
 
 pytest.importorskip("transformers")
 

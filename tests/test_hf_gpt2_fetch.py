@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 import torch
 
+from bench.hf_tiny_gpt2 import fake_hub_cache, make_checkpoint
 from core.models import fetch
 from core.models.hf_gpt2 import load_gpt2
 from core.models.hf_tokenizer import CheckpointError
-from tests.hf_tiny_gpt2 import fake_hub_cache, make_checkpoint
 
 pytest.importorskip("transformers")
 

@@ -76,15 +76,15 @@ def test_a_curious_reader():
 @pytest.fixture(scope="module")
 def hf_folder(tmp_path_factory):
     pytest.importorskip("transformers")
-    from tests.hf_tiny_gpt2 import make_checkpoint
+    from bench.hf_tiny_gpt2 import make_checkpoint
 
     return make_checkpoint(tmp_path_factory.mktemp("hf") / "tiny")
 
 
 def test_real_checkpoint_runs_on_bpe_tokens(hf_folder, tmp_path, monkeypatch):
+    from bench.hf_tiny_gpt2 import point_pages_at
     from core.generation import Sampling, run_generation
     from core.models.hf_gpt2 import load_gpt2
-    from tests.hf_tiny_gpt2 import point_pages_at
 
     point_pages_at(monkeypatch, hf_folder, tmp_path)
     at = driver.fresh(PAGE)
@@ -114,7 +114,7 @@ def test_real_checkpoint_runs_on_bpe_tokens(hf_folder, tmp_path, monkeypatch):
 
 
 def test_missing_weights_offline_say_how_to_get_them(tmp_path, monkeypatch):
-    from tests.hf_tiny_gpt2 import point_pages_at
+    from bench.hf_tiny_gpt2 import point_pages_at
 
     point_pages_at(monkeypatch, None, tmp_path, offline=True)
     at = driver.fresh(PAGE)
@@ -129,8 +129,8 @@ def test_missing_weights_offline_say_how_to_get_them(tmp_path, monkeypatch):
 
 
 def test_download_button_shows_the_size_and_fetches(hf_folder, tmp_path, monkeypatch):
+    from bench.hf_tiny_gpt2 import fake_hub_cache, point_pages_at
     from core.models import fetch
-    from tests.hf_tiny_gpt2 import fake_hub_cache, point_pages_at
 
     point_pages_at(monkeypatch, None, tmp_path, offline=False)
     calls = []
@@ -156,7 +156,7 @@ def test_download_button_shows_the_size_and_fetches(hf_folder, tmp_path, monkeyp
 
 
 def test_a_bad_folder_is_one_line_and_the_page_keeps_working(tmp_path, monkeypatch):
-    from tests.hf_tiny_gpt2 import point_pages_at
+    from bench.hf_tiny_gpt2 import point_pages_at
 
     bad = tmp_path / "not-a-checkpoint"
     bad.mkdir()
@@ -176,8 +176,8 @@ def test_download_without_internet_says_so_at_once(tmp_path, monkeypatch):
 
     import huggingface_hub
 
+    from bench.hf_tiny_gpt2 import point_pages_at
     from core.models import fetch
-    from tests.hf_tiny_gpt2 import point_pages_at
 
     cache = tmp_path / "cache"
     point_pages_at(monkeypatch, None, cache, offline=False)

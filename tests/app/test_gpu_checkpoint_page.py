@@ -10,10 +10,10 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
+from bench.hf_tiny_gpt2 import make_checkpoint, point_pages_at
 from core.gpu import nvml, runner
 from tests.app import driver
 from tests.fake_nvml import FakeNvml
-from tests.hf_tiny_gpt2 import make_checkpoint, point_pages_at
 from ui.gpu.checkpoint import HOME_COMMAND, TYPED
 
 PAGE = driver.page_path("your_gpu")

@@ -123,15 +123,15 @@ def test_stepped_figures_patched_from_the_last_step_match_a_full_build():
 @pytest.fixture(scope="module")
 def hf_folder(tmp_path_factory):
     pytest.importorskip("transformers")
-    from tests.hf_tiny_gpt2 import make_checkpoint
+    from bench.hf_tiny_gpt2 import make_checkpoint
 
     return make_checkpoint(tmp_path_factory.mktemp("hf") / "tiny")
 
 
 def test_real_checkpoint_cache_on_bpe_tokens(hf_folder, tmp_path, monkeypatch):
+    from bench.hf_tiny_gpt2 import point_pages_at
     from core.models.hf_gpt2 import load_gpt2
     from core.units import format_bytes
-    from tests.hf_tiny_gpt2 import point_pages_at
 
     point_pages_at(monkeypatch, hf_folder, tmp_path)
     at = driver.fresh(PAGE)

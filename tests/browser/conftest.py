@@ -30,7 +30,7 @@ def checkpoint_server(root: Path, folder_name: str, log_name: str):
     `root` and offered through COURSE_GPT2_PATH, with the Hub off, an empty HF cache and public mode
     off; yields its URL. Needs transformers (a dev dependency) to build the checkpoint."""
     pytest.importorskip("transformers")
-    from tests.hf_tiny_gpt2 import make_checkpoint
+    from bench.hf_tiny_gpt2 import make_checkpoint
 
     folder = make_checkpoint(root / folder_name, n_positions=128)
     with pytest.MonkeyPatch.context() as env:

@@ -2,7 +2,7 @@
 weights sees them: the model switch, BPE tokens, the top-5 table, lesson 2's cache size and its
 cached == uncached check; desktop and phone screenshots go to artifacts/screenshots/gpt2_checkpoint/.
 
-The checkpoint is a tiny random GPT-2 built here (tests/hf_tiny_gpt2.py), offered through
+The checkpoint is a tiny random GPT-2 built here (bench/hf_tiny_gpt2.py), offered through
 COURSE_GPT2_PATH to one server of its own, with the Hub switched off and an empty HF cache.
 """
 

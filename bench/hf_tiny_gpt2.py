@@ -1,4 +1,4 @@
-"""A tiny random GPT-2 in Hugging Face format, made locally for the tests (never downloaded).
+"""A tiny random GPT-2 in Hugging Face format, made locally for the tests and benches (never downloaded).
 
 `transformers` (a dev-only dependency) writes `config.json` + `model.safetensors` with
 `GPT2LMHeadModel.save_pretrained`; a tiny byte-level BPE trained here with `tokenizers` writes
