@@ -23,7 +23,7 @@ from core.figures.recall import (
     training_curves,
 )
 from core.figures.style import label_of
-from core.models.recall_models import ReaderRecall, RecallModel, memory_colour_range, recall_from_tokens
+from core.models.recall_models import ReaderRecall, RecallModel, memory_colour_ranges, recall_from_tokens
 from core.recall import DEFAULT_VOCAB, parse_recall_text
 from core.units import format_bytes
 from ui.course import lesson_ref
@@ -51,9 +51,9 @@ def load_results() -> dict | None:
 
 @st.cache_resource(show_spinner="Loading the trained model …")
 def load_model(checkpoint: str):
-    """One trained model per process, with its fixed colour range for boards and caches."""
+    """One trained model per process, with its fixed colour range per layer for boards and caches."""
     model = RecallModel.load(ASSETS / checkpoint)
-    return model, model.meta, memory_colour_range(model)
+    return model, model.meta, memory_colour_ranges(model)
 
 
 @st.cache_resource(show_spinner=False)
@@ -69,7 +69,7 @@ class Readout:
 
     result: ReaderRecall  # answers, memories (one per layer), tokens
     memory_bytes: int
-    zmax: float
+    zmax: tuple[float, ...]  # per layer
     confidence: go.Figure
     memory_figures: tuple[go.Figure, ...]
 
@@ -81,15 +81,15 @@ def read_list(checkpoint: str, text: str) -> Readout:
     model, _, zmax = load_model(checkpoint)
     result = recall_from_tokens(model, parsed.tokens, parsed.query_positions, parsed.answers)
     figures = []
-    for memory in result.memories:
+    for i, memory in enumerate(result.memories):
         label = label_of(memory.kind)
         if memory.state is not None:
-            fig = board_figure(memory.state, zmax, f"layer {memory.index + 1} ({label}): fixed board")
+            fig = board_figure(memory.state, zmax[i], f"layer {memory.index + 1} ({label}): fixed board")
         else:
             fig = cache_figure(
                 memory.keys,
                 result.tokens,
-                zmax,
+                zmax[i],
                 f"layer {memory.index + 1} ({label}): key cache, a row per token",
             )
         figures.append(fig)
@@ -331,6 +331,8 @@ def render_trained_recall(key: str) -> None:
         with col:
             show_figure(fig, key=f"{key}_memory_{memory.index}")
     st.caption(
-        f"Colours use one fixed range for this model (±{zmax:.2f}), whatever you type, so a fuller board "
-        "looks fuller. A board keeps its size; a cache gains a row for every token."
+        "Each layer's colours use one fixed range ("
+        + ", ".join(f"layer {i + 1}: ±{z:.2f}" for i, z in enumerate(zmax))
+        + "), whatever you type, so a fuller board looks fuller; compare colours within a layer, not across "
+        "layers. A board keeps its size; a cache gains a row for every token."
     )

@@ -433,15 +433,21 @@ def recall_from_tokens(
 
 
 @torch.no_grad()
-def memory_colour_range(model: RecallModel, n_pairs: int = 8, seq_len: int = 64, seed: int = 123) -> float:
-    """One fixed colour range per model for its boards/caches: the 99th percentile of |entries|
-    over a few held-out sequences, so every reader's sequence is drawn on the same scale."""
+def memory_colour_ranges(
+    model: RecallModel, n_pairs: int = 8, seq_len: int = 64, seed: int = 123
+) -> tuple[float, ...]:
+    """One fixed colour range per layer of a model for its boards/caches: the 99th percentile of
+    |entries| over a few held-out sequences, so every reader's sequence is drawn on the same scale.
+    Per layer, not per model: a model's two memories can differ tenfold in size (a softmax layer's
+    keys against the board after it), and one shared range would leave the smaller one blank."""
     from core.recall import generate
 
     data = generate(16, seq_len, n_pairs, seed)
     readout = model.read(data.inputs, keep_memory=True)
-    entries = []
+    by_layer: dict[int, list[np.ndarray]] = {}
     for row in readout.memories:
-        for layer in row:
-            entries.append(np.abs(layer.state if layer.state is not None else layer.keys).ravel())
-    return float(np.quantile(np.concatenate(entries), 0.99))
+        for i, layer in enumerate(row):
+            by_layer.setdefault(i, []).append(
+                np.abs(layer.state if layer.state is not None else layer.keys).ravel()
+            )
+    return tuple(float(np.quantile(np.concatenate(by_layer[i]), 0.99)) for i in sorted(by_layer))

@@ -155,3 +155,17 @@ def test_malformed_input_gives_a_clear_error_and_the_panel_survives(at, text, fr
     assert not at.exception and not at.error
     answers = _table(at, "asked")
     assert list(answers["right answer"]) == ["6", "5", "(never written)"]
+
+
+def test_each_layer_keeps_its_own_fixed_colour_range_whatever_is_typed():
+    """Boards and caches are coloured per layer (a model's two memories can differ tenfold), and a
+    layer's range does not move with the reader's text."""
+    from ui.recall_panel import read_list
+
+    short, longer = "a:1 b:2 ? a", "a:1 b:2 c:3 d:4 e:5 f:6 ? f a"
+    for checkpoint in ("attention_d16.pt", "delta_d32.pt"):
+        first, second = read_list(checkpoint, short), read_list(checkpoint, longer)
+        assert first.zmax == second.zmax and len(first.zmax) == len(first.result.memories)
+        for fig, zmax in zip(second.memory_figures, second.zmax, strict=True):
+            assert fig.data[0].zmax == pytest.approx(zmax) and fig.data[0].zmin == pytest.approx(-zmax)
+        assert max(first.zmax) > 3 * min(first.zmax)  # why one range per model left a layer blank
