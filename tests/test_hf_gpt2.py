@@ -35,8 +35,8 @@ def reference_steps(hf, prompt: list[int], steps: int, use_cache: bool) -> tuple
     for _ in range(steps):
         if use_cache:
             new = tokens if past is None else tokens[-1:]
-            out = hf(torch.tensor([new]), past_key_values=past, use_cache=True)
-            past = out.past_key_values
+            out = hf(torch.tensor([new]), cache=past, use_cache=True)  # `cache`: transformers 5.x's name
+            past = out.cache if getattr(out, "cache", None) is not None else out.past_key_values
         else:
             out = hf(torch.tensor([tokens]), use_cache=False)
         row = out.logits[0, -1]
