@@ -139,16 +139,16 @@ class Validator:
         tokens = random_tokens(preset, env.device)
         data: dict[str, Any] = {"copy_bandwidth_bytes_per_s": self.bw.device_bytes_per_s}
         # the MoE twice: experts gathered (index_select + bmm) and read in place (grouped GEMM)
-        grouped = grouped_mm_available(env.device, env.dtype, preset.d_model, preset.expert_hidden)
-        data["moe_grouped_available"] = grouped
+        can_group = grouped_mm_available(env.device, env.dtype, preset.d_model, preset.expert_hidden)
+        data["moe_grouped_available"] = can_group
         runs = [
             ("attention", "dense", (0, s.deep)),
             ("state", "dense", (0, s.deep)),
             ("attention", "dense_moe_size", (preset.moe_depth,)),
             ("attention", "moe", (preset.moe_depth,)),
         ]
-        runs += [("attention", "moe_grouped", (preset.moe_depth,))] if grouped else []
-        for kind, ffn, depths in runs:  # fmt: skip
+        runs += [("attention", "moe_grouped", (preset.moe_depth,))] if can_group else []
+        for kind, ffn, depths in runs:
             model = build(kind, preset, env.device, env.dtype, ffn)
             try:
                 for depth in depths:
@@ -183,6 +183,7 @@ class Validator:
             data[f"attention/moe/d{preset.moe_depth}"],
         )
         best = lambda r: r["graphed_tokens_per_s"] or r["eager_tokens_per_s"]  # noqa: E731
+        grouped = data.get(f"attention/moe_grouped/d{preset.moe_depth}")  # None where _grouped_mm cannot run
         layers = preset.n_layers
         bytes_ratio = dense["bytes_per_step"]["total"] / moe["bytes_per_step"]["total"]
         return data, [
@@ -195,21 +196,8 @@ class Validator:
             self.e("fixed state ÷ full attention at depth 0", ratio(best(s0), best(a0)), 0.7, None, "×"),
             self.e(f"fixed state ÷ full attention at depth {s.deep:,}", ratio(best(sd), best(ad)), 1.5, None, "×"),
             self.e(f"MoE ÷ dense speed, as a share of the byte ratio ({bytes_ratio:.2f}×)", ratio(ratio(best(moe), best(dense)), bytes_ratio), 0.5, 1.2, "×"),
-            self._grouped_expectation(data, dense, bytes_ratio, preset.moe_depth),
+            self.e(f"MoE with a grouped GEMM ÷ dense speed, as a share of the byte ratio ({bytes_ratio:.2f}×)", grouped and ratio(ratio(best(grouped), best(dense)), bytes_ratio), 0.5, 1.2, "×", skip=grouped is None),
         ]  # fmt: skip
-
-    def _grouped_expectation(
-        self, data: dict[str, Any], dense: dict[str, Any], bytes_ratio: float, moe_depth: int
-    ) -> dict[str, Any]:
-        """The same share for the grouped-GEMM MoE (no gathered copy); SKIP where torch._grouped_mm
-        cannot run (CUDA before Hopper, or not bf16)."""
-        what = f"MoE with a grouped GEMM ÷ dense speed, as a share of the byte ratio ({bytes_ratio:.2f}×)"
-        moe = data.get(f"attention/moe_grouped/d{moe_depth}")
-        if moe is None:
-            return dict(what=what, value=None, low=0.5, high=1.2, unit="×", status="SKIP")
-        best = moe["graphed_tokens_per_s"] or moe["eager_tokens_per_s"]
-        best_dense = dense["graphed_tokens_per_s"] or dense["eager_tokens_per_s"]
-        return self.e(what, ratio(ratio(best, best_dense), bytes_ratio), 0.5, 1.2, "×")
 
     # -- 2 ---------------------------------------------------------------------------------------
     def bandwidth(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:

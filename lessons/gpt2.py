@@ -30,6 +30,7 @@ from ui.gpt2_model import (
     show_top_next,
 )
 from ui.lesson import (
+    charts_side_by_side,
     code,
     formula,
     lesson_header,
@@ -189,13 +190,10 @@ def stepper(live, settings: tuple, run: GenerationRun, series: RunSeries) -> Non
         f"{unit}s)."
     )
 
-    left, right = st.columns(2)
-    with left:
-        st.markdown("**Work piles up** — total positions run so far")
-        show_figure(figures["work"], key="gpt2_work")
-    with right:
-        st.markdown(f"**Each step gets slower** — measured time per {unit}")
-        show_figure(figures["ms"], key="gpt2_ms")
+    charts_side_by_side(
+        ("**Work piles up** — total positions run so far", figures["work"], "gpt2_work"),
+        (f"**Each step gets slower** — measured time per {unit}", figures["ms"], "gpt2_ms"),
+    )
 
 
 stepper(live, settings, run, series)

@@ -15,6 +15,7 @@ from ui.course import lesson_ref
 from ui.deeper import go_deeper_k3, planner_batch_link
 from ui.glossary import new_words
 from ui.lesson import (
+    charts_side_by_side,
     code,
     formula,
     lesson_header,
@@ -166,11 +167,7 @@ def stepper(run: k3.RunSummary, ids: tuple[int, ...], cfg) -> None:
     c[2].metric("this step took", f"{run.wall_ms[shown - 1]:.0f} ms")
 
     figures = step_figures(ids, shown, run)
-    left, right = st.columns(2)
-    with left:
-        show_figure(figures["layers"], key="k3_layer_memory")
-    with right:
-        show_figure(figures["time"], key="k3_memory_time")
+    charts_side_by_side(("", figures["layers"], "k3_layer_memory"), ("", figures["time"], "k3_memory_time"))
     st.caption("The fixed KDA boards stay flat; only the attention layers' cache grows, a little per byte.")
     show_figure(figures["attn_res"], key="k3_attn_res")
     st.caption(

@@ -41,6 +41,7 @@ from ui.gpt2_model import (
     show_top_next,
 )
 from ui.lesson import (
+    charts_side_by_side,
     code,
     formula,
     lesson_header,
@@ -245,13 +246,10 @@ def stepper(
         )
         show_figure(figures["attention"], key="kv_attention")
 
-    left, right = st.columns(2)
-    with left:
-        st.markdown("**Work: one position per step** (whole run)")
-        show_figure(figures["work"], key="kv_work")
-    with right:
-        st.markdown(f"**Time per {unit}, measured** (whole run)")
-        show_figure(figures["ms"], key="kv_ms")
+    charts_side_by_side(
+        ("**Work: one position per step** (whole run)", figures["work"], "kv_work"),
+        (f"**Time per {unit}, measured** (whole run)", figures["ms"], "kv_ms"),
+    )
     show_figure(figures["grid"], key="kv_grid")
     st.caption(
         f"Compare with {lesson_ref('gpt2')}'s triangle: after the prompt, one dark cell per row — nothing is recomputed."

@@ -276,6 +276,7 @@ def test_verdicts():
     assert expect("x", None, 1)["status"] == "FAIL"  # a value that could not be measured fails
     assert expect("x", 5, 1, 10, cuda=False)["status"] == "SKIP"  # the dry run does not judge GPU ranges
     assert expect("x", 5, 1, 10, needs_cuda=False, cuda=False)["status"] == "PASS"
+    assert expect("x", None, 1, skip=True)["status"] == "SKIP"  # this machine cannot run what it measures
     assert (
         range_text(expect("x", 1, 1.2, None, "×")) == "≥ 1.2×"
         and range_text(expect("x", 1, None, 0.9)) == "≤ 0.9"

@@ -96,6 +96,15 @@ def show_figure(fig: go.Figure | dict, key: str) -> None:
         st.markdown(words)
 
 
+def charts_side_by_side(*panels: tuple[str, go.Figure | dict, str]) -> None:
+    """Charts in equal columns, each (heading in markdown, or "" for none; figure; key)."""
+    for column, (heading, fig, key) in zip(st.columns(len(panels)), panels, strict=True):
+        with column:
+            if heading:
+                st.markdown(heading)
+            show_figure(fig, key=key)
+
+
 class _ReadyFigure(go.Figure):
     """A figure whose dict is already made: `st.plotly_chart` asks a plotly figure for `to_dict()`
     (a deep copy with every array turned to base64) and a plain dict would be validated again, so

@@ -222,8 +222,7 @@ def parse_args(argv: list[str] | None) -> Any:
 
 def _checkpoint_settings(args: Any) -> checkpoint_bench.Settings:
     """Check the folder (config and headers only) and the depths against its window: exit 2 if bad."""
-    cuda = args.device != "cpu" and torch.cuda.is_available()
-    settings = checkpoint_bench.default_settings(torch.device("cuda" if cuda else "cpu"))
+    settings = checkpoint_bench.Settings()
     if args.depth_seconds is not None:
         settings = dataclasses.replace(settings, depth_seconds=args.depth_seconds)
     try:

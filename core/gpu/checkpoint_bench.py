@@ -30,7 +30,7 @@ import torch
 from core.gpu import timing
 from core.gpu.checkpoint_decoders import Decoder, open_decoder, rows_bytes, unique_bytes
 from core.gpu.timing import Bandwidth, BenchEnv, Progress, ShouldStop, never, no_progress
-from core.models import hf_causal
+from core.models import hf_causal, hf_folder
 from core.models.hf_tokenizer import CheckpointError
 from core.plan import ConfigError, PlannedModel, parse
 from core.plan.memory import growing_bytes_per_token, sequence_bytes
@@ -53,11 +53,6 @@ class Settings:
     def room(self) -> int:
         """Positions a depth needs past d: the timed steps (or the warm-up), one spare."""
         return max(self.n_steps, self.warmup) + 1
-
-
-def default_settings(device: torch.device) -> Settings:
-    """The same on every device: the steps are the model's own eager code (no CUDA graph to replay)."""
-    return Settings()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -100,7 +95,7 @@ def describe(folder: Path | str) -> CheckpointInfo:
     """Check a folder without loading weights: config.json, a supported family (and transformers
     for the non-GPT-2 ones), readable safetensors headers. CheckpointError (one line) otherwise."""
     folder = Path(folder).expanduser()
-    config = hf_causal.read_config(folder)
+    config = hf_folder.read_config(folder)
     family = config.get("model_type")
     if family == "gpt2":
         from core.models.hf_gpt2 import read_config as gpt2_checks
@@ -110,7 +105,7 @@ def describe(folder: Path | str) -> CheckpointInfo:
             raise CheckpointError(f"{folder} has no tokenizer.json (the course's GPT-2 loader needs it)")
     else:
         hf_causal.check_family(config)
-    hf_causal.check_weight_files(folder)
+    hf_folder.check_weight_files(folder)
     try:
         planned = parse(config, name=checkpoint_name(folder))
     except ConfigError as error:
@@ -229,7 +224,7 @@ def run_checkpoint(
 
     Bad input raises CheckpointError before anything is loaded; out of memory at a depth ends the
     sweep there (a result); Stop keeps the depths measured so far."""
-    settings = settings or default_settings(env.device)
+    settings = settings or Settings()
     info = describe(folder)
     depths = check_depths(info, tuple(depths or default_depths(info, settings, env.device)), settings)
     elem = torch.finfo(env.dtype).bits // 8

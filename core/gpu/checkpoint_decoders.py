@@ -65,10 +65,7 @@ class GPT2Decoder:
         return logits[0, -1]
 
     def fill(self, depth: int, seed: int = 0) -> None:
-        gen = torch.Generator().manual_seed(seed)
-        ids = torch.randint(0, self.vocab, (1, depth), generator=gen).to(self.device)  # (1, depth)
-        for start in range(0, depth, hf_causal.PREFILL_CHUNK):
-            self._forward(ids[:, start : start + hf_causal.PREFILL_CHUNK])
+        hf_causal.random_prefill(self._forward, self.vocab, depth, self.device, seed)
 
     def step(self, token: torch.Tensor) -> torch.Tensor:
         return self._forward(token.view(1, 1))

@@ -11,9 +11,10 @@ from typing import Any
 
 
 def expect(what: str, value: float | None, low: float | None = None, high: float | None = None,
-           unit: str = "", needs_cuda: bool = True, cuda: bool = True) -> dict[str, Any]:  # fmt: skip
-    """One expectation: PASS inside [low, high], FAIL outside, SKIP where it needs a GPU and there is none."""
-    if needs_cuda and not cuda:
+           unit: str = "", needs_cuda: bool = True, cuda: bool = True, skip: bool = False) -> dict[str, Any]:  # fmt: skip
+    """One expectation: PASS inside [low, high], FAIL outside, SKIP where it needs a GPU and there is none
+    (or `skip`: this machine cannot run what it measures)."""
+    if skip or (needs_cuda and not cuda):
         status = "SKIP"
     elif value is None:
         status = "FAIL"

@@ -9,20 +9,21 @@ installed the error says what to install, in one line. The cache is transformers
 llama.cpp and vLLM keep theirs) and `DynamicCache` (grown by concatenation) where a static
 one cannot be made; `HFDecoder.cache_kind` says which ran.
 
-`describe(folder)` reads config.json and the safetensors headers only (no weights) and raises
-`CheckpointError` with one line for a folder that is not a checkpoint, a truncated weights file
-or a family outside `SUPPORTED`; `HFDecoder(folder, device, dtype)` loads the weights.
+`check_family(config)` refuses, in one line, a family outside `SUPPORTED` or a machine without
+transformers; `core.gpu.checkpoint_bench.describe` uses it with the folder checks of
+core/models/hf_folder.py before `HFDecoder(folder, device, dtype)` loads the weights.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import inspect
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
 
-from core.models.hf_folder import check_weight_files, one_line, read_config
+from core.models.hf_folder import one_line
 from core.models.hf_tokenizer import CheckpointError
 
 SUPPORTED = ("llama", "mistral", "qwen2", "qwen3")  # model_type values this module loads
@@ -58,14 +59,12 @@ class HFDecoder:
     The benchmark protocol of core.gpu.timing.time_decode: `allocate(room)` makes a fresh cache
     for `room` positions, `fill(depth)` prefills random tokens (untimed), `step(token)` feeds one
     token and returns its logits, and setting `pos` goes back to that depth (the rows past it are
-    overwritten by the next steps)."""
+    overwritten by the next steps). The folder is one `core.gpu.checkpoint_bench.describe` accepted
+    (family, transformers installed, readable headers); this only loads it."""
 
     def __init__(self, folder: Path | str, device: torch.device, dtype: torch.dtype) -> None:
         self.device = torch.device(device)
         self.dtype = dtype
-        self.config_dict = read_config(folder)
-        check_family(self.config_dict)
-        check_weight_files(folder)
         import transformers
         from transformers import AutoModelForCausalLM
 
@@ -107,11 +106,8 @@ class HFDecoder:
 
     @torch.no_grad()
     def fill(self, depth: int, seed: int = 0) -> None:
-        """Prefill `depth` random tokens in chunks (untimed): the cache then holds `depth` rows."""
-        gen = torch.Generator().manual_seed(seed)
-        ids = torch.randint(0, self.vocab, (1, depth), generator=gen).to(self.device)  # (1, depth)
-        for start in range(0, depth, PREFILL_CHUNK):
-            self._forward(ids[:, start : start + PREFILL_CHUNK])
+        """Prefill `depth` random tokens (untimed): the cache then holds `depth` rows."""
+        random_prefill(self._forward, self.vocab, depth, self.device, seed)
 
     @torch.no_grad()
     def step(self, token: torch.Tensor) -> torch.Tensor:
@@ -142,3 +138,14 @@ class HFDecoder:
 
     def release(self) -> None:
         self.cache = None
+
+
+def random_prefill(
+    forward: Callable[[torch.Tensor], object], vocab: int, depth: int, device: torch.device, seed: int = 0
+) -> None:
+    """Feed `depth` random tokens to `forward` in chunks of PREFILL_CHUNK (a decoder's cache fill
+    before a depth is timed): the same tokens for every decoder and seed."""
+    gen = torch.Generator().manual_seed(seed)
+    ids = torch.randint(0, vocab, (1, depth), generator=gen).to(device)  # (1, depth)
+    for start in range(0, depth, PREFILL_CHUNK):
+        forward(ids[:, start : start + PREFILL_CHUNK])

@@ -18,7 +18,7 @@ import torch
 
 from core.figures.style import COLORS, base_layout, legend_below, log_ticks
 from core.gpu import jobs
-from core.gpu.checkpoint_bench import CheckpointResult, default_depths, default_settings, describe
+from core.gpu.checkpoint_bench import CheckpointInfo, CheckpointResult, Settings, default_depths, describe
 from core.gpu.export import to_json
 from core.gpu.report import percent, rate, rate_with_spread
 from core.gpu.runner import RUNNER, Busy
@@ -72,6 +72,13 @@ def _found() -> list:
     return found_checkpoints()
 
 
+@st.cache_resource(show_spinner=False, max_entries=16, ttl=30)
+def _described(folder: str) -> CheckpointInfo:
+    """`describe` once per folder for 30 s: a rerun of the page (progress, telemetry) reads no
+    config or safetensors header again; a refused folder is not kept (errors are not cached)."""
+    return describe(folder)
+
+
 def _picker(owner: str, on_gpu: bool, runs_off: str | None) -> None:
     found = {item.label: str(item.folder) for item in _found()}
     choice = st.selectbox(
@@ -96,12 +103,12 @@ def _picker(owner: str, on_gpu: bool, runs_off: str | None) -> None:
     else:
         folder = found[choice]
     try:
-        info = describe(folder)
+        info = _described(folder)
     except CheckpointError as error:
         st.error(plain(error), icon=":material/error:")
         return
     device = torch.device("cuda" if on_gpu else "cpu")
-    depths = default_depths(info, default_settings(device), device)
+    depths = default_depths(info, Settings(), device)
     elem = 2 if on_gpu else 4
     st.caption(
         f"{plain(info.name)}: {plain(info.family)}, {info.planned.spec.total_params():,} parameters, "
