@@ -145,6 +145,11 @@ async def one_level(url: str, drive: LessonDrive, n: int, args, meter: Meter) ->
     cpu0 = meter.cpu()
     await asyncio.gather(*(stepping(r, window, args.interval, args.interval * r.index / n) for r in readers))
     browser_log = await browser if browser is not None else None
+    return await _finish(level, readers, browser_log, window, cpu0, meter)
+
+
+async def _finish(level: Level, readers, browser_log: ReaderLog | None, window, cpu0, meter) -> Level:
+    """The window is over: its length and CPU time, readers closed, the level's figures filled in."""
     elapsed = time.monotonic() - window.start
     cpu1 = meter.cpu()
     for r in readers:
@@ -228,12 +233,7 @@ async def unique_sweep(url: str, drive: LessonDrive, n: int, args, meter: Meter)
     sampler = asyncio.create_task(sample())
     await asyncio.gather(*(reader_loop(r) for r in readers))
     sampler.cancel()
-    elapsed = time.monotonic() - window.start
-    cpu1 = meter.cpu()
-    for r in readers:
-        await r.close()
-    _fill(level, [r.log for r in readers], None, elapsed, cpu0, cpu1, meter)
-    return level
+    return await _finish(level, readers, None, window, cpu0, meter)
 
 
 def levels_off(series: list[tuple[float, int, float]], flat_mb_per_100: float = 10.0) -> str:
