@@ -131,9 +131,9 @@ rec_d, rec_l = run.recall(), lin.recall()
 show_figure(
     fb.compare_readbacks_figure(
         {
-            # short titles (the caption says what the % is): two panels share a phone's width
-            f"linear: {rec_l.accuracy:.0%}": rec_l.readback,
-            f"DeltaNet: {rec_d.accuracy:.0%}": rec_d.readback,
+            # short two-line titles (the caption says what the % is): two panels share a phone's width
+            f"linear:<br>{rec_l.accuracy:.0%}": rec_l.readback,
+            f"DeltaNet:<br>{rec_d.accuracy:.0%}": rec_d.readback,
         },
         rec_d.checked_names(),
         value_names=run.value_names,
@@ -167,8 +167,8 @@ c2.metric("keys recalled: linear → DeltaNet", f"{r_l.accuracy:.0%} → {r_d.ac
 show_figure(
     fb.compare_readbacks_figure(
         {
-            f"linear: {r_l.accuracy:.0%}": r_l.readback,
-            f"DeltaNet: {r_d.accuracy:.0%}": r_d.readback,
+            f"linear:<br>{r_l.accuracy:.0%}": r_l.readback,
+            f"DeltaNet:<br>{r_d.accuracy:.0%}": r_d.readback,
         },
         r_d.names,
         value_names=run_d.value_names,

@@ -93,10 +93,9 @@ def panels_figure(
     widths = list(widths) if widths is not None else [(1.0 - gap * (n - 1)) / n] * n
     layout = _layout(title, height)
     # side-by-side panels are narrow: long panel titles go on two lines instead of into each other
-    # (about 12 characters per line for two or three panels: a panel beside a colour bar is ~70 px
-    # wide on a phone, so 'DeltaNet: 100%' breaks after its colon; four or more panels: about 8,
-    # so 'old board' and '= new board' break too)
-    titles = [_wrap_title(text, 8 if n >= 4 else 12) if n > 1 else text for text in titles]
+    # (about 18 characters per line for two panels: what fits half a phone screen)
+    # (four or more panels: about 8, so 'old board' and '= new board' break too)
+    titles = [_wrap_title(text, 8 if n >= 4 else max(12, 36 // n)) if n > 1 else text for text in titles]
     lines = max((text.count("<br>") + 1 for text in titles), default=1)
     layout["margin"]["t"] += 17 * (lines - 1)
     layout["annotations"] = []
