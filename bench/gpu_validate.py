@@ -41,7 +41,7 @@ from core.gpu import cli_io, probes, spill  # noqa: E402
 from core.gpu.context_bench import plan_series, traffic_tokens_per_s  # noqa: E402
 from core.gpu.energy import EnergyMeter  # noqa: E402
 from core.gpu.export import to_json, versions  # noqa: E402
-from core.gpu.ffn import grouped_mm_available  # noqa: E402
+from core.gpu.ffn import IMPL_WORDS, IMPLS, MOE_KINDS, MoEFFN, impl_available  # noqa: E402
 from core.gpu.kv_cache import pinned_host_bytes  # noqa: E402
 from core.gpu.models import build  # noqa: E402
 from core.gpu.presets import GIB, MIB, PRESETS  # noqa: E402
@@ -138,54 +138,55 @@ class Validator:
         self.bw = self.bw or _bandwidth(env, preset.copy_bytes)
         tokens = random_tokens(preset, env.device)
         data: dict[str, Any] = {"copy_bandwidth_bytes_per_s": self.bw.device_bytes_per_s}
-        # the MoE twice: experts gathered (index_select + bmm) and read in place (grouped GEMM)
-        can_group = grouped_mm_available(env.device, env.dtype, preset.d_model, preset.expert_hidden)
-        data["moe_grouped_available"] = can_group
+        # the MoE each way this device runs: experts gathered (index_select + bmm), read in place by a
+        # grouped GEMM (bf16 on Hopper or newer) and by Triton kernels (any CUDA card; not timed on the
+        # CPU, where Triton only interprets)
+        moe_kinds = [k for k, impl in MOE_KINDS.items() if impl_available(impl, env.device, env.dtype,
+                     preset.d_model, preset.expert_hidden) and (self.cuda or impl != "triton")]  # fmt: skip
+        data["moe_kinds_timed"] = moe_kinds
+        data["moe_parity"] = _moe_parity(preset, env)
         runs = [
             ("attention", "dense", (0, s.deep)),
             ("state", "dense", (0, s.deep)),
             ("attention", "dense_moe_size", (preset.moe_depth,)),
-            ("attention", "moe", (preset.moe_depth,)),
         ]
-        runs += [("attention", "moe_grouped", (preset.moe_depth,))] if can_group else []
+        runs += [("attention", kind, (preset.moe_depth,)) for kind in moe_kinds]
         for kind, ffn, depths in runs:
-            model = build(kind, preset, env.device, env.dtype, ffn)
+            if self.stop.is_set():
+                raise Stopped
             try:
-                for depth in depths:
-                    model.allocate(steps_room(preset, depth))
-                    model.fill(depth)
-                    model.step(tokens[:1])
-                    model.pos = depth
-                    prof = probes.step_profile(lambda m=model: m.step(tokens[:1]), env.device)
-                    measured = time_at_depth(
-                        model, kind, preset, env, tokens, depth, self.should_stop, allocate=False
-                    )
-                    roof = traffic_tokens_per_s(model.traffic(depth), self.bw)
-                    g = measured.graphed
-                    data[f"{kind}/{ffn}/d{depth}"] = {
-                        "kernels_per_step": prof.kernels if self.cuda else prof.ops,
-                        "host_blocking_calls": prof.blocking_calls,
-                        "eager_tokens_per_s": measured.eager.mean,
-                        "graphed_tokens_per_s": None if g is None else g.mean,
-                        "graph_note": measured.graph_note,
-                        "roofline_tokens_per_s": roof,
-                        "bytes_per_step": model.traffic(depth).to_dict(),
-                    }
-                    model.release()
+                self._time_decode(data, kind, ffn, depths, preset, tokens)
+            except Stopped:
+                raise
+            except Exception as error:  # an MoE way that fails must not lose the rest of the check
+                if ffn not in MOE_KINDS or ffn == "moe":
+                    raise
+                data[f"{kind}/{ffn}/d{preset.moe_depth}"] = {
+                    "error": f"{type(error).__name__}: {error}"[:400]
+                }
             finally:
-                model.release()
-                del model
                 env.free_memory()
         a0, ad = data["attention/dense/d0"], data[f"attention/dense/d{s.deep}"]
         s0, sd = data["state/dense/d0"], data[f"state/dense/d{s.deep}"]
-        dense, moe = (
-            data[f"attention/dense_moe_size/d{preset.moe_depth}"],
-            data[f"attention/moe/d{preset.moe_depth}"],
-        )
-        best = lambda r: r["graphed_tokens_per_s"] or r["eager_tokens_per_s"]  # noqa: E731
-        grouped = data.get(f"attention/moe_grouped/d{preset.moe_depth}")  # None where _grouped_mm cannot run
+        dense = data[f"attention/dense_moe_size/d{preset.moe_depth}"]
+        best = lambda r: r.get("graphed_tokens_per_s") or r.get("eager_tokens_per_s")  # noqa: E731
+
+        def share(moe: dict[str, Any] | None) -> float | None:
+            """MoE ÷ dense speed as a share of dense ÷ MoE bytes per step (each way's own bytes)."""
+            if not moe or "error" in moe:
+                return None
+            return ratio(
+                ratio(best(moe), best(dense)),
+                ratio(dense["bytes_per_step"]["total"], moe["bytes_per_step"]["total"]),
+            )
+
+        moes = {k: data.get(f"attention/{k}/d{preset.moe_depth}") for k in MOE_KINDS}
+        shares = {k: share(m) for k, m in moes.items()}
+        fastest = max((k for k in moes if shares[k] is not None), key=lambda k: best(moes[k]), default=None)
+        data["moe_fastest"] = fastest
         layers = preset.n_layers
-        bytes_ratio = dense["bytes_per_step"]["total"] / moe["bytes_per_step"]["total"]
+        words = {k: IMPL_WORDS[impl] for k, impl in MOE_KINDS.items()}
+        parity = data["moe_parity"]
         return data, [
             self.e("kernels per step per layer, full attention", a0["kernels_per_step"] / layers, 4, 40),
             self.e("host-blocking calls in a step", sum(a0["host_blocking_calls"].values()), 0, 0),
@@ -195,9 +196,44 @@ class Validator:
             self.e("graphed % of roofline at depth 0, fixed state", pct(best(s0), s0["roofline_tokens_per_s"]), 25, 110, " %"),
             self.e("fixed state ÷ full attention at depth 0", ratio(best(s0), best(a0)), 0.7, None, "×"),
             self.e(f"fixed state ÷ full attention at depth {s.deep:,}", ratio(best(sd), best(ad)), 1.5, None, "×"),
-            self.e(f"MoE ÷ dense speed, as a share of the byte ratio ({bytes_ratio:.2f}×)", ratio(ratio(best(moe), best(dense)), bytes_ratio), 0.5, 1.2, "×"),
-            self.e(f"MoE with a grouped GEMM ÷ dense speed, as a share of the byte ratio ({bytes_ratio:.2f}×)", grouped and ratio(ratio(best(grouped), best(dense)), bytes_ratio), 0.5, 1.2, "×", skip=grouped is None),
+            self.e("MoE, fastest way ÷ dense speed, as a share of the byte ratio", fastest and shares[fastest], 0.5, 1.2, "×"),
+            self.e("host-blocking calls in an MoE step, every way timed", sum(sum(m["host_blocking_calls"].values()) for m in moes.values() if m and "error" not in m), 0, 0),
+            *[self.e(f"MoE, {words[k]} ÷ dense speed, as a share of the byte ratio", shares[k], skip=k not in moe_kinds)
+              for k in MOE_KINDS],
+            *[self.e(f"MoE, {IMPL_WORDS[impl]} vs gathered: max |difference| ÷ max |output|", _number(parity.get(impl)), None, 0.03,
+                     needs_cuda=False, skip=impl not in parity)
+              for impl in IMPLS if impl != "gather"],
         ]  # fmt: skip
+
+    def _time_decode(self, data: dict[str, Any], kind: str, ffn: str, depths: tuple[int, ...], preset: Any,
+                     tokens: torch.Tensor) -> None:  # fmt: skip
+        """Kernels, eager and graphed tokens/s and the roofline of one model at each depth, into `data`."""
+        env = self.env
+        model = build(kind, preset, env.device, env.dtype, ffn)
+        try:
+            for depth in depths:
+                model.allocate(steps_room(preset, depth))
+                model.fill(depth)
+                model.step(tokens[:1])
+                model.pos = depth
+                prof = probes.step_profile(lambda m=model: m.step(tokens[:1]), env.device)
+                measured = time_at_depth(
+                    model, kind, preset, env, tokens, depth, self.should_stop, allocate=False
+                )
+                g = measured.graphed
+                data[f"{kind}/{ffn}/d{depth}"] = {
+                    "kernels_per_step": prof.kernels if self.cuda else prof.ops,
+                    "host_blocking_calls": prof.blocking_calls,
+                    "eager_tokens_per_s": measured.eager.mean,
+                    "graphed_tokens_per_s": None if g is None else g.mean,
+                    "graph_note": measured.graph_note,
+                    "roofline_tokens_per_s": traffic_tokens_per_s(model.traffic(depth), self.bw),
+                    "bytes_per_step": model.traffic(depth).to_dict(),
+                }
+                model.release()
+        finally:
+            model.release()
+            del model
 
     # -- 2 ---------------------------------------------------------------------------------------
     def bandwidth(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -395,6 +431,33 @@ def _e2e_expectations(result: dict[str, Any], e: Callable[..., dict[str, Any]]) 
     ]  # fmt: skip
 
 
+def _number(value: Any) -> float | None:
+    """A measured number, or None for a reason given in words."""
+    return value if isinstance(value, float) else None
+
+
+def _moe_parity(preset: Any, env: BenchEnv) -> dict[str, float | str]:
+    """Each in-place MoE way against the gathered one on one layer of the preset's widths, the same
+    weights and token: max |difference| ÷ max |output| (bf16 rounding is ~0.01). The ways this
+    device cannot run are left out; on the CPU the Triton kernels run in Triton's interpreter."""
+    torch.manual_seed(0)
+    args = (preset.d_model, preset.moe_experts, preset.moe_shared, preset.moe_top_k, preset.expert_hidden)
+    layer = MoEFFN(*args, env.device, env.dtype)
+    h = torch.randn(1, preset.d_model, device=env.device, dtype=env.dtype)
+    reference = layer(h).float()
+    out: dict[str, float | str] = {}
+    for impl in layer.runnable_impls():
+        if impl != "gather":
+            layer.use(impl)
+            try:
+                out[impl] = float((layer(h).float() - reference).abs().max() / reference.abs().max())
+            except Exception as error:  # a way that cannot run here is a finding, kept in words
+                out[impl] = f"{type(error).__name__}: {error}"[:400]
+    del layer
+    env.free_memory()
+    return out
+
+
 def _bandwidth(env: BenchEnv, nbytes: int) -> Bandwidth:
     device = probes.copy_bandwidth(env.device, nbytes)
     link = probes.h2d_bandwidth(min(nbytes, GIB), pinned=True) if env.device.type == "cuda" else device / 2
@@ -446,6 +509,7 @@ def main(argv: list[str] | None = None) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     if not cuda:
         torch.set_num_threads(1)
+        os.environ.setdefault("TRITON_INTERPRET", "1")  # the Triton MoE's parity check, interpreted
     env = make_env("cuda" if cuda else "cpu")
     try:
         with cli_io.StopOnSignal() as stop:

@@ -165,6 +165,12 @@ def _print_summary(result: dict[str, Any]) -> None:
                 f"  {r['model']:<15} {r['tokens_per_s']:9.1f} ± {r['std_tokens_per_s']:6.1f} t/s ({r['timing']})"
                 f"  watts {r['avg_watts']}  J/token (net) {jpt}"
             )
+            if r.get("impl_trials"):
+                tried = ", ".join(
+                    f"{impl} {v:.1f} t/s" if isinstance(v, float) else f"{impl} failed ({v})"
+                    for impl, v in r["impl_trials"].items()
+                )
+                print(f"  {'':<15} experts read by {r['moe_impl']} (trials: {tried})")
     print(f"\n{result.get('seconds', 0.0):.1f} s" + ("  (stopped early)" if result.get("stopped") else ""))
 
 

@@ -10,6 +10,8 @@
   torchtitan's MoE uses; CUTLASS on Hopper) multiplies each chosen expert's weights in place, one
   group per expert, with the group boundaries computed on the device — no copy, no host sync.
   On an H200 the gather alone took most of a batch-1 MoE step (docs/gpu-runs/2026-11-30-*).
+  `impl="triton"` reads them in place too, with two Triton kernels written for one token
+  (core.gpu.moe_triton), as engines' fused MoE kernels do; it runs on any CUDA card Triton supports.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from core.gpu import moe_triton
 from core.gpu.traffic import Traffic
 
 
@@ -67,17 +70,28 @@ class MoEFFN(nn.Module):
         n_routed = n_experts - n_shared
         if n_routed < top_k or top_k < 1:
             raise ValueError("need at least top_k routed experts")
-        if impl not in IMPLS:
-            raise ValueError(f"unknown MoE implementation {impl!r}; choose one of {', '.join(IMPLS)}")
-        if impl == "grouped" and not grouped_mm_available(torch.device(device), dtype, d, expert_hidden):
-            raise ValueError(f"torch._grouped_mm cannot run {dtype} on {device} at these widths")
-        self.impl = impl
         self.top_k = top_k
         self.router = weight((d, n_routed), device, dtype)
         self.shared_w1 = weight((d, n_shared * expert_hidden), device, dtype)
         self.shared_w2 = weight((n_shared * expert_hidden, d), device, dtype)
         self.w1 = weight((n_routed, d, expert_hidden), device, dtype)  # (E, D, Fe)
         self.w2 = weight((n_routed, expert_hidden, d), device, dtype)  # (E, Fe, D)
+        self.use(impl)
+
+    def runnable_impls(self) -> list[str]:
+        """The implementations that run on this layer's device, dtype and widths."""
+        _, d, fe = self.w1.shape
+        return [i for i in IMPLS if impl_available(i, self.w1.device, self.w1.dtype, d, fe)]
+
+    def use(self, impl: str) -> None:
+        """Read the chosen experts with `impl` from now on (the weights stay as they are)."""
+        if impl not in IMPLS:
+            raise ValueError(f"unknown MoE implementation {impl!r}; choose one of {', '.join(IMPLS)}")
+        if impl not in self.runnable_impls():
+            raise ValueError(
+                f"the {impl!r} MoE cannot run {self.w1.dtype} on {self.w1.device} at these widths"
+            )
+        self.impl = impl
 
     def active_params(self) -> int:
         per_expert = self.w1[0].numel() + self.w2[0].numel()
@@ -85,12 +99,15 @@ class MoEFFN(nn.Module):
 
     def traffic(self) -> Traffic:
         """Router, shared experts and the top_k routed ones read; with the gather, the gathered
-        copy is written and read again (the grouped GEMM reads the experts where they are)."""
+        copy is written and read again (the grouped GEMM and the Triton kernels read the experts
+        where they are; the Triton path writes and reads back its fp32 partial sums)."""
         routed = self.top_k * _bytes(self.w1[0], self.w2[0])
-        return Traffic(
-            weights=_bytes(self.router, self.shared_w1, self.shared_w2) + routed,
-            scratch=2 * routed if self.impl == "gather" else 0,
-        )
+        scratch = {
+            "gather": 2 * routed,
+            "grouped": 0,
+            "triton": 2 * moe_triton.partial_bytes(self.w1.shape[1], self.w1.shape[2], self.top_k),
+        }[self.impl]
+        return Traffic(weights=_bytes(self.router, self.shared_w1, self.shared_w2) + routed, scratch=scratch)
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:  # (1, D) → (1, D)
         out = F.gelu(h @ self.shared_w1) @ self.shared_w2
@@ -99,6 +116,8 @@ class MoEFFN(nn.Module):
         gate = torch.softmax(top_v.float(), -1).to(h.dtype)  # (k,)
         if self.impl == "grouped":
             return out + self._grouped(h, top_i, gate)
+        if self.impl == "triton":
+            return moe_triton.fused_experts(h, top_i, gate, self.w1, self.w2, base=out)
         w1 = self.w1.index_select(0, top_i)  # (k, D, Fe)
         w2 = self.w2.index_select(0, top_i)  # (k, Fe, D)
         # batched matrix × vector on the gathered, contiguous experts: no transposed copies
@@ -117,7 +136,24 @@ class MoEFFN(nn.Module):
         return torch._grouped_mm(hidden, self.w2, offs=offs).sum(0, keepdim=True)  # (1, D)
 
 
-IMPLS = ("gather", "grouped")
+IMPLS = ("gather", "grouped", "triton")
+# The implementations in words, for the page and the CLI.
+IMPL_WORDS = {
+    "gather": "gathered copy (index_select + bmm)",
+    "grouped": "grouped GEMM (torch._grouped_mm)",
+    "triton": "fused Triton kernels",
+}
+# The decode models' feed-forward kinds for each MoE implementation (core.gpu.models.build).
+MOE_KINDS = {"moe": "gather", "moe_grouped": "grouped", "moe_triton": "triton"}
+
+
+def impl_available(impl: str, device: torch.device, dtype: torch.dtype, d: int, expert_hidden: int) -> bool:
+    """Whether MoE implementation `impl` runs on this device, dtype and widths."""
+    if impl == "grouped":
+        return grouped_mm_available(device, dtype, d, expert_hidden)
+    if impl == "triton":
+        return moe_triton.available(device)
+    return True
 
 
 def group_offsets(sorted_ids: torch.Tensor, n_experts: int) -> torch.Tensor:

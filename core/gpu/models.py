@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from core.gpu.ffn import DenseFFN, MoEFFN, weight
+from core.gpu.ffn import MOE_KINDS, DenseFFN, MoEFFN, weight
 from core.gpu.kv_cache import KVCache
 from core.gpu.presets import Preset
 from core.gpu.traffic import Traffic
@@ -51,7 +51,7 @@ class _Block(nn.Module):
             self.ffn: nn.Module = DenseFFN(d, preset.ffn_hidden, device, dtype)
         elif ffn == "dense_moe_size":  # the dense twin of the MoE: same total parameters
             self.ffn = DenseFFN(d, preset.moe_ffn_hidden, device, dtype)
-        elif ffn in ("moe", "moe_grouped"):  # the chosen experts gathered, or read in place
+        elif ffn in MOE_KINDS:  # the chosen experts gathered, or read in place
             self.ffn = MoEFFN(
                 d,
                 preset.moe_experts,
@@ -60,7 +60,7 @@ class _Block(nn.Module):
                 preset.expert_hidden,
                 device,
                 dtype,
-                impl="grouped" if ffn == "moe_grouped" else "gather",
+                impl=MOE_KINDS[ffn],
             )
         else:
             raise ValueError(f"unknown feed-forward kind {ffn!r}")
@@ -115,6 +115,14 @@ class DecodeModel(nn.Module):
 
     def _memory_traffic(self, pos: int) -> Traffic:
         raise NotImplementedError
+
+    def moe_layers(self) -> list[MoEFFN]:
+        return [b.ffn for b in self.blocks if isinstance(b.ffn, MoEFFN)]
+
+    def use_moe(self, impl: str) -> None:
+        """Every MoE layer reads its chosen experts with `impl` (core.gpu.ffn.IMPLS)."""
+        for ffn in self.moe_layers():
+            ffn.use(impl)
 
     def persistent_tensors(self) -> list[torch.Tensor]:
         """Every long-lived tensor a step may touch (weights, cache, state): what the tracer watches."""
@@ -258,7 +266,8 @@ class StateDecoder(DecodeModel):
 def build(
     kind: str, preset: Preset, device: torch.device | str, dtype: torch.dtype, ffn: str = "dense"
 ) -> DecodeModel:
-    """'attention' or 'state' mixer with a 'dense', 'dense_moe_size', 'moe' (gathered experts) or
-    'moe_grouped' (grouped GEMM, core.gpu.ffn.grouped_mm_available) feed-forward."""
+    """'attention' or 'state' mixer with a 'dense', 'dense_moe_size', 'moe' (gathered experts),
+    'moe_grouped' (grouped GEMM) or 'moe_triton' (fused Triton kernels) feed-forward
+    (core.gpu.ffn.MOE_KINDS; core.gpu.ffn.impl_available says where each runs)."""
     cls = {"attention": AttentionDecoder, "state": StateDecoder}[kind]
     return cls(preset, ffn, device, dtype)

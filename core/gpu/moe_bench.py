@@ -19,7 +19,17 @@ from core.gpu import graphs, timing
 from core.gpu.energy import EnergyMeter, EnergyReading
 from core.gpu.models import DecodeModel, build
 from core.gpu.presets import Preset
-from core.gpu.timing import Bandwidth, BenchEnv, OomHook, Progress, ShouldStop, Stopped, never, no_progress
+from core.gpu.timing import (
+    Bandwidth,
+    BenchEnv,
+    OomHook,
+    Progress,
+    ShouldStop,
+    Stopped,
+    never,
+    no_progress,
+    steps_room,
+)
 from core.roofline import bandwidth_bound_tokens_per_s
 
 
@@ -43,6 +53,8 @@ class MoeRow:
     energy_seconds: float | None = None
     energy_tokens: int | None = None
     oom_message: str | None = None
+    moe_impl: str | None = None  # how the chosen experts were read (core.gpu.ffn.IMPLS)
+    impl_trials: dict[str, float | str] | None = None  # tokens/s of each way tried, or why it failed
 
 
 @dataclass
@@ -118,8 +130,17 @@ def run_moe(
                 )
                 env.free_memory()
                 continue
+            row_impl: tuple[str | None, dict[str, float | str] | None] = (None, None)
+            if model.moe_layers():
+                try:
+                    row_impl = pick_moe_impl(model, preset, env, tokens, depth, should_stop)
+                except Exception as error:  # out of memory is a result; anything else is raised
+                    if not timing.is_out_of_memory(error):
+                        raise
+                    model.use_moe("gather")
+                    env.free_memory()
             active = model.active_weight_bytes()
-            moved = model.traffic(depth).total  # weights, cache, and the MoE's gathered copy
+            moved = model.traffic(depth).total  # weights, cache, and the MoE's gathered copy if any
             row = MoeRow(
                 label,
                 model.total_params(),
@@ -129,6 +150,8 @@ def run_moe(
                 math.nan,
                 bandwidth_bound_tokens_per_s(moved, bandwidth.device_bytes_per_s),
                 bytes_per_token=moved,
+                moe_impl=row_impl[0],
+                impl_trials=row_impl[1],
             )
             result.rows.append(row)
             try:
@@ -151,6 +174,50 @@ def run_moe(
                 del model
                 env.free_memory()
     return result
+
+
+def pick_moe_impl(
+    model: DecodeModel,
+    preset: Preset,
+    env: BenchEnv,
+    tokens: torch.Tensor,
+    depth: int,
+    should_stop: ShouldStop = never,
+) -> tuple[str, dict[str, float | str]]:
+    """Try each way of reading the chosen experts this card can run — gathered copy, grouped GEMM,
+    Triton kernels (core.gpu.ffn) — in a short CUDA-graph run, and keep the fastest, as engines
+    pick their MoE kernel. The model is left using it. Off CUDA the gathered copy is kept untried
+    (there is no graph to time, and the CPU's grouped GEMM is a reference loop).
+
+    Returns (the impl kept, tokens/s per impl tried, or the one-line reason it could not run)."""
+    if env.device.type != "cuda":
+        model.use_moe("gather")
+        return "gather", {}
+    model.allocate(steps_room(preset, depth))
+    model.fill(depth)
+    trials: dict[str, float | str] = {}
+    try:
+        for impl in model.moe_layers()[0].runnable_impls():
+            if should_stop():
+                raise Stopped
+            model.use_moe(impl)
+            try:
+                # capture() warms up on a side stream first: Triton compiles there, not in the graph
+                trials[impl] = graphs.time_graphed(model, depth, tokens, preset.n_steps, 2, should_stop).mean
+            except Stopped:
+                raise
+            except Exception as error:  # one way that fails leaves the others; out of memory is raised
+                if timing.is_out_of_memory(error):
+                    raise
+                trials[impl] = f"{type(error).__name__}: {str(error).splitlines()[0][:160]}"
+            finally:
+                env.free_memory()
+    finally:
+        model.release()
+    timed = {impl: speed for impl, speed in trials.items() if isinstance(speed, float)}
+    best = max(timed, key=timed.__getitem__) if timed else "gather"
+    model.use_moe(best)
+    return best, trials
 
 
 def _unbuilt_row(

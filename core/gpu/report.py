@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.gpu.context_bench import ContextResult
+from core.gpu.ffn import IMPL_WORDS
 from core.gpu.moe_bench import MoeResult
 from core.gpu.nvml import DeviceSnapshot
 from core.gpu.timing import Bandwidth
@@ -161,6 +162,30 @@ def moe_rows(result: MoeResult) -> list[dict[str, str]]:
             row["note"] = r.oom_message or ""
         rows.append(row)
     return rows
+
+
+def moe_impl_note(result: MoeResult) -> str | None:
+    """How the MoE read its chosen experts, and what the other ways it tried reached."""
+    row = next((r for r in result.rows if r.moe_impl), None)
+    if row is None:
+        return None
+    words = IMPL_WORDS.get(row.moe_impl, row.moe_impl)
+    if not row.impl_trials:
+        return (
+            f"The MoE read its chosen experts through a {words}. On an NVIDIA GPU the benchmark also tries "
+            "reading them in place and keeps the fastest way."
+        )
+    tried = " · ".join(
+        f"{IMPL_WORDS.get(impl, impl)}: {rate(speed)} tokens/s"
+        if isinstance(speed, float)
+        else f"{IMPL_WORDS.get(impl, impl)}: could not run ({speed})"
+        for impl, speed in row.impl_trials.items()
+    )
+    return (
+        f"The MoE read its chosen experts with {words}, the fastest of the ways this card ran in a short "
+        f"trial: {tried}. Copying the chosen experts out before multiplying moves them twice more; engines "
+        "read them where they lie."
+    )
 
 
 def yours_rows(context: ContextResult | None, moe: MoeResult | None) -> list[dict[str, str]]:

@@ -169,6 +169,8 @@ def test_cpu_context_run_with_simulated_oom(monkeypatch):
         [r.predicted_tokens_per_s for r in moe.rows]
     )
     assert all("% of roofline" in label for label in moe_spec["layout"]["xaxis"]["ticktext"])
+    assert moe.rows[1].moe_impl == "gather" and moe.rows[0].moe_impl is None
+    assert any("read its chosen experts through a gathered copy" in c.value for c in at.caption)
 
 
 def test_spilled_run_marks_the_spill_point(monkeypatch):

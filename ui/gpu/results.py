@@ -14,7 +14,7 @@ from core.gpu.nvml import DeviceSnapshot
 from core.gpu.presets import PRESETS, Preset
 from core.gpu.public import public_mode
 from core.gpu.published import published_table
-from core.gpu.report import context_rows, moe_rows, yours_rows
+from core.gpu.report import context_rows, moe_impl_note, moe_rows, yours_rows
 from core.gpu.timing import Bandwidth
 from ui.lesson import show_figure
 from ui.text import plain
@@ -164,6 +164,9 @@ def moe_results(preset: Preset, public: bool = False) -> MoeResult | None:
     if result.idle_watts is not None:
         st.caption(f"Idle baseline: {result.idle_watts:,.1f} W, subtracted over each timed window.")
     st.table(moe_rows(result), hide_index=True, border="horizontal")
+    note = moe_impl_note(result)
+    if note:
+        st.caption(note)
     return result
 
 

@@ -1,0 +1,130 @@
+"""A fused batch-1 MoE in Triton: the chosen experts' weights read in place, two kernels a layer.
+
+On an H200 the gathered MoE (index_select + bmm) reached 194–470 GB/s of weights against
+4,092 GB/s for a dense layer: copying the chosen experts out took most of the step
+(docs/gpu-runs/2026-11-30-nvidia-h200/moe-variants.txt). Engines instead run one kernel that
+reads each chosen expert where it lies (vLLM's `fused_moe`, itself Triton). This is the
+decode-time (one token) form of that idea, for this project's layouts:
+
+- `_up`: grid (k, D-slices, F-tiles). Program (j, s, f) reads expert top_i[j]'s rows s of
+  W1 (E, D, Fe) and writes the partial sums x[s] · W1[e, s, f] to `partial` (k, S, Fe), fp32.
+  Splitting D gives the card enough programs (k alone is 6), without atomics.
+- `_down`: grid (D-tiles,). Each program adds the partials up, applies gelu and the gate, and
+  multiplies by the tile's columns of every chosen expert's W2 (E, Fe, D), adding the result
+  to `base` (the shared experts' output).
+
+The expert ids and gates are read on the device, so a step never waits for the host and can
+be captured in a CUDA graph. Triton comes with CUDA PyTorch on Linux; it is optional here.
+On the CPU it runs only in Triton's interpreter (TRITON_INTERPRET=1), which the tests use to
+check it against the gathered path.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+
+import torch
+
+BLOCK_D_UP = 256  # rows of W1 per program: (D / 256) × (Fe / 64) × k programs (192 on `large`)
+BLOCK_F = 64  # expert-hidden columns per tile
+BLOCK_D_DOWN = 32  # output columns per program of `_down`: D / 32 programs (128 on `large`)
+
+
+def interpreted() -> bool:
+    """Whether Triton runs its kernels in the CPU interpreter (read when the kernels are built)."""
+    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+def available(device: torch.device) -> bool:
+    """Whether the fused kernels can run on `device`: Triton installed, and a CUDA device
+    (or the CPU under Triton's interpreter)."""
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        return False
+    if device.type == "cuda":
+        return True
+    return device.type == "cpu" and interpreted()
+
+
+@functools.cache
+def _kernels(interpret: bool) -> tuple[Any, Any]:
+    """Build the two kernels once (per interpreter setting: `triton.jit` reads it when it runs)."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _up(x, w1, ids, partial, D, FE, S, BLOCK_D: tl.constexpr, BLOCK_F: tl.constexpr):
+        j, s, fb = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+        e = tl.load(ids + j).to(tl.int64)
+        rows = s * BLOCK_D + tl.arange(0, BLOCK_D)  # (BD,)
+        cols = fb * BLOCK_F + tl.arange(0, BLOCK_F)  # (BF,)
+        xs = tl.load(x + rows, mask=rows < D, other=0.0).to(tl.float32)  # (BD,)
+        mask = (rows[:, None] < D) & (cols[None, :] < FE)
+        w = tl.load(w1 + e * D * FE + rows[:, None] * FE + cols[None, :], mask=mask, other=0.0)  # (BD, BF)
+        part = tl.sum(xs[:, None] * w.to(tl.float32), axis=0)  # (BF,)
+        tl.store(partial + (j * S + s) * FE + cols, part, mask=cols < FE)
+
+    @triton.jit
+    def _down(partial, gate, ids, w2, base, out, K, D, FE, S,
+              BLOCK_S: tl.constexpr, BLOCK_F: tl.constexpr, BLOCK_D: tl.constexpr):  # fmt: skip
+        cols = tl.program_id(0) * BLOCK_D + tl.arange(0, BLOCK_D)  # (BD,) output columns
+        slices = tl.arange(0, BLOCK_S)  # (BS,)
+        acc = tl.load(base + cols, mask=cols < D, other=0.0).to(tl.float32)  # (BD,)
+        for j in range(K):
+            e = tl.load(ids + j).to(tl.int64)
+            g = tl.load(gate + j).to(tl.float32)
+            for f0 in range(0, FE, BLOCK_F):
+                f = f0 + tl.arange(0, BLOCK_F)  # (BF,)
+                pmask = (slices[:, None] < S) & (f[None, :] < FE)
+                parts = tl.load(partial + (j * S + slices[:, None]) * FE + f[None, :], mask=pmask, other=0.0)
+                h = tl.sum(parts, axis=0)  # (BF,) = x · W1[e, :, f]
+                h = 0.5 * h * (1.0 + tl.math.erf(h * 0.7071067811865476)) * g  # exact gelu, as F.gelu
+                wmask = (f[:, None] < FE) & (cols[None, :] < D)
+                w = tl.load(
+                    w2 + e * FE * D + f[:, None] * D + cols[None, :], mask=wmask, other=0.0
+                )  # (BF, BD)
+                acc += tl.sum(h[:, None] * w.to(tl.float32), axis=0)
+        tl.store(out + cols, acc.to(out.dtype.element_ty), mask=cols < D)
+
+    return _up, _down
+
+
+def partial_bytes(d: int, expert_hidden: int, top_k: int) -> int:
+    """The fp32 partial sums `_up` writes and `_down` reads back (the scratch this path moves)."""
+    return top_k * -(-d // BLOCK_D_UP) * expert_hidden * 4
+
+
+def fused_experts(
+    h: torch.Tensor,
+    top_i: torch.Tensor,
+    gate: torch.Tensor,
+    w1: torch.Tensor,
+    w2: torch.Tensor,
+    base: torch.Tensor,
+) -> torch.Tensor:
+    """base + Σ_j gate[j] · gelu(h W1[top_i[j]]) W2[top_i[j]], with the experts read in place.
+
+    h (1, D); top_i (k,) expert ids and gate (k,) on the device; w1 (E, D, Fe), w2 (E, Fe, D)
+    contiguous; base (1, D). Returns (1, D) in h's dtype."""
+    import triton
+
+    k = top_i.shape[0]
+    n_experts, d, fe = w1.shape
+    if w2.shape != (n_experts, fe, d) or h.shape != (1, d) or base.shape != (1, d):
+        raise ValueError(f"shapes do not fit: h {tuple(h.shape)}, w1 {tuple(w1.shape)}, w2 {tuple(w2.shape)}")
+    if not (w1.is_contiguous() and w2.is_contiguous()):
+        raise ValueError("expert weights must be contiguous")
+    up, down = _kernels(interpreted())
+    s = triton.cdiv(d, BLOCK_D_UP)
+    partial = torch.empty((k, s, fe), device=h.device, dtype=torch.float32)  # (k, S, Fe)
+    x = h.reshape(-1).contiguous()  # (D,)
+    up[(k, s, triton.cdiv(fe, BLOCK_F))](x, w1, top_i, partial, d, fe, s, BLOCK_D=BLOCK_D_UP, BLOCK_F=BLOCK_F)
+    out = torch.empty_like(base)
+    down[(triton.cdiv(d, BLOCK_D_DOWN),)](
+        partial, gate, top_i, w2, base.contiguous(), out, k, d, fe, s,
+        BLOCK_S=max(2, triton.next_power_of_2(s)), BLOCK_F=BLOCK_F, BLOCK_D=BLOCK_D_DOWN,
+    )  # fmt: skip
+    return out
