@@ -68,15 +68,17 @@ def _kernels(interpret: bool) -> tuple[Any, Any]:
         tl.store(partial + (j * S + s) * FE + cols, part, mask=cols < FE)
 
     @triton.jit
-    def _down(partial, gate, ids, w2, base, out, K, D, FE, S,
+    def _down(partial, gate, ids, w2, base, out, D, S, K: tl.constexpr, FE: tl.constexpr,
               BLOCK_S: tl.constexpr, BLOCK_F: tl.constexpr, BLOCK_D: tl.constexpr):  # fmt: skip
+        # K and FE are compile-time: both loops unroll (K × FE / BLOCK_F ≤ 12 bodies on the presets),
+        # so all their loads can be in flight at once
         cols = tl.program_id(0) * BLOCK_D + tl.arange(0, BLOCK_D)  # (BD,) output columns
         slices = tl.arange(0, BLOCK_S)  # (BS,)
         acc = tl.load(base + cols, mask=cols < D, other=0.0).to(tl.float32)  # (BD,)
-        for j in range(K):
+        for j in tl.static_range(K):
             e = tl.load(ids + j).to(tl.int64)
             g = tl.load(gate + j).to(tl.float32)
-            for f0 in range(0, FE, BLOCK_F):
+            for f0 in tl.static_range(0, FE, BLOCK_F):
                 f = f0 + tl.arange(0, BLOCK_F)  # (BF,)
                 pmask = (slices[:, None] < S) & (f[None, :] < FE)
                 parts = tl.load(partial + (j * S + slices[:, None]) * FE + f[None, :], mask=pmask, other=0.0)
@@ -124,7 +126,7 @@ def fused_experts(
     up[(k, s, triton.cdiv(fe, BLOCK_F))](x, w1, top_i, partial, d, fe, s, BLOCK_D=BLOCK_D_UP, BLOCK_F=BLOCK_F)
     out = torch.empty_like(base)
     down[(triton.cdiv(d, BLOCK_D_DOWN),)](
-        partial, gate, top_i, w2, base.contiguous(), out, k, d, fe, s,
+        partial, gate, top_i, w2, base.contiguous(), out, d, s, K=k, FE=fe,
         BLOCK_S=max(2, triton.next_power_of_2(s)), BLOCK_F=BLOCK_F, BLOCK_D=BLOCK_D_DOWN,
     )  # fmt: skip
     return out
