@@ -182,3 +182,26 @@ def test_the_page_says_how_the_experts_were_read():
     cpu = MoeResult("tiny", "CPU", 64, "", None, [_row("gather", {})])
     assert "through a gathered copy" in moe_impl_note(cpu) and "NVIDIA GPU" in moe_impl_note(cpu)
     assert set(IMPLS) == {"gather", "grouped", "triton"}
+
+
+def test_stop_during_the_trials_gives_the_trial_cache_back(monkeypatch):
+    _fake_trials(monkeypatch, {"gather": 300.0, "triton": 900.0})
+    model = build("attention", TINY, "cpu", torch.float32, ffn="moe")
+    with pytest.raises(moe_bench.Stopped):
+        moe_bench.pick_moe_impl(model, TINY, _FakeCudaEnv(), torch.arange(8), 4, should_stop=lambda: True)
+    assert model.cache.dev == []
+
+
+def test_out_of_memory_in_the_trials_falls_back_to_the_gathered_copy_and_still_times(monkeypatch):
+    from tests.fake_nvml import FakeNvml
+
+    def trials_run_out(model, *args, **kwargs):
+        model.use_moe("grouped")
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    monkeypatch.setattr(moe_bench, "pick_moe_impl", trials_run_out)
+    env = moe_bench.timing.make_env("cpu", nvml_module=FakeNvml(init_error="LibraryNotFound"))
+    result = moe_bench.run_moe(TINY, env, moe_bench.Bandwidth(1e10, 1e9, "test"))
+    dense, moe = result.rows
+    assert dense.moe_impl is None and moe.moe_impl == "gather" and moe.impl_trials is None
+    assert moe.tokens_per_s > 0 and moe.oom_message is None

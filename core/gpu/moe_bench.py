@@ -130,50 +130,66 @@ def run_moe(
                 )
                 env.free_memory()
                 continue
-            row_impl: tuple[str | None, dict[str, float | str] | None] = (None, None)
-            if model.moe_layers():
-                try:
-                    row_impl = pick_moe_impl(model, preset, env, tokens, depth, should_stop)
-                except Exception as error:  # out of memory is a result; anything else is raised
-                    if not timing.is_out_of_memory(error):
-                        raise
-                    model.use_moe("gather")
-                    env.free_memory()
-            active = model.active_weight_bytes()
-            moved = model.traffic(depth).total  # weights, cache, and the MoE's gathered copy if any
-            row = MoeRow(
-                label,
-                model.total_params(),
-                model.active_params(),
-                active,
-                math.nan,
-                math.nan,
-                bandwidth_bound_tokens_per_s(moved, bandwidth.device_bytes_per_s),
-                bytes_per_token=moved,
-                moe_impl=row_impl[0],
-                impl_trials=row_impl[1],
-            )
-            result.rows.append(row)
             try:
-                measured = timing.time_at_depth(
-                    model, label, preset, env, tokens, depth, should_stop, oom_hook
-                )
-                best = measured.best
-                row.tokens_per_s, row.std_tokens_per_s, row.timing = best.mean, best.std, best.method
-                row.eager_tokens_per_s = measured.eager.mean
-                row.graphed_tokens_per_s = None if measured.graphed is None else measured.graphed.mean
-                if meter is not None:
-                    progress(0.3 + 0.45 * i, f"{label}: energy")
-                    _energy_window(
-                        model, depth, tokens, preset, env, meter, row, result.idle_watts, should_stop
+                row = _new_row(model, label, preset, env, bandwidth, tokens, should_stop)
+                result.rows.append(row)
+                try:
+                    measured = timing.time_at_depth(
+                        model, label, preset, env, tokens, depth, should_stop, oom_hook
                     )
-            except Exception as error:  # out of memory is a result; anything else is raised
-                row.oom_message = timing.oom_message(error)
-            finally:
+                    best = measured.best
+                    row.tokens_per_s, row.std_tokens_per_s, row.timing = best.mean, best.std, best.method
+                    row.eager_tokens_per_s = measured.eager.mean
+                    row.graphed_tokens_per_s = None if measured.graphed is None else measured.graphed.mean
+                    if meter is not None:
+                        progress(0.3 + 0.45 * i, f"{label}: energy")
+                        _energy_window(
+                            model, depth, tokens, preset, env, meter, row, result.idle_watts, should_stop
+                        )
+                except Exception as error:  # out of memory is a result; anything else is raised
+                    row.oom_message = timing.oom_message(error)
+            finally:  # Stop included: the model's memory is always given back
                 model.release()
                 del model
                 env.free_memory()
     return result
+
+
+def _new_row(
+    model: DecodeModel,
+    label: str,
+    preset: Preset,
+    env: BenchEnv,
+    bandwidth: Bandwidth,
+    tokens: torch.Tensor,
+    should_stop: ShouldStop,
+) -> MoeRow:
+    """A model's row before timing: sizes and the roofline of what a step moves — for the MoE,
+    with the fastest way to read its experts already chosen (out of memory in a trial: the
+    gathered copy, untried)."""
+    impl: str | None = None
+    trials: dict[str, float | str] | None = None
+    if model.moe_layers():
+        try:
+            impl, trials = pick_moe_impl(model, preset, env, tokens, preset.moe_depth, should_stop)
+        except Exception as error:  # anything but out of memory (Stop too) is raised
+            timing.oom_message(error)
+            impl = "gather"
+            model.use_moe(impl)
+            env.free_memory()
+    moved = model.traffic(preset.moe_depth).total  # weights, cache, and the MoE's gathered copy if any
+    return MoeRow(
+        label,
+        model.total_params(),
+        model.active_params(),
+        model.active_weight_bytes(),
+        math.nan,
+        math.nan,
+        bandwidth_bound_tokens_per_s(moved, bandwidth.device_bytes_per_s),
+        bytes_per_token=moved,
+        moe_impl=impl,
+        impl_trials=trials,
+    )
 
 
 def pick_moe_impl(
