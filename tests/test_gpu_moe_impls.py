@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from core.gpu import graphs, moe_bench, moe_triton
+from core.gpu import ffn, graphs, moe_bench, moe_triton
 from core.gpu.ffn import IMPLS, MoEFFN
 from core.gpu.models import build
 from core.gpu.moe_bench import MoeResult, MoeRow
@@ -133,7 +133,7 @@ def _fake_trials(monkeypatch, speeds: dict[str, float | Exception]) -> list[str]
         return Timing([speeds[impl]] * repeats, "CUDA graph")
 
     monkeypatch.setattr(graphs, "time_graphed", time_graphed)
-    monkeypatch.setattr(MoEFFN, "runnable_impls", lambda self: list(speeds))
+    monkeypatch.setattr(ffn, "impl_available", lambda impl, *args: impl in speeds)
     return seen
 
 
@@ -205,3 +205,18 @@ def test_out_of_memory_in_the_trials_falls_back_to_the_gathered_copy_and_still_t
     dense, moe = result.rows
     assert dense.moe_impl is None and moe.moe_impl == "gather" and moe.impl_trials is None
     assert moe.tokens_per_s > 0 and moe.oom_message is None
+
+
+def test_building_the_page_s_moe_does_not_import_triton():
+    """Triton (hundreds of MB) is imported only when its way is tried, never for the gathered copy."""
+    code = (
+        "import sys, torch\n"
+        "from core.gpu.models import build\nfrom core.gpu.presets import PRESETS\n"
+        "m = build('attention', PRESETS['tiny'], 'cpu', torch.float32, ffn='moe')\n"
+        "m.allocate(8); m.step(torch.tensor([1]))\n"
+        "print('triton' in sys.modules)"
+    )
+    env = os.environ | {"PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "False"

@@ -87,7 +87,8 @@ class MoEFFN(nn.Module):
         """Read the chosen experts with `impl` from now on (the weights stay as they are)."""
         if impl not in IMPLS:
             raise ValueError(f"unknown MoE implementation {impl!r}; choose one of {', '.join(IMPLS)}")
-        if impl not in self.runnable_impls():
+        _, d, fe = self.w1.shape
+        if not impl_available(impl, self.w1.device, self.w1.dtype, d, fe):
             raise ValueError(
                 f"the {impl!r} MoE cannot run {self.w1.dtype} on {self.w1.device} at these widths"
             )
