@@ -101,12 +101,12 @@ class MoEFFN(nn.Module):
     def traffic(self) -> Traffic:
         """Router, shared experts and the top_k routed ones read; with the gather, the gathered
         copy is written and read again (the grouped GEMM and the Triton kernels read the experts
-        where they are; the Triton path writes and reads back its fp32 partial sums)."""
+        where they are; the Triton path adds into and reads back a small fp32 buffer)."""
         routed = self.top_k * _bytes(self.w1[0], self.w2[0])
         scratch = {
             "gather": 2 * routed,
             "grouped": 0,
-            "triton": 2 * moe_triton.partial_bytes(self.w1.shape[1], self.w1.shape[2], self.top_k),
+            "triton": moe_triton.scratch_bytes(self.w1.shape[1], self.w1.shape[2], self.top_k),
         }[self.impl]
         return Traffic(weights=_bytes(self.router, self.shared_w1, self.shared_w2) + routed, scratch=scratch)
 

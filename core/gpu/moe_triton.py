@@ -7,11 +7,12 @@ reads each chosen expert where it lies (vLLM's `fused_moe`, itself Triton). This
 decode-time (one token) form of that idea, for this project's layouts:
 
 - `_up`: grid (k, D-slices, F-tiles). Program (j, s, f) reads expert top_i[j]'s rows s of
-  W1 (E, D, Fe) and writes the partial sums x[s] · W1[e, s, f] to `partial` (k, S, Fe), fp32.
-  Splitting D gives the card enough programs (k alone is 6), without atomics.
-- `_down`: grid (D-tiles,). Each program adds the partials up, applies gelu and the gate, and
-  multiplies by the tile's columns of every chosen expert's W2 (E, Fe, D), adding the result
-  to `base` (the shared experts' output).
+  W1 (E, D, Fe) and adds the partial sums x[s] · W1[e, s, f] into `hidden` (k, Fe), fp32, with
+  atomic adds (they resolve in L2). Splitting D gives the card enough programs (k alone is 6).
+- `_down`: grid (D-tiles,). Each program applies gelu and the gate to `hidden` (3 KB, read
+  from L2) and multiplies it by its columns of every chosen expert's W2 (E, Fe, D), adding
+  the result to `base` (the shared experts' output). Products pile up in a (Fe-tile, D-tile)
+  block and are summed across threads once at the end, not once per expert.
 
 The expert ids and gates are read on the device, so a step never waits for the host and can
 be captured in a CUDA graph. Triton comes with CUDA PyTorch on Linux; it is optional here.
@@ -56,7 +57,7 @@ def _kernels(interpret: bool) -> tuple[Any, Any]:
     import triton.language as tl
 
     @triton.jit
-    def _up(x, w1, ids, partial, D, FE, S, BLOCK_D: tl.constexpr, BLOCK_F: tl.constexpr):
+    def _up(x, w1, ids, hidden, D, FE, BLOCK_D: tl.constexpr, BLOCK_F: tl.constexpr):
         j, s, fb = tl.program_id(0), tl.program_id(1), tl.program_id(2)
         e = tl.load(ids + j).to(tl.int64)
         rows = s * BLOCK_D + tl.arange(0, BLOCK_D)  # (BD,)
@@ -65,38 +66,37 @@ def _kernels(interpret: bool) -> tuple[Any, Any]:
         mask = (rows[:, None] < D) & (cols[None, :] < FE)
         w = tl.load(w1 + e * D * FE + rows[:, None] * FE + cols[None, :], mask=mask, other=0.0)  # (BD, BF)
         part = tl.sum(xs[:, None] * w.to(tl.float32), axis=0)  # (BF,)
-        tl.store(partial + (j * S + s) * FE + cols, part, mask=cols < FE)
+        tl.atomic_add(hidden + j * FE + cols, part, mask=cols < FE)
 
     @triton.jit
-    def _down(partial, gate, ids, w2, base, out, D, S, K: tl.constexpr, FE: tl.constexpr,
-              BLOCK_S: tl.constexpr, BLOCK_F: tl.constexpr, BLOCK_D: tl.constexpr):  # fmt: skip
+    def _down(hidden, gate, ids, w2, base, out, D, K: tl.constexpr, FE: tl.constexpr,
+              BLOCK_F: tl.constexpr, BLOCK_D: tl.constexpr):  # fmt: skip
         # K and FE are compile-time: both loops unroll (K × FE / BLOCK_F ≤ 12 bodies on the presets),
         # so all their loads can be in flight at once
         cols = tl.program_id(0) * BLOCK_D + tl.arange(0, BLOCK_D)  # (BD,) output columns
-        slices = tl.arange(0, BLOCK_S)  # (BS,)
-        acc = tl.load(base + cols, mask=cols < D, other=0.0).to(tl.float32)  # (BD,)
+        acc = tl.zeros((BLOCK_F, BLOCK_D), dtype=tl.float32)  # (BF, BD)
         for j in tl.static_range(K):
             e = tl.load(ids + j).to(tl.int64)
             g = tl.load(gate + j).to(tl.float32)
             for f0 in tl.static_range(0, FE, BLOCK_F):
                 f = f0 + tl.arange(0, BLOCK_F)  # (BF,)
-                pmask = (slices[:, None] < S) & (f[None, :] < FE)
-                parts = tl.load(partial + (j * S + slices[:, None]) * FE + f[None, :], mask=pmask, other=0.0)
-                h = tl.sum(parts, axis=0)  # (BF,) = x · W1[e, :, f]
+                h = tl.load(hidden + j * FE + f, mask=f < FE, other=0.0)  # (BF,) = x · W1[e, :, f]
                 h = 0.5 * h * (1.0 + tl.math.erf(h * 0.7071067811865476)) * g  # exact gelu, as F.gelu
                 wmask = (f[:, None] < FE) & (cols[None, :] < D)
                 w = tl.load(
                     w2 + e * FE * D + f[:, None] * D + cols[None, :], mask=wmask, other=0.0
                 )  # (BF, BD)
-                acc += tl.sum(h[:, None] * w.to(tl.float32), axis=0)
-        tl.store(out + cols, acc.to(out.dtype.element_ty), mask=cols < D)
+                acc += h[:, None] * w.to(tl.float32)
+        y = tl.sum(acc, axis=0) + tl.load(base + cols, mask=cols < D, other=0.0).to(tl.float32)  # (BD,)
+        tl.store(out + cols, y.to(out.dtype.element_ty), mask=cols < D)
 
     return _up, _down
 
 
-def partial_bytes(d: int, expert_hidden: int, top_k: int) -> int:
-    """The fp32 partial sums `_up` writes and `_down` reads back (the scratch this path moves)."""
-    return top_k * -(-d // BLOCK_D_UP) * expert_hidden * 4
+def scratch_bytes(d: int, expert_hidden: int, top_k: int) -> int:
+    """What this path moves besides the weights: the fp32 `hidden` (k, Fe) zeroed, added into
+    once per D-slice by `_up`, and read back."""
+    return top_k * expert_hidden * 4 * (-(-d // BLOCK_D_UP) + 2)
 
 
 def fused_experts(
@@ -120,13 +120,12 @@ def fused_experts(
     if not (w1.is_contiguous() and w2.is_contiguous()):
         raise ValueError("expert weights must be contiguous")
     up, down = _kernels(interpreted())
-    s = triton.cdiv(d, BLOCK_D_UP)
-    partial = torch.empty((k, s, fe), device=h.device, dtype=torch.float32)  # (k, S, Fe)
+    hidden = torch.zeros((k, fe), device=h.device, dtype=torch.float32)  # (k, Fe), summed into by `_up`
     x = h.reshape(-1).contiguous()  # (D,)
-    up[(k, s, triton.cdiv(fe, BLOCK_F))](x, w1, top_i, partial, d, fe, s, BLOCK_D=BLOCK_D_UP, BLOCK_F=BLOCK_F)
+    grid_up = (k, triton.cdiv(d, BLOCK_D_UP), triton.cdiv(fe, BLOCK_F))
+    up[grid_up](x, w1, top_i, hidden, d, fe, BLOCK_D=BLOCK_D_UP, BLOCK_F=BLOCK_F)
     out = torch.empty_like(base)
     down[(triton.cdiv(d, BLOCK_D_DOWN),)](
-        partial, gate, top_i, w2, base.contiguous(), out, d, s, K=k, FE=fe,
-        BLOCK_S=max(2, triton.next_power_of_2(s)), BLOCK_F=BLOCK_F, BLOCK_D=BLOCK_D_DOWN,
-    )  # fmt: skip
+        hidden, gate, top_i, w2, base.contiguous(), out, d, K=k, FE=fe, BLOCK_F=BLOCK_F, BLOCK_D=BLOCK_D_DOWN
+    )
     return out
