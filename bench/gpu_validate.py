@@ -41,7 +41,7 @@ from core.gpu import cli_io, probes, spill  # noqa: E402
 from core.gpu.context_bench import plan_series, traffic_tokens_per_s  # noqa: E402
 from core.gpu.energy import EnergyMeter  # noqa: E402
 from core.gpu.export import to_json, versions  # noqa: E402
-from core.gpu.ffn import IMPL_WORDS, IMPLS, MOE_KINDS, MoEFFN, impl_available  # noqa: E402
+from core.gpu.ffn import IMPL_WORDS, IMPLS, MOE_KINDS, DenseFFN, MoEFFN, impl_available  # noqa: E402
 from core.gpu.kv_cache import pinned_host_bytes  # noqa: E402
 from core.gpu.models import build  # noqa: E402
 from core.gpu.presets import GIB, MIB, PRESETS  # noqa: E402
@@ -145,6 +145,7 @@ class Validator:
                      preset.d_model, preset.expert_hidden) and (self.cuda or impl != "triton")]  # fmt: skip
         data["moe_kinds_timed"] = moe_kinds
         data["moe_parity"] = _moe_parity(preset, env)
+        data["moe_layer"] = _moe_layer_speeds(preset, env)
         runs = [
             ("attention", "dense", (0, s.deep)),
             ("state", "dense", (0, s.deep)),
@@ -200,6 +201,10 @@ class Validator:
             self.e("host-blocking calls in an MoE step, every way timed", sum(sum(m["host_blocking_calls"].values()) for m in moes.values() if m and "error" not in m), 0, 0),
             *[self.e(f"MoE, {words[k]} ÷ dense speed, as a share of the byte ratio", shares[k], skip=k not in moe_kinds)
               for k in MOE_KINDS],
+            *[self.e(f"one MoE layer, {IMPL_WORDS[impl]}: weight bytes/s as % of one dense layer's",
+                     pct(_number(data["moe_layer"].get(impl, {}).get("weight_bytes_per_s")),
+                         data["moe_layer"]["dense"]["weight_bytes_per_s"]), unit=" %", skip=impl not in data["moe_layer"])
+              for impl in IMPLS],
             *[self.e(f"MoE, {IMPL_WORDS[impl]} vs gathered: max |difference| ÷ max |output|", _number(parity.get(impl)), None, 0.03,
                      needs_cuda=False, skip=impl not in parity)
               for impl in IMPLS if impl != "gather"],
@@ -454,6 +459,41 @@ def _moe_parity(preset: Any, env: BenchEnv) -> dict[str, float | str]:
             except Exception as error:  # a way that cannot run here is a finding, kept in words
                 out[impl] = f"{type(error).__name__}: {error}"[:400]
     del layer
+    env.free_memory()
+    return out
+
+
+def _moe_layer_speeds(preset: Any, env: BenchEnv) -> dict[str, dict[str, Any]]:
+    """One feed-forward layer alone, each way: `n_layers` layers with their own weights called in
+    turn (in one CUDA graph on a GPU), so the time per layer and the weight bytes it reads per
+    second show what the MoE's way of reading its experts costs, beside a dense layer of the
+    same total width. Triton's kernels are left out on the CPU (its interpreter is no timing)."""
+    d, n = preset.d_model, preset.n_layers
+    h = torch.randn(1, d, device=env.device, dtype=env.dtype)
+    out: dict[str, dict[str, Any]] = {}
+    dense = [DenseFFN(d, preset.moe_ffn_hidden, env.device, env.dtype) for _ in range(n)]
+    seconds = probes.seconds_per_layer(dense, h)
+    out["dense"] = {"us_per_layer": seconds * 1e6, "weight_bytes_per_s": dense[0].traffic().weights / seconds}
+    del dense
+    env.free_memory()
+    args = (d, preset.moe_experts, preset.moe_shared, preset.moe_top_k, preset.expert_hidden)
+    layers = [MoEFFN(*args, env.device, env.dtype) for _ in range(n)]
+    for impl in layers[0].runnable_impls():
+        if impl == "triton" and env.device.type != "cuda":
+            continue
+        try:
+            for layer in layers:
+                layer.use(impl)
+            seconds = probes.seconds_per_layer(layers, h)
+            out[impl] = {
+                "us_per_layer": seconds * 1e6,
+                "weight_bytes_per_s": layers[0].traffic().weights / seconds,
+            }
+        except Exception as error:  # a way that cannot run here is a finding, kept in words
+            out[impl] = {"error": f"{type(error).__name__}: {error}"[:400]}
+        finally:
+            env.free_memory()
+    del layers
     env.free_memory()
     return out
 
