@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from core.gpu import cli_io, probes, spill  # noqa: E402
+from core.gpu import cli_io, probes, spill, triton_support  # noqa: E402
 from core.gpu.context_bench import plan_series, traffic_tokens_per_s  # noqa: E402
 from core.gpu.energy import EnergyMeter  # noqa: E402
 from core.gpu.export import to_json, versions  # noqa: E402
@@ -146,31 +146,41 @@ class Validator:
         data["moe_kinds_timed"] = moe_kinds
         data["moe_parity"] = _moe_parity(preset, env)
         data["moe_layer"] = _moe_layer_speeds(preset, env)
+        # the fixed-state step each way too: PyTorch ops, and one fused Triton kernel (CUDA only)
+        fused_state = self.cuda and triton_support.available(env.device)
+        data["state_parity"] = _state_parity(preset, env)
         runs = [
-            ("attention", "dense", (0, s.deep)),
-            ("state", "dense", (0, s.deep)),
-            ("attention", "dense_moe_size", (preset.moe_depth,)),
+            ("attention", "dense", (0, s.deep), None),
+            ("state", "dense", (0, s.deep), None),
+            ("attention", "dense_moe_size", (preset.moe_depth,), None),
         ]
-        runs += [("attention", kind, (preset.moe_depth,)) for kind in moe_kinds]
-        for kind, ffn, depths in runs:
+        runs += [("state", "dense", (0, s.deep), "triton")] if fused_state else []
+        runs += [("attention", kind, (preset.moe_depth,), None) for kind in moe_kinds]
+        for kind, ffn, depths, way in runs:
             if self.stop.is_set():
                 raise Stopped
             try:
-                self._time_decode(data, kind, ffn, depths, preset, tokens)
+                self._time_decode(data, kind, ffn, depths, preset, tokens, way)
             except Stopped:
                 raise
-            except Exception as error:  # an MoE way that fails must not lose the rest of the check
-                if ffn not in MOE_KINDS or ffn == "moe":
+            except Exception as error:  # another way that fails must not lose the rest of the check
+                if way is None and ffn in ("dense", "dense_moe_size", "moe"):
                     raise
-                data[f"{kind}/{ffn}/d{preset.moe_depth}"] = {
-                    "error": f"{type(error).__name__}: {error}"[:400]
-                }
+                data[_key(kind, ffn, depths[0], way)] = {"error": f"{type(error).__name__}: {error}"[:400]}
             finally:
                 env.free_memory()
         a0, ad = data["attention/dense/d0"], data[f"attention/dense/d{s.deep}"]
-        s0, sd = data["state/dense/d0"], data[f"state/dense/d{s.deep}"]
-        dense = data[f"attention/dense_moe_size/d{preset.moe_depth}"]
         best = lambda r: r.get("graphed_tokens_per_s") or r.get("eager_tokens_per_s")  # noqa: E731
+        state_ways = {
+            way: (data.get(_key("state", "dense", 0, way)), data.get(_key("state", "dense", s.deep, way)))
+            for way in (None, "triton")
+        }
+        timed_ways = [w for w, (r0, _) in state_ways.items() if r0 and "error" not in r0]
+        state_way = max(timed_ways, key=lambda w: best(state_ways[w][0]))
+        data["state_fastest"] = state_way or "torch"
+        s0, sd = state_ways[state_way]
+        ops0, fused0 = state_ways[None][0], state_ways["triton"][0]
+        dense = data[f"attention/dense_moe_size/d{preset.moe_depth}"]
 
         def share(moe: dict[str, Any] | None) -> float | None:
             """MoE ÷ dense speed as a share of dense ÷ MoE bytes per step (each way's own bytes)."""
@@ -197,6 +207,8 @@ class Validator:
             self.e("graphed % of roofline at depth 0, fixed state", pct(best(s0), s0["roofline_tokens_per_s"]), 25, 110, " %"),
             self.e("fixed state ÷ full attention at depth 0", ratio(best(s0), best(a0)), 0.7, None, "×"),
             self.e(f"fixed state ÷ full attention at depth {s.deep:,}", ratio(best(sd), best(ad)), 1.5, None, "×"),
+            self.e("fixed state at depth 0, one fused Triton kernel ÷ PyTorch ops", ratio(best(fused0), best(ops0)) if fused0 and "error" not in fused0 else None, unit="×", skip=not fused_state),
+            self.e("fixed state, fused Triton step vs PyTorch ops: max |difference| ÷ max |output| after 3 steps", _number(data["state_parity"]), None, 0.03, needs_cuda=False, skip=data["state_parity"] is None),
             self.e("MoE, fastest way ÷ dense speed, as a share of the byte ratio", fastest and shares[fastest], 0.5, 1.2, "×"),
             self.e("host-blocking calls in an MoE step, every way timed", sum(sum(m["host_blocking_calls"].values()) for m in moes.values() if m and "error" not in m), 0, 0),
             *[self.e(f"MoE, {words[k]} ÷ dense speed, as a share of the byte ratio", shares[k], skip=k not in moe_kinds)
@@ -211,10 +223,13 @@ class Validator:
         ]  # fmt: skip
 
     def _time_decode(self, data: dict[str, Any], kind: str, ffn: str, depths: tuple[int, ...], preset: Any,
-                     tokens: torch.Tensor) -> None:  # fmt: skip
-        """Kernels, eager and graphed tokens/s and the roofline of one model at each depth, into `data`."""
+                     tokens: torch.Tensor, way: str | None = None) -> None:  # fmt: skip
+        """Kernels, eager and graphed tokens/s and the roofline of one model (run `way`, else its
+        first way) at each depth, into `data`."""
         env = self.env
         model = build(kind, preset, env.device, env.dtype, ffn)
+        if way is not None:
+            model.use_way(way)
         try:
             for depth in depths:
                 model.allocate(steps_room(preset, depth))
@@ -226,7 +241,7 @@ class Validator:
                     model, kind, preset, env, tokens, depth, self.should_stop, allocate=False
                 )
                 g = measured.graphed
-                data[f"{kind}/{ffn}/d{depth}"] = {
+                data[_key(kind, ffn, depth, way)] = {
                     "kernels_per_step": prof.kernels if self.cuda else prof.ops,
                     "host_blocking_calls": prof.blocking_calls,
                     "eager_tokens_per_s": measured.eager.mean,
@@ -434,6 +449,40 @@ def _e2e_expectations(result: dict[str, Any], e: Callable[..., dict[str, Any]]) 
         e("MoE ÷ dense tokens/s", ratio(moe.get("tokens_per_s"), dense.get("tokens_per_s")), 1.5, None, "×"),
         e("MoE ÷ dense net J/token", ratio(moe.get("net_joules_per_token"), dense.get("net_joules_per_token")), None, 0.9, "×"),
     ]  # fmt: skip
+
+
+def _key(kind: str, ffn: str, depth: int, way: str | None = None) -> str:
+    """Where check 1 keeps a run: 'state/dense/d0', or 'state+triton/dense/d0' for another way."""
+    return f"{kind}{'' if way is None else '+' + way}/{ffn}/d{depth}"
+
+
+def _state_parity(preset: Any, env: BenchEnv) -> float | str | None:
+    """The fused Triton step against the PyTorch ops: one fixed-state model of the preset, the same
+    weights and state, three steps each way; max |difference| ÷ max |output|. None where Triton
+    cannot run (on the CPU it runs in Triton's interpreter, on the tiny preset)."""
+    torch.manual_seed(0)
+    ops = build("state", preset, env.device, env.dtype)
+    if "triton" not in ops.kernel_ways():
+        return None
+    fused = build("state", preset, env.device, env.dtype)
+    fused.load_state_dict(ops.state_dict())
+    fused.use_way("triton")
+    try:
+        for model in (ops, fused):
+            model.allocate(8)
+            torch.manual_seed(1)
+            model.fill(5)
+        token = torch.tensor([3], device=env.device)
+        for _ in range(3):
+            a, b = ops.step(token).float(), fused.step(token).float()
+        return float((a - b).abs().max() / a.abs().max())
+    except Exception as error:  # a way that cannot run here is a finding, kept in words
+        return f"{type(error).__name__}: {error}"[:400]
+    finally:
+        for model in (ops, fused):
+            model.release()
+        del ops, fused
+        env.free_memory()
 
 
 def _number(value: Any) -> float | None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from core.gpu import spill, timing
+from core.gpu import spill, timing, ways
 from core.gpu.cpu_layers import CpuLayersDecoder
 from core.gpu.kv_cache import pinned_host_bytes
 from core.gpu.models import DecodeModel, build
@@ -67,6 +67,8 @@ class Series:
     held_bytes: int | None = None  # device memory the process held once the cache was allocated
     host_cache_bytes: int = 0  # pinned host memory the spilled cache took
     pinned_after_release: int | None = None  # pinned bytes torch still held after the series
+    way: str | None = None  # how the step ran, when the model has more than one way (core.gpu.ways)
+    way_trials: dict[str, float | str] | None = None  # tokens/s of each way tried, or why it failed
 
 
 @dataclass
@@ -259,6 +261,10 @@ def _run_series(
     else:
         plan = plan_series(model, kind, preset, env, budget_bytes)
     series.spill_position = plan.resident
+    if not isinstance(model, CpuLayersDecoder) and len(model.kernel_ways()) > 1 and plan.depths:
+        series.way, series.way_trials = ways.choose_or_default(
+            model, preset, env, tokens, plan.depths[0], should_stop
+        )
     per_pos = model.memory_bytes(1) if kind == "attention" else 0
     allocated = False
     for depth in preset.depths:

@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from core.gpu import state_triton
 from core.gpu.ffn import MOE_KINDS, DenseFFN, MoEFFN, weight
 from core.gpu.kv_cache import KVCache
 from core.gpu.presets import Preset
@@ -115,6 +116,23 @@ class DecodeModel(nn.Module):
 
     def _memory_traffic(self, pos: int) -> Traffic:
         raise NotImplementedError
+
+    def kernel_ways(self) -> list[str]:
+        """The interchangeable ways this model can run its step here — for an MoE, how it reads its
+        experts (core.gpu.ffn.IMPLS); the benchmark keeps the fastest (core.gpu.ways)."""
+        layers = self.moe_layers()
+        return layers[0].runnable_impls() if layers else ["torch"]
+
+    @property
+    def way(self) -> str:
+        layers = self.moe_layers()
+        return layers[0].impl if layers else "torch"
+
+    def use_way(self, way: str) -> None:
+        if self.moe_layers():
+            self.use_moe(way)
+        elif way != "torch":
+            raise ValueError(f"this model runs only as PyTorch ops, not {way!r}")
 
     def moe_layers(self) -> list[MoEFFN]:
         return [b.ffn for b in self.blocks if isinstance(b.ffn, MoEFFN)]
@@ -218,16 +236,33 @@ class StateDecoder(DecodeModel):
             block.w_beta = weight((p.d_model, p.n_heads), self.device, self.dtype)
             block.w_gate = weight((p.d_model, p.n_heads), self.device, self.dtype)
         self.state: list[torch.Tensor] = []
+        self._way = "torch"
+
+    # The step as PyTorch ops (a dozen kernels a layer, the state read or written 6 times) or as
+    # one Triton kernel a layer (core.gpu.state_triton: the state read once and written once).
+    def kernel_ways(self) -> list[str]:
+        return ["torch"] + (["triton"] if state_triton.available(self.device) else [])
+
+    @property
+    def way(self) -> str:
+        return self._way
+
+    def use_way(self, way: str) -> None:
+        if way not in STATE_WAYS:
+            raise ValueError(f"unknown way {way!r}; choose one of {', '.join(STATE_WAYS)}")
+        if way not in self.kernel_ways():
+            raise ValueError(f"the fixed-state step cannot run as {way!r} on {self.device}")
+        self._way = way
 
     def memory_bytes(self, depth: int) -> int:
         p = self.preset
         return p.n_layers * p.n_heads * p.head_dim * p.head_dim * 4  # fp32 state, any depth
 
     def _memory_traffic(self, pos: int) -> Traffic:
-        # the β and gate projections; the state: decay (read + write), recall (read),
-        # update (read + write), output (read)
+        # the β and gate projections; the state in PyTorch: decay (read + write), recall (read),
+        # update (read + write), output (read); fused: read once, written once
         gates = sum(_bytes(b.w_beta, b.w_gate) for b in self.blocks)
-        return Traffic(weights=gates, state=6 * self.memory_bytes(0))
+        return Traffic(weights=gates, state=(6 if self._way == "torch" else 2) * self.memory_bytes(0))
 
     def persistent_tensors(self) -> list[torch.Tensor]:
         return super().persistent_tensors() + self.state
@@ -248,6 +283,9 @@ class StateDecoder(DecodeModel):
         self.pos = depth
 
     def _mix(self, block: _Block, h: torch.Tensor, layer: int) -> torch.Tensor:
+        if self._way == "triton":
+            o = state_triton.fused_step(h @ block.wqkv, h @ block.w_beta, h @ block.w_gate, self.state[layer])
+            return o @ block.wo  # (1, D)
         p = self.preset
         n_h, dh = p.n_heads, p.head_dim
         q, k, v = (h @ block.wqkv).float().view(3, n_h, dh)  # each (H, Dh)
@@ -261,6 +299,14 @@ class StateDecoder(DecodeModel):
         s.baddbmm_(k[:, :, None], (beta[:, None] * (v - recalled))[:, None])  # S += k (β (v − Sᵀk))ᵀ
         o = (q[:, None] @ s)[:, 0]  # (H, V)
         return o.to(self.dtype).reshape(1, n_h * dh) @ block.wo  # (1, D)
+
+
+STATE_WAYS = ("torch", "triton")
+# The ways in words, for the page and the CLI.
+STATE_WAY_WORDS = {
+    "torch": "PyTorch ops (a dozen kernels a layer)",
+    "triton": "one fused Triton kernel a layer",
+}
 
 
 def build(

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from core.gpu import graphs, timing
+from core.gpu import graphs, timing, ways
 from core.gpu.energy import EnergyMeter, EnergyReading
 from core.gpu.models import DecodeModel, build
 from core.gpu.presets import Preset
@@ -28,7 +28,6 @@ from core.gpu.timing import (
     Stopped,
     never,
     no_progress,
-    steps_room,
 )
 from core.roofline import bandwidth_bound_tokens_per_s
 
@@ -165,18 +164,11 @@ def _new_row(
     should_stop: ShouldStop,
 ) -> MoeRow:
     """A model's row before timing: sizes and the roofline of what a step moves — for the MoE,
-    with the fastest way to read its experts already chosen (out of memory in a trial: the
-    gathered copy, untried)."""
+    with the fastest way to read its experts already chosen (core.gpu.ways)."""
     impl: str | None = None
     trials: dict[str, float | str] | None = None
     if model.moe_layers():
-        try:
-            impl, trials = pick_moe_impl(model, preset, env, tokens, preset.moe_depth, should_stop)
-        except Exception as error:  # anything but out of memory (Stop too) is raised
-            timing.oom_message(error)
-            impl = "gather"
-            model.use_moe(impl)
-            env.free_memory()
+        impl, trials = ways.choose_or_default(model, preset, env, tokens, preset.moe_depth, should_stop)
     moved = model.traffic(preset.moe_depth).total  # weights, cache, and the MoE's gathered copy if any
     return MoeRow(
         label,
@@ -190,50 +182,6 @@ def _new_row(
         moe_impl=impl,
         impl_trials=trials,
     )
-
-
-def pick_moe_impl(
-    model: DecodeModel,
-    preset: Preset,
-    env: BenchEnv,
-    tokens: torch.Tensor,
-    depth: int,
-    should_stop: ShouldStop = never,
-) -> tuple[str, dict[str, float | str]]:
-    """Try each way of reading the chosen experts this card can run — gathered copy, grouped GEMM,
-    Triton kernels (core.gpu.ffn) — in a short CUDA-graph run, and keep the fastest, as engines
-    pick their MoE kernel. The model is left using it. Off CUDA the gathered copy is kept untried
-    (there is no graph to time, and the CPU's grouped GEMM is a reference loop).
-
-    Returns (the impl kept, tokens/s per impl tried, or the one-line reason it could not run)."""
-    if env.device.type != "cuda":
-        model.use_moe("gather")
-        return "gather", {}
-    model.allocate(steps_room(preset, depth))
-    model.fill(depth)
-    trials: dict[str, float | str] = {}
-    try:
-        for impl in model.moe_layers()[0].runnable_impls():
-            if should_stop():
-                raise Stopped
-            model.use_moe(impl)
-            try:
-                # capture() warms up on a side stream first: Triton compiles there, not in the graph
-                trials[impl] = graphs.time_graphed(model, depth, tokens, preset.n_steps, 2, should_stop).mean
-            except Stopped:
-                raise
-            except Exception as error:  # one way that fails leaves the others; out of memory is raised
-                if timing.is_out_of_memory(error):
-                    raise
-                trials[impl] = f"{type(error).__name__}: {str(error).splitlines()[0][:160]}"
-            finally:
-                env.free_memory()
-    finally:
-        model.release()
-    timed = {impl: speed for impl, speed in trials.items() if isinstance(speed, float)}
-    best = max(timed, key=timed.__getitem__) if timed else "gather"
-    model.use_moe(best)
-    return best, trials
 
 
 def _unbuilt_row(

@@ -23,31 +23,17 @@ check it against the gathered path.
 from __future__ import annotations
 
 import functools
-import os
 from typing import Any
 
 import torch
+
+from core.gpu.triton_support import available, interpreted
 
 BLOCK_D_UP = 256  # rows of W1 per program: (D / 256) × (Fe / 64) × k programs (192 on `large`)
 BLOCK_F = 64  # expert-hidden columns per tile
 BLOCK_D_DOWN = 32  # output columns per program of `_down`: D / 32 programs (128 on `large`)
 
-
-def interpreted() -> bool:
-    """Whether Triton runs its kernels in the CPU interpreter (read when the kernels are built)."""
-    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
-
-
-def available(device: torch.device) -> bool:
-    """Whether the fused kernels can run on `device`: Triton installed, and a CUDA device
-    (or the CPU under Triton's interpreter)."""
-    try:
-        import triton  # noqa: F401
-    except ImportError:
-        return False
-    if device.type == "cuda":
-        return True
-    return device.type == "cpu" and interpreted()
+__all__ = ["available", "fused_experts", "scratch_bytes"]
 
 
 @functools.cache

@@ -10,6 +10,7 @@ from typing import Any
 
 from core.gpu.context_bench import ContextResult
 from core.gpu.ffn import IMPL_WORDS
+from core.gpu.models import STATE_WAY_WORDS
 from core.gpu.moe_bench import MoeResult
 from core.gpu.nvml import DeviceSnapshot
 from core.gpu.timing import Bandwidth
@@ -164,6 +165,16 @@ def moe_rows(result: MoeResult) -> list[dict[str, str]]:
     return rows
 
 
+def _trials_text(trials: dict[str, float | str], words: dict[str, str]) -> str:
+    """'way A: 337.4 tokens/s · way B: could not run (why)'."""
+    return " · ".join(
+        f"{words.get(way, way)}: {rate(speed)} tokens/s"
+        if isinstance(speed, float)
+        else f"{words.get(way, way)}: could not run ({speed})"
+        for way, speed in trials.items()
+    )
+
+
 def moe_impl_note(result: MoeResult) -> str | None:
     """How the MoE read its chosen experts, and what the other ways it tried reached."""
     row = next((r for r in result.rows if r.moe_impl), None)
@@ -175,16 +186,25 @@ def moe_impl_note(result: MoeResult) -> str | None:
             f"The MoE read its chosen experts through a {words}. On an NVIDIA GPU the benchmark also tries "
             "reading them in place and keeps the fastest way."
         )
-    tried = " · ".join(
-        f"{IMPL_WORDS.get(impl, impl)}: {rate(speed)} tokens/s"
-        if isinstance(speed, float)
-        else f"{IMPL_WORDS.get(impl, impl)}: could not run ({speed})"
-        for impl, speed in row.impl_trials.items()
-    )
     return (
         f"The MoE read its chosen experts with {words}, the fastest of the ways this card ran in a short "
-        f"trial: {tried}. Copying the chosen experts out before multiplying moves them twice more; engines "
-        "read them where they lie."
+        f"trial: {_trials_text(row.impl_trials, IMPL_WORDS)}. Copying the chosen experts out before "
+        "multiplying moves them twice more; engines read them where they lie."
+    )
+
+
+def state_way_note(result: ContextResult) -> str | None:
+    """How the fixed-state step ran, when it had more than one way, and what the others reached."""
+    series = next((s for s in result.series if s.way), None)
+    if series is None:
+        return None
+    words = STATE_WAY_WORDS.get(series.way, series.way)
+    if not series.way_trials:
+        return f"The fixed-state step ran as {words}."
+    return (
+        f"The fixed-state step ran as {words}, the faster of the ways this card ran in a short trial at the "
+        f"first depth: {_trials_text(series.way_trials, STATE_WAY_WORDS)}. As PyTorch ops the step reads and "
+        "writes the whole state several times and launches a kernel per op; fused, it reads it once."
     )
 
 

@@ -14,7 +14,7 @@ from core.gpu.nvml import DeviceSnapshot
 from core.gpu.presets import PRESETS, Preset
 from core.gpu.public import public_mode
 from core.gpu.published import published_table
-from core.gpu.report import context_rows, moe_impl_note, moe_rows, yours_rows
+from core.gpu.report import context_rows, moe_impl_note, moe_rows, state_way_note, yours_rows
 from core.gpu.timing import Bandwidth
 from ui.lesson import show_figure
 from ui.text import plain
@@ -107,6 +107,9 @@ def context_results(
         "Abai/llama.cpp PR-BODY-fattn-dequant-cap.md); tiny models on a CPU "
         "land far lower, because there the time goes to launching many small operations, not to reading memory."
     )
+    note = state_way_note(result)
+    if note:
+        st.caption(note)
     return result
 
 

@@ -1,0 +1,88 @@
+"""Keep the fastest way a card runs a model's step, as engines pick their kernels.
+
+A model may run part of its step more than one way (core.gpu.models: `kernel_ways`): the MoE's
+experts gathered, read by a grouped GEMM or by Triton kernels; the fixed-state step as PyTorch
+ops or one Triton kernel. Which is fastest depends on the card, so each way this card can run is
+timed in a short CUDA-graph run at the depth about to be measured, and the fastest is kept. Off
+CUDA the first (PyTorch) way is kept untried: there is no graph to time, and Triton only
+interprets there.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+
+from core.gpu import graphs, timing
+from core.gpu.timing import BenchEnv, ShouldStop, Stopped, never, steps_room
+
+if TYPE_CHECKING:
+    from core.gpu.models import DecodeModel
+    from core.gpu.presets import Preset
+
+TRIAL_REPEATS = 2  # graph replays per way: enough to rank ways that differ by more than noise
+
+
+def choose_fastest(
+    model: DecodeModel,
+    preset: Preset,
+    env: BenchEnv,
+    tokens: torch.Tensor,
+    depth: int,
+    should_stop: ShouldStop = never,
+) -> tuple[str, dict[str, float | str]]:
+    """Time each way in a short CUDA-graph run at `depth` and leave the model using the fastest.
+
+    Returns (the way kept, tokens/s per way tried — or the one-line reason it could not run).
+    A way that fails leaves the others; out of memory and Stop are raised; the trial's cache
+    is always released."""
+    ways = model.kernel_ways()
+    if env.device.type != "cuda" or len(ways) < 2:
+        model.use_way(ways[0])
+        return ways[0], {}
+    model.allocate(steps_room(preset, depth))
+    model.fill(depth)
+    trials: dict[str, float | str] = {}
+    try:
+        for way in ways:
+            if should_stop():
+                raise Stopped
+            model.use_way(way)
+            try:
+                # capture() warms up on a side stream first: Triton compiles there, not in the graph
+                trials[way] = graphs.time_graphed(
+                    model, depth, tokens, preset.n_steps, TRIAL_REPEATS, should_stop
+                ).mean
+            except Stopped:
+                raise
+            except Exception as error:
+                if timing.is_out_of_memory(error):
+                    raise
+                trials[way] = f"{type(error).__name__}: {str(error).splitlines()[0][:160]}"
+            finally:
+                env.free_memory()
+    finally:
+        model.release()
+    timed = {way: speed for way, speed in trials.items() if isinstance(speed, float)}
+    best = max(timed, key=timed.__getitem__) if timed else ways[0]
+    model.use_way(best)
+    return best, trials
+
+
+def choose_or_default(
+    model: DecodeModel,
+    preset: Preset,
+    env: BenchEnv,
+    tokens: torch.Tensor,
+    depth: int,
+    should_stop: ShouldStop = never,
+) -> tuple[str, dict[str, float | str] | None]:
+    """`choose_fastest`, but out of memory in a trial keeps the first way, untried (trials None)."""
+    try:
+        return choose_fastest(model, preset, env, tokens, depth, should_stop)
+    except Exception as error:  # anything but out of memory (Stop too) is raised
+        timing.oom_message(error)
+        model.use_way(model.kernel_ways()[0])
+        env.free_memory()
+        return model.way, None

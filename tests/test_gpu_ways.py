@@ -1,0 +1,168 @@
+"""Keeping the fastest way a card runs a step (core.gpu.ways): the fastest way is kept, a way that
+fails is reported and left out, out of memory and Stop are not swallowed, off CUDA nothing is
+tried; both benchmarks record the choice and the page says it in words."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+import torch
+
+from core.gpu import context_bench, ffn, graphs, moe_bench, timing, ways
+from core.gpu.context_bench import ContextResult, Series
+from core.gpu.models import StateDecoder, build
+from core.gpu.moe_bench import MoeResult, MoeRow
+from core.gpu.presets import PRESETS
+from core.gpu.report import moe_impl_note, state_way_note
+from core.gpu.timing import Timing
+from tests.fake_nvml import FakeNvml
+
+TINY = PRESETS["tiny"]
+BW = timing.Bandwidth(1e10, 1e9, "test")
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+class _FakeCudaEnv:
+    """What choose_fastest asks of a BenchEnv, with the device type of a GPU (the model stays on the CPU)."""
+
+    device = types.SimpleNamespace(type="cuda")
+
+    def free_memory(self) -> None:
+        pass
+
+
+def _fake_trials(monkeypatch, speeds: dict[str, float | Exception]) -> list[str]:
+    """Every way in `speeds` can run; time_graphed answers `speeds[way]` tokens/s (or raises it)."""
+    seen: list[str] = []
+
+    def time_graphed(model, depth, tokens, n_steps, repeats, should_stop, deadline=None):
+        seen.append(model.way)
+        if isinstance(speeds[model.way], Exception):
+            raise speeds[model.way]
+        return Timing([speeds[model.way]] * repeats, "CUDA graph")
+
+    monkeypatch.setattr(graphs, "time_graphed", time_graphed)
+    monkeypatch.setattr(ffn, "impl_available", lambda impl, *args: impl in speeds)
+    monkeypatch.setattr(StateDecoder, "kernel_ways", lambda self: list(speeds))
+    return seen
+
+
+def test_the_fastest_way_is_kept_and_a_failing_way_is_reported(monkeypatch):
+    seen = _fake_trials(
+        monkeypatch, {"gather": 300.0, "grouped": RuntimeError("CUTLASS says no\nmore"), "triton": 900.0}
+    )
+    model = build("attention", TINY, "cpu", torch.float32, ffn="moe")
+    way, trials = ways.choose_fastest(model, TINY, _FakeCudaEnv(), torch.arange(8), 4)
+    assert seen == ["gather", "grouped", "triton"]
+    assert way == "triton" and all(layer.impl == "triton" for layer in model.moe_layers())
+    assert trials == {"gather": 300.0, "grouped": "RuntimeError: CUTLASS says no", "triton": 900.0}
+    assert model.cache.dev == []  # the trial's cache is released
+
+
+def test_the_state_model_keeps_its_faster_way(monkeypatch):
+    _fake_trials(monkeypatch, {"torch": 500.0, "triton": 400.0})
+    model = build("state", TINY, "cpu", torch.float32)
+    assert ways.choose_fastest(model, TINY, _FakeCudaEnv(), torch.arange(8), 0) == (
+        "torch",
+        {"torch": 500.0, "triton": 400.0},
+    )
+    assert model.way == "torch" and model.state == []
+
+
+def test_out_of_memory_in_a_trial_is_raised_by_choose_fastest_and_falls_back_in_choose_or_default(
+    monkeypatch,
+):
+    _fake_trials(monkeypatch, {"gather": 300.0, "grouped": torch.OutOfMemoryError("CUDA out of memory")})
+    model = build("attention", TINY, "cpu", torch.float32, ffn="moe")
+    with pytest.raises(torch.OutOfMemoryError):
+        ways.choose_fastest(model, TINY, _FakeCudaEnv(), torch.arange(8), 4)
+    assert ways.choose_or_default(model, TINY, _FakeCudaEnv(), torch.arange(8), 4) == ("gather", None)
+    assert model.way == "gather"
+
+
+def test_stop_during_the_trials_gives_the_trial_cache_back(monkeypatch):
+    _fake_trials(monkeypatch, {"gather": 300.0, "triton": 900.0})
+    model = build("attention", TINY, "cpu", torch.float32, ffn="moe")
+    with pytest.raises(timing.Stopped):
+        ways.choose_or_default(model, TINY, _FakeCudaEnv(), torch.arange(8), 4, should_stop=lambda: True)
+    assert model.cache.dev == []
+
+
+def test_off_cuda_the_first_way_is_kept_untried(monkeypatch):
+    seen = _fake_trials(monkeypatch, {"gather": 1.0, "grouped": 2.0})
+    model = build("attention", TINY, "cpu", torch.float32, ffn="moe_grouped")
+    env = types.SimpleNamespace(device=torch.device("cpu"))
+    assert ways.choose_fastest(model, TINY, env, torch.arange(8), 4) == ("gather", {})
+    assert seen == [] and model.way == "gather"
+    dense = build("attention", TINY, "cpu", torch.float32)
+    assert dense.kernel_ways() == ["torch"] and ways.choose_fastest(dense, TINY, _FakeCudaEnv(), None, 0) == (
+        "torch",
+        {},
+    )
+    with pytest.raises(ValueError, match="only as PyTorch ops"):
+        dense.use_way("triton")
+
+
+@pytest.fixture
+def env():
+    return timing.make_env("cpu", nvml_module=FakeNvml(init_error="LibraryNotFound"))
+
+
+def test_out_of_memory_in_the_moe_trials_falls_back_to_the_gathered_copy_and_still_times(monkeypatch, env):
+    def trials_run_out(model, *args, **kwargs):
+        model.use_moe("grouped")
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    monkeypatch.setattr(ways, "choose_fastest", trials_run_out)
+    dense, moe = moe_bench.run_moe(TINY, env, BW).rows
+    assert dense.moe_impl is None and moe.moe_impl == "gather" and moe.impl_trials is None
+    assert moe.tokens_per_s > 0 and moe.oom_message is None
+
+
+def test_the_context_bench_records_the_state_model_s_way(monkeypatch, env):
+    chosen = []
+
+    def choose(model, preset, env, tokens, depth, should_stop):
+        chosen.append((model.kind, depth))
+        return "torch", {"torch": 500.0, "triton": "CompilationError: no"}
+
+    monkeypatch.setattr(ways, "choose_fastest", choose)
+    monkeypatch.setattr(StateDecoder, "kernel_ways", lambda self: ["torch", "triton"])
+    result = context_bench.run_context(TINY, env, BW)
+    attention, state = result.series
+    assert chosen == [("fixed state", TINY.depths[0])]  # attention has one way: nothing to try
+    assert attention.way is None and state.way == "torch"
+    assert state.way_trials["triton"] == "CompilationError: no"
+    assert len(state.points) == len(TINY.depths)
+
+
+def _row(impl: str | None, trials: dict | None) -> MoeRow:
+    return MoeRow("experts (MoE)", 10, 2, 4, 1.0, 0.1, 2.0, moe_impl=impl, impl_trials=trials)
+
+
+def test_the_page_says_how_the_experts_were_read():
+    result = MoeResult("large", "H200", 1024, "2 shared + 6 of 254 routed", None, [_row(None, None)])
+    assert moe_impl_note(result) is None  # the dense row, or an older saved result
+    result.rows.append(_row("triton", {"gather": 337.4, "grouped": "RuntimeError: no", "triton": 905.2}))
+    note = moe_impl_note(result)
+    assert "fused Triton kernels, the fastest" in note
+    assert "gathered copy (index_select + bmm): 337.4 tokens/s" in note
+    assert "grouped GEMM (torch._grouped_mm): could not run (RuntimeError: no)" in note
+    cpu = MoeResult("tiny", "CPU", 64, "", None, [_row("gather", {})])
+    assert "through a gathered copy" in moe_impl_note(cpu) and "NVIDIA GPU" in moe_impl_note(cpu)
+
+
+def test_the_page_says_how_the_state_step_ran():
+    def result(way, trials):
+        series = Series("fixed state", 1, 1, 1, way=way, way_trials=trials)
+        return ContextResult(
+            "large", "H200", "bfloat16", None, 1e12, 1e10, [Series("full attention", 1, 1, 1), series]
+        )
+
+    assert state_way_note(result(None, None)) is None
+    note = state_way_note(result("triton", {"torch": 297.5, "triton": 401.0}))
+    assert (
+        "one fused Triton kernel a layer" in note and "PyTorch ops (a dozen kernels a layer): 297.5" in note
+    )
+    assert "could not run (Boom)" in state_way_note(result("torch", {"torch": 297.5, "triton": "Boom"}))
