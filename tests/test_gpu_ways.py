@@ -166,3 +166,22 @@ def test_the_page_says_how_the_state_step_ran():
         "one fused Triton kernel a layer" in note and "PyTorch ops (a dozen kernels a layer): 297.5" in note
     )
     assert "could not run (Boom)" in state_way_note(result("torch", {"torch": 297.5, "triton": "Boom"}))
+
+
+def test_the_cli_prints_the_ways_tried(capsys):
+    from core.gpu.bench import _print_summary
+
+    point = {"depth": 0, "tokens_per_s": 400.0, "std_tokens_per_s": 1.0, "timing": "CUDA graph",
+             "eager_tokens_per_s": 120.0, "graphed_tokens_per_s": 400.0, "predicted_tokens_per_s": 600.0,
+             "percent_of_roofline": 66.7, "spilled_bytes": 0}  # fmt: skip
+    series = {"model": "fixed state", "points": [point], "oom_depth": None, "way": "triton",
+              "way_trials": {"torch": 297.5, "triton": 401.0}}  # fmt: skip
+    row = {"model": "experts (MoE)", "tokens_per_s": 900.0, "std_tokens_per_s": 2.0, "timing": "CUDA graph",
+           "avg_watts": None, "net_joules_per_token": None, "moe_impl": "triton",
+           "impl_trials": {"gather": 337.4, "grouped": "RuntimeError: no"}}  # fmt: skip
+    _print_summary({"device": {"name": "H200"}, "settings": {"device": "cuda"},
+                    "context": {"budget_bytes": None, "series": [series]},
+                    "moe": {"depth": 1024, "experts": "2 + 6 of 254", "idle_watts": None, "rows": [row]}})  # fmt: skip
+    out = capsys.readouterr().out
+    assert "ran as triton (trials: torch 297.5 t/s, triton 401.0 t/s)" in out
+    assert "experts read by triton (trials: gather 337.4 t/s, grouped failed (RuntimeError: no))" in out

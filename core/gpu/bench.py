@@ -156,6 +156,8 @@ def _print_summary(result: dict[str, Any]) -> None:
                 )
             if s["oom_depth"] is not None:
                 print(f"  {s['model']:<15} d={s['oom_depth']:>7}  {s['oom_message'] or 'out of memory'}")
+            if s.get("way_trials"):
+                print(f"  {'':<15} ran as {s['way']} ({_trials_line(s['way_trials'])})")
     if "moe" in result:
         moe = result["moe"]
         print(f"\ndense vs MoE at depth {moe['depth']} ({moe['experts']}), idle {moe['idle_watts']} W")
@@ -166,12 +168,15 @@ def _print_summary(result: dict[str, Any]) -> None:
                 f"  watts {r['avg_watts']}  J/token (net) {jpt}"
             )
             if r.get("impl_trials"):
-                tried = ", ".join(
-                    f"{impl} {v:.1f} t/s" if isinstance(v, float) else f"{impl} failed ({v})"
-                    for impl, v in r["impl_trials"].items()
-                )
-                print(f"  {'':<15} experts read by {r['moe_impl']} (trials: {tried})")
+                print(f"  {'':<15} experts read by {r['moe_impl']} ({_trials_line(r['impl_trials'])})")
     print(f"\n{result.get('seconds', 0.0):.1f} s" + ("  (stopped early)" if result.get("stopped") else ""))
+
+
+def _trials_line(trials: dict[str, float | str]) -> str:
+    """'trials: gather 337.4 t/s, triton 905.2 t/s, grouped failed (why)'."""
+    return "trials: " + ", ".join(
+        f"{way} {v:.1f} t/s" if isinstance(v, float) else f"{way} failed ({v})" for way, v in trials.items()
+    )
 
 
 def parse_args(argv: list[str] | None) -> Any:
