@@ -70,22 +70,18 @@ def test_the_state_model_keeps_its_faster_way(monkeypatch):
     assert model.way == "torch" and model.state == []
 
 
-def test_out_of_memory_in_a_trial_is_raised_by_choose_fastest_and_falls_back_in_choose_or_default(
-    monkeypatch,
-):
+def test_out_of_memory_in_a_trial_keeps_the_first_way_untried(monkeypatch):
     _fake_trials(monkeypatch, {"gather": 300.0, "grouped": torch.OutOfMemoryError("CUDA out of memory")})
     model = build("attention", TINY, "cpu", torch.float32, ffn="moe")
-    with pytest.raises(torch.OutOfMemoryError):
-        ways.choose_fastest(model, TINY, _FakeCudaEnv(), torch.arange(8), 4)
-    assert ways.choose_or_default(model, TINY, _FakeCudaEnv(), torch.arange(8), 4) == ("gather", None)
-    assert model.way == "gather"
+    assert ways.choose_fastest(model, TINY, _FakeCudaEnv(), torch.arange(8), 4) == ("gather", None)
+    assert model.way == "gather" and model.cache.dev == []
 
 
 def test_stop_during_the_trials_gives_the_trial_cache_back(monkeypatch):
     _fake_trials(monkeypatch, {"gather": 300.0, "triton": 900.0})
     model = build("attention", TINY, "cpu", torch.float32, ffn="moe")
     with pytest.raises(timing.Stopped):
-        ways.choose_or_default(model, TINY, _FakeCudaEnv(), torch.arange(8), 4, should_stop=lambda: True)
+        ways.choose_fastest(model, TINY, _FakeCudaEnv(), torch.arange(8), 4, should_stop=lambda: True)
     assert model.cache.dev == []
 
 
@@ -109,14 +105,20 @@ def env():
     return timing.make_env("cpu", nvml_module=FakeNvml(init_error="LibraryNotFound"))
 
 
-def test_out_of_memory_in_the_moe_trials_falls_back_to_the_gathered_copy_and_still_times(monkeypatch, env):
-    def trials_run_out(model, *args, **kwargs):
-        model.use_moe("grouped")
-        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+def test_the_moe_row_records_the_way_kept_and_its_roofline_counts_that_way_s_bytes(monkeypatch, env):
+    def choose(model, preset, env, tokens, depth, should_stop):
+        model.use_way("grouped")  # reads the experts in place: no gathered copy to count
+        return "grouped", {"gather": 1.0, "grouped": 2.0}
 
-    monkeypatch.setattr(ways, "choose_fastest", trials_run_out)
+    monkeypatch.setattr(ways, "choose_fastest", choose)
     dense, moe = moe_bench.run_moe(TINY, env, BW).rows
-    assert dense.moe_impl is None and moe.moe_impl == "gather" and moe.impl_trials is None
+    assert (
+        dense.moe_impl is None
+        and moe.moe_impl == "grouped"
+        and moe.impl_trials == {"gather": 1.0, "grouped": 2.0}
+    )
+    grouped = build("attention", TINY, "meta", torch.float32, ffn="moe_grouped")
+    assert moe.bytes_per_token == grouped.traffic(TINY.moe_depth).total
     assert moe.tokens_per_s > 0 and moe.oom_message is None
 
 

@@ -262,7 +262,7 @@ def _run_series(
         plan = plan_series(model, kind, preset, env, budget_bytes)
     series.spill_position = plan.resident
     if not isinstance(model, CpuLayersDecoder) and len(model.kernel_ways()) > 1 and plan.depths:
-        series.way, series.way_trials = ways.choose_or_default(
+        series.way, series.way_trials = ways.choose_fastest(
             model, preset, env, tokens, plan.depths[0], should_stop
         )
     per_pos = model.memory_bytes(1) if kind == "attention" else 0

@@ -168,20 +168,8 @@ def _new_row(
     impl: str | None = None
     trials: dict[str, float | str] | None = None
     if model.moe_layers():
-        impl, trials = ways.choose_or_default(model, preset, env, tokens, preset.moe_depth, should_stop)
-    moved = model.traffic(preset.moe_depth).total  # weights, cache, and the MoE's gathered copy if any
-    return MoeRow(
-        label,
-        model.total_params(),
-        model.active_params(),
-        model.active_weight_bytes(),
-        math.nan,
-        math.nan,
-        bandwidth_bound_tokens_per_s(moved, bandwidth.device_bytes_per_s),
-        bytes_per_token=moved,
-        moe_impl=impl,
-        impl_trials=trials,
-    )
+        impl, trials = ways.choose_fastest(model, preset, env, tokens, preset.moe_depth, should_stop)
+    return _sized_row(model, label, preset, bandwidth, moe_impl=impl, impl_trials=trials)
 
 
 def _unbuilt_row(
@@ -189,17 +177,25 @@ def _unbuilt_row(
 ) -> MoeRow:
     """A row whose model ran out of memory while being built: sizes and roofline from a 'meta' copy."""
     shape = build("attention", preset, "meta", env.dtype, ffn=ffn)
-    moved = shape.traffic(preset.moe_depth).total
+    message = f"out of memory while building the model: {message}"
+    return _sized_row(shape, label, preset, bandwidth, oom_message=message)
+
+
+def _sized_row(model: DecodeModel, label: str, preset: Preset, bandwidth: Bandwidth, **fields: Any) -> MoeRow:
+    """A row with the model's sizes and the roofline of every byte its step moves (weights, cache,
+    and the MoE's gathered copy if any); speeds NaN until measured."""
+    moved = model.traffic(preset.moe_depth).total
+    roofline = bandwidth_bound_tokens_per_s(moved, bandwidth.device_bytes_per_s)
     return MoeRow(
         label,
-        shape.total_params(),
-        shape.active_params(),
-        shape.active_weight_bytes(),
+        model.total_params(),
+        model.active_params(),
+        model.active_weight_bytes(),
         math.nan,
         math.nan,
-        bandwidth_bound_tokens_per_s(moved, bandwidth.device_bytes_per_s),
+        roofline,
         bytes_per_token=moved,
-        oom_message=f"out of memory while building the model: {message}",
+        **fields,
     )
 
 

@@ -31,20 +31,20 @@ def choose_fastest(
     tokens: torch.Tensor,
     depth: int,
     should_stop: ShouldStop = never,
-) -> tuple[str, dict[str, float | str]]:
+) -> tuple[str, dict[str, float | str] | None]:
     """Time each way in a short CUDA-graph run at `depth` and leave the model using the fastest.
 
     Returns (the way kept, tokens/s per way tried — or the one-line reason it could not run).
-    A way that fails leaves the others; out of memory and Stop are raised; the trial's cache
-    is always released."""
+    A way that fails leaves the others; out of memory in a trial keeps the first way, untried
+    (trials None); Stop is raised; the trial's cache is always released."""
     ways = model.kernel_ways()
     if env.device.type != "cuda" or len(ways) < 2:
         model.use_way(ways[0])
         return ways[0], {}
-    model.allocate(steps_room(preset, depth))
-    model.fill(depth)
-    trials: dict[str, float | str] = {}
+    trials: dict[str, float | str] | None = {}
     try:
+        model.allocate(steps_room(preset, depth))
+        model.fill(depth)
         for way in ways:
             if should_stop():
                 raise Stopped
@@ -56,33 +56,19 @@ def choose_fastest(
                 ).mean
             except Stopped:
                 raise
-            except Exception as error:
+            except Exception as error:  # this way cannot run here; out of memory ends the trials
                 if timing.is_out_of_memory(error):
                     raise
                 trials[way] = f"{type(error).__name__}: {str(error).splitlines()[0][:160]}"
             finally:
                 env.free_memory()
+    except Exception as error:  # out of memory: the first way, untried; anything else (Stop too) is raised
+        timing.oom_message(error)
+        trials = None
     finally:
         model.release()
-    timed = {way: speed for way, speed in trials.items() if isinstance(speed, float)}
+        env.free_memory()
+    timed = {way: speed for way, speed in (trials or {}).items() if isinstance(speed, float)}
     best = max(timed, key=timed.__getitem__) if timed else ways[0]
     model.use_way(best)
     return best, trials
-
-
-def choose_or_default(
-    model: DecodeModel,
-    preset: Preset,
-    env: BenchEnv,
-    tokens: torch.Tensor,
-    depth: int,
-    should_stop: ShouldStop = never,
-) -> tuple[str, dict[str, float | str] | None]:
-    """`choose_fastest`, but out of memory in a trial keeps the first way, untried (trials None)."""
-    try:
-        return choose_fastest(model, preset, env, tokens, depth, should_stop)
-    except Exception as error:  # anything but out of memory (Stop too) is raised
-        timing.oom_message(error)
-        model.use_way(model.kernel_ways()[0])
-        env.free_memory()
-        return model.way, None
