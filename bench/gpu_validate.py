@@ -457,9 +457,10 @@ def _key(kind: str, ffn: str, depth: int, way: str | None = None) -> str:
 
 
 def _state_parity(preset: Any, env: BenchEnv) -> float | str | None:
-    """The fused Triton step against the PyTorch ops: one fixed-state model of the preset, the same
-    weights and state, three steps each way; max |difference| ÷ max |output|. None where Triton
-    cannot run (on the CPU it runs in Triton's interpreter, on the tiny preset)."""
+    """The fused Triton step against the PyTorch ops: a two-layer fixed-state model of the preset's
+    widths, the same weights and state, three steps each way; max |difference| ÷ max |output|.
+    None where Triton cannot run (on the CPU it runs in Triton's interpreter, on the tiny preset)."""
+    preset = dataclasses.replace(preset, n_layers=2)  # the preset's widths; two layers are enough
     torch.manual_seed(0)
     ops = build("state", preset, env.device, env.dtype)
     if "triton" not in ops.kernel_ways():
