@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from core.gpu import moe_triton
+from core.gpu import moe_triton, triton_support
 from core.gpu.traffic import Traffic
 
 
@@ -153,7 +153,7 @@ def impl_available(impl: str, device: torch.device, dtype: torch.dtype, d: int, 
     if impl == "grouped":
         return grouped_mm_available(device, dtype, d, expert_hidden)
     if impl == "triton":
-        return moe_triton.available(device)
+        return triton_support.available(device)
     return True
 
 

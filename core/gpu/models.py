@@ -10,7 +10,12 @@ Three memories, one skeleton (embedding → n_layers × [mixer + feed-forward] �
   2024, "Gated Delta Networks"): S ← αS + β k (v − Sᵀk)ᵀ, o = Sᵀq — the update of
   `core.ops.gated_delta_rule.step`, written in place so the state is read four times and
   written twice per step, a count `traffic()` can state exactly. It does not grow with context.
+  Where Triton runs, the same step can run as one fused kernel a layer (core.gpu.state_triton).
 - feed-forward `dense` or `moe` (core.gpu.ffn): equal total parameters.
+
+`kernel_ways()` lists the interchangeable ways a model can run its step here (the MoE's ways of
+reading its experts; the state step as PyTorch ops or fused), `use_way()` switches between them
+with the weights unchanged, and the benchmarks keep the fastest (core.gpu.ways).
 
 A step never waits for the host: the token is looked up with `index_select` on the device
 (indexing with a 0-dim CUDA tensor would copy it to the host, a hidden sync per step) and
@@ -27,7 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from core.gpu import state_triton
+from core.gpu import state_triton, triton_support
 from core.gpu.ffn import MOE_KINDS, DenseFFN, MoEFFN, weight
 from core.gpu.kv_cache import KVCache
 from core.gpu.presets import Preset
@@ -241,7 +246,7 @@ class StateDecoder(DecodeModel):
     # The step as PyTorch ops (a dozen kernels a layer, the state read or written 6 times) or as
     # one Triton kernel a layer (core.gpu.state_triton: the state read once and written once).
     def kernel_ways(self) -> list[str]:
-        return ["torch"] + (["triton"] if state_triton.available(self.device) else [])
+        return ["torch"] + (["triton"] if triton_support.available(self.device) else [])
 
     @property
     def way(self) -> str:

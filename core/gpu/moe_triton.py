@@ -27,13 +27,11 @@ from typing import Any
 
 import torch
 
-from core.gpu.triton_support import available, interpreted
+from core.gpu.triton_support import interpreted
 
 BLOCK_D_UP = 256  # rows of W1 per program: (D / 256) × (Fe / 64) × k programs (192 on `large`)
 BLOCK_F = 64  # expert-hidden columns per tile
 BLOCK_D_DOWN = 32  # output columns per program of `_down`: D / 32 programs (128 on `large`)
-
-__all__ = ["available", "fused_experts", "scratch_bytes"]
 
 
 @functools.cache

@@ -24,11 +24,9 @@ from typing import Any
 
 import torch
 
-from core.gpu.triton_support import available, interpreted
+from core.gpu.triton_support import interpreted
 
 BLOCK_V = 32  # value columns per program: H × (Dh / 32) programs (128 on `large`)
-
-__all__ = ["BLOCK_V", "available", "fused_step"]
 
 
 @functools.cache
