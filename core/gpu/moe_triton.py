@@ -9,12 +9,13 @@ decode-time (one token) form of that idea, for this project's layouts:
 - `_up`: grid (k, D-slices, F-tiles). Program (j, s, f) reads expert top_i[j]'s rows s of
   W1 (E, D, Fe) and adds the partial sums x[s] · W1[e, s, f] into `hidden` (k, Fe), fp32, with
   atomic adds (they resolve in L2). Splitting D gives the card enough programs (k alone is 6).
-- `_down`: grid (D-tiles,). Each program applies gelu and the gate to `hidden` (3 KB, read
+- `_down`: grid (D-tiles,). Each program turns the k router scores into gates (softmax) and
+  applies gelu and the gate to `hidden` (3 KB, read
   from L2) and multiplies it by its columns of every chosen expert's W2 (E, Fe, D), adding
   the result to `base` (the shared experts' output). Products pile up in a (Fe-tile, D-tile)
   block and are summed across threads once at the end, not once per expert.
 
-The expert ids and gates are read on the device, so a step never waits for the host and can
+The expert ids and scores are read on the device, so a step never waits for the host and can
 be captured in a CUDA graph. Triton comes with CUDA PyTorch on Linux; it is optional here.
 On the CPU it runs only in Triton's interpreter (TRITON_INTERPRET=1), which the tests use to
 check it against the gathered path.
@@ -53,15 +54,19 @@ def _kernels(interpret: bool) -> tuple[Any, Any]:
         tl.atomic_add(hidden + j * FE + cols, part, mask=cols < FE)
 
     @triton.jit
-    def _down(hidden, gate, ids, w2, base, out, D, K: tl.constexpr, FE: tl.constexpr,
-              BLOCK_F: tl.constexpr, BLOCK_D: tl.constexpr):  # fmt: skip
+    def _down(hidden, scores, ids, w2, base, out, D, K: tl.constexpr, FE: tl.constexpr,
+              BLOCK_K: tl.constexpr, BLOCK_F: tl.constexpr, BLOCK_D: tl.constexpr):  # fmt: skip
         # K and FE are compile-time: both loops unroll (K × FE / BLOCK_F ≤ 12 bodies on the presets),
         # so all their loads can be in flight at once
         cols = tl.program_id(0) * BLOCK_D + tl.arange(0, BLOCK_D)  # (BD,) output columns
         acc = tl.zeros((BLOCK_F, BLOCK_D), dtype=tl.float32)  # (BF, BD)
+        kk = tl.arange(0, BLOCK_K)  # (BK,) the chosen experts
+        top = tl.load(scores + kk, mask=kk < K, other=-float("inf")).to(tl.float32)
+        gates = tl.exp(top - tl.max(top, axis=0))
+        gates = (gates / tl.sum(gates, axis=0)).to(out.dtype.element_ty).to(tl.float32)  # as softmax → dtype
         for j in tl.static_range(K):
             e = tl.load(ids + j).to(tl.int64)
-            g = tl.load(gate + j).to(tl.float32)
+            g = tl.sum(tl.where(kk == j, gates, 0.0), axis=0)
             for f0 in tl.static_range(0, FE, BLOCK_F):
                 f = f0 + tl.arange(0, BLOCK_F)  # (BF,)
                 h = tl.load(hidden + j * FE + f, mask=f < FE, other=0.0)  # (BF,) = x · W1[e, :, f]
@@ -86,14 +91,14 @@ def scratch_bytes(d: int, expert_hidden: int, top_k: int) -> int:
 def fused_experts(
     h: torch.Tensor,
     top_i: torch.Tensor,
-    gate: torch.Tensor,
+    scores: torch.Tensor,
     w1: torch.Tensor,
     w2: torch.Tensor,
     base: torch.Tensor,
 ) -> torch.Tensor:
-    """base + Σ_j gate[j] · gelu(h W1[top_i[j]]) W2[top_i[j]], with the experts read in place.
+    """base + Σ_j g[j] · gelu(h W1[top_i[j]]) W2[top_i[j]], g = softmax(scores), experts read in place.
 
-    h (1, D); top_i (k,) expert ids and gate (k,) on the device; w1 (E, D, Fe), w2 (E, Fe, D)
+    h (1, D); top_i (k,) expert ids and scores (k,) their router scores, on the device; w1 (E, D, Fe), w2 (E, Fe, D)
     contiguous; base (1, D). Returns (1, D) in h's dtype."""
     import triton
 
@@ -110,6 +115,7 @@ def fused_experts(
     up[grid_up](x, w1, top_i, hidden, d, fe, BLOCK_D=BLOCK_D_UP, BLOCK_F=BLOCK_F)
     out = torch.empty_like(base)
     down[(triton.cdiv(d, BLOCK_D_DOWN),)](
-        hidden, gate, top_i, w2, base.contiguous(), out, d, K=k, FE=fe, BLOCK_F=BLOCK_F, BLOCK_D=BLOCK_D_DOWN
-    )
+        hidden, scores, top_i, w2, base.contiguous(), out, d, K=k, FE=fe,
+        BLOCK_K=max(2, triton.next_power_of_2(k)), BLOCK_F=BLOCK_F, BLOCK_D=BLOCK_D_DOWN,
+    )  # fmt: skip
     return out
