@@ -373,6 +373,22 @@ TERMS: tuple[Term, ...] = (
         r"(?i)joules? per token",
     ),
     _t(
+        "kernel",
+        "kernel (GPU)",
+        "One small program the GPU runs over many numbers at once; a model's step is a chain of "
+        "them, each started by the CPU, and fast libraries write fused ones that do several steps in one.",
+        "your_gpu",
+        r"(?i)\bkernels?\b",
+    ),
+    _t(
+        "cuda_graph",
+        "CUDA graph",
+        "A recording of all the kernels of one or more steps that the GPU replays with one call, "
+        "so the CPU no longer has to start each kernel itself.",
+        "your_gpu",
+        r"\bCUDA graphs?\b",
+    ),
+    _t(
         "tg128",
         "tg128 (llama-bench)",
         "llama.cpp's benchmark row 'text generation of 128 tokens': the "

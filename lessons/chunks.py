@@ -38,7 +38,7 @@ def waits_view(T: int) -> go.Figure:
 
 
 lesson_header("chunks")
-new_words("recurrence", "wy", here="chunks")
+new_words("recurrence", "wy", "kernel", here="chunks")
 problem(
     "DeltaNet's erase-then-write fixed the blurring of a rewritten key, but each write needs the board the previous "
     "write left behind. Token 100 waits for token 99, which waits for token 98 … A GPU can do "

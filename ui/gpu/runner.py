@@ -30,7 +30,9 @@ METHOD = (
     "small random ones: they move the same bytes a trained model of their shape moves, which is all speed "
     "depends on. On an NVIDIA GPU each repetition is also replayed as one CUDA graph, as llama.cpp and vLLM "
     "run their decode, so the chart shows the memory wall rather than Python's launch overhead; the eager "
-    "figure is drawn beside it."
+    "figure is drawn beside it. Where a step can run more than one way there — the experts copied out or read "
+    "where they lie, the fixed-state update as a dozen small operations or one fused kernel — a short trial "
+    "keeps the fastest, as engines pick theirs; the notes under the results say which ran."
 )
 
 
