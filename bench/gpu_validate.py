@@ -41,11 +41,20 @@ from core.gpu import cli_io, probes, spill, triton_support  # noqa: E402
 from core.gpu.context_bench import plan_series, traffic_tokens_per_s  # noqa: E402
 from core.gpu.energy import EnergyMeter  # noqa: E402
 from core.gpu.export import to_json, versions  # noqa: E402
-from core.gpu.ffn import IMPL_WORDS, IMPLS, MOE_KINDS, DenseFFN, MoEFFN, impl_available  # noqa: E402
+from core.gpu.ffn import IMPL_WORDS, IMPLS, MOE_KINDS, DenseFFN, impl_available  # noqa: E402
 from core.gpu.kv_cache import pinned_host_bytes  # noqa: E402
-from core.gpu.models import build  # noqa: E402
+from core.gpu.models import build, moe_layer  # noqa: E402
 from core.gpu.presets import GIB, MIB, PRESETS  # noqa: E402
-from core.gpu.timing import Bandwidth, BenchEnv, Stopped, make_env, random_tokens, steps_room, time_at_depth  # noqa: E402
+from core.gpu.timing import (  # noqa: E402
+    Bandwidth,
+    BenchEnv,
+    Stopped,
+    error_line,
+    make_env,
+    random_tokens,
+    steps_room,
+    time_at_depth,
+)
 from core.gpu.traffic import trace_persistent_bytes  # noqa: E402
 from core.gpu.verdicts import expect, pct, range_text, ratio  # noqa: E402
 
@@ -110,7 +119,7 @@ class Validator:
         except Stopped:
             record = {"stopped": True, "expectations": []}
         except Exception as error:  # one broken check must not lose the others
-            record = {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc()[-4000:],
+            record = {"error": error_line(error, 2000, whole=True), "traceback": traceback.format_exc()[-4000:],
                       "expectations": [expect("check ran without an error", None, needs_cuda=False)]}  # fmt: skip
             print(f"  ERROR {record['error']}", flush=True)
         finally:
@@ -166,7 +175,7 @@ class Validator:
             except Exception as error:  # another way that fails must not lose the rest of the check
                 if way is None and ffn in ("dense", "dense_moe_size", "moe"):
                     raise
-                data[_key(kind, ffn, depths[0], way)] = {"error": f"{type(error).__name__}: {error}"[:400]}
+                data[_key(kind, ffn, depths[0], way)] = {"error": error_line(error, 400, whole=True)}
             finally:
                 env.free_memory()
         a0, ad = data["attention/dense/d0"], data[f"attention/dense/d{s.deep}"]
@@ -478,7 +487,7 @@ def _state_parity(preset: Any, env: BenchEnv) -> float | str | None:
             a, b = ops.step(token).float(), fused.step(token).float()
         return float((a - b).abs().max() / a.abs().max())
     except Exception as error:  # a way that cannot run here is a finding, kept in words
-        return f"{type(error).__name__}: {error}"[:400]
+        return error_line(error, 400, whole=True)
     finally:
         for model in (ops, fused):
             model.release()
@@ -496,8 +505,7 @@ def _moe_parity(preset: Any, env: BenchEnv) -> dict[str, float | str]:
     weights and token: max |difference| ÷ max |output| (bf16 rounding is ~0.01). The ways this
     device cannot run are left out; on the CPU the Triton kernels run in Triton's interpreter."""
     torch.manual_seed(0)
-    args = (preset.d_model, preset.moe_experts, preset.moe_shared, preset.moe_top_k, preset.expert_hidden)
-    layer = MoEFFN(*args, env.device, env.dtype)
+    layer = moe_layer(preset, env.device, env.dtype)
     h = torch.randn(1, preset.d_model, device=env.device, dtype=env.dtype)
     reference = layer(h).float()
     out: dict[str, float | str] = {}
@@ -507,7 +515,7 @@ def _moe_parity(preset: Any, env: BenchEnv) -> dict[str, float | str]:
             try:
                 out[impl] = float((layer(h).float() - reference).abs().max() / reference.abs().max())
             except Exception as error:  # a way that cannot run here is a finding, kept in words
-                out[impl] = f"{type(error).__name__}: {error}"[:400]
+                out[impl] = error_line(error, 400, whole=True)
     del layer
     env.free_memory()
     return out
@@ -526,8 +534,7 @@ def _moe_layer_speeds(preset: Any, env: BenchEnv) -> dict[str, dict[str, Any]]:
     out["dense"] = {"us_per_layer": seconds * 1e6, "weight_bytes_per_s": dense[0].traffic().weights / seconds}
     del dense
     env.free_memory()
-    args = (d, preset.moe_experts, preset.moe_shared, preset.moe_top_k, preset.expert_hidden)
-    layers = [MoEFFN(*args, env.device, env.dtype) for _ in range(n)]
+    layers = [moe_layer(preset, env.device, env.dtype) for _ in range(n)]
     for impl in layers[0].runnable_impls():
         if impl == "triton" and env.device.type != "cuda":
             continue
@@ -540,7 +547,7 @@ def _moe_layer_speeds(preset: Any, env: BenchEnv) -> dict[str, dict[str, Any]]:
                 "weight_bytes_per_s": layers[0].traffic().weights / seconds,
             }
         except Exception as error:  # a way that cannot run here is a finding, kept in words
-            out[impl] = {"error": f"{type(error).__name__}: {error}"[:400]}
+            out[impl] = {"error": error_line(error, 400, whole=True)}
         finally:
             env.free_memory()
     del layers

@@ -187,3 +187,14 @@ def test_the_cli_prints_the_ways_tried(capsys):
     out = capsys.readouterr().out
     assert "ran as triton (trials: torch 297.5 t/s, triton 401.0 t/s)" in out
     assert "experts read by triton (trials: gather 337.4 t/s, grouped failed (RuntimeError: no))" in out
+
+
+def test_a_way_that_fails_without_a_message_is_named_by_its_type(monkeypatch):
+    _fake_trials(monkeypatch, {"gather": 300.0, "triton": RuntimeError()})  # str() is '': no first line
+    model = build("attention", TINY, "cpu", torch.float32, ffn="moe")
+    assert ways.choose_fastest(model, TINY, _FakeCudaEnv(), torch.arange(8), 4) == (
+        "gather",
+        {"gather": 300.0, "triton": "RuntimeError"},
+    )
+    assert timing.error_line(ValueError("first\nsecond"), 3) == "ValueError: fir"
+    assert timing.error_line(ValueError("first\nsecond"), whole=True) == "ValueError: first\nsecond"

@@ -47,6 +47,20 @@ def _bytes(*tensors: torch.Tensor) -> int:
     return sum(t.numel() * t.element_size() for t in tensors)
 
 
+def moe_layer(preset: Preset, device: torch.device | str, dtype: torch.dtype, impl: str = "gather") -> MoEFFN:
+    """One MoE feed-forward layer of the preset's widths and experts."""
+    return MoEFFN(
+        preset.d_model,
+        preset.moe_experts,
+        preset.moe_shared,
+        preset.moe_top_k,
+        preset.expert_hidden,
+        torch.device(device),
+        dtype,
+        impl=impl,
+    )
+
+
 class _Block(nn.Module):
     def __init__(self, preset: Preset, ffn: str, device: torch.device, dtype: torch.dtype) -> None:
         super().__init__()
@@ -58,16 +72,7 @@ class _Block(nn.Module):
         elif ffn == "dense_moe_size":  # the dense twin of the MoE: same total parameters
             self.ffn = DenseFFN(d, preset.moe_ffn_hidden, device, dtype)
         elif ffn in MOE_KINDS:  # the chosen experts gathered, or read in place
-            self.ffn = MoEFFN(
-                d,
-                preset.moe_experts,
-                preset.moe_shared,
-                preset.moe_top_k,
-                preset.expert_hidden,
-                device,
-                dtype,
-                impl=MOE_KINDS[ffn],
-            )
+            self.ffn = moe_layer(preset, device, dtype, MOE_KINDS[ffn])
         else:
             raise ValueError(f"unknown feed-forward kind {ffn!r}")
 

@@ -19,16 +19,7 @@ from core.gpu import graphs, timing, ways
 from core.gpu.energy import EnergyMeter, EnergyReading
 from core.gpu.models import DecodeModel, build
 from core.gpu.presets import Preset
-from core.gpu.timing import (
-    Bandwidth,
-    BenchEnv,
-    OomHook,
-    Progress,
-    ShouldStop,
-    Stopped,
-    never,
-    no_progress,
-)
+from core.gpu.timing import Bandwidth, BenchEnv, OomHook, Progress, ShouldStop, Stopped, never, no_progress
 from core.roofline import bandwidth_bound_tokens_per_s
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from core.gpu.health import HEALTH
 from core.gpu.machine_lock import MachineLock
+from core.gpu.timing import error_line
 
 BUSY_MESSAGE = "Another benchmark is running on this server right now. Wait for it to finish, then try again."
 MAX_RUN_S = 600.0  # the longest one page benchmark may run
@@ -200,9 +201,7 @@ class BenchRunner:
                 job.result = fn(progress=job.update, should_stop=should_stop, **kwargs)
             except Exception as error:  # reported on the page in one line, never raised into Streamlit
                 _log.exception("benchmark %s failed", label)  # the full error goes to the console log
-                job.error = (
-                    f"{type(error).__name__}: {str(error).splitlines()[0][:300] if str(error) else ''}"
-                )
+                job.error = error_line(error, 300)
             finally:
                 _BENCH_LOCK.release()
                 with self._state:

@@ -61,6 +61,13 @@ def oom_message(error: Exception) -> str:
     return str(error).splitlines()[0][:300]
 
 
+def error_line(error: BaseException, limit: int = 200, whole: bool = False) -> str:
+    """'TypeName: message' for the page, the CLI or a JSON: the first line of the message (the
+    whole of it with `whole`), cut at `limit`; an empty message leaves the type name alone."""
+    text = str(error) if whole else (str(error).splitlines() or [""])[0]
+    return f"{type(error).__name__}: {text[:limit]}" if text else type(error).__name__
+
+
 class _Stoppable(Protocol):
     stopped: bool
 
@@ -351,9 +358,7 @@ def time_at_depth(
     except Exception as error:  # a graph that cannot be captured leaves the eager figure standing
         if is_out_of_memory(error):
             raise
-        result.graph_note = (
-            f"graph capture failed: {type(error).__name__}: {str(error).splitlines()[0][:200]}"
-        )
+        result.graph_note = f"graph capture failed: {error_line(error)}"
     finally:
         env.free_memory()
     return result

@@ -59,7 +59,7 @@ def choose_fastest(
             except Exception as error:  # this way cannot run here; out of memory ends the trials
                 if timing.is_out_of_memory(error):
                     raise
-                trials[way] = f"{type(error).__name__}: {str(error).splitlines()[0][:160]}"
+                trials[way] = timing.error_line(error, 160)
             finally:
                 env.free_memory()
     except Exception as error:  # out of memory: the first way, untried; anything else (Stop too) is raised
