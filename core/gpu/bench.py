@@ -267,9 +267,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"preset {preset.name}: {preset.description}", flush=True)
     out = cli_io.ResultFile(Path(args.out))
 
-    def progress(fraction: float, message: str) -> None:
-        print(f"[{100 * fraction:5.1f} %] {message}", file=sys.stderr, flush=True)
-
     try:
         with cli_io.StopOnSignal() as stop:
             result = run_exclusive(
@@ -278,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
                 env,
                 budget,
                 not args.no_moe,
-                progress,
+                print_progress,
                 stop.is_set,
                 lambda r: out.write(to_json(r)),
             )
@@ -295,6 +292,11 @@ def main(argv: list[str] | None = None) -> int:
     return stop.exit_code
 
 
+def print_progress(fraction: float, message: str) -> None:
+    """The CLI's progress line, on stderr so stdout keeps the summary."""
+    print(f"[{100 * fraction:5.1f} %] {message}", file=sys.stderr, flush=True)
+
+
 def _run_checkpoint(args: Any, env: BenchEnv) -> int:
     """Copy bandwidth, then the checkpoint's depth sweep; the JSON rewritten after every depth."""
     out = cli_io.ResultFile(Path(args.out))
@@ -306,11 +308,8 @@ def _run_checkpoint(args: Any, env: BenchEnv) -> int:
         "stopped": False,
     }
 
-    def progress(fraction: float, message: str) -> None:
-        print(f"[{100 * fraction:5.1f} %] {message}", file=sys.stderr, flush=True)
-
     def sweep(should_stop: ShouldStop) -> checkpoint_bench.CheckpointResult:
-        progress(0.0, "copy bandwidth")
+        print_progress(0.0, "copy bandwidth")
         bw = measure_copy_bandwidth(env, PRESETS["cpu" if env.device.type != "cuda" else "small"].copy_bytes)
         payload["bandwidth"] = asdict(bw)
 
@@ -320,7 +319,7 @@ def _run_checkpoint(args: Any, env: BenchEnv) -> int:
             out.write(to_json(payload))
 
         return checkpoint_bench.run_checkpoint(
-            args.checkpoint, env, bw, args.depths, args.checkpoint_settings, progress, should_stop, save
+            args.checkpoint, env, bw, args.depths, args.checkpoint_settings, print_progress, should_stop, save
         )
 
     try:
