@@ -80,15 +80,17 @@ class MoEFFN(nn.Module):
 
     def runnable_impls(self) -> list[str]:
         """The implementations that run on this layer's device, dtype and widths."""
+        return [i for i in IMPLS if self._runs_here(i)]
+
+    def _runs_here(self, impl: str) -> bool:
         _, d, fe = self.w1.shape
-        return [i for i in IMPLS if impl_available(i, self.w1.device, self.w1.dtype, d, fe)]
+        return impl_available(impl, self.w1.device, self.w1.dtype, d, fe)
 
     def use(self, impl: str) -> None:
         """Read the chosen experts with `impl` from now on (the weights stay as they are)."""
         if impl not in IMPLS:
             raise ValueError(f"unknown MoE implementation {impl!r}; choose one of {', '.join(IMPLS)}")
-        _, d, fe = self.w1.shape
-        if not impl_available(impl, self.w1.device, self.w1.dtype, d, fe):
+        if not self._runs_here(impl):
             raise ValueError(
                 f"the {impl!r} MoE cannot run {self.w1.dtype} on {self.w1.device} at these widths"
             )

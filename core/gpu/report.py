@@ -183,8 +183,8 @@ def moe_impl_note(result: MoeResult) -> str | None:
     words = IMPL_WORDS.get(row.moe_impl, row.moe_impl)
     if not row.impl_trials:
         return (
-            f"The MoE read its chosen experts through a {words}. On an NVIDIA GPU the benchmark also tries "
-            "reading them in place and keeps the fastest way."
+            f"The MoE read its chosen experts through a {words}. Where a card can also read them in place "
+            "(an NVIDIA GPU with Triton, or bf16 on Hopper), a short trial keeps the fastest way."
         )
     return (
         f"The MoE read its chosen experts with {words}, the fastest of the ways this card ran in a short "
