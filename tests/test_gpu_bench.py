@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.metadata
 import json
 import threading
 
@@ -258,6 +259,13 @@ def test_runner_reports_errors_and_honours_stop():
     assert job.wait(10) and job.result == "stopped"
 
 
+def _installed_version(package: str) -> str | None:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def test_cli_writes_the_json(tmp_path, capsys):
     out = tmp_path / "results.json"
     code = bench.main(["--preset", "tiny", "--device", "cpu", "--out", str(out), "--vram-budget-gb", "0.001"])
@@ -265,6 +273,8 @@ def test_cli_writes_the_json(tmp_path, capsys):
     data = json.loads(out.read_text())
     assert set(data) >= {"settings", "versions", "device", "bandwidth", "context", "context_budget", "moe"}
     assert data["versions"]["torch"] == torch.__version__
+    # which Triton the fused kernels would have compiled with, read without importing it
+    assert data["versions"]["triton"] == _installed_version("triton")
     assert data["settings"]["preset"]["name"] == "tiny"
     assert data["context_budget"]["series"][0]["spill_depth"] is not None
     assert len(data["context"]["series"][1]["points"]) == len(TINY.depths)

@@ -8,6 +8,7 @@ import io
 import json
 import math
 import platform
+from importlib import metadata
 from typing import Any
 
 import torch
@@ -124,20 +125,25 @@ def page_payload(
 
 
 def versions() -> dict[str, str | None]:
-    try:
-        from importlib.metadata import version
-
-        nvml_version = version("nvidia-ml-py")
-    except Exception:
-        nvml_version = None
+    """The software a run used; Triton's version is read from its package metadata, not imported
+    (the GPU page's fused kernels differ by Triton release; CUDA PyTorch wheels ship it as
+    'triton' or, on some builds, 'pytorch-triton')."""
     return {
         "python": platform.python_version(),
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
         "cudnn": str(torch.backends.cudnn.version()) if torch.cuda.is_available() else None,
-        "nvidia_ml_py": nvml_version,
+        "nvidia_ml_py": _installed("nvidia-ml-py"),
+        "triton": _installed("triton") or _installed("pytorch-triton"),
         "platform": platform.platform(),
     }
+
+
+def _installed(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def _json_default(value: Any) -> Any:
