@@ -177,6 +177,26 @@ def test_eager_and_graphed_side_by_side_only_when_there_is_a_graph(env):
     assert row["eager tokens/s"] == report.rate(result.series[0].points[0].eager_tokens_per_s)
     assert row["CUDA-graph tokens/s"] == report.rate(result.series[0].points[0].graphed_tokens_per_s)
     assert "CUDA graph" in export.to_csv(result)
+    # the page's first table keeps five columns (a phone's width); the graphed figure is its headline
+    headline = report.context_headline_rows(result)[0]
+    assert list(headline) == list(report.HEADLINE_COLUMNS)
+    assert headline["tokens/s (mean ± std)"].startswith(report.rate(result.series[0].points[0].tokens_per_s))
+
+
+def test_the_headline_table_names_host_bytes_only_when_something_spilled(env):
+    from core.gpu import report
+
+    result = context_bench.run_context(
+        dataclasses.replace(TINY, depths=(0, 256)),
+        env,
+        timing.Bandwidth(1e10, 1e9, "t"),
+        kinds=("attention",),
+    )
+    assert "streamed from host" not in report.context_headline_rows(result)[0]
+    result.series[0].points[-1].spilled_bytes = 3 * 2**20  # as a run past the budget records it
+    rows = report.context_headline_rows(result)
+    assert [r["streamed from host"] for r in rows] == ["—", "3.0 MiB"]
+    assert len(rows) == len(report.context_rows(result)) == 2
 
 
 def test_the_chart_draws_the_eager_line_only_beside_a_graphed_one(env):

@@ -138,6 +138,18 @@ def context_rows(result: ContextResult) -> list[dict[str, str]]:
     return rows
 
 
+HEADLINE_COLUMNS = ("model", "depth d", "tokens/s (mean ± std)", "% of roofline", "cache/state")
+
+
+def context_headline_rows(result: ContextResult) -> list[dict[str, str]]:
+    """`context_rows` cut to the columns that make the lesson's point (speed, how near the
+    memory wall, what the model keeps), plus 'streamed from host' where something spilled:
+    five columns fit a 390 px phone; every figure stays in `context_rows`."""
+    spilled = any(p.spilled_bytes for s in result.series for p in s.points)
+    keep = HEADLINE_COLUMNS + (("streamed from host",) if spilled else ())
+    return [{column: row[column] for column in keep} for row in context_rows(result)]
+
+
 def moe_rows(result: MoeResult) -> list[dict[str, str]]:
     """One row per model; the energy columns only when the device gave an energy reading."""
     with_energy = any(r.avg_watts is not None or r.energy_method for r in result.rows)

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from core.gpu import jobs, last_run, nvml, runner, telemetry
 from core.gpu.context_bench import ContextResult, DepthPoint, Series
 from core.gpu.presets import PRESETS
+from core.gpu.report import HEADLINE_COLUMNS
 from tests.app import driver
 from tests.fake_nvml import CALLS, FakeNvml
 
@@ -152,6 +153,10 @@ def test_cpu_context_run_with_simulated_oom(monkeypatch):
     assert "depth d (tokens in memory)" in spec["layout"]["xaxis2"]["title"]["text"]
     points = next(t.value for t in at.table if "% of roofline" in t.value.columns)
     assert "out of memory" in points["tokens/s (mean ± std)"].tolist()  # the static table keeps the OOM row
+    assert list(points.columns) == list(HEADLINE_COLUMNS)  # five columns: a phone's width
+    more = next(e for e in at.expander if e.label.startswith("Every figure per depth"))
+    assert "ms/token" in more.label and "roofline tokens/s" in more.label
+    assert "ms/token" in more.table[0].value.columns and len(more.table[0].value) == len(points)
     assert len(at.get("download_button")) == 2
     stored, note = last_run.load()  # the finished run is kept for this machine's next visit
     assert note is None and stored.context.series[0].oom_depth == 1024

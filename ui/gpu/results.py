@@ -14,7 +14,14 @@ from core.gpu.nvml import DeviceSnapshot
 from core.gpu.presets import PRESETS, Preset
 from core.gpu.public import public_mode
 from core.gpu.published import published_table
-from core.gpu.report import context_rows, moe_impl_note, moe_rows, state_way_note, yours_rows
+from core.gpu.report import (
+    context_headline_rows,
+    context_rows,
+    moe_impl_note,
+    moe_rows,
+    state_way_note,
+    yours_rows,
+)
 from core.gpu.timing import Bandwidth
 from ui.lesson import show_figure
 from ui.text import plain
@@ -100,7 +107,13 @@ def context_results(
             )
     if result.stopped:
         st.caption("Stopped early: the points measured before Stop are shown.")
-    st.table(context_rows(result), hide_index=True, border="horizontal")
+    # five columns that fit a phone; every figure one click away (eager vs graphed, ms/token, roofline)
+    headline, full = context_headline_rows(result), context_rows(result)
+    st.table(headline, hide_index=True, border="horizontal")
+    if full:
+        more = ", ".join(column for column in full[0] if column not in headline[0])
+        with st.expander(f"Every figure per depth: {more}"):
+            st.table(full, hide_index=True, border="horizontal")
     st.caption(
         "'% of roofline' is measured speed ÷ predicted speed. Published llama-bench runs of Llama 8B (Q4_0) on an "
         "RTX 3090 land at 77 % (empty context) to 56 % (32K tokens; a community report, "
