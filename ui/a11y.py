@@ -1,9 +1,13 @@
-"""Accessibility styles Streamlit's theme cannot set (issue 14): a visible focus ring on its links.
+"""Accessibility styles Streamlit's theme cannot set (issue 14): a visible focus ring on its links,
+and page-link labels that wrap instead of being cut.
 
 Streamlit 1.67 draws no focus indicator on the sidebar's page links (`st.navigation`) nor on
 `st.page_link` (outline: none, no shadow), so a keyboard reader cannot see where they are
-(WCAG 2.1, 2.4.7 Focus visible). Call `focus_rings()` once per run from the router (`app.py`,
-right after `st.set_page_config`); `tests/browser/test_keyboard.py` checks every Tab stop.
+(WCAG 2.1, 2.4.7 Focus visible). It also keeps an `st.page_link` label on one line and cuts it
+with an ellipsis, so on a phone "How a batch shares the weights: open the planner at ba…" hid
+where the link goes (1.4.10 Reflow): labels wrap here. Call `focus_rings()` once per run from the
+router (`app.py`, right after `st.set_page_config`); `tests/browser/test_keyboard.py` checks every
+Tab stop, `tests/browser/test_phone.py` that no link label is cut.
 """
 
 from __future__ import annotations
@@ -17,6 +21,12 @@ FOCUS_CSS = f"""
 [data-testid="stPageLink-NavLink"]:focus-visible {{
     outline: 2px solid {RING};
     outline-offset: 2px;
+}}
+[data-testid="stPageLink-NavLink"] :is(span, div, p) {{
+    white-space: normal;
+    overflow: visible;
+    text-overflow: clip;
+    line-height: 1.45;
 }}
 """
 

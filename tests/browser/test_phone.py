@@ -43,6 +43,15 @@ def _too_wide(page) -> list[str]:
     )
 
 
+def _cut_link_labels(page) -> list[str]:
+    """Page links whose label is cut (Streamlit keeps it on one line behind an ellipsis)."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('[data-testid=stPageLink-NavLink]')]
+            .filter(a => [...a.querySelectorAll('*')].some(e => e.scrollWidth > e.clientWidth + 1))
+            .map(a => a.innerText.replace(/\\s+/g, ' ').trim())"""
+    )
+
+
 @pytest.mark.parametrize("item", available(), ids=lambda item: item.slug)
 def test_phone_reader_gets_the_lesson_first(phone, server_url, item):
     page = phone
@@ -61,6 +70,7 @@ def test_phone_reader_gets_the_lesson_first(phone, server_url, item):
         wait_for_app(page)
         assert not page.locator("[data-testid='stException']").count(), f"exception after Step on {item.slug}"
     wide = _too_wide(page)
+    cut = _cut_link_labels(page)
     path = SCREENSHOTS / "phone" / f"{item.number:02d}_{item.slug}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
     # Streamlit scrolls inside its main pane: grow the window's height (never its width) to get it all
@@ -72,3 +82,4 @@ def test_phone_reader_gets_the_lesson_first(phone, server_url, item):
     page.wait_for_timeout(800)
     page.screenshot(path=str(path), full_page=True)
     assert not wide, f"{item.slug}: charts wider than a {PHONE['width']} px screen: {wide}"
+    assert not cut, f"{item.slug}: link labels cut on a phone: {cut}"
