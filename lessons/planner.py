@@ -76,10 +76,12 @@ show_figure(context_figure(sweep(model, inputs)), key="plan_speed")
 left, right = st.columns([3, 2])
 with left:
     st.markdown("**Every figure**")
-    st.dataframe(
-        {"quantity": [q for q, _, _ in rows(result)], "value": [v for _, v, _ in rows(result)]},
+    # a static table wraps its text (a dataframe cut both columns on a phone); cells are markdown,
+    # and the model's name can be a pasted config's, so every cell goes through `plain`
+    st.table(
+        [{"quantity": plain(q), "value": plain(v)} for q, v, _ in rows(result)],
         hide_index=True,
-        width="stretch",
+        border="horizontal",
     )
 with right:
     with st.container(border=True):

@@ -54,8 +54,11 @@ def text_of(body: str) -> str:
 
 
 def markdown_bodies(at: AppTest) -> list[str]:
+    """Every text Streamlit renders as markdown: the text elements, metric labels and the cells of
+    static tables (`st.table` renders each cell as markdown)."""
     bodies = [element.value for kind in MARKDOWN_KINDS for element in at.get(kind)]
-    return bodies + [metric.label for metric in at.metric]
+    cells = [str(cell) for table in at.table for cell in table.value.to_numpy().ravel()]
+    return bodies + [metric.label for metric in at.metric] + cells
 
 
 def assert_no_reader_markup(at: AppTest, where: str) -> None:
@@ -143,6 +146,8 @@ def test_planner_shows_a_pasted_configs_name_and_errors_as_typed():
     driver.assert_clean(at, "a hostile config name")
     assert_no_reader_markup(at, "planner, name")
     assert any(text.startswith(NAME + " · ") for text in shown(at, "subheader"))
+    figures = next(t.value for t in at.table if "quantity" in t.value.columns)
+    assert text_of(figures["value"].iloc[0]) == NAME  # the model row of "Every figure", as typed
 
     at.text_area(key="plan_paste").input(_config(model_type=EVIL[:50])).run()
     driver.assert_clean(at, "a hostile model_type")
