@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from core.figures import generation as fg
+from core.figures.style import base_layout
 from ui.lesson import _prepared, _ReadyFigure, slim_spec
 
 
@@ -55,14 +56,30 @@ def test_top_next_chart_patched_per_step_equals_a_fresh_build():
 def test_show_figure_sends_streamlits_json_without_unused_template_parts():
     fig = go.Figure(go.Heatmap(z=np.arange(6, dtype=np.float32).reshape(2, 3), zmin=0, zmax=5))
     fig.add_scatter(x=[0, 1], y=[1, 0])
-    spec, words = _prepared(fig)
+    spec, title, words = _prepared(fig)
     full = fig.to_dict()
+    assert title == ""
     assert spec["data"] == full["data"]
     kept = {**full["layout"]["template"], "data": spec["layout"]["template"]["data"]}
     assert spec["layout"] == {**full["layout"], "template": kept}
     assert set(spec["layout"]["template"]["data"]) == {"heatmap", "scatter"} & set(
         full["layout"]["template"]["data"]
     )
-    assert _prepared(fig) == (spec, words)  # made once, kept on the figure
+    assert _prepared(fig) == (spec, title, words)  # made once, kept on the figure
     assert _ReadyFigure(spec).to_dict() is spec  # what st.plotly_chart is handed
     assert slim_spec({"data": [], "layout": {}}) == {"data": [], "layout": {}}
+
+
+def test_a_chart_title_goes_above_the_chart_as_text_and_its_margin_to_the_plot():
+    """A plotly title is cut at the chart's edge on a phone; text above the chart wraps."""
+    fig = base_layout(
+        go.Figure(go.Scatter(x=[0, 1], y=[1, 0], name="s")), title="Llama <b>8B</b> &amp; more<br>on 1 GPU"
+    )
+    spec, title, words = _prepared(fig)
+    assert title == "Llama 8B & more on 1 GPU"
+    assert spec["layout"]["title"]["text"] == "" and spec["layout"]["margin"]["t"] == 20
+    assert spec["layout"]["meta"]["title"] == fig.layout.title.text  # where the words find it
+    assert fig.layout.title.text.startswith("Llama")  # the figure itself is untouched
+    assert words.startswith("Llama 8B") or "Llama 8B" in words  # the words still name it
+    untitled_fig = base_layout(go.Figure(go.Scatter(x=[0], y=[0])))
+    assert _prepared(untitled_fig)[1] == "" and _prepared(untitled_fig)[0]["layout"]["margin"]["t"] == 20

@@ -11,7 +11,8 @@ import inspect
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.figures.describe import describe
+from core.figures.describe import chart_title, describe
+from core.figures.style import TITLE_MARGIN
 from ui.course import lesson, next_available
 from ui.text import plain
 
@@ -89,8 +90,14 @@ def show_figure(fig: go.Figure | dict, key: str) -> None:
     behind a "Describe this chart" expander that a screen reader and a keyboard can open.
 
     A figure's wire dict and its words are worked out once per figure object and kept on it, so a
-    figure shared through a cache (`ui.stepped`) costs a Step click only its JSON encoding."""
-    spec, words = _prepared(fig)
+    figure shared through a cache (`ui.stepped`) costs a Step click only its JSON encoding.
+
+    The chart's title is shown as text above it, not drawn by plotly: text wraps, and a plotly
+    title is cut at the chart's edge (on a phone the planner's "… on 1 × RTX 4090 24GB — does not
+    fit" lost its verdict)."""
+    spec, title, words = _prepared(fig)
+    if title:
+        st.markdown(f"**{plain(title)}**")
     st.plotly_chart(_ReadyFigure(spec), key=key, theme=None, width="stretch", config=PLOTLY_CONFIG)
     with st.expander("Describe this chart", icon=":material/description:"):
         st.markdown(words)
@@ -117,17 +124,33 @@ class _ReadyFigure(go.Figure):
         return self._ready_spec
 
 
-def _prepared(fig: go.Figure | dict) -> tuple[dict, str]:
-    """(the figure as sent, its words), made once per figure object and kept on it: a figure handed
-    to `show_figure` is final (figures shared through caches are read-only)."""
+def _prepared(fig: go.Figure | dict) -> tuple[dict, str, str]:
+    """(the figure as sent, its title in plain words, its words), made once per figure object and
+    kept on it: a figure handed to `show_figure` is final (figures shared through caches are read-only)."""
     ready = getattr(fig, "_course_ready", None) if isinstance(fig, go.Figure) else None
     if ready is not None:
         return ready
     spec = slim_spec(fig.to_dict() if isinstance(fig, go.Figure) else go.Figure(fig).to_dict())
-    ready = (spec, _escape_markdown(describe(spec)))
+    shown = untitled(spec)
+    ready = (shown, chart_title(shown), _escape_markdown(describe(shown)))
     if isinstance(fig, go.Figure):
         object.__setattr__(fig, "_course_ready", ready)
     return ready
+
+
+def untitled(spec: dict) -> dict:
+    """The figure dict without its title (shown as text above the chart), the top margin that held
+    it given back to the plot (plotly still widens a margin a legend needs); the title is kept in
+    `layout.meta` so the chart's words (`core.figures.describe`) still name it."""
+    layout = spec.get("layout", {})
+    title = layout.get("title")
+    if not (isinstance(title, dict) and title.get("text")):
+        return spec
+    margin = dict(layout.get("margin", {}))
+    margin["t"] = max(20, margin.get("t", TITLE_MARGIN) - (TITLE_MARGIN - 20))
+    meta = layout.get("meta") if isinstance(layout.get("meta"), dict) else {}
+    moved = {"title": {**title, "text": ""}, "margin": margin, "meta": {**meta, "title": title["text"]}}
+    return {**spec, "layout": {**layout, **moved}}
 
 
 def slim_spec(spec: dict) -> dict:

@@ -61,7 +61,7 @@ def describe(fig) -> str:
 def describe_what(fig) -> str:
     """One sentence: the chart's title (or its kind) and what its axes measure."""
     data, layout = _parts(fig)
-    title = _text(_title_of(layout.get("title")))
+    title = chart_title(fig)
     kinds = sorted({t.get("type", "scatter") for t in data if not _legend_only(t)})
     kind = {"bar": "Bar chart", "heatmap": "Heatmap", "scatter": "Line chart"}.get(
         kinds[0] if len(kinds) == 1 else "", "Chart"
@@ -250,6 +250,15 @@ def _legend_only(trace: dict) -> bool:
     """A trace drawn only to put an entry in the legend (x=[None], y=[None])."""
     values = _numbers(trace.get("z") if trace.get("type") == "heatmap" else trace.get("y"))
     return values is not None and not np.isfinite(values).any()
+
+
+def chart_title(fig) -> str:
+    """The figure's title as plain words ('' for none); also where the page moved it to show it
+    as text above the chart (`layout.meta.title`, ui.lesson.untitled)."""
+    layout = _parts(fig)[1]
+    meta = layout.get("meta")
+    moved = meta.get("title", "") if isinstance(meta, dict) else ""
+    return _text(_title_of(layout.get("title")) or moved)
 
 
 def _title_of(title) -> str:

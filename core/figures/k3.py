@@ -355,6 +355,8 @@ def params_figure(rows: list[tuple[str, float, float]]) -> go.Figure:
 
 
 def bytes_per_token_figure(rows: list[tuple[str, float]], title: str) -> go.Figure:
+    """Bytes each model reads per token, one bar each; the title says what and at which batch
+    (lesson 9: "Weights read per token at batch 1"), so the axis stays short enough for a phone."""
     fig = go.Figure()
     fig.add_bar(
         y=[r[0] for r in rows],
@@ -366,6 +368,6 @@ def bytes_per_token_figure(rows: list[tuple[str, float]], title: str) -> go.Figu
         textposition="auto",
     )
     base_layout(
-        fig, title=title, x_title="GiB read per token at batch 1", y_title="", height=160 + 40 * len(rows)
+        fig, title=title, x_title="GiB per token", y_title="", height=160 + 40 * len(rows)
     )
     return fig

@@ -28,7 +28,7 @@ def accuracy_vs_pairs(results: dict, mixers: list[str] | None = None) -> go.Figu
         rows=1,
         cols=len(widths),
         shared_yaxes=True,
-        subplot_titles=[f"d = {w} ({w}×{w} boards)" for w in widths],  # short: two panels share a phone
+        subplot_titles=[f"{w}×{w} boards" for w in widths],  # short: two panels share a 390 px phone
         horizontal_spacing=0.06,
     )
     for col, width in enumerate(widths, start=1):

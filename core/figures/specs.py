@@ -106,7 +106,7 @@ def memory_per_token_figure(specs: list[ModelSpec], bytes_per_element: float = 2
     )
     # a legend for the bar colours: one legend-only entry per colour the bars use
     legend = {
-        "attention": "keys and values of every (key/value) head: MHA / GQA",
+        "attention": "keys and values of each K/V head: MHA / GQA",  # fits a phone's legend
         "mla": "one compressed latent per token: MLA",
     }
     for key in dict.fromkeys(_kind_style(spec.attention.kind)[0] for spec in specs):

@@ -10,7 +10,9 @@ import numpy as np
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 
+from core.figures.describe import chart_title
 from ui.course import LESSONS, lesson
+from ui.text import plain
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -121,6 +123,15 @@ def chart_spec(at: AppTest, key: str) -> dict:
         if element.proto.id.endswith(f"-{key}"):
             return json.loads(element.proto.spec)
     raise AssertionError(f"no plotly chart with key {key!r}")
+
+
+def shown_title(at: AppTest, spec: dict) -> str:
+    """The title of the chart `spec`, checked to be on the page as bold text above the chart
+    (ui.lesson.show_figure moves it out of the plot, where a phone would cut it)."""
+    title = chart_title(spec)
+    assert title and spec["layout"]["title"]["text"] == "", "the title should be text above the chart"
+    assert f"**{plain(title)}**" in [m.value for m in at.markdown], f"title {title!r} not shown"
+    return title
 
 
 def plotly_array(value) -> np.ndarray:

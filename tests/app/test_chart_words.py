@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from core.figures.describe import describe
+from core.figures.describe import chart_title, describe
 from core.figures.style import contrast_ratio
 from tests.app import driver
 from ui.lesson import _escape_markdown
@@ -30,8 +30,7 @@ def _check(at, where: str) -> int:
     for spec, shown in pairs:
         assert shown == _escape_markdown(describe(spec)), f"{where}: words differ from the chart shown"
         assert len(shown) > 30, f"{where}: a description too short to help: {shown!r}"
-        title = spec["layout"].get("title", {})
-        title = title.get("text", "") if isinstance(title, dict) else title
+        title = chart_title(spec)  # moved out of the plot, shown as text above it (ui.lesson.untitled)
         if title:  # the words name the chart by its title
             assert describe({"data": [], "layout": {"title": title}}).removesuffix(".")[7:] in shown.replace(
                 "\\", ""

@@ -23,7 +23,7 @@ def test_erase_write_panels_and_the_rewrite():
         axis = spec["layout"]["coloraxis"]
         limits.add((axis["cmin"], axis["cmax"]))
     assert len(limits) == 1, "the colour range must be fixed across steps"
-    assert "apple → green" in spec["layout"]["title"]["text"]
+    assert "apple → green" in driver.shown_title(at, spec)
     caption = " ".join(c.value for c in at.caption)
     assert "linear attention returns red 1.00" in caption  # the blend (β=1, added twice)
     assert "DeltaNet returns red 0.00" in caption  # replaced

@@ -28,7 +28,7 @@ def test_regrouping_and_board_stepping():
         assert [t["type"] for t in spec["data"]] == ["heatmap", "heatmap"]  # this key, the board
         axis = spec["layout"]["coloraxis"]
         ranges.add((axis["cmin"], axis["cmax"]))
-        assert f"after token {step}" in spec["layout"]["title"]["text"]
+        assert f"after token {step}" in driver.shown_title(at, spec)
     assert len(ranges) == 1, "the board's colour range must not change between steps"
     run = bd.write_stream(bd.word_stream(12), "linear", d=8, keys="random")
     price = chart(at, "la_price")

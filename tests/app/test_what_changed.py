@@ -51,7 +51,7 @@ def test_width_and_context_controls():
         at.select_slider(key="wc_context").set_value(format_context(context)).run()
         driver.assert_clean(at, f"context {context}")
         story = charts(at)[0]
-        assert format_context(context) in story["layout"]["title"]["text"]
+        assert format_context(context) in driver.shown_title(at, story)
         assert story["data"][0]["text"][1] == format_bytes(
             mechanism_memory_bytes("attention", context, width)
         )

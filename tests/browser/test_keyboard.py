@@ -64,9 +64,13 @@ def _shot(page, box) -> np.ndarray | None:
 
 
 def _box_of(page, kbd_id: str) -> dict | None:
+    """Where the control is, scrolled to the middle of the window first (scrolling moves no focus),
+    so its shots with and without focus are both whole: one at the window's edge is cut."""
     return page.evaluate(
         """(id) => { const e = document.querySelector(`[data-kbd="${id}"]`); if (!e) return null;
-        const b = (e.closest('label') || e).getBoundingClientRect();
+        const el = e.closest('label') || e;
+        el.scrollIntoView({block: 'center', inline: 'nearest'});
+        const b = el.getBoundingClientRect();
         return {x: b.x, y: b.y, w: b.width, h: b.height}; }""",
         kbd_id,
     )
@@ -83,6 +87,7 @@ def _tab_through(page, max_stops: int = 120) -> list[dict]:
         if stops and "focused_pixels" in stops[-1]:  # the previous stop, now without focus
             before = stops[-1].pop("focused_pixels")
             box = _box_of(page, stops[-1]["id"])  # where it is now (the pane may have scrolled)
+            page.wait_for_timeout(60)
             after = _shot(page, box) if before is not None and box else None
             same_place = after is not None and after.shape == before.shape
             stops[-1]["ring"] = bool(same_place and (np.abs(after - before).sum(axis=2) > 60).sum() >= 8)
@@ -92,6 +97,8 @@ def _tab_through(page, max_stops: int = 120) -> list[dict]:
             break  # wrapped around
         seen_ids.add(now["id"])
         if now["id"]:
+            now.update(_box_of(page, now["id"]) or {})
+            page.wait_for_timeout(60)
             now["focused_pixels"] = _shot(page, now)
         stops.append(now)
     return stops

@@ -43,6 +43,20 @@ def _too_wide(page) -> list[str]:
     )
 
 
+def _cut_chart_text(page) -> list[str]:
+    """Chart titles, axis titles, legend entries and notes that run past their chart's edge (plotly
+    cuts them there): each as 'kind: "text"'."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(plot => {
+            const box = plot.getBoundingClientRect();
+            return [...plot.querySelectorAll('.gtitle, .g-xtitle text, .g-ytitle text, .legendtext, .annotation-text')]
+                .filter(t => { const r = t.getBoundingClientRect();
+                               return r.width > 0 && (r.right > box.right + 1 || r.left < box.left - 1); })
+                .map(t => `${t.getAttribute('class')}: "${t.textContent}"`);
+        })"""
+    )
+
+
 def _cut_link_labels(page) -> list[str]:
     """Page links whose label is cut (Streamlit keeps it on one line behind an ellipsis)."""
     return page.evaluate(
@@ -71,6 +85,7 @@ def test_phone_reader_gets_the_lesson_first(phone, server_url, item):
         assert not page.locator("[data-testid='stException']").count(), f"exception after Step on {item.slug}"
     wide = _too_wide(page)
     cut = _cut_link_labels(page)
+    cut_text = _cut_chart_text(page)
     path = SCREENSHOTS / "phone" / f"{item.number:02d}_{item.slug}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
     # Streamlit scrolls inside its main pane: grow the window's height (never its width) to get it all
@@ -83,3 +98,4 @@ def test_phone_reader_gets_the_lesson_first(phone, server_url, item):
     page.screenshot(path=str(path), full_page=True)
     assert not wide, f"{item.slug}: charts wider than a {PHONE['width']} px screen: {wide}"
     assert not cut, f"{item.slug}: link labels cut on a phone: {cut}"
+    assert not cut_text, f"{item.slug}: chart text cut at the chart's edge on a phone: {cut_text}"
