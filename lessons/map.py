@@ -188,7 +188,7 @@ with st.expander("Go to a lesson", expanded=False, icon=":material/list:"):
 st.subheader("Memory per token, stage by stage")
 st.markdown(
     "Every model that keeps a cache adds a little to it with each token it reads. The chart shows how much, "
-    "for real released models, from their config files. Lower is better: it decides how long a text fits "
+    "for real released models, from their config files. Shorter is better: this number decides how long a text fits "
     "on your card and how much must be read back for every new token."
 )
 precision = st.radio(

@@ -244,7 +244,8 @@ def test_memory_per_token_figure_uses_computed_bytes():
 
     specs = list(SPECS.values())
     fig = memory_per_token_figure(specs, bytes_per_element=1)
-    assert list(fig.data[0].y) == [s.kv_cache_bytes_per_token(1) / 1024 for s in specs]
+    assert list(fig.data[0].x) == [s.kv_cache_bytes_per_token(1) / 1024 for s in specs]
+    assert [label.split(" (")[0] for label in fig.data[0].y] == [s.name for s in specs]  # names read across
     assert fig.layout.yaxis.title.text and fig.layout.xaxis.title.text
 
 

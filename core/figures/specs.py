@@ -17,11 +17,12 @@ from core.figures.style import (
     bar_pattern,
     base_layout,
     color_of,
+    contrast_ratio,
     dash_of,
     label_of,
+    legend_below,
     log_ticks,
     marker_of,
-    wrap_text,
 )
 from core.roofline import (
     Card,
@@ -69,23 +70,24 @@ def _kind_label(kind: str) -> str:
 def memory_per_token_figure(specs: list[ModelSpec], bytes_per_element: float = 2) -> go.Figure:
     """One bar per model: how much the cache grows with each token of context (bf16 by default).
 
-    The bar's colour is the kind of layer that keeps the growing cache; hybrids say how many
-    of their layers grow at all, and the hover gives the fixed state their other layers keep.
+    Bars lie horizontally, oldest model on top: the names read across on any screen (standing
+    bars turned them on a phone, where they ran into each other). The bar's colour is the kind of
+    layer that keeps the growing cache; each name says how many of its layers grow at all, and
+    the hover gives the fixed state the other layers keep.
     """
     names, values, colors, texts, hovers = [], [], [], [], []
     for spec in specs:
         per_token = spec.kv_cache_bytes_per_token(bytes_per_element)
         grow = spec.num_full_attention_layers
-        names.append(f"{wrap_text(spec.name)}<br>({spec.year})")  # short lines: horizontal labels that fit
-        values.append(per_token / 1024)
-        colors.append(_kind_color(spec.attention.kind))
         layers = (
             f"{grow} of {spec.num_layers} layers grow"
             if spec.linear
             else f"all {spec.num_layers} layers grow"
         )
-        # narrow lines, so the label above a bar stays legible when the chart is narrow
-        texts.append(f"{format_bytes(per_token)}<br>{layers.replace(' layers', '<br>layers')}")
+        names.append(f"{spec.name} ({spec.year})<br><span style='font-size:11px'>{layers}</span>")
+        values.append(per_token / 1024)
+        colors.append(_kind_color(spec.attention.kind))
+        texts.append(format_bytes(per_token))
         fixed = spec.state_bytes()
         hovers.append(
             f"<b>{spec.name}</b><br>{_kind_label(spec.attention.kind)}<br>"
@@ -94,11 +96,21 @@ def memory_per_token_figure(specs: list[ModelSpec], bytes_per_element: float = 2
         )
     fig = go.Figure(
         go.Bar(
-            x=names,
-            y=values,
+            y=names,
+            x=values,
+            orientation="h",
             marker_color=colors,
             text=texts,
-            textposition="outside",
+            # inside the bar's end where it fits, beside it where not: on a phone the longest bar
+            # leaves no room beside it, on a wide screen every label fits
+            textposition="auto",
+            insidetextanchor="end",
+            # inside a bar: white or black, whichever reads better on it (≥ 4.5 : 1 on both colours)
+            insidetextfont=dict(
+                color=[
+                    max(("#ffffff", "#000000"), key=lambda ink, c=c: contrast_ratio(ink, c)) for c in colors
+                ]
+            ),
             cliponaxis=False,
             hovertemplate=hovers,
             showlegend=False,
@@ -110,19 +122,24 @@ def memory_per_token_figure(specs: list[ModelSpec], bytes_per_element: float = 2
         "mla": "one compressed latent per token: MLA",
     }
     for key in dict.fromkeys(_kind_style(spec.attention.kind)[0] for spec in specs):
-        fig.add_bar(x=[None], y=[None], marker_color=color_of(key), name=legend.get(key, label_of(key)))
+        fig.add_bar(
+            x=[None],
+            y=[None],
+            orientation="h",
+            marker_color=color_of(key),
+            name=legend.get(key, label_of(key)),
+        )
     base_layout(
         fig,
         title="Memory each new token adds to the cache",
-        x_title="model (release year)",
-        y_title="cache growth per token (KiB)",
-        height=420,
+        x_title="KiB per token",  # short: a phone's plot is narrow; the title says what grows
+        y_title="model (release year)",
+        height=110 + 52 * len(specs),
     )
-    fig.update_yaxes(range=[0, max(values) * 1.3])
-    fig.update_xaxes(tickfont=dict(size=12), title_standoff=12)  # turned only if the window is too narrow
-    # the colour legend takes two lines on a phone: room for it between the title and the bars
-    fig.update_layout(margin_t=110, legend=dict(xanchor="left", x=0.0))
-    return fig
+    fig.update_xaxes(range=[0, max(values) * 1.3])
+    fig.update_yaxes(autorange="reversed", tickfont=dict(size=12))  # oldest on top, as the story runs
+    fig.update_layout(margin_l=10, legend=dict(xanchor="left", x=0.0))
+    return legend_below(fig, y=-0.1, bottom=110)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -33,8 +33,9 @@ def test_story_table_and_memory_chart():
     charts = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
     assert len(charts) == 1
     bars = charts[0]["data"][0]
-    assert bars["y"] == [spec.kv_cache_bytes_per_token() / 1024 for spec in SPECS.values()]
-    assert charts[0]["layout"]["yaxis"]["title"]["text"] == "cache growth per token (KiB)"
+    assert bars["x"] == [spec.kv_cache_bytes_per_token() / 1024 for spec in SPECS.values()]
+    assert charts[0]["layout"]["xaxis"]["title"]["text"] == "KiB per token"
+    assert bars["orientation"] == "h"  # names read across, also on a phone
 
 
 def test_precision_and_context_controls():
@@ -42,7 +43,7 @@ def test_precision_and_context_controls():
     at.radio(key="map_precision").set_value("8-bit (fp8)").run()
     driver.assert_clean(at, "8-bit cache")
     bars = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]
-    assert bars["y"][0] == SPECS["gpt2"].kv_cache_bytes_per_token(1) / 1024 == 18.0
+    assert bars["x"][0] == SPECS["gpt2"].kv_cache_bytes_per_token(1) / 1024 == 18.0
     for context in (1024, 1048576):
         at.select_slider(key="map_context").set_value(format_context(context)).run()
         driver.assert_clean(at, f"context {context}")
