@@ -251,8 +251,15 @@ def expert_grid_figure(
     """Every expert of one MoE layer as a dot: shared (always on), the k picked, the rest asleep."""
     total = num_routed + num_shared
     cols = int(np.ceil(np.sqrt(total * 2)))
+    # a big layer (K3: 898) keeps small dots on a lattice that fills the chart, so on a phone they
+    # stay apart instead of merging into one grey slab under white space; a small one keeps squares
+    big = total > 64
     fig = go.Figure()
-    styles = {"asleep": ("#ced4da", 6), "shared": (COLORS["dense"], 11), "picked": (COLORS["moe"], 11)}
+    styles = {
+        "asleep": ("#ced4da", 4 if big else 6),
+        "shared": (COLORS["dense"], 11),
+        "picked": (COLORS["moe"], 11),
+    }
     dots = _expert_dots(num_routed, num_shared, picked)
     for (color, size), dot in zip(styles.values(), dots, strict=True):
         fig.add_scatter(
@@ -265,7 +272,9 @@ def expert_grid_figure(
         )
     base_layout(fig, title=title, height=max(240, 16 * (total // cols + 1) + 110))
     fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False, autorange="reversed", scaleanchor="x")
+    fig.update_yaxes(visible=False, autorange="reversed", scaleanchor=None if big else "x")
+    if big:
+        fig.update_layout(margin_l=10, margin_r=10)
     return fig
 
 
