@@ -132,7 +132,7 @@ def memory_per_token_figure(specs: list[ModelSpec], bytes_per_element: float = 2
     base_layout(
         fig,
         title="Memory each new token adds to the cache",
-        x_title="KiB per token",  # short: a phone's plot is narrow; the title says what grows
+        x_title="per token (KiB)",  # short for a phone's narrow plot (the title says what); unit in brackets
         y_title="model (release year)",
         height=110 + 52 * len(specs),
     )

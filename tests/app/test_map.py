@@ -34,7 +34,7 @@ def test_story_table_and_memory_chart():
     assert len(charts) == 1
     bars = charts[0]["data"][0]
     assert bars["x"] == [spec.kv_cache_bytes_per_token() / 1024 for spec in SPECS.values()]
-    assert charts[0]["layout"]["xaxis"]["title"]["text"] == "KiB per token"
+    assert charts[0]["layout"]["xaxis"]["title"]["text"] == "per token (KiB)"
     assert bars["orientation"] == "h"  # names read across, also on a phone
 
 
