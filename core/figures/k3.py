@@ -376,5 +376,5 @@ def bytes_per_token_figure(rows: list[tuple[str, float]], title: str) -> go.Figu
         text=[f"{r[1] / 2**30:,.0f} GiB" for r in rows],
         textposition="auto",
     )
-    base_layout(fig, title=title, x_title="GiB per token", y_title="", height=160 + 40 * len(rows))
+    base_layout(fig, title=title, x_title="per token (GiB)", y_title="", height=160 + 40 * len(rows))
     return fig
