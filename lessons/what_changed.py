@@ -123,15 +123,17 @@ notice(
 )
 
 st.subheader("Every stage, side by side")
-# two static tables (cells wrap): the rules in words, then the numbers — one wide table ran off the page
+# static tables (cells wrap): the rules in words, then the numbers — one wide table ran off the page
 rows = stage_table(width)
 RULE_COLUMNS = ("lesson", "stage", "what it does", "rule")
 st.table([{c: row[c] for c in RULE_COLUMNS} for row in rows], hide_index=True, border="horizontal")
-st.table(
-    [{"stage": row["stage"], **{c: v for c, v in row.items() if c not in RULE_COLUMNS}} for row in rows],
-    hide_index=True,
-    border="horizontal",
-)
+# memory and work apart: four columns each fit a phone (seven in one table ran off its edge)
+for prefix in ("memory at", "work/token at"):
+    st.table(
+        [{"stage": row["stage"], **{c: v for c, v in row.items() if c.startswith(prefix)}} for row in rows],
+        hide_index=True,
+        border="horizontal",
+    )
 st.caption(
     "Memory: cache in 16-bit, boards in 32-bit. Work: multiply-adds of the memory part of all layers for one new "
     "token (the projections every stage shares are left out)."

@@ -32,7 +32,9 @@ def test_story_picture_and_table():
         "share the work",
     ]
     assert story["data"][0]["text"][1] == format_bytes(mechanism_memory_bytes("attention", 131072, width))
-    rules, table = at.table[0].value, at.table[1].value
+    rules, table, work = at.table[0].value, at.table[1].value, at.table[2].value
+    assert list(table.columns) == ["stage", "memory at 1K", "memory at 128K", "memory at 1M"]
+    assert list(work.columns) == ["stage", "work/token at 1K", "work/token at 128K", "work/token at 1M"]
     assert list(rules["what it does"])[2:6] == ["add", "rewrite", "forget", "forget per channel"]
     assert list(rules["lesson"]) == [1, 2, 3, 5, 7, 7, 8]  # each stage's lesson, numbered by ui/course.py
     assert list(table["stage"]) == list(rules["stage"])
