@@ -14,7 +14,7 @@ from bench.hf_tiny_gpt2 import make_checkpoint, point_pages_at
 from core.gpu import nvml, runner
 from tests.app import driver
 from tests.fake_nvml import FakeNvml
-from ui.gpu.checkpoint import HOME_COMMAND, TYPED
+from ui.gpu.checkpoint import HEADLINE, HOME_COMMAND, TYPED
 
 PAGE = driver.page_path("your_gpu")
 
@@ -71,6 +71,9 @@ def test_the_tiny_checkpoint_runs_to_a_chart_and_a_table(tiny_gpt2):
     assert "depth d (tokens in the KV cache)" in spec["layout"]["xaxis"]["title"]["text"]
     table = next(t.value for t in at.table if "KV cache" in t.value.columns)
     assert table["depth d"].tolist() == ["0", "16", "32", "40"] and "% of roofline" in table.columns
+    assert list(table.columns) == list(HEADLINE)  # four columns: a phone's width
+    more = next(e for e in at.expander if e.label.startswith("Every figure per depth"))
+    assert "bytes per token" in more.label and len(more.table[0].value) == len(table)
     assert any("Checked: the cache tensors" in c.value for c in at.caption)
     assert not at.error
     assert at.button(key="gpu_run_context").disabled is False  # the runner is free again

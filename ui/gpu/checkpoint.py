@@ -24,6 +24,7 @@ from core.gpu.report import percent, rate, rate_with_spread
 from core.gpu.runner import RUNNER, Busy
 from core.models.hf_tokenizer import CheckpointError
 from core.units import format_bytes
+from ui.gpu.results import headline_and_more
 from ui.gpu.runner import RUN_PARAM, busy_with, progress_of
 from ui.lesson import show_figure
 from ui.text import code_span, plain
@@ -186,6 +187,9 @@ def checkpoint_figure(result: CheckpointResult) -> go.Figure:
     return legend_below(fig, y=-0.2, bottom=100)
 
 
+HEADLINE = ("depth d", "tokens/s (mean ± std)", "KV cache", "% of roofline")  # four columns fit a phone
+
+
 def checkpoint_rows(result: CheckpointResult) -> list[dict[str, str]]:
     """One row per depth, numbers as text with units."""
     rows = [
@@ -243,7 +247,8 @@ def _result(result: CheckpointResult) -> None:
         st.warning(f"Out of memory at depth {result.oom_depth:,}: {plain(result.oom_message)}")
     if result.stopped:
         st.caption("Stopped early: the depths measured before Stop are shown.")
-    st.table(checkpoint_rows(result), hide_index=True, border="horizontal")
+    rows = checkpoint_rows(result)
+    headline_and_more([{k: v for k, v in row.items() if k in HEADLINE} for row in rows], rows)
     st.download_button(
         "Download JSON",
         to_json(result.to_dict()),

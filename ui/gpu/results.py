@@ -107,13 +107,7 @@ def context_results(
             )
     if result.stopped:
         st.caption("Stopped early: the points measured before Stop are shown.")
-    # five columns that fit a phone; every figure one click away (eager vs graphed, ms/token, roofline)
-    headline, full = context_headline_rows(result), context_rows(result)
-    st.table(headline, hide_index=True, border="horizontal")
-    if full:
-        more = ", ".join(column for column in full[0] if column not in headline[0])
-        with st.expander(f"Every figure per depth: {more}"):
-            st.table(full, hide_index=True, border="horizontal")
+    headline_and_more(context_headline_rows(result), context_rows(result))
     st.caption(
         "'% of roofline' is measured speed ÷ predicted speed. Published llama-bench runs of Llama 8B (Q4_0) on an "
         "RTX 3090 land at 77 % (empty context) to 56 % (32K tokens; a community report, "
@@ -124,6 +118,16 @@ def context_results(
     if note:
         st.caption(note)
     return result
+
+
+def headline_and_more(headline: list[dict[str, str]], full: list[dict[str, str]]) -> None:
+    """A table of the columns that fit a phone, and every column of the same rows one click away
+    (an expander named after the columns only it has)."""
+    st.table(headline, hide_index=True, border="horizontal")
+    more = ", ".join(column for column in (full[0] if full else {}) if column not in headline[0])
+    if more:
+        with st.expander(f"Every figure per depth: {more}"):
+            st.table(full, hide_index=True, border="horizontal")
 
 
 def _prediction(
