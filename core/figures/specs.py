@@ -138,7 +138,7 @@ def memory_per_token_figure(specs: list[ModelSpec], bytes_per_element: float = 2
     )
     fig.update_xaxes(range=[0, max(values) * 1.3])
     fig.update_yaxes(autorange="reversed", tickfont=dict(size=12))  # oldest on top, as the story runs
-    fig.update_layout(margin_l=10, legend=dict(xanchor="left", x=0.0))
+    fig.update_layout(margin_l=10)
     return legend_below(fig, y=-0.1, bottom=110)
 
 

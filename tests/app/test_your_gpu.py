@@ -139,6 +139,7 @@ def test_cpu_context_run_with_simulated_oom(monkeypatch):
     assert result.series[0].oom_depth == 1024
     assert "out of memory at depth 1,024" in texts(at.warning)
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert driver.shown_title(at, spec).startswith("Measured on CPU")  # above the chart, where it wraps
     names = [trace["name"] for trace in spec["data"]]
     assert "full attention: measured" in names and "full attention: out of memory" in names
     measured = next(t for t in spec["data"] if t["name"] == "fixed state: measured")
@@ -264,6 +265,10 @@ def test_no_stored_run_says_there_is_no_measurement_yet(monkeypatch):
     at = page()
     assert "No measurement on this machine yet" in texts(at.warning)
     assert "prediction" in texts(at.warning)
+    prediction = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert driver.shown_title(at, prediction).startswith(
+        "Before you measure: the roofline for the 'cpu' models"
+    )
 
 
 def test_a_corrupt_stored_run_is_ignored_with_a_note(monkeypatch):

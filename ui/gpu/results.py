@@ -24,7 +24,6 @@ from core.gpu.report import (
 )
 from core.gpu.timing import Bandwidth
 from ui.lesson import show_figure
-from ui.text import plain
 
 
 def load_last_run() -> None:
@@ -82,12 +81,11 @@ def context_results(
         _prediction(preset, budget_bytes, snapshot, on_gpu, measured_bw)
         return None
     _stored_caption(result)
-    # chart titles as text above the chart: text wraps on a phone, a plotly title is cut
-    st.markdown(
-        f"**Measured on {plain(result.device)}** (solid, mean ± 1 std of {PRESETS[result.preset].repeats} "
-        "repeats) **vs roofline** (dashed)"
+    title = (
+        f"Measured on {result.device} (solid, mean ± 1 std of {PRESETS[result.preset].repeats} repeats) "
+        "vs roofline (dashed)"
     )
-    show_figure(context_speed_figure(result), key="gpu_context_fig")
+    show_figure(context_speed_figure(result, title), key="gpu_context_fig")  # the title shows above it
     for s in result.series:
         if s.spill_depth is not None:
             st.info(
@@ -138,11 +136,11 @@ def _prediction(
     measured_bw: Bandwidth | None,
 ) -> None:
     ref_bw, where = reference_bandwidth(snapshot, measured_bw, on_gpu)
-    st.markdown(f"**Before you measure:** the roofline for the '{preset.name}' models on {plain(where)}")
     show_figure(
         prediction_figure(
             predict_context(preset, ref_bw, budget_bytes, elem_bytes=2 if on_gpu else 4),
             budget_bytes is not None,
+            f"Before you measure: the roofline for the '{preset.name}' models on {where}",
         ),
         key="gpu_prediction",
     )
