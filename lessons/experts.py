@@ -98,6 +98,8 @@ def stepper(cfg, ids: tuple[int, ...], layer: int, table) -> None:
     """Step controls and the picture that moves with them: a Step click reruns only this part."""
     t = step_controls("ex_step", len(ids), unit="byte")
     shown = t if t > 0 else 1
+    if t == 0:
+        st.caption("Showing the first byte. Press **Step** to walk through your text one byte at a time.")
     picked = [int(e) for e in table.expert_ids[shown - 1]]
     weights = [float(table.weights[shown - 1, e]) for e in picked]
     st.markdown(

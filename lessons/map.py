@@ -9,7 +9,17 @@ from core.specs import SPECS, ModelSpec, gpt2s_in, hybrid_layer_kinds
 from core.units import format_bytes, format_context, format_params
 from ui.course import COURSE, Lesson, lesson
 from ui.glossary import new_words
-from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, show_figure, still_missing
+from ui.lesson import (
+    code,
+    data_table,
+    formula,
+    lesson_header,
+    next_lesson,
+    notice,
+    problem,
+    show_figure,
+    still_missing,
+)
 
 CONTEXTS = [1024, 8192, 131072, 1048576]
 # the slider shows labels (AppTest and readers both see "128K"); the page maps them back
@@ -98,6 +108,18 @@ def model_rows(context: int, bytes_per_element: float) -> list[dict]:
 @st.cache_data(show_spinner=False)
 def memory_chart(bytes_per_element: float):
     return memory_per_token_figure(list(SPECS.values()), bytes_per_element)
+
+
+def past_their_length(context: int) -> str:
+    """A sentence naming the models trained on shorter texts than `context` (their row is what-if)."""
+    short = [spec for spec in SPECS.values() if spec.context < context]
+    if not short:
+        return ""
+    names = ", ".join(f"{spec.name} ({format_context(spec.context)})" for spec in short)
+    return (
+        f"Trained on shorter texts than {format_context(context)} tokens: {names}. Their memory there is "
+        "what the cache would take if they could read that far; past that length they stop making sense."
+    )
 
 
 def story_rows() -> list[tuple[Lesson, tuple[str, str, str]]]:
@@ -237,14 +259,14 @@ context_label = st.select_slider(
     help="How much text the model has read so far in one conversation.",
 )
 context = CONTEXT_LABELS[context_label]
-st.dataframe(model_rows(context, bytes_per_element), hide_index=True, width="stretch", key="map_models_table")
+data_table(model_rows(context, bytes_per_element), key="map_models_table", width="stretch")
 k3_memory = k3.cache_bytes(context, bytes_per_element)
 full_memory = context * k3.all_full_attention_bytes_per_token(bytes_per_element)
 st.caption(
     f"At {format_context(context)} tokens {k3.name} keeps {format_bytes(k3_memory)}; with MLA in all "
     f"{k3.num_layers} layers it would keep {format_bytes(full_memory)}. "
     "Cache in the chosen precision; fixed states are boards in 32-bit, as the reference code keeps them, plus "
-    "16-bit short-convolution buffers."
+    f"16-bit short-convolution buffers. {past_their_length(context)}"
 )
 
 formula(

@@ -16,7 +16,7 @@ from core.specs import KIMI_K3
 from core.units import format_bytes, format_si
 from core.walkthrough import attn_res_costs, chunk_costs, chunk_example, expert_reads, gate_bounds
 from ui.course import lesson
-from ui.lesson import link_to
+from ui.lesson import data_table, link_to
 
 _TITLE = "Go deeper (for engineers)"
 
@@ -143,14 +143,13 @@ def go_deeper_experts() -> None:
             "tokens touches about E·(1 − (1 − k/E)^B) of the E experts (`core/plan/experts.py`; real routers are "
             "skewed, so fewer). For Kimi K3 (896 routed, 16 per token, experts in MXFP4):"
         )
-        st.dataframe(
+        data_table(
             {
                 "batch": [r["batch"] for r in rows],
                 "distinct experts per layer": [f"{r['experts']:,.0f}" for r in rows],
                 "expert bytes per step": [format_bytes(r["step_bytes"]) for r in rows],
                 "expert bytes per token": [format_bytes(r["per_token_bytes"]) for r in rows],
             },
-            hide_index=True,
         )
         st.markdown(
             "So the bytes *per token* fall as the batch grows, until every expert is read at every step; after that "

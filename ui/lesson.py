@@ -112,6 +112,15 @@ def charts_side_by_side(*panels: tuple[str, go.Figure | dict, str]) -> None:
             show_figure(fig, key=key)
 
 
+def data_table(rows: list[dict] | dict[str, list], key: str | None = None, pin: int = 1, **options) -> None:
+    """A sortable table whose first `pin` columns stay put while the rest scrolls sideways: on a
+    phone a wide table scrolls inside its frame (WCAG 1.4.10 exempts data tables), and the pinned
+    columns keep each row's name in view. `options` go to `st.dataframe` (width, height)."""
+    columns = list(rows if isinstance(rows, dict) else (rows[0] if rows else {}))
+    pinned = {name: st.column_config.Column(pinned=True) for name in columns[:pin]}
+    st.dataframe(rows, hide_index=True, key=key, column_config=pinned or None, **options)
+
+
 class _ReadyFigure(go.Figure):
     """A figure whose dict is already made: `st.plotly_chart` asks a plotly figure for `to_dict()`
     (a deep copy with every array turned to base64) and a plain dict would be validated again, so

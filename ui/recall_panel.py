@@ -28,7 +28,7 @@ from core.recall import DEFAULT_VOCAB, parse_recall_text
 from core.units import format_bytes
 from ui.course import lesson_ref
 from ui.errors import log
-from ui.lesson import link_to, show_figure
+from ui.lesson import data_table, link_to, show_figure
 from ui.text import plain
 
 ASSETS = rr.RESULTS.parent
@@ -193,9 +193,7 @@ def _training_details(results: dict, key: str, open_first: bool) -> None:
         "Runs stop early once their loss is near zero."
     )
     rows = protocol_rows(results)
-    st.dataframe(
-        rows, hide_index=True, key=f"{key}_protocol_table", width="stretch", height=36 * (len(rows) + 1) + 4
-    )
+    data_table(rows, key=f"{key}_protocol_table", pin=2, width="stretch", height=36 * (len(rows) + 1) + 4)
     st.caption(
         "Each 'lr' column is the mean accuracy (over pair counts and seeds) at that learning rate; "
         "* marks a learning rate where a seed never left the starting plateau — those are "
@@ -252,9 +250,7 @@ def render_trained_recall(key: str) -> None:
     _what_the_sweep_shows(results)
     _training_details(results, key, open_first=bool(stuck))
     st.markdown(f"**What each model keeps while reading** (float32; lists of {sweep['seq_len']} tokens)")
-    st.dataframe(
-        rows, hide_index=True, key=f"{key}_memory_table", width="stretch", height=36 * (len(rows) + 1) + 4
-    )
+    data_table(rows, key=f"{key}_memory_table", pin=2, width="stretch", height=36 * (len(rows) + 1) + 4)
     st.caption(
         "Each model has two layers, so a board model keeps two boards (two width × width grids), and the "
         "total adds them to the cache (cache per token × tokens) and to the short convolutions' last inputs. "
@@ -309,7 +305,7 @@ def render_trained_recall(key: str) -> None:
         format_bytes(readout.memory_bytes),
         help="Fixed boards + this text's cache (attention layers) + the short convolutions' window.",
     )
-    st.dataframe(
+    data_table(
         [
             {
                 "asked": a.key,
@@ -320,7 +316,6 @@ def render_trained_recall(key: str) -> None:
             }
             for a in result.answers
         ],
-        hide_index=True,
         key=f"{key}_answers",
     )
     show_figure(readout.confidence, key=f"{key}_confidence")

@@ -219,22 +219,45 @@ def attn_res_figure(run: RunSummary, step: int) -> go.Figure:
 # ---------------------------------------------------------------------------------------------
 
 
+def _grid_columns(num_routed: int) -> int:
+    """Columns of the expert grid: about twice as wide as tall."""
+    return max(2, int(np.ceil(np.sqrt(num_routed * 2))))
+
+
+def _grid_rows(num_routed: int, num_shared: int) -> int:
+    """Rows the grid takes: the shared experts' row(s), one empty row, then the routed experts."""
+    cols = _grid_columns(num_routed)
+    return _shared_rows(num_shared, cols) + 1 + int(np.ceil(num_routed / cols))
+
+
+def _shared_rows(num_shared: int, cols: int) -> int:
+    """Rows the shared experts take, each one cell apart from the next."""
+    return int(np.ceil(2 * num_shared / cols)) if num_shared else 0
+
+
 def _expert_dots(num_routed: int, num_shared: int, picked: list[int]) -> list[dict]:
-    """Grid positions and legend names of the asleep, shared and picked experts (in that order)."""
-    total = num_routed + num_shared
-    cols = int(np.ceil(np.sqrt(total * 2)))
-    idx = np.arange(total)
-    x, y = idx % cols, idx // cols
-    state = np.array(["asleep"] * total, dtype=object)
-    state[:num_shared] = "shared"
-    for e in picked:
-        state[num_shared + e] = "picked"
+    """Grid positions and legend names of the asleep, shared and picked experts (in that order).
+
+    The shared experts sit in a row of their own above the routed ones, one empty cell apart, so
+    they read as separate always-on experts (side by side on a phone they merged into one block)."""
+    cols = _grid_columns(num_routed)
+    shared = np.arange(num_shared) * 2
+    routed = np.arange(num_routed)
+    top = _shared_rows(num_shared, cols) + 1
+    routed_x, routed_y = routed % cols, top + routed // cols
+    woken = np.zeros(num_routed, dtype=bool)
+    woken[list(picked)] = True
     names = {
-        "asleep": f"asleep ({total - num_shared - len(picked)})",
+        "asleep": f"asleep ({num_routed - len(picked)})",
         "shared": f"shared, always on ({num_shared})",
         "picked": f"routed, picked for this token ({len(picked)} of {num_routed})",
     }
-    return [{"x": x[state == key], "y": y[state == key], "name": name} for key, name in names.items()]
+    positions = {
+        "asleep": (routed_x[~woken], routed_y[~woken]),
+        "shared": (shared % cols, shared // cols),
+        "picked": (routed_x[woken], routed_y[woken]),
+    }
+    return [{"x": positions[key][0], "y": positions[key][1], "name": name} for key, name in names.items()]
 
 
 def expert_grid_step(
@@ -250,7 +273,6 @@ def expert_grid_figure(
 ) -> go.Figure:
     """Every expert of one MoE layer as a dot: shared (always on), the k picked, the rest asleep."""
     total = num_routed + num_shared
-    cols = int(np.ceil(np.sqrt(total * 2)))
     # a big layer (K3: 898) keeps small dots on a lattice that fills the chart, so on a phone they
     # stay apart instead of merging into one grey slab under white space; a small one keeps squares
     big = total > 64
@@ -270,7 +292,7 @@ def expert_grid_figure(
             marker=dict(color=color, size=size, symbol="square"),
             hoverinfo="skip",
         )
-    base_layout(fig, title=title, height=max(240, 16 * (total // cols + 1) + 110))
+    base_layout(fig, title=title, height=max(240, 16 * _grid_rows(num_routed, num_shared) + 110))
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False, autorange="reversed", scaleanchor=None if big else "x")
     if big:

@@ -143,6 +143,12 @@ def plotly_array(value) -> np.ndarray:
     return np.asarray(value, dtype=float)
 
 
+def pinned_columns(table) -> list[str]:
+    """The columns of an AppTest dataframe that stay in view while it scrolls sideways (`ui.lesson.data_table`)."""
+    config = json.loads(table.proto.columns or "{}")
+    return [name for name, options in config.items() if options.get("pinned")]
+
+
 def metric_value(at: AppTest, label_start: str) -> str:
     """The value of the first metric whose label starts with `label_start`."""
     for m in at.metric:

@@ -53,10 +53,13 @@ def test_router_heatmap_is_the_real_routing(at):
 
 
 def test_stepping_through_bytes(at):
+    # before the first Step the grid shows byte 1, and says so (the counter reads "byte 0")
+    assert any(c.value.startswith("Showing the first byte") for c in at.caption)
     for i in range(20):
         at.button(key="ex_step_step").click().run()
         assert_clean(at, f"step {i + 1}")
     assert at.session_state["ex_step"] == 20
+    assert not any(c.value.startswith("Showing the first byte") for c in at.caption)
     grid = _spec(at, "ex_mini_grid")["data"]
     picked = [trace for trace in grid if trace["name"].startswith("routed, picked")][0]
     assert len(_array(picked["x"])) == 2
@@ -81,3 +84,18 @@ def test_expert_grid_patched_per_byte_matches_a_full_build():
             title = f"byte 3: {picked}"
             expected = fk.expert_grid_figure(routed, shared, top_k, picked, title)
             assert spec(fk.expert_grid_step(base, routed, shared, picked, title)) == spec(expected)
+
+
+@pytest.mark.parametrize("routed, shared, picked", [(896, 2, [0, 1, 895]), (16, 1, [3, 4]), (256, 1, [])])
+def test_expert_grid_draws_every_expert_once_with_the_shared_ones_apart(routed, shared, picked):
+    """Every expert is one dot; the shared ones sit in their own row above the routed ones, a cell
+    apart (on a phone two neighbouring shared squares merged into one block)."""
+    from core.figures import k3 as fk
+
+    asleep, shared_dots, woken = fk.expert_grid_figure(routed, shared, 2, picked, "t").data
+    cells = {(x, y) for trace in (asleep, shared_dots, woken) for x, y in zip(trace.x, trace.y, strict=True)}
+    assert len(asleep.x) + len(shared_dots.x) + len(woken.x) == len(cells) == routed + shared
+    assert len(shared_dots.x) == shared and len(woken.x) == len(picked)
+    assert max(shared_dots.y) < min(min(asleep.y), min(woken.y, default=np.inf)) - 1  # an empty row between
+    assert all(np.diff(sorted(shared_dots.x)) >= 2)
+    assert asleep.name == f"asleep ({routed - len(picked)})"

@@ -48,9 +48,19 @@ def test_precision_and_context_controls():
         at.select_slider(key="map_context").set_value(format_context(context)).run()
         driver.assert_clean(at, f"context {context}")
         table = at.dataframe[0].value
+        assert driver.pinned_columns(at.dataframe[0]) == ["model"]  # the row's name stays in view on a phone
         column = f"memory at {format_context(context)}"
         k3_row = table[table["model"] == "Kimi K3"].iloc[0]
         assert k3_row[column] == format_bytes(SPECS["kimi_k3"].cache_bytes(context, 1))
+        # rows past a model's trained length are named as what-if numbers, from each spec's context
+        note = " ".join(c.value for c in at.caption)
+        short = [spec for spec in SPECS.values() if spec.context < context]
+        assert ("Trained on shorter texts" in note) == bool(short)
+        for spec in short:
+            assert f"{spec.name} ({format_context(spec.context)})" in note
+    assert [spec.name for spec in SPECS.values() if spec.context < 1048576] == [
+        "GPT-2 small", "Llama-3-8B", "DeepSeek-V3", "Kimi K2", "Qwen3-Next-80B-A3B"
+    ]  # fmt: skip
 
 
 def test_a_curious_reader_breaks_nothing():

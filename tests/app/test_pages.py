@@ -60,3 +60,10 @@ def test_page_survives_a_curious_reader(slug):
     assert driver.try_selectboxes(at) == selectboxes
     assert driver.sweep_sliders(at) == sliders
     assert driver.click_steps(at, times=20) == steps
+
+
+def test_pages_draw_data_tables_through_one_helper():
+    """Wide tables pin their first column (ui.lesson.data_table); a page calling st.dataframe itself would not."""
+    sources = [*driver.ROOT.glob("lessons/*.py"), *driver.ROOT.glob("ui/**/*.py")]
+    callers = [p.relative_to(driver.ROOT).as_posix() for p in sources if "st.dataframe(" in p.read_text()]
+    assert callers == ["ui/lesson.py"]

@@ -8,6 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import recall_results as rr
+from tests.app import driver
 
 TIMEOUT = 120
 RESULTS = rr.RESULTS
@@ -90,6 +91,12 @@ def test_default_sequence_is_answered_and_the_board_is_drawn(at):
     assert metrics["pairs written"] == "5"  # DEFAULT_TEXT: a:1 b:2 c:3 d:4 e:5 ? b e a
     assert metrics["answers right"].endswith("of 3")
     answers = _table(at, "asked")
+    # every table of the panel keeps its row names in view while a phone scrolls it sideways
+    assert [driver.pinned_columns(d) for d in at.dataframe] == [
+        ["model", "width"],
+        ["model", "width"],
+        ["asked"],
+    ]
     assert list(answers["asked"]) == ["b", "e", "a"] and list(answers["right answer"]) == ["2", "5", "1"]
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     heatmaps = [s for s in specs if s["data"] and s["data"][0]["type"] == "heatmap"]
