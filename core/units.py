@@ -34,6 +34,15 @@ def format_params(n: float) -> str:
     return f"{n:,.0f}"
 
 
+def format_count(n: float) -> str:
+    """Big counts in words, for prose a beginner reads: 2.62e12 → '2.6 trillion', 3.3e9 → '3.3 billion', 96 → '96'."""
+    for size, word in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million")):
+        if abs(n) >= size:
+            value = n / size
+            return f"{value:.1f} {word}" if value < 10 else f"{value:,.0f} {word}"
+    return f"{n:,.0f}"
+
+
 def format_context(tokens: int) -> str:
     """1024 → '1K', 131072 → '128K', 1048576 → '1M' (binary steps, as context lengths are quoted)."""
     if tokens >= 1024**2 and tokens % 1024**2 == 0:

@@ -8,7 +8,7 @@ from core import board as bd
 from core.figures import board as fb
 from core.figures import board_charts as fbc
 from core.ops import linear_attention
-from core.units import format_bytes
+from core.units import format_bytes, format_count
 from ui.course import lesson_ref
 from ui.glossary import new_words
 from ui.lesson import (
@@ -75,8 +75,8 @@ m3.metric("multiply-adds, Q(KᵀV)", f"{rg.right_ops:,}", help="T·d_k·d_v for 
 big_left, big_right = bd.regroup_ops(100_000, REAL_HEAD, REAL_HEAD)
 st.caption(
     f"The difference is float rounding only. The counts grow differently: at 100,000 tokens and "
-    f"head size {REAL_HEAD}, the left route needs {big_left:.1e} multiply-adds, the right "
-    f"{big_right:.1e} — the left grows with T², the right with T."
+    f"head size {REAL_HEAD}, the left route needs {format_count(big_left)} multiply-adds, the right "
+    f"{format_count(big_right)} ({big_left / big_right:,.0f}× fewer) — the left grows with T², the right with T."
 )
 st.markdown(
     "For text generation there is one more detail: a token may only look at tokens before it. "

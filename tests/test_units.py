@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.units import format_bytes, format_context, format_params, format_si
+from core.units import format_bytes, format_context, format_count, format_params, format_si
 
 
 def test_format_bytes_binary_steps():
@@ -35,3 +35,10 @@ def test_format_context_binary_steps():
         "1,000",
         "1,536",
     ]
+
+
+def test_format_count_in_words():
+    values = (96, 12_345, 3.28e9, 2.62e12, 4.5e13, -2e6)
+    assert [format_count(n) for n in values] == [
+        "96", "12,345", "3.3 billion", "2.6 trillion", "45 trillion", "-2.0 million"
+    ]  # fmt: skip
