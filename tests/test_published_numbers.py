@@ -68,13 +68,24 @@ def test_the_table_numbers_sources_with_their_kind():
         assert sources[number - 1].endswith(pub.source)
         assert row["source"].endswith(pub.source_kind)
         assert row["what was measured"].endswith(pub.measured) and pub.model in row["what was measured"]
+    brief, same_sources = published_table(brief=True)
+    assert same_sources == sources and len(brief) == len(rows)
+    for short, row in zip(brief, rows, strict=True):
+        assert row["what was measured"].startswith(short["model on card"] + ": ")
+        assert [short[c] for c in ("setting", "result", "source")] == [
+            row[c] for c in ("setting", "result", "source")
+        ]
 
 
 def test_community_rows_are_labelled_on_the_page():
     at = AppTest.from_file(driver.page_path("your_gpu"), default_timeout=120)
     at.run()
     driver.assert_clean(at, "first run")
-    table = next(t for t in at.table if "what was measured" in t.value.columns)
+    # a short table to compare at a glance, and how each number was measured in the expander under it
+    brief = next(t for t in at.table if "model on card" in t.value.columns).value
+    assert [cells["result"] for _, cells in brief.iterrows()] == [pub.result for pub in PUBLISHED]
+    (how,) = [e for e in at.expander if e.label == f"How each of the {len(PUBLISHED)} numbers was measured"]
+    table = next(t for t in how.table if "what was measured" in t.value.columns)
     shown = table.value
     assert len(shown) == len(PUBLISHED)
     for (_, cells), pub in zip(shown.iterrows(), PUBLISHED, strict=True):

@@ -244,10 +244,13 @@ PUBLISHED: tuple[Published, ...] = (
 )
 
 
-def published_table(topic: str | None = None) -> tuple[list[dict[str, str]], list[str]]:
+def published_table(topic: str | None = None, brief: bool = False) -> tuple[list[dict[str, str]], list[str]]:
     """Rows narrow enough for a phone — what was measured (model, card, quantity), setting, result, and a
     numbered source with its kind: a fifth column ran off a phone's screen — and the sources they number,
-    each with what it is (long paths and URLs do not wrap, so they go below the table)."""
+    each with what it is (long paths and URLs do not wrap, so they go below the table).
+
+    `brief` names only the model and card in the first column ("model on card"), so the table stays
+    short enough to compare at a glance; the full table says how each number was measured."""
     rows, sources = [], []
     for p in PUBLISHED:
         if topic is not None and p.topic != topic:
@@ -258,7 +261,9 @@ def published_table(topic: str | None = None) -> tuple[list[dict[str, str]], lis
             sources.append(label)
         rows.append(
             {
-                "what was measured": f"**{p.model} {card}**: {p.measured}",
+                ("model on card" if brief else "what was measured"): (
+                    f"**{p.model} {card}**" if brief else f"**{p.model} {card}**: {p.measured}"
+                ),
                 "setting": p.setting,
                 "result": p.result,
                 "source": f"[{sources.index(label) + 1}] {p.source_kind}",

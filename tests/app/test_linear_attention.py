@@ -21,7 +21,9 @@ def test_regrouping_and_board_stepping():
     rg = bd.regroup(4, 3, 3, 0)
     assert metric(at, "multiply-adds, (QKᵀ)V") == f"{rg.left_ops:,}"
     # the counts at 100,000 tokens, in words: 100,000² · 128 · 2 and 100,000 · 128² · 2
-    assert any("2.6 trillion multiply-adds, the right 3.3 billion (781× fewer)" in c.value for c in at.caption)
+    assert any(
+        "2.6 trillion multiply-adds, the right 3.3 billion (781× fewer)" in c.value for c in at.caption
+    )
     ranges = set()
     for step in range(1, 4):
         at.button(key="la_t_step").click().run()

@@ -239,9 +239,13 @@ def beside_published(context: ContextResult | None, moe: MoeResult | None) -> No
     st.caption(
         "**primary**: a paper, an official repository or its docs, or a maintainer's own benchmark. "
         "**community report**: a blog, a personal benchmark or a pull request in someone's fork — "
-        "useful, but weaker evidence. Each row says what was measured and where weights and cache sat."
+        "useful, but weaker evidence. Under the table, each row says what was measured and where weights and "
+        "cache sat."
     )
-    # four columns that wrap, the long sources numbered below: five ran off a phone's screen
-    rows, sources = published_table()
+    # four columns that wrap, the long sources numbered below: five ran off a phone's screen; the short
+    # table names model and card only (with how each was measured it was four screens long on a phone)
+    rows, sources = published_table(brief=True)
     st.table(rows, hide_index=True, border="horizontal")
+    with st.expander(f"How each of the {len(rows)} numbers was measured", icon=":material/straighten:"):
+        st.table(published_table()[0], hide_index=True, border="horizontal")
     st.caption("Sources: " + " · ".join(f"[{i}] {source}" for i, source in enumerate(sources, 1)))
