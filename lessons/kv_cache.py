@@ -178,6 +178,24 @@ series = RunSeries(cached.traces)
 st.subheader("Step through it")
 
 
+def live_check_words(check, unit: str) -> str:
+    """The cached-vs-recomputed check in words: how many steps agree, and by how much the scores differ
+    (exactly equal, which the first steps often are, or by float rounding)."""
+    if check.same_tokens != check.steps:
+        agree = f"at only {check.same_tokens} of {check.steps} steps so far"
+    else:
+        agree = "at the first step" if check.steps == 1 else f"at all {check.steps} steps so far"
+    scores = (
+        "are exactly equal"
+        if check.max_logit_difference == 0
+        else f"differ by at most {check.max_logit_difference:.1e} (float rounding)"
+    )
+    return (
+        f"Live check: the cached run and a run that recomputes everything chose the same {unit} {agree}; "
+        f"their scores for every possible next {unit} {scores}."
+    )
+
+
 @st.fragment
 def stepper(
     live, settings: tuple, cached: GenerationRun, series: RunSeries, plain_series: RunSeries, checks: list
@@ -219,11 +237,7 @@ def stepper(
         delta_color="off",
     )
     if t:
-        st.caption(
-            f"Live check: the cached run and a run that recomputes everything chose the same {unit} at all "
-            f"{check.same_tokens} of {check.steps} steps so far; their scores for every possible next {unit} differ by at "
-            f"most {check.max_logit_difference:.1e} (float rounding)."
-        )
+        st.caption(live_check_words(check, unit))
         show_top_next(live, cached.top[t - 1], key="kv_top5")
     show_cache_size(live)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -35,6 +37,14 @@ def test_cache_grows_one_row_per_byte(page):
         assert metric(at, "Rows in the cache") == str(rows)
         assert metric(at, "Positions run this step") == str(p if step == 1 else 1)
         assert metric(at, "Same output as without a cache?") == "yes"
+        (check,) = [c.value for c in at.caption if c.value.startswith("Live check")]
+        assert (
+            "at the first step;" if step == 1 else f"chose the same byte at all {step} steps so far"
+        ) in check
+        # exactly equal scores are said so, not as "at most 0.0e+00"
+        assert re.search(
+            r"are exactly equal\.$|differ by at most \d\.\de-\d\d \(float rounding\)\.$", check
+        ), check
         keys = chart(at, "kv_heatmaps")["data"][0]
         z = array(keys["z"])
         assert (~np.isnan(z).all(axis=1)).sum() == rows
