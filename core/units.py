@@ -43,6 +43,11 @@ def format_count(n: float) -> str:
     return f"{n:,.0f}"
 
 
+def counted(n: int, noun: str) -> str:
+    """A count with its noun in the right number: (1, 'token') → '1 token', (3, 'token') → '3 tokens'."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
 def format_context(tokens: int) -> str:
     """1024 → '1K', 131072 → '128K', 1048576 → '1M' (binary steps, as context lengths are quoted)."""
     if tokens >= 1024**2 and tokens % 1024**2 == 0:

@@ -9,6 +9,7 @@ from core import board as bd
 from core.figures import board as fb
 from core.figures import board_charts as fbc
 from core.ops import kda
+from core.units import counted
 from ui.deeper import go_deeper_forgetting
 from ui.glossary import new_words
 from ui.lesson import (
@@ -105,7 +106,7 @@ def boards_at(settings: Settings, t: int) -> go.Figure:
         },
         overview(settings)["limit"],
         value_names=rr["delta"].value_names,
-        title=f"the boards after {t} tokens",
+        title=f"the boards after {counted(t, 'token')}",
     )
 
 

@@ -8,7 +8,7 @@ from core import board as bd
 from core.figures import board as fb
 from core.figures import board_charts as fbc
 from core.ops import linear_attention
-from core.units import format_bytes, format_count
+from core.units import counted, format_bytes, format_count
 from ui.course import lesson_ref
 from ui.glossary import new_words
 from ui.lesson import (
@@ -180,7 +180,7 @@ show_figure(
     key="la_price",
 )
 st.caption(
-    f"{n} pairs on a board with {d} rows: the board recalls {rec_lin.accuracy:.0%} of the keys "
+    f"{counted(n, 'pair')} on a board with {d} rows: the board recalls {rec_lin.accuracy:.0%} of the keys "
     f"(nearest value right), softmax attention {rec_soft.accuracy:.0%}. Pale colours off the right "
     "column are other pairs leaking in; the black outline marks the value each key should return."
 )

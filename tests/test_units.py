@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.units import format_bytes, format_context, format_count, format_params, format_si
+from core.units import counted, format_bytes, format_context, format_count, format_params, format_si
 
 
 def test_format_bytes_binary_steps():
@@ -42,3 +42,12 @@ def test_format_count_in_words():
     assert [format_count(n) for n in values] == [
         "96", "12,345", "3.3 billion", "2.6 trillion", "45 trillion", "-2.0 million"
     ]  # fmt: skip
+
+
+def test_counted_nouns_agree_with_their_number():
+    assert [counted(n, "token") for n in (0, 1, 2, 1024)] == [
+        "0 tokens",
+        "1 token",
+        "2 tokens",
+        "1,024 tokens",
+    ]

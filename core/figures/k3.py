@@ -25,7 +25,7 @@ from core.figures.style import (
 from core.k3 import MEMORY_KINDS, MemoryAtContext, RunSummary
 from core.specs import ModelSpec, attn_res_block_starts
 from core.tokenizer import byte_labels, token_label
-from core.units import format_bytes, format_context, format_params
+from core.units import counted, format_bytes, format_context, format_params
 
 GIB = 1024**3
 
@@ -102,7 +102,7 @@ def _layer_memory_bars(run: RunSummary, step: int) -> list[dict]:
 
 
 def _layer_memory_title(step: int) -> str:
-    return f"Memory per layer after {step} tokens"
+    return f"Memory per layer after {counted(step, 'token')}"
 
 
 def layer_memory_step(base: dict, run: RunSummary, step: int) -> go.Figure:

@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.models.mini_k3 import CHECKPOINT, MiniK3Config
 from core.units import format_bytes
+from tests.app import driver
 from tests.app.driver import READER_TEXT, assert_clean, fresh, page_path
 from tests.app.driver import chart_spec as _spec
 from tests.app.driver import metric_value as _metric
@@ -51,10 +52,13 @@ def test_stepping_grows_only_the_cache(at):
     heat = _array(_spec(at, "k3_attn_res")["data"][0]["z"])
     assert heat.shape == (2 * 9 + 1, 4)  # every sub-layer mix + the output × (embedding + 3 blocks)
     np.testing.assert_allclose(np.nansum(heat, axis=1), 1.0, atol=1e-3)
+    assert driver.shown_title(at, _spec(at, "k3_layer_memory")) == "Memory per layer after 20 tokens"
     at.button(key="k3_step_back").click().run()
     assert at.session_state["k3_step"] == 19
     at.button(key="k3_step_reset").click().run()
     assert at.session_state["k3_step"] == 0
+    at.button(key="k3_step_step").click().run()
+    assert driver.shown_title(at, _spec(at, "k3_layer_memory")) == "Memory per layer after 1 token"
     assert_clean(at, "back and reset")
 
 
