@@ -135,6 +135,10 @@ def base_layout(
         paper_bgcolor="white",
         legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1.0),
         hoverlabel=dict(font_size=12),
+        # a bar's number is shrunk to fit the bar; one that would shrink below 9 px is left out instead
+        # (on a phone, grouped bars' numbers ran together as "0.680.680.68"); hover and the chart's
+        # words still give every value
+        uniformtext=dict(minsize=9, mode="hide"),
     )
     # automargin: long or rotated tick labels push the margin out and the axis title with them,
     # instead of running into each other (standoff = gap between tick labels and axis title)

@@ -57,6 +57,25 @@ def _cut_chart_text(page) -> list[str]:
     )
 
 
+def _touching_bar_numbers(page) -> list[str]:
+    """Numbers printed on bars that run into a neighbour's (grouped bars read "0.680.680.68"): each
+    as 'first | second'. Numbers left out because they would be too small (uniformtext) are not drawn."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(plot => {
+            const texts = [...plot.querySelectorAll('text.bartext')]
+                .map(t => ({text: t.textContent, r: t.getBoundingClientRect()}))
+                .filter(t => t.text && t.r.width > 0);
+            const clash = [];
+            texts.forEach((a, i) => texts.slice(i + 1).forEach(b => {
+                const apart = a.r.right + 1 < b.r.left || b.r.right + 1 < a.r.left
+                    || a.r.bottom < b.r.top || b.r.bottom < a.r.top;
+                if (!apart) clash.push(`${a.text} | ${b.text}`);
+            }));
+            return clash;
+        })"""
+    )
+
+
 def _cut_link_labels(page) -> list[str]:
     """Page links whose label is cut (Streamlit keeps it on one line behind an ellipsis)."""
     return page.evaluate(
@@ -86,6 +105,7 @@ def test_phone_reader_gets_the_lesson_first(phone, server_url, item):
     wide = _too_wide(page)
     cut = _cut_link_labels(page)
     cut_text = _cut_chart_text(page)
+    touching = _touching_bar_numbers(page)
     path = SCREENSHOTS / "phone" / f"{item.number:02d}_{item.slug}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
     # Streamlit scrolls inside its main pane: grow the window's height (never its width) to get it all
@@ -99,3 +119,4 @@ def test_phone_reader_gets_the_lesson_first(phone, server_url, item):
     assert not wide, f"{item.slug}: charts wider than a {PHONE['width']} px screen: {wide}"
     assert not cut, f"{item.slug}: link labels cut on a phone: {cut}"
     assert not cut_text, f"{item.slug}: chart text cut at the chart's edge on a phone: {cut_text}"
+    assert not touching, f"{item.slug}: numbers on bars run together on a phone: {touching}"
