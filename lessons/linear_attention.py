@@ -12,6 +12,7 @@ from core.units import counted, format_bytes, format_count
 from ui.course import lesson_ref
 from ui.glossary import new_words
 from ui.lesson import (
+    charts_side_by_side,
     code,
     formula,
     lesson_header,
@@ -65,9 +66,11 @@ c1, c2 = st.columns([2, 1])
 T_small = c1.slider("tokens T", 2, 8, 4, key="la_T", help="How many tokens the small example has.")
 seed = c2.number_input("random numbers (seed)", 0, 999, 0, key="la_seed")
 rg = regrouping(T_small, int(seed))
-left_route, right_route = fb.regrouping_figures(rg.scores, rg.left, rg.board, rg.right)
-show_figure(left_route, key="la_left")
-show_figure(right_route, key="la_right")
+scores_fig, left_fig, board_fig, right_fig = fb.regrouping_figures(rg.scores, rg.left, rg.board, rg.right)
+st.markdown("**Left route, (QKᵀ)V:** every query meets every key, then the scores mix the values.")
+charts_side_by_side(("", scores_fig, "la_scores"), ("", left_fig, "la_left"))
+st.markdown("**Right route, Q(KᵀV):** keys and values first fold into the board, then each query reads it.")
+charts_side_by_side(("", board_fig, "la_small_board"), ("", right_fig, "la_right"))
 m1, m2, m3 = st.columns(3)
 m1.metric("largest difference between the two results", f"{rg.max_difference:.1e}")
 m2.metric("multiply-adds, (QKᵀ)V", f"{rg.left_ops:,}", help="T·T·d_k for the scores + T·T·d_v to mix values")

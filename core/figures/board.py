@@ -28,7 +28,7 @@ __all__ = [
     "board_figure",
     "color_limit",
     "compare_readbacks_figure",
-    "matrices_figure",
+    "matrix_figure",
     "regrouping_figures",
     "update_parts_figure",
 ]
@@ -147,61 +147,44 @@ def update_parts_figure(
 # --------------------------------------------------------------------------- small matrices (lesson 3)
 
 
-def matrices_figure(
-    panels: Sequence[tuple[str, np.ndarray, str, str]], zmax: float, height: int = 300
+def matrix_figure(
+    title: str, m: np.ndarray, x_title: str, y_title: str, zmax: float, height: int = 300
 ) -> go.Figure:
-    """Small matrices side by side with their numbers printed: (title, matrix, x title, y title)."""
-    traces = [
-        matrix_trace(
-            m,
-            range(m.shape[1]),
-            range(m.shape[0]),
-            "row %{y}, column %{x}: %{z:.3f}<extra></extra>",
-            texttemplate="%{z:.2f}",
-            textfont={"size": 11},
-        )
-        for _, m, _, _ in panels
-    ]
-    fig = panels_figure(
-        traces,
-        [p[0] for p in panels],
-        [{"title": {"text": p[2]}, "dtick": 1} for p in panels],
-        # a y title repeated from the panel before is left out, and the gap leaves room for a new one:
-        # on a phone a second panel's axis title otherwise lands on the first panel
-        [
-            {"title": {"text": p[3] if i == 0 or p[3] != panels[i - 1][3] else ""}, "dtick": 1}
-            for i, p in enumerate(panels)
-        ],
-        gap=0.14,
+    """One small matrix with its numbers printed, on a fixed colour range (no colour bar: the numbers
+    are printed). One figure per matrix, so a page can set them side by side on a wide screen and one
+    under the other on a phone, where eight columns of numbers side by side ran into each other."""
+    trace = matrix_trace(
+        m,
+        range(m.shape[1]),
+        range(m.shape[0]),
+        "row %{y}, column %{x}: %{z:.3f}<extra></extra>",
+        texttemplate="%{z:.2f}",
+        textfont={"size": 11},
+    )
+    return panels_figure(
+        [trace],
+        [""],
+        [{"title": {"text": x_title}, "dtick": 1}],
+        [{"title": {"text": y_title}, "dtick": 1}],
+        title=title,
         height=height,
         coloraxis=diverging_axis(zmax, None),
     )
-    fig.update_layout(margin=dict(t=40))
-    return fig
 
 
 def regrouping_figures(
     scores: np.ndarray, left: np.ndarray, board: np.ndarray, right: np.ndarray
-) -> tuple[go.Figure, go.Figure]:
-    """(QKᵀ)V and Q(KᵀV) as two rows of small matrices on one colour range: (left route, right route)."""
+) -> tuple[go.Figure, go.Figure, go.Figure, go.Figure]:
+    """(QKᵀ)V and Q(KᵀV), each matrix its own figure on one colour range:
+    (scores QKᵀ, left route (QKᵀ)V, board KᵀV, right route Q(KᵀV))."""
     zmax = color_limit(scores, left, board, right)
     d_k, d_v = board.shape
     query = "token (query)"
     return (
-        matrices_figure(
-            [
-                ("Q Kᵀ  (T × T scores)", scores, "token (key)", query),
-                ("(Q Kᵀ) V", left, "value dimension", query),
-            ],
-            zmax,
-        ),
-        matrices_figure(
-            [
-                (f"Kᵀ V  ({d_k} × {d_v}: the board)", board, "value dimension", "key dimension"),
-                ("Q (Kᵀ V)", right, "value dimension", query),
-            ],
-            zmax,
-        ),
+        matrix_figure("Q Kᵀ  (T × T scores)", scores, "token (key)", query, zmax),
+        matrix_figure("(Q Kᵀ) V", left, "value dimension", query, zmax),
+        matrix_figure(f"Kᵀ V  ({d_k} × {d_v}: the board)", board, "value dimension", "key dimension", zmax),
+        matrix_figure("Q (Kᵀ V)", right, "value dimension", query, zmax),
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -20,6 +21,14 @@ def test_regrouping_and_board_stepping():
     assert float(metric(at, "largest difference")) < 1e-12
     rg = bd.regroup(4, 3, 3, 0)
     assert metric(at, "multiply-adds, (QKᵀ)V") == f"{rg.left_ops:,}"
+    # the two routes as drawn: the same numbers, and the board is d_k × d_v whatever T is
+    left, right = (driver.plotly_array(chart(at, key)["data"][0]["z"]) for key in ("la_left", "la_right"))
+    np.testing.assert_allclose(left, right, atol=1e-12)
+    assert left.shape == (4, 3) and driver.plotly_array(
+        chart(at, "la_small_board")["data"][0]["z"]
+    ).shape == (3, 3)
+    assert driver.plotly_array(chart(at, "la_scores")["data"][0]["z"]).shape == (4, 4)
+    assert driver.shown_title(at, chart(at, "la_right")) == "Q (Kᵀ V)"
     # the counts at 100,000 tokens, in words: 100,000² · 128 · 2 and 100,000 · 128² · 2
     assert any(
         "2.6 trillion multiply-adds, the right 3.3 billion (781× fewer)" in c.value for c in at.caption
