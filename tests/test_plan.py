@@ -168,6 +168,10 @@ def test_export_and_link_round_trip():
     assert data["plan"]["inputs"]["batch"] == 4 and data["plan"]["assumptions"]
     assert to_csv(p).splitlines()[0] == "quantity,value,raw"
     assert len(rows(p)) >= 18
+    labels = [label for label, _, _ in rows(p)]
+    assert "fixed recurrent state (4 sequences)" in labels
+    one = plan(parse(SHIPPED["qwen3_next_80b_a3b"]), PlanInputs(card="h200", batch=1, weight_format="nvfp4"))
+    assert "fixed recurrent state (1 sequence)" in [label for label, _, _ in rows(one)]
     assert from_query(to_query(p.inputs)) == p.inputs
     assert (
         from_query({"batch": "-3", "card": "nope", "context": "9" * 50, "memory_share": "nan"})

@@ -15,7 +15,7 @@ import zlib
 from dataclasses import fields, replace
 
 from core.plan.plan import Plan, PlanInputs
-from core.units import format_bytes, format_context
+from core.units import counted, format_bytes, format_context
 
 MAX_LINK_CONFIG = 6000  # characters of compressed config a link may carry
 
@@ -41,7 +41,7 @@ def rows(p: Plan) -> list[tuple[str, str, float | int | str | None]]:
         ("weights", b(p.weights), p.weights),
         ("reserve (runtime + activations)", b(p.reserve), p.reserve),
         (f"KV cache ({p.inputs.batch} × {format_context(p.inputs.context)} tokens)", b(p.kv), p.kv),
-        (f"fixed recurrent state ({p.inputs.batch} sequences)", b(p.state), p.state),
+        (f"fixed recurrent state ({counted(p.inputs.batch, 'sequence')})", b(p.state), p.state),
         ("total needed", b(p.needed), p.needed),
         ("fits", "yes" if p.fits else "no", p.fits),
         (
