@@ -129,3 +129,16 @@ def test_marks_on_category_axes_are_read_as_places_and_repeats_once():
     words = describe(fig)
     assert "the right value: 2 marked, apple ✓ at red, grass at green." in words
     assert words.count("the right value") == 1
+
+
+def test_bars_that_print_their_numbers_are_read_as_printed():
+    """The words say what a sighted reader reads on the bars ('0.0%', not '9.1e-05')."""
+    fig = go.Figure(go.Bar(x=[0.99, 9.1e-05], y=["o", "a"], orientation="h", text=["99.0%", "0.0%"]))
+    fig.update_layout(xaxis_title="probability")
+    assert "o 99.0%, a 0.0%" in describe(fig)
+    many = go.Figure(
+        go.Bar(x=list(range(1, 10)), y=[2**i for i in range(9)], text=[f"{2**i} B" for i in range(9)])
+    )
+    assert "9 bars from 1 B (1) to 256 B (9); first 1 1 B, last 9 256 B" in describe(many)
+    untexted = go.Figure(go.Bar(x=["a", "b"], y=[1.5, 2.5]))
+    assert "a 1.5, b 2.5" in describe(untexted)  # no printed numbers: the data, as before

@@ -100,6 +100,7 @@ def _trace_sentence(trace: dict, layout: dict) -> str:
         return f"Legend key: {name}" if name else ""
     positions = _labels(xs, len(values))
     keep = np.isfinite(values)
+    printed = _printed(trace, keep) if kind == "bar" else None
     values, positions = values[keep], [p for p, k in zip(positions, keep, strict=True) if k]
     base = _numbers(trace.get("base"))
     if kind == "bar" and base is not None and base.size == keep.size:  # stacked on another bar
@@ -115,8 +116,18 @@ def _trace_sentence(trace: dict, layout: dict) -> str:
         size = "" if axis.get("visible") is False else f" of {_num(values[0])}{suffix}"
         return f"{label}: {values.size} bars{size}, at {_positions(positions)}"
     if kind == "bar":
-        return _bar_sentence(label, values, positions, suffix)
+        return _bar_sentence(label, values, positions, suffix, printed)
     return _line_sentence(label, values, positions, suffix)
+
+
+def _printed(trace: dict, keep: np.ndarray) -> list[str] | None:
+    """The numbers printed on the bars ('100.0%', '8.0 KiB'), one per kept bar: what a sighted reader
+    reads, so the words say the same; None when the bars carry no text of their own."""
+    text = trace.get("text")
+    if not isinstance(text, list | tuple) or len(text) != keep.size:
+        return None
+    shown = [_text(str(t)) for t, k in zip(text, keep, strict=True) if k]
+    return shown if all(shown) else None
 
 
 def _line_sentence(label: str, v: np.ndarray, pos: list[str], unit: str) -> str:
@@ -132,13 +143,17 @@ def _line_sentence(label: str, v: np.ndarray, pos: list[str], unit: str) -> str:
     return words
 
 
-def _bar_sentence(label: str, v: np.ndarray, pos: list[str], unit: str) -> str:
+def _bar_sentence(
+    label: str, v: np.ndarray, pos: list[str], unit: str, printed: list[str] | None = None
+) -> str:
+    """Bars in words; each value as printed on its bar when the bars carry numbers, else from the data."""
+    said = printed or [f"{_num(x)}{unit}" for x in v]
     if v.size <= 6:  # few bars: read every one
-        return f"{label}: " + ", ".join(f"{p} {_num(x)}{unit}" for p, x in zip(pos, v, strict=True))
+        return f"{label}: " + ", ".join(f"{p} {s}" for p, s in zip(pos, said, strict=True))
     lo, hi = int(np.argmin(v)), int(np.argmax(v))
     return (
-        f"{label}: {v.size} bars from {_num(v[lo])}{unit} ({pos[lo]}) to {_num(v[hi])}{unit} ({pos[hi]}); "
-        f"first {pos[0]} {_num(v[0])}{unit}, last {pos[-1]} {_num(v[-1])}{unit}; {_trend(v)}"
+        f"{label}: {v.size} bars from {said[lo]} ({pos[lo]}) to {said[hi]} ({pos[hi]}); "
+        f"first {pos[0]} {said[0]}, last {pos[-1]} {said[-1]}; {_trend(v)}"
     )
 
 
