@@ -258,6 +258,74 @@ TERMS: tuple[Term, ...] = (
         r"(?i)fixed state",
     ),
     _t(
+        "linear_attention",
+        "linear attention",
+        "Attention without the softmax, regrouped so that every token adds its key–value pair onto one "
+        "board of fixed size instead of a cache that grows.",
+        "linear_attention",
+        r"(?i)\blinear[- ]attention\b",
+    ),
+    _t(
+        "collision",
+        "collision",
+        "Two keys that share board rows: reading one also brings back part of the other's value, "
+        "which happens once a board holds more pairs than it has rows.",
+        "collisions",
+        r"(?i)\bcollisions?\b",
+    ),
+    _t(
+        "mqar",
+        "MQAR / associative recall",
+        "A test task: read a list of key→value pairs, then answer each key when it is asked again; it "
+        "measures how much a memory holds exactly.",
+        "collisions",
+        r"\bMQAR\b",
+        r"(?i)associative recall",
+    ),
+    _t(
+        "deltanet",
+        "DeltaNet / delta rule",
+        "Linear attention that first erases what the board returns for a key, then writes the new value "
+        "(erase, then write), by a write strength β between 0 and 1.",
+        "deltanet",
+        r"\bDeltaNet\b",
+        r"(?i)\bdelta rule\b",
+    ),
+    _t(
+        "gated_deltanet",
+        "Gated DeltaNet",
+        "DeltaNet with a fade: before each write the whole board is multiplied by one rate α between "
+        "0 and 1, so old entries drain away.",
+        "forgetting",
+        r"Gated DeltaNet",
+    ),
+    _t(
+        "kda",
+        "KDA (Kimi Delta Attention)",
+        "Gated DeltaNet with one fade rate per key channel, so some rows are kept while others are "
+        "cleared; Kimi Linear and Kimi K3 use it.",
+        "forgetting",
+        r"\bKDA\b",
+        r"Kimi Delta Attention",
+    ),
+    _t(
+        "hybrid",
+        "hybrid",
+        "A model that mixes layer kinds: Kimi K3 has three KDA layers (fixed boards) for every "
+        "full-attention layer (a growing cache).",
+        "kimi_k3",
+        r"(?i)\bhybrids?\b",
+    ),
+    _t(
+        "attn_res",
+        "Attention Residuals (AttnRes)",
+        "Kimi K3's look back over depth: before each sub-layer, a learned query weighs the outputs of "
+        "earlier layers instead of adding them all up equally.",
+        "kimi_k3",
+        r"Attention Residuals",
+        r"\bAttnRes\b",
+    ),
+    _t(
         "transpose",
         "transpose (ᵀ)",
         "Flipping a matrix over its diagonal, so rows become columns; kᵀ turns "
@@ -354,6 +422,24 @@ TERMS: tuple[Term, ...] = (
         "The small layer that scores every expert for a token and wakes the best few.",
         "experts",
         r"(?i)\brouter\b",
+    ),
+    # --- serving -------------------------------------------------------------------------
+    _t(
+        "decode",
+        "prefill / decode",
+        "Prefill reads the whole prompt in one pass; decode then writes one token per step, and each "
+        "step reads the weights and the cache again.",
+        "your_gpu",
+        r"(?i)\bdecod(e|es|ing)\b",
+        r"(?i)\bprefill\b",
+    ),
+    _t(
+        "batch",
+        "batch",
+        "Several conversations served together: one step reads the weights once for all of them, "
+        "while each keeps its own cache.",
+        "planner",
+        r"(?i)\bbatch(es)?\b",
     ),
     # --- measuring -------------------------------------------------------------------------
     _t(

@@ -9,6 +9,7 @@ import streamlit as st
 from core import board as bd
 from core.figures import board as fb
 from core.figures import board_charts as fbc
+from ui.glossary import new_words
 from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, show_figure, still_missing
 from ui.recall_panel import render_trained_recall
 
@@ -67,6 +68,7 @@ def curves_view(d: int) -> tuple[list[int], dict[str, np.ndarray], go.Figure]:
 
 
 lesson_header("collisions")
+new_words("mqar", "hybrid", here="collisions")
 problem(
     "Linear attention keeps one board of fixed size, so memory no longer grows. But every pair is "
     "*added* onto the same few rows. Sooner or later two pairs have to share rows — and then "

@@ -145,7 +145,16 @@ def speed_figure(spec_key: str, card_key: str, weight_bytes_per_param: float):
 
 lesson_header("kv_cache")
 new_words(
-    "softmax", "attention_weights", "vram", "bandwidth", "pcie", "roofline", "q4_0", "ngl", here="kv_cache"
+    "softmax",
+    "attention_weights",
+    "vram",
+    "bandwidth",
+    "pcie",
+    "roofline",
+    "q4_0",
+    "ngl",
+    "batch",
+    here="kv_cache",
 )
 problem(
     "Without a cache, the model re-read the whole text for every new token (a byte, for the tiny model), so each "

@@ -39,7 +39,7 @@ def stream(n: int, d: int, keys: str, rule: str) -> bd.BoardRun:
 
 
 lesson_header("linear_attention")
-new_words("transpose", "outer_product", "unit_vector", here="linear_attention")
+new_words("transpose", "outer_product", "unit_vector", "collision", here="linear_attention")
 problem(
     "The KV cache made each new token cheap to compute, but it keeps **every** past key and value: "
     "memory grows with every token, and each step has to read all of it back. A long chat becomes "

@@ -40,7 +40,7 @@ from ui.lesson import (
 )
 
 lesson_header("your_gpu")
-new_words("nvml", "tg128", "num_ctx", "cuda_graph", here="your_gpu")
+new_words("nvml", "tg128", "num_ctx", "cuda_graph", "decode", here="your_gpu")
 problem(
     f"{lesson_span('kv_cache', 'experts').capitalize()} argued from arithmetic: a growing KV cache "
     "must be read at every step, a fixed board "
