@@ -142,3 +142,13 @@ def test_bars_that_print_their_numbers_are_read_as_printed():
     assert "9 bars from 1 B (1) to 256 B (9); first 1 1 B, last 9 256 B" in describe(many)
     untexted = go.Figure(go.Bar(x=["a", "b"], y=[1.5, 2.5]))
     assert "a 1.5, b 2.5" in describe(untexted)  # no printed numbers: the data, as before
+
+
+def test_marks_on_hidden_axes_are_counted_not_read_as_a_series():
+    """Lesson 9's expert grid: the dots' grid positions mean nothing, their numbers do."""
+    from core.figures import k3 as fk
+
+    words = describe(fk.expert_grid_figure(16, 1, 2, [5, 14], "who is awake"))
+    assert "asleep (14): 14 marked" in words and "shared, always on (1): 1 marked" in words
+    assert "routed, picked for this token (2 of 16): 2 marked" in words
+    assert "rises" not in words and " at " not in words

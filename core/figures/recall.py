@@ -166,7 +166,9 @@ def answer_figure(keys: list[str], probabilities: list[float | None]) -> go.Figu
             hovertemplate="query %{x}<br>probability of the right value %{y:.3f}<extra></extra>",
         )
     )
-    base_layout(fig, x_title="question (number: key asked)", y_title="probability of the right value", height=260)
+    base_layout(
+        fig, x_title="question (number: key asked)", y_title="probability of the right value", height=260
+    )
     fig.update_yaxes(range=[0, 1])
     fig.update_xaxes(type="category")
     return fig
