@@ -120,7 +120,7 @@ def test_nameless_panels_are_named_by_their_subplot_titles():
     fig.add_trace(heatmap(-np.ones((3, 4)), -1, 1), row=1, col=2)
     words = describe(fig)
     assert "K: cached keys: a grid of 3 rows × 4 columns" in words
-    assert "V: cached values: a grid of 3 rows × 4 columns; values from -1 to -1" in words
+    assert "V: cached values: a grid of 3 rows × 4 columns; every cell is -1" in words
 
 
 def test_marks_on_category_axes_are_read_as_places_and_repeats_once():
@@ -152,3 +152,17 @@ def test_marks_on_hidden_axes_are_counted_not_read_as_a_series():
     assert "asleep (14): 14 marked" in words and "shared, always on (1): 1 marked" in words
     assert "routed, picked for this token (2 of 16): 2 marked" in words
     assert "rises" not in words and " at " not in words
+
+
+def test_an_empty_board_and_stacked_panels_are_said_plainly():
+    from plotly.subplots import make_subplots
+
+    empty = go.Figure(go.Heatmap(z=[[0.0, 0.0], [0.0, 0.0]], name="board"))
+    assert "board: a grid of 2 rows × 2 columns; every cell is 0" in describe(empty)
+    stacked = make_subplots(rows=2, cols=1, subplot_titles=("memory kept", "work per token"))
+    stacked.add_bar(x=[1.0, 2.0], y=["a", "b"], orientation="h", row=1, col=1)
+    stacked.add_bar(x=[3.0, 4.0], y=["a", "b"], orientation="h", row=2, col=1)
+    words = describe(stacked)
+    assert (
+        "memory kept: a 1, b 2" in words and "work per token: a 3, b 4" in words
+    )  # each panel its own title

@@ -176,6 +176,8 @@ def _heatmap_sentence(trace: dict, name: str) -> str:
         used = f"{rows_used} of {rows} rows" if rows_used < rows else f"{int(filled.sum())} of {z.size} cells"
         words += f", {used} filled in"
     lo, hi = float(np.nanmin(z)), float(np.nanmax(z))
+    if lo == hi:  # an empty board before the first write: one value everywhere, nothing stands out
+        return words + f"; every cell is {_num(lo)}"
     words += f"; values from {_num(lo)} to {_num(hi)}"
     zmin, zmax = trace.get("zmin"), trace.get("zmax")
     if zmin is not None and zmax is not None:
@@ -247,22 +249,28 @@ def _parts(fig) -> tuple[list[dict], dict]:
 
 
 def _panel_title(trace: dict, layout: dict) -> str:
-    """The subplot title above a nameless trace's panel (make_subplots puts it in a paper annotation)."""
-    suffix = str(trace.get("xaxis", "x"))[1:]
-    domain = (layout.get(f"xaxis{suffix}") or {}).get("domain")
+    """The subplot title above a nameless trace's panel (make_subplots puts it in a paper annotation
+    just above the panel): the title over the panel's columns nearest its top edge, so panels stacked
+    one above the other get their own titles."""
+    x_suffix = str(trace.get("xaxis", "x"))[1:]
+    y_suffix = str(trace.get("yaxis", "y"))[1:]
+    domain = (layout.get(f"xaxis{x_suffix}") or {}).get("domain")
     if not domain:
         return ""
     lo, hi = domain
-    for note in layout.get("annotations", ()) or ():
-        x = note.get("x")
-        if (
-            note.get("xref") == "paper"
-            and isinstance(x, int | float)
-            and lo <= x <= hi
-            and note.get("y", 0) >= 0.9
-        ):
-            return _text(note.get("text", ""))
-    return ""
+    top = ((layout.get(f"yaxis{y_suffix}") or {}).get("domain") or [0.0, 1.0])[1]
+    titles = [
+        note
+        for note in layout.get("annotations", ()) or ()
+        if note.get("xref") == "paper"
+        and isinstance(note.get("x"), int | float)
+        and isinstance(note.get("y", 0), int | float)
+        and lo <= note["x"] <= hi
+        and top - 0.1 <= note.get("y", 0) <= top + 0.15
+    ]
+    if not titles:
+        return ""
+    return _text(min(titles, key=lambda note: abs(note.get("y", 0) - top)).get("text", ""))
 
 
 def _legend_only(trace: dict) -> bool:
