@@ -166,3 +166,18 @@ def test_an_empty_board_and_stacked_panels_are_said_plainly():
     assert (
         "memory kept: a 1, b 2" in words and "work per token: a 3, b 4" in words
     )  # each panel its own title
+
+
+def test_a_stacked_bar_with_no_visible_name_reads_its_parts_and_the_line_across_it():
+    """The planner's memory bar: parts in GiB, no meaningless 'at needed', the usable line as a line."""
+    import json
+    from pathlib import Path
+
+    from core.figures.plan import memory_figure
+    from core.plan import PlanInputs, parse, plan
+
+    config = json.loads((Path(__file__).resolve().parents[1] / "assets/configs/llama3_1_8b.json").read_text())
+    p = plan(parse(config), PlanInputs())
+    words = describe(memory_figure(p))
+    assert f"weights: {p.weights / 1024**3:.3g} GiB." in words and "KV cache: 16 GiB." in words
+    assert " at needed" not in words and f"a vertical line at {p.usable / 1024**3:.3g} GiB" in words

@@ -97,6 +97,10 @@ def _trace_sentence(trace: dict, layout: dict) -> str:
     horizontal = kind == "bar" and trace.get("orientation") == "h"
     xs, ys = (trace.get("y"), trace.get("x")) if horizontal else (trace.get("x"), trace.get("y"))
     values = _numbers(ys)
+    across = _numbers(xs)
+    if values is None and across is not None and across.size and np.allclose(across, across[0]):
+        if _labels_hidden(layout, trace, "y"):  # a line across a bar whose name is not shown (the planner)
+            return f"{name or 'a mark'}: a vertical line at {_num(across[0])}{_unit_hint(layout, trace, 'x')}"
     if values is None and ys is not None and len(ys) and xs is not None:  # marks on category axes
         places = [f"{y} at {x}" for x, y in zip(_labels(xs, len(ys)), _labels(ys, len(ys)), strict=True)]
         return f"{name or 'marks'}: {len(places)} marked, {_list(places)}"
@@ -112,7 +116,9 @@ def _trace_sentence(trace: dict, layout: dict) -> str:
     label = name or ("bars" if kind == "bar" else "the line")
     suffix = _unit_hint(layout, trace, "x" if horizontal else "y")
     if values.size == 1:
-        return f"{label}: {_num(values[0])}{suffix} at {positions[0]}"
+        said = printed[0] if printed else f"{_num(values[0])}{suffix}"
+        hidden = _labels_hidden(layout, trace, "y" if horizontal else "x")
+        return f"{label}: {said}" + ("" if hidden else f" at {positions[0]}")
     if kind != "bar" and len(set(positions)) == 1:  # a line drawn straight up: a marker, not a series
         return f"{label}: a vertical line at {positions[0]}"
     if kind == "bar" and np.allclose(values, values[0]):
@@ -292,6 +298,13 @@ def _title_of(title) -> str:
     if isinstance(title, dict):
         return title.get("text", "") or ""
     return title or ""
+
+
+def _labels_hidden(layout: dict, trace: dict, axis: str) -> bool:
+    """True when the trace's `axis` shows no tick labels: its positions are not named on the chart."""
+    ref = str(trace.get(f"{axis}axis", axis))
+    spec = layout.get(f"{axis}axis{ref[1:]}", {}) or {}
+    return spec.get("showticklabels") is False or spec.get("visible") is False
 
 
 def _axes_hidden(trace: dict, layout: dict) -> bool:

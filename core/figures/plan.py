@@ -51,7 +51,7 @@ def memory_figure(plan: Plan) -> go.Figure:
         f"{escape(plan.model_name)}: {plan.inputs.batch} × {format_context(plan.inputs.context)} tokens on "
         f"{plan.inputs.gpus} × {plan.card_name} — {verdict}"
     )
-    base_layout(fig, title=title, x_title="GiB", height=300)
+    base_layout(fig, title=title, x_title="memory (GiB)", height=300)
     fig.update_layout(
         barmode="stack", legend=dict(orientation="h", y=-0.45, yanchor="top", x=0, xanchor="left")
     )
