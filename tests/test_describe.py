@@ -181,3 +181,17 @@ def test_a_stacked_bar_with_no_visible_name_reads_its_parts_and_the_line_across_
     words = describe(memory_figure(p))
     assert f"weights: {p.weights / 1024**3:.3g} GiB." in words and "KV cache: 16 GiB." in words
     assert " at needed" not in words and f"a vertical line at {p.usable / 1024**3:.3g} GiB" in words
+
+
+def test_a_diagram_says_what_it_shows_in_its_own_words():
+    """Lesson 6's timeline: squares and hand-over marks are a diagram; its words come from the counts."""
+    from core.figures.chunks import timeline_figure
+    from core.ops.forms import waits_in_line
+
+    words = describe(timeline_figure(30, 8, "30 tokens, chunks of 8"))
+    step, chunked = waits_in_line(30, 8)
+    assert words.startswith("Diagram: 30 tokens, chunks of 8 (across: token #).")
+    assert (
+        f"{step} waits in line" in words and f"{chunked} chunks" in words and f"— {chunked} waits." in words
+    )
+    assert "vertical lines" not in words and "flat" not in words

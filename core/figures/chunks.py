@@ -12,6 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.figures.style import COLORS, base_layout, color_of
+from core.ops.forms import waits_in_line
 
 CHUNK_SHADES = ("#d0ebff", "#a5d8ff")
 STEP_BY_STEP = "step by step"  # the label core/ops/forms gives the recurrence
@@ -79,6 +80,14 @@ def timeline_figure(T: int, chunk_size: int, title: str = "") -> go.Figure:
         )
     )
     base_layout(fig, title, "token #", "", height=230)
+    step_waits, chunk_waits = waits_in_line(T, chunk_size)
+    fig.update_layout(  # the chart's words: its squares and marks are a diagram, not data series
+        meta={
+            "words": f"Top row, step by step: {T} tokens one at a time, the board handed over before each "
+            f"one — {step_waits} waits in line. Bottom row, chunks of {chunk_size}: {chunk_waits} chunks, "
+            f"each computed at once, the board handed over only at a chunk's edge — {chunk_waits} waits."
+        }
+    )
     fig.update_yaxes(tickvals=list(rows.values()), ticktext=list(rows), range=[-0.6, 1.6], showgrid=False)
     fig.update_xaxes(range=[-1, T])  # room for the first hand-over, before token 0
     fig.update_xaxes(range=[-1, T], showgrid=False)

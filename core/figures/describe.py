@@ -41,6 +41,10 @@ _DTYPES = {
 def describe(fig) -> str:
     """The whole text alternative of a figure: title, axes, every series, marked lines, notes."""
     data, layout = _parts(fig)
+    meta = layout.get("meta")
+    own = meta.get("words") if isinstance(meta, dict) else None
+    if own:  # a picture whose marks are a diagram, not data series, says what it shows itself
+        return " ".join([describe_what(fig, kind="Diagram"), _text(own)])
     sentences = [describe_what(fig)]
     shown = [t for t in data if t.get("visible", True) is True]
     described = [s for s in (_trace_sentence(t, layout) for t in shown[:MAX_SERIES]) if s]
@@ -58,15 +62,17 @@ def describe(fig) -> str:
     return " ".join(s if s.endswith((".", "!", "?", "…")) else s + "." for s in sentences if s)
 
 
-def describe_what(fig) -> str:
-    """One sentence: the chart's title (or its kind) and what its axes measure."""
+def describe_what(fig, kind: str = "") -> str:
+    """One sentence: the chart's title (or its kind) and what its axes measure; `kind` names it
+    when the figure knows better (a diagram)."""
     data, layout = _parts(fig)
     title = chart_title(fig)
-    kinds = sorted({t.get("type", "scatter") for t in data if not _legend_only(t)})
-    kind = {"bar": "Bar chart", "heatmap": "Heatmap", "scatter": "Line chart"}.get(
+    drawn = [t for t in data if not _legend_only(t)]
+    kinds = sorted({t.get("type", "scatter") for t in drawn})
+    kind = kind or {"bar": "Bar chart", "heatmap": "Heatmap", "scatter": "Line chart"}.get(
         kinds[0] if len(kinds) == 1 else "", "Chart"
     )
-    if kind == "Line chart" and all("lines" not in t.get("mode", "lines") for t in data):
+    if kind == "Line chart" and all("lines" not in t.get("mode", "lines") for t in drawn):
         kind = "Scatter chart"
     x_title, y_title = _axis_title(layout, "x"), _axis_title(layout, "y")
     axes = []
