@@ -427,8 +427,8 @@ TERMS: tuple[Term, ...] = (
     _t(
         "decode",
         "prefill / decode",
-        "Prefill reads the whole prompt in one pass; decode then writes one token per step, and each "
-        "step reads the weights and the cache again.",
+        "Prefill reads the whole prompt in one pass; decode then writes one token at a time, each step "
+        "reading the weights and the cache again — once for the whole batch, so at batch 1 once per token.",
         "your_gpu",
         r"(?i)\bdecod(e|es|ing)\b",
         r"(?i)\bprefill\b",
@@ -437,7 +437,7 @@ TERMS: tuple[Term, ...] = (
         "batch",
         "batch",
         "Several conversations served together: one step reads the weights once for all of them, "
-        "while each keeps its own cache.",
+        "while each keeps its own cache; batch 1 is a single conversation.",
         "planner",
         r"(?i)\bbatch(es)?\b",
     ),
