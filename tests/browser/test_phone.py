@@ -57,12 +57,13 @@ def _cut_chart_text(page) -> list[str]:
     )
 
 
-def _touching_bar_numbers(page) -> list[str]:
-    """Numbers printed on bars that run into a neighbour's (grouped bars read "0.680.680.68"): each
-    as 'first | second'. Numbers left out because they would be too small (uniformtext) are not drawn."""
+def _touching_chart_numbers(page) -> list[str]:
+    """Numbers printed on bars or heatmap cells that run into a neighbour's (grouped bars read
+    "0.680.680.68"; eight heatmap columns side by side ran together): each as 'first | second'.
+    Bar numbers left out because they would be too small (uniformtext) are not drawn."""
     return page.evaluate(
         """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(plot => {
-            const texts = [...plot.querySelectorAll('text.bartext')]
+            const texts = [...plot.querySelectorAll('text.bartext, g.heatmap-label text')]
                 .map(t => ({text: t.textContent, r: t.getBoundingClientRect()}))
                 .filter(t => t.text && t.r.width > 0);
             const clash = [];
@@ -105,7 +106,7 @@ def test_phone_reader_gets_the_lesson_first(phone, server_url, item):
     wide = _too_wide(page)
     cut = _cut_link_labels(page)
     cut_text = _cut_chart_text(page)
-    touching = _touching_bar_numbers(page)
+    touching = _touching_chart_numbers(page)
     path = SCREENSHOTS / "phone" / f"{item.number:02d}_{item.slug}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
     # Streamlit scrolls inside its main pane: grow the window's height (never its width) to get it all
@@ -119,4 +120,23 @@ def test_phone_reader_gets_the_lesson_first(phone, server_url, item):
     assert not wide, f"{item.slug}: charts wider than a {PHONE['width']} px screen: {wide}"
     assert not cut, f"{item.slug}: link labels cut on a phone: {cut}"
     assert not cut_text, f"{item.slug}: chart text cut at the chart's edge on a phone: {cut_text}"
-    assert not touching, f"{item.slug}: numbers on bars run together on a phone: {touching}"
+    assert not touching, f"{item.slug}: numbers on a chart run together on a phone: {touching}"
+
+
+def test_the_largest_regrouping_keeps_its_numbers_apart_on_a_phone(phone, server_url):
+    """Lesson 3 at its largest T (8): the 8 × 8 scores print 64 numbers; side by side with the next
+    matrix on a phone they ran together, so each matrix is its own chart, one under the other."""
+    from ui.course import lesson
+
+    page = phone
+    page.goto(f"{server_url}/{lesson('linear_attention').url_path}")
+    wait_for_app(page)
+    slider = page.get_by_role("slider", name="tokens T")
+    slider.focus()
+    page.keyboard.press("End")
+    # T = 8: 8 × 8 scores, 8 × 3 left route, 3 × 3 board, 8 × 3 right route — 121 printed numbers
+    numbers = "() => document.querySelectorAll('g.heatmap-label text').length"
+    page.wait_for_function(f"() => ({numbers})() === 121")
+    wait_for_app(page)
+    assert page.evaluate(numbers) == 121
+    assert not _touching_chart_numbers(page)
