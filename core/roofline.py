@@ -313,7 +313,8 @@ def mechanism_macs_per_token(mechanism: str, context: int, width: Width) -> floa
 
     Counted per head with d = head_dim (projections that every mechanism shares are left out,
     except the key/value projections a cache-less model must redo for every past token):
-      no_cache   : K,V for all T past tokens again (2·T·d_model·d) + all T queries' attention (T(T+1)·d)
+      no_cache   : all T queries' attention (T(T+1)·d per query head) + K,V for all T past tokens
+                   again (2·T·d_model·d per key/value head: with GQA, Llama-3-8B projects 8, not 32)
       attention  : scores against T keys + weighted sum of T values (2·T·d)
       a fixed-board rule: one d² pass each to write and read, + one to read the old value if it
       erases (β), + one to fade if it has a gate, + d for per-channel rates
@@ -322,8 +323,10 @@ def mechanism_macs_per_token(mechanism: str, context: int, width: Width) -> floa
     if context < 0:
         raise ValueError("context must be non-negative")
     d, h, t = width.head_dim, width.heads, context
+    if mechanism == "no_cache":
+        redo_kv = 2 * t * width.d_model * d * width.cached_heads
+        return float(width.layers * (h * t * (t + 1) * d + redo_kv))
     per_head = {
-        "no_cache": 2 * t * width.d_model * d + t * (t + 1) * d,
         "attention": 2 * t * d,
         **{key: rule.macs_per_head(d) for key, rule in RULES.items()},
     }

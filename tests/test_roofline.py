@@ -167,6 +167,12 @@ def test_mechanism_memory_and_work():
     assert mechanism_macs_per_token("no_cache", 100, width) > 50 * mechanism_macs_per_token(
         "attention", 100, width
     )
+    # without a cache: every query's attention again, plus the key/value projections of every past token —
+    # for the key/value heads the model really has (GQA: Llama-3-8B projects 8 of them, not 32)
+    t = 131072
+    attend = 32 * 32 * t * (t + 1) * 128
+    assert mechanism_macs_per_token("no_cache", t, width) == attend + 32 * 2 * t * 4096 * 32 * 128
+    assert mechanism_macs_per_token("no_cache", t, llama) == attend + 32 * 2 * t * 4096 * 8 * 128
     with pytest.raises(ValueError):
         mechanism_memory_bytes("nope", 1, width)
     hybrid = hybrid_memory_bytes(1000, width)
