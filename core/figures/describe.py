@@ -103,9 +103,9 @@ def _trace_sentence(trace: dict, layout: dict) -> str:
     horizontal = kind == "bar" and trace.get("orientation") == "h"
     xs, ys = (trace.get("y"), trace.get("x")) if horizontal else (trace.get("x"), trace.get("y"))
     values = _numbers(ys)
-    across = _numbers(xs)
-    if values is None and across is not None and across.size and np.allclose(across, across[0]):
-        if _labels_hidden(layout, trace, "y"):  # a line across a bar whose name is not shown (the planner)
+    if values is None and _labels_hidden(layout, trace, "y"):  # a line across a bar whose name is not shown
+        across = _numbers(xs)  # (the planner's usable memory)
+        if across is not None and across.size and np.allclose(across, across[0]):
             return f"{name or 'a mark'}: a vertical line at {_num(across[0])}{_unit_hint(layout, trace, 'x')}"
     if values is None and ys is not None and len(ys) and xs is not None:  # marks on category axes
         places = [f"{y} at {x}" for x, y in zip(_labels(xs, len(ys)), _labels(ys, len(ys)), strict=True)]

@@ -259,11 +259,11 @@ def published_table(topic: str | None = None, brief: bool = False) -> tuple[list
         card = p.gpu if p.gpu.startswith("(") else f"on {p.gpu}"
         if label not in sources:
             sources.append(label)
+        name = f"**{p.model} {card}**"
+        first = {"model on card": name} if brief else {"what was measured": f"{name}: {p.measured}"}
         rows.append(
             {
-                ("model on card" if brief else "what was measured"): (
-                    f"**{p.model} {card}**" if brief else f"**{p.model} {card}**: {p.measured}"
-                ),
+                **first,
                 "setting": p.setting,
                 "result": p.result,
                 "source": f"[{sources.index(label) + 1}] {p.source_kind}",
