@@ -41,8 +41,10 @@ FINISHED = {
     ForwardMsg.FINISHED_WITH_COMPILE_ERROR: "compile_error",
     ForwardMsg.FINISHED_EARLY_FOR_RERUN: "early",
 }
-# step_controls' status: "**byte 3 of 120**", "**token 120 of 120 — the end; press Reset …**"
+# step_controls' status: "**byte 3 of 120**", "**token 120 of 120 — the end; press Reset …**", and
+# before the first Step of a page that shows its whole run: "**the whole run** — Step replays from byte 1 of 120"
 COUNTER = re.compile(r"^\*\*\S+ (\d+) of (\d+)(?: — .*)?\*\*$", re.S)
+BEFORE_START = re.compile(r"^\*\*.+\*\* — Step replays from \S+ 1 of (\d+)$", re.S)
 Path = tuple[int, ...]
 
 
@@ -211,9 +213,11 @@ class PageView:
         """(step shown, steps in the run) from the Step controls' status line."""
         for _, shown in self.in_order():
             if shown.element.WhichOneof("type") == "markdown":
-                found = COUNTER.match(shown.element.markdown.body)
-                if found:
+                body = shown.element.markdown.body
+                if found := COUNTER.match(body):
                     return int(found[1]), int(found[2])
+                if found := BEFORE_START.match(body):
+                    return 0, int(found[1])
         raise LookupError("no step counter ('**byte t of n**') on the page")
 
     def code_texts(self) -> list[str]:

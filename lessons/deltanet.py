@@ -101,11 +101,9 @@ def parts_figure(run: bd.BoardRun, t: int):
 def parts_stepper(run: bd.BoardRun, settings: tuple) -> None:
     """Step controls and the stepped picture: a Step click reruns only this part. `settings`
     (what `run` was made from) keys the pictures, built once per step and shared."""
-    t = step_controls("dn_t", run.T, unit="token")
+    t = step_controls("dn_t", run.T, unit="token", before_start="the last token")
     if t == 0:  # before the first Step: the last token, the rewrite this lesson is about
-        st.caption(
-            "Showing the last token: apple written again. Press **Step** to replay the stream from the first pair."
-        )
+        st.caption("The last token writes apple again: the rewrite this lesson is about.")
         t = run.T
     if t:
         figures = stepped_figures("dn_parts", settings, t, {"parts": lambda t: parts_figure(run, t)})

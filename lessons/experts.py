@@ -9,7 +9,7 @@ from core.k3 import MXFP4_BYTES_PER_PARAM, bytes_per_token_rows, release_weight_
 from core.models.moe import MoE, route
 from core.specs import SPECS
 from core.tokenizer import prepare_prompt, token_label
-from core.units import format_bytes, format_params
+from core.units import counted, format_bytes, format_params
 from ui.course import lesson_ref
 from ui.deeper import go_deeper_experts, planner_batch_link
 from ui.glossary import new_words
@@ -96,10 +96,7 @@ def mini_grid(cfg, ids: tuple[int, ...], layer: int, shown: int, table) -> dict:
 @st.fragment
 def stepper(cfg, ids: tuple[int, ...], layer: int, table) -> None:
     """Step controls and the picture that moves with them: a Step click reruns only this part."""
-    t = step_controls("ex_step", len(ids), unit="byte")
-    shown = t if t > 0 else 1
-    if t == 0:
-        st.caption("Showing the first byte. Press **Step** to walk through your text one byte at a time.")
+    shown = step_controls("ex_step", len(ids), unit="byte", start=1)  # byte 1 is there from the start
     picked = [int(e) for e in table.expert_ids[shown - 1]]
     weights = [float(table.weights[shown - 1, e]) for e in picked]
     st.markdown(
@@ -179,9 +176,10 @@ if net is not None:
     show_figure(per_layer_figures["load"], key="ex_load")
     busiest, idle = table.busiest, table.idle
     st.caption(
-        f"Busiest expert in layer {layer}: {busiest} ({int(table.load[busiest])} of "
-        f"{len(prompt.ids) * cfg.top_k} picks); experts nobody picked: {idle}. Training kept the load "
-        "even with a per-expert selection bias, not an extra loss (K3's “noaux_tc”)."
+        f"Busiest in layer {layer}: expert {busiest}, with {int(table.load[busiest])} of the "
+        f"{len(prompt.ids) * cfg.top_k} picks; {counted(idle, 'expert')} picked by no byte. Training "
+        "kept the load even with a per-expert selection bias, not an extra loss term (K3's config calls "
+        "this “noaux_tc”: no auxiliary loss)."
     )
 
     st.markdown("**One byte at a time.** Step through your text to see which experts each byte wakes.")

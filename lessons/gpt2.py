@@ -143,9 +143,8 @@ st.subheader("Step through it")
 def stepper(live, settings: tuple, run: GenerationRun, series: RunSeries) -> None:
     """Step controls and everything that moves with them: a Step click reruns only this part."""
     unit, p = live.unit, len(run.prompt_ids)
-    t = step_controls("gpt2_t", len(run.traces), unit=unit)
+    t = step_controls("gpt2_t", len(run.traces), unit=unit, before_start="the finished run")
     if t == 0:  # before the first Step: the finished run (full triangle, every step timed)
-        st.caption(f"Showing the finished run. Press **Step** to replay it from the first {unit}.")
         t = len(run.traces)
 
     written = live.tokenizer.decode(run.prompt_ids + run.new_ids[:t])

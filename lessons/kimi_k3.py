@@ -142,10 +142,8 @@ st.markdown(
 def stepper(run: k3.RunSummary, ids: tuple[int, ...], cfg) -> None:
     """Step controls and everything that moves with them: a Step click reruns only this part."""
     total = len(run.tokens_in)
-    t = step_controls("k3_step", total, unit="byte")
+    t = step_controls("k3_step", total, unit="byte", before_start="the whole run")
     shown = t if t > 0 else total
-    if t == 0:
-        st.caption("Showing the whole run. Press **Step** to walk through it one byte at a time.")
 
     read = decode(run.tokens_in[:shown])
     where = "your text" if shown <= run.prompt_length else "its own writing"

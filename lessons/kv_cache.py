@@ -204,9 +204,8 @@ def stepper(
     cache pictures): a Step click reruns only this part."""
     model, unit = live.model, live.unit
     cfg, per_token = model.config, model.cache_bytes_per_token()
-    t = step_controls("kv_t", len(cached.traces), unit=unit)
+    t = step_controls("kv_t", len(cached.traces), unit=unit, before_start="the finished run")
     if t == 0:  # before the first Step: the finished run, the cache at its fullest
-        st.caption(f"Showing the finished run. Press **Step** to replay it from the first {unit}.")
         t = len(cached.traces)
     st.code(
         live.tokenizer.decode(cached.prompt_ids + cached.new_ids[:t]) or " ", language=None, wrap_lines=True

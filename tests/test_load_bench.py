@@ -148,11 +148,12 @@ def test_a_fragment_run_replaces_only_its_own_elements():
     view = PageView()
     _load(
         view,
-        _element((0, 0), _markdown("**byte 0 of 9**"), fragment="f"),
+        _element((0, 0), _markdown("**the whole run** — Step replays from byte 1 of 9"), fragment="f"),
         _element((0, 1), _markdown("outside")),
         _element((0, 2), _markdown("old, in the fragment"), fragment="f"),
         _finished(),
     )
+    assert view.counter() == (0, 9)  # before the first Step, on a page that shows its whole run
     view.start_run("f")
     view.apply(_element((0, 0), _markdown("**byte 1 of 9**"), fragment="f"))
     view.apply(_finished(ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY))

@@ -190,46 +190,58 @@ def prompt_input(key: str, default: str, max_chars: int = 400, label: str = "You
     )
 
 
-def _advance(key: str, total: int, delta: int) -> None:
-    st.session_state[key] = min(total, max(0, st.session_state.get(key, 0) + delta))
+def _advance(key: str, total: int, delta: int, start: int = 0) -> None:
+    st.session_state[key] = min(total, max(start, st.session_state.get(key, start) + delta))
 
 
-def _reset(key: str) -> None:
-    st.session_state[key] = 0
+def _reset(key: str, start: int = 0) -> None:
+    st.session_state[key] = start
     st.session_state[f"{key}_playing"] = False
 
 
-def _toggle_play(key: str, total: int) -> None:
+def _toggle_play(key: str, total: int, start: int = 0) -> None:
     playing = not st.session_state.get(f"{key}_playing", False)
-    if playing and st.session_state.get(key, 0) >= total:
-        st.session_state[key] = 0  # Play at the end starts over
+    if playing and st.session_state.get(key, start) >= total:
+        st.session_state[key] = start  # Play at the end starts over
     st.session_state[f"{key}_playing"] = playing
 
 
-def step_controls(key: str, total: int, unit: str = "token", interval_s: float = 0.8) -> int:
+def step_controls(
+    key: str,
+    total: int,
+    unit: str = "token",
+    interval_s: float = 0.8,
+    *,
+    start: int = 0,
+    before_start: str | None = None,
+) -> int:
     """Step / Back / Reset / Play for a precomputed run of `total` steps; returns the current step.
 
     State lives in st.session_state[key], so each reader steps on their own. Play
     advances one step per `interval_s` through a timed fragment that reruns the page.
+    `start` is where a reader begins and Reset returns (1 where there is nothing to show before
+    the first step). `before_start` names what a page shows at step 0 when that is not an empty
+    start (e.g. "the whole run"): the status then says so, not "byte 0 of 53".
     """
     total = max(0, int(total))
-    st.session_state.setdefault(key, 0)
+    start = min(max(0, int(start)), total)
+    st.session_state.setdefault(key, start)
     st.session_state.setdefault(f"{key}_playing", False)
-    st.session_state[key] = min(st.session_state[key], total)
+    st.session_state[key] = min(max(st.session_state[key], start), total)
     playing = st.session_state[f"{key}_playing"]
 
     cols = st.columns([1, 1, 1, 1, 1.6], vertical_alignment="center")
     # (label, key suffix, icon, on_click, args); Step is the primary action
     buttons = (
-        ("Step", "step", ":material/skip_next:", _advance, (key, total, 1)),
-        ("Back", "back", ":material/skip_previous:", _advance, (key, total, -1)),
-        ("Reset", "reset", ":material/restart_alt:", _reset, (key,)),
+        ("Step", "step", ":material/skip_next:", _advance, (key, total, 1, start)),
+        ("Back", "back", ":material/skip_previous:", _advance, (key, total, -1, start)),
+        ("Reset", "reset", ":material/restart_alt:", _reset, (key, start)),
         (
             "Pause" if playing else "Play",
             "play",
             ":material/pause:" if playing else ":material/play_arrow:",
             _toggle_play,
-            (key, total),
+            (key, total, start),
         ),
     )
     for col, (label, suffix, icon, action, args) in zip(cols, buttons, strict=False):
@@ -243,10 +255,13 @@ def step_controls(key: str, total: int, unit: str = "token", interval_s: float =
             type="primary" if suffix == "step" else "secondary",
         )
     t = st.session_state[key]
-    status = f"{unit} {t} of {total}"
-    if t >= total and total > 0:
-        status += " — the end; press Reset to start again"
-    cols[4].markdown(f"**{status}**")
+    if t == 0 and before_start:
+        status = f"**{before_start}** — Step replays from {unit} 1 of {total}"
+    else:
+        status = f"**{unit} {t} of {total}**"
+        if t >= total and total > 0:
+            status = f"**{unit} {t} of {total} — the end; press Reset to start again**"
+    cols[4].markdown(status)
     if playing:
         _play_ticker(key, total, interval_s)
     return t

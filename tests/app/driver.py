@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ from ui.text import plain
 
 ROOT = Path(__file__).resolve().parents[2]
 
+STEP_STATUS = re.compile(r"^\*\*(\S+ \d+ of \d+.*\*\*|.+\*\* — Step replays from \S+ 1 of \d+)$")
 READER_TEXT = "Hello 🌍 — こんにちは\tthe cat sat"
 
 
@@ -37,6 +39,13 @@ def fresh(page: str, timeout: float = 120) -> AppTest:
 def assert_clean(at: AppTest, when: str) -> None:
     errors = [e.value for e in at.exception]
     assert not errors, f"exception after {when}: {errors}"
+
+
+def step_status(at: AppTest) -> str:
+    """The Step controls' status line: "**byte 3 of 53**", or what a page shows before its first Step."""
+    found = [m.value for m in at.markdown if STEP_STATUS.match(m.value)]
+    assert len(found) == 1, f"one step status expected, found {found}"
+    return found[0]
 
 
 def click_steps(at: AppTest, times: int = 20) -> int:

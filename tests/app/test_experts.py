@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.tokenizer import encode
-from tests.app.driver import READER_TEXT, assert_clean, fresh, page_path
+from tests.app.driver import READER_TEXT, assert_clean, fresh, page_path, step_status
 from tests.app.driver import chart_spec as _spec
 from tests.app.driver import metric_value as _metric
 from tests.app.driver import plotly_array as _array
@@ -53,13 +53,18 @@ def test_router_heatmap_is_the_real_routing(at):
 
 
 def test_stepping_through_bytes(at):
-    # before the first Step the grid shows byte 1, and says so (the counter reads "byte 0")
-    assert any(c.value.startswith("Showing the first byte") for c in at.caption)
+    # the grid shows byte 1 from the start, the counter says so, and the first Step moves to byte 2
+    status = step_status(at)
+    n = int(status.removesuffix("**").rsplit(" ", 1)[1])
+    assert status == f"**byte 1 of {n}**" and n > 21
+    at.button(key="ex_step_back").click().run()
+    assert at.session_state["ex_step"] == 1  # nothing before byte 1
     for i in range(20):
         at.button(key="ex_step_step").click().run()
         assert_clean(at, f"step {i + 1}")
-    assert at.session_state["ex_step"] == 20
-    assert not any(c.value.startswith("Showing the first byte") for c in at.caption)
+    assert at.session_state["ex_step"] == 21
+    assert step_status(at) == f"**byte 21 of {n}**"
+    assert any(m.value.startswith("Byte 21: ") for m in at.markdown)
     grid = _spec(at, "ex_mini_grid")["data"]
     picked = [trace for trace in grid if trace["name"].startswith("routed, picked")][0]
     assert len(_array(picked["x"])) == 2
