@@ -81,6 +81,8 @@ class ContextResult:
     link_bytes_per_s: float
     series: list[Series]
     stopped: bool = False
+    cache_bytes: int | None = None  # CPU runs: the last-level cache whose speed a step that fits in it gets
+    cache_bytes_per_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -97,19 +99,22 @@ def predicted_tokens_per_s(
     """Roofline for one step: everything read from VRAM, or the spill model under a budget."""
     read = active_bytes + memory_bytes
     if budget_bytes is None:
-        return bandwidth_bound_tokens_per_s(read, bw.device_bytes_per_s)
+        return bandwidth_bound_tokens_per_s(read, bw.for_reading(read))
     return 1.0 / spill_time_per_token(
         read, budget_bytes, bw.device_bytes_per_s, bw.link_bytes_per_s, unread_bytes
     )
 
 
 def traffic_tokens_per_s(traffic: Traffic, bw: Bandwidth) -> float:
-    """Roofline from a step's real traffic: VRAM bytes at copy speed, host-link bytes at link speed,
+    """Roofline from a step's real traffic: VRAM bytes at copy speed (on a CPU, its cache's speed
+    while the step's bytes fit in it: `Bandwidth.for_reading`), host-link bytes at link speed,
     bytes of CPU-computed layers at host memory speed."""
     on_device = traffic.total - traffic.host_link - traffic.cpu_side
     host = bw.host_bytes_per_s or bw.device_bytes_per_s
     seconds = (
-        on_device / bw.device_bytes_per_s + traffic.host_link / bw.link_bytes_per_s + traffic.cpu_side / host
+        on_device / bw.for_reading(traffic.total)
+        + traffic.host_link / bw.link_bytes_per_s
+        + traffic.cpu_side / host
     )
     return 1.0 / seconds
 
@@ -186,6 +191,8 @@ def run_context(
         bandwidth.device_bytes_per_s,
         bandwidth.link_bytes_per_s,
         [],
+        cache_bytes=bandwidth.cache_bytes,
+        cache_bytes_per_s=bandwidth.cache_bytes_per_s,
     )
     tokens = timing.random_tokens(preset, env.device)
     total = len(kinds) * len(preset.depths)
@@ -354,7 +361,7 @@ def predict_context(
         for d in preset.depths:
             moved = model.traffic(d).total  # every byte a step at depth d moves, all resident
             if budget_bytes is None or kind != "attention":
-                out[model.kind].append((d, bandwidth_bound_tokens_per_s(moved, bandwidth.device_bytes_per_s)))
+                out[model.kind].append((d, bandwidth_bound_tokens_per_s(moved, bandwidth.for_reading(moved))))
             else:
                 unread = weights - active
                 out[model.kind].append((d, predicted_tokens_per_s(moved, 0, unread, budget_bytes, bandwidth)))

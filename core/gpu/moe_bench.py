@@ -57,6 +57,8 @@ class MoeResult:
     rows: list[MoeRow]
     note: str = ""
     stopped: bool = False
+    cache_bytes: int | None = None  # CPU runs: the last-level cache whose speed a step that fits in it gets
+    cache_bytes_per_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -100,6 +102,8 @@ def run_moe(
         f"{preset.moe_shared} shared + {preset.moe_top_k} of {routed} routed",
         None,
         [],
+        cache_bytes=bandwidth.cache_bytes,
+        cache_bytes_per_s=bandwidth.cache_bytes_per_s,
     )
     if meter is None:
         result.note = "No energy reading: power is read through NVML, so only on an NVIDIA GPU."
@@ -176,7 +180,7 @@ def _sized_row(model: DecodeModel, label: str, preset: Preset, bandwidth: Bandwi
     """A row with the model's sizes and the roofline of every byte its step moves (weights, cache,
     and the MoE's gathered copy if any); speeds NaN until measured."""
     moved = model.traffic(preset.moe_depth).total
-    roofline = bandwidth_bound_tokens_per_s(moved, bandwidth.device_bytes_per_s)
+    roofline = bandwidth_bound_tokens_per_s(moved, bandwidth.for_reading(moved))
     return MoeRow(
         label,
         model.total_params(),

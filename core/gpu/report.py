@@ -29,6 +29,13 @@ def device_rows(snap: DeviceSnapshot, bandwidth: Bandwidth | None = None) -> lis
         rows = [("GPU", "none found: the benchmarks run on the CPU")]
         if bandwidth is not None:
             rows.append(("Measured memory copy speed", f"{bandwidth.device_bytes_per_s / 1e9:,.1f} GB/s"))
+            if bandwidth.cache_bytes and bandwidth.cache_bytes_per_s:
+                rows.append(
+                    (
+                        f"Measured cache copy speed ({format_bytes(bandwidth.cache_bytes)} last-level cache)",
+                        f"{bandwidth.cache_bytes_per_s / 1e9:,.1f} GB/s",
+                    )
+                )
             rows.append(("How it was measured", bandwidth.method))
         return [{"what": k, "value": v} for k, v in rows]
     peak = snap.peak_bandwidth_bytes_per_s
@@ -71,6 +78,22 @@ def device_rows(snap: DeviceSnapshot, bandwidth: Bandwidth | None = None) -> lis
         rows.append(("Measured copy bandwidth", f"{bandwidth.device_bytes_per_s / 1e9:,.1f} GB/s"))
         rows.append(("Measured host → device", f"{bandwidth.link_bytes_per_s / 1e9:,.1f} GB/s"))
     return [{"what": k, "value": v} for k, v in rows]
+
+
+def cache_ceiling_words(
+    cache_bytes: int | None, cache_bytes_per_s: float | None, memory_bytes_per_s: float | None = None
+) -> str | None:
+    """Why a CPU run's roofline has two speeds (`Bandwidth.for_reading`), in words; None on a GPU
+    or where the cache could not be read."""
+    if not cache_bytes or not cache_bytes_per_s:
+        return None
+    memory = "" if memory_bytes_per_s is None else f" ({memory_bytes_per_s / 1e9:,.1f} GB/s)"
+    return (
+        f"On a CPU the roofline has two speeds. A step whose bytes fit in the processor's "
+        f"{format_bytes(cache_bytes)} last-level cache finds them there from the step before, so its ceiling "
+        f"is the cache's copy speed ({cache_bytes_per_s / 1e9:,.1f} GB/s, measured here); a bigger step reads "
+        f"main memory{memory}. Where the bytes outgrow the cache, the roofline drops."
+    )
 
 
 def rate(tokens_per_s: float | None) -> str:

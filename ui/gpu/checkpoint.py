@@ -20,7 +20,7 @@ from core.figures.style import COLORS, base_layout, legend_below, log_ticks
 from core.gpu import jobs
 from core.gpu.checkpoint_bench import CheckpointInfo, CheckpointResult, Settings, default_depths, describe
 from core.gpu.export import to_json
-from core.gpu.report import percent, rate, rate_with_spread
+from core.gpu.report import cache_ceiling_words, percent, rate, rate_with_spread
 from core.gpu.runner import RUNNER, Busy
 from core.models.hf_tokenizer import CheckpointError
 from core.units import format_bytes
@@ -237,6 +237,11 @@ def _result(result: CheckpointResult) -> None:
         f"({format_bytes(result.cache_bytes_per_token)} per token), both from the checkpoint's config.json; the "
         f"roofline is the copy speed measured here ({result.bandwidth_bytes_per_s / 1e9:,.1f} GB/s) ÷ those bytes."
     )
+    two_speeds = cache_ceiling_words(
+        result.cache_bytes, result.cache_bytes_per_s, result.bandwidth_bytes_per_s
+    )
+    if two_speeds:
+        st.caption(two_speeds)
     _checked_note(result)
     if result.device.startswith("CPU"):
         st.caption(

@@ -15,6 +15,7 @@ from core.gpu.presets import PRESETS, Preset
 from core.gpu.public import public_mode
 from core.gpu.published import published_table
 from core.gpu.report import (
+    cache_ceiling_words,
     context_headline_rows,
     context_rows,
     moe_impl_note,
@@ -112,6 +113,11 @@ def context_results(
         "Abai/llama.cpp PR-BODY-fattn-dequant-cap.md); tiny models on a CPU "
         "land far lower, because there the time goes to launching many small operations, not to reading memory."
     )
+    two_speeds = cache_ceiling_words(
+        result.cache_bytes, result.cache_bytes_per_s, result.bandwidth_bytes_per_s
+    )
+    if two_speeds:
+        st.caption(two_speeds)
     note = state_way_note(result)
     if note:
         st.caption(note)
@@ -150,6 +156,9 @@ def _prediction(
         "model reads the same board at any depth, so its line stays flat. Press **Run** to put your measurement "
         "beside it."
     )
+    two_speeds = cache_ceiling_words(ref_bw.cache_bytes, ref_bw.cache_bytes_per_s, ref_bw.device_bytes_per_s)
+    if two_speeds:
+        st.caption(two_speeds)
 
 
 def moe_results(preset: Preset, public: bool = False) -> MoeResult | None:
@@ -177,6 +186,9 @@ def moe_results(preset: Preset, public: bool = False) -> MoeResult | None:
         "each model could go if every step (one sequence, batch 1) only had to read its awake weights and cache "
         "once. Under each name: how close the measurement came."
     )
+    two_speeds = cache_ceiling_words(result.cache_bytes, result.cache_bytes_per_s)
+    if two_speeds:
+        st.caption(two_speeds)
     if result.note:
         st.caption(result.note)
     if result.idle_watts is not None:
