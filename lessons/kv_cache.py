@@ -60,6 +60,29 @@ GRID_TITLE = "Which positions the model ran at each step (with a cache)"
 PRECISIONS = {"16-bit weights (bf16)": 2.0, "8-bit weights": 1.0, "4-bit weights": 0.5}
 
 
+def doesnt_fit_advice(spec, card, precision: str) -> str:
+    """What to try when the weights alone overflow the card: a smaller precision that fits this
+    card, else the smallest listed card that holds them, else the truth (many GPUs)."""
+    need = weight_bytes(spec, PRECISIONS[precision])
+    said = (
+        f"{spec.name}'s weights alone ({format_bytes(need)}) do not fit on the {card.name} at this precision"
+    )
+    smaller = [
+        p
+        for p, b in PRECISIONS.items()
+        if b < PRECISIONS[precision] and weight_bytes(spec, b) <= card.vram_bytes
+    ]
+    if smaller:
+        return f"{said}; try {smaller[0]}."
+    bigger = sorted((c for c in CARDS.values() if c.vram_bytes >= need), key=lambda c: c.vram_bytes)
+    if bigger:
+        return f"{said}; try a bigger card, such as the {bigger[0].name}."
+    return (
+        f"{said}, and no single card in this list holds them. A model this size is served on many GPUs at "
+        f"once; the planner ({lesson_ref('planner')}) splits it across them."
+    )
+
+
 @st.cache_data(show_spinner="Generating with and without the cache…", max_entries=32)
 def precompute(
     model_key: str, prompt_ids: tuple[int, ...], n_steps: int, temperature: float, top_k: int, seed: int
@@ -331,7 +354,7 @@ c1.metric("KV cache per token", format_bytes(spec.kv_cache_bytes_per_token()), h
 c2.metric(f"Cache at {format_context(context)} tokens", format_bytes(spec.cache_bytes(context)))
 c3.metric("Weights", format_bytes(weight_bytes(spec, wbytes)))
 if not at.weights_fit:
-    c4.metric("Spills at (tokens)", "weights don't fit")
+    c4.metric("Spills at (tokens)", "at once", help="Its weights alone do not fit in this card's memory.")
 elif spill is None:
     c4.metric("Spills at (tokens)", "never")
 else:
@@ -353,9 +376,7 @@ if at.tokens_per_s is not None:
         )
     )
 else:
-    st.warning(
-        f"{spec.name}'s weights alone do not fit on a {card.name} at this precision; try 4-bit or a bigger card."
-    )
+    st.warning(doesnt_fit_advice(spec, card, precision))
 st.caption(
     "Upper bound from bytes read per token at batch 1 (one conversation) and the card's bandwidth. "
     "Measured runs stay below it: llama-bench "

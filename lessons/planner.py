@@ -57,7 +57,15 @@ if not result.weights_fit:
     fit_cols[0].metric("Longest context", "weights do not fit")
 else:
     longest = "no limit" if result.max_context is None else format_context(result.max_context)
-    fit_cols[0].metric("Longest context", longest)
+    trained = result.trained_context
+    if trained and (result.max_context is None or result.max_context > trained):
+        fit_cols[0].metric(
+            "Longest context",
+            f"{format_context(trained)} (trained)",
+            help=f"The length the model was trained for; memory alone would hold {longest}.",
+        )
+    else:
+        fit_cols[0].metric("Longest context", longest)
 fit_cols[1].metric(f"Most sequences at {format_context(inputs.context)}", f"{result.max_batch:,}")
 speed = result.decode_tokens_per_s
 fit_cols[2].metric("Decode ceiling", "does not fit" if speed is None else f"{speed:,.0f} tok/s")
@@ -69,6 +77,8 @@ if not result.fits:
     else:
         more = f"{result.gpus_needed:,} of these cards would hold it (tensor parallel)"
     st.warning(f"This does not fit: it needs {format_bytes(result.needed)}; {more}.")
+for caution in result.cautions:
+    st.warning(plain(caution), icon=":material/info:")
 
 show_figure(memory_figure(result), key="plan_memory")
 show_figure(context_figure(sweep(model, inputs)), key="plan_speed")

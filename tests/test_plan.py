@@ -205,3 +205,51 @@ def test_speed_ceiling_matches_the_roofline_for_a_dense_model():
     card = Card("h100", 1e15, h100.bandwidth_bytes_per_s, 1e9, "")
     assert p.decode_tokens_per_s == pytest.approx(predicted_tokens_per_second(SPECS["llama3_8b"], 8192, card))
     assert math.isfinite(p.prefill_seconds)
+
+
+def _config(name: str):
+    return parse(json.dumps(SHIPPED[name]))
+
+
+def test_a_context_past_the_trained_length_is_a_caution():
+    gpt2 = _config("gpt2")
+    at_limit = plan(gpt2, replace(PlanInputs(), context=1024))
+    assert at_limit.trained_context == 1024 and at_limit.cautions == ()
+    past = plan(gpt2, replace(PlanInputs(), context=131072))
+    assert len(past.cautions) == 1
+    assert (
+        past.cautions[0].startswith("GPT-2 small was trained for at most 1,024 tokens")
+        and "at 128K" in past.cautions[0]
+    )
+    assert json.loads(to_json(past))["plan"]["cautions"] == list(past.cautions)
+    assert f"caution,{past.cautions[0]}" in to_csv(past).replace('"', "")
+
+
+def test_a_gpu_count_that_cannot_split_the_heads_is_a_caution():
+    llama = _config("llama3_1_8b")  # 32 heads
+    for gpus in (1, 2, 4, 8):
+        assert plan(llama, replace(PlanInputs(), gpus=gpus)).cautions == ()
+    (three,) = plan(llama, replace(PlanInputs(), gpus=3)).cautions
+    assert three.startswith("3 GPUs cannot split Llama-3.1-8B's 32 attention heads evenly")
+    assert "try 2 or 4 GPUs" in three
+    (many,) = plan(llama, replace(PlanInputs(), gpus=64)).cautions
+    assert "try 32 GPUs" in many  # nothing above 32 splits 32 heads
+    qwen = _config("qwen3_next_80b_a3b")  # 16 attention heads, 16 q/k and 32 value heads in the linear layers
+    (six,) = plan(qwen, replace(PlanInputs(), gpus=6)).cautions
+    assert "16 attention heads" in six and "try 4 or 8 GPUs" in six
+
+
+def test_the_layout_words_name_only_what_the_model_has():
+    llama = plan(_config("llama3_1_8b"), PlanInputs())
+    (words,) = [a for a in llama.assumptions if a.startswith("KV cache:")]
+    assert words.endswith("layout: serving engine (vLLM, SGLang).") and "MLA" not in words
+    assert "2 bytes per element" in words
+    fp8 = plan(_config("deepseek_v3"), replace(PlanInputs(), cache_format="fp8", layout="transformers"))
+    (words,) = [a for a in fp8.assumptions if a.startswith("KV cache:")]
+    assert "1 byte per element" in words and words.endswith("layout: HF transformers 5.x (MLA latent).")
+    qwen = plan(_config("qwen3_next_80b_a3b"), PlanInputs())
+    (words,) = [a for a in qwen.assumptions if a.startswith("KV cache:")]
+    assert words.endswith("(conv kernel−1).")
+    mistral = plan(_config("mistral_7b"), replace(PlanInputs(), layout="transformers"))
+    (words,) = [a for a in mistral.assumptions if a.startswith("KV cache:")]
+    assert words.endswith("(window W−1).")

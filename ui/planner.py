@@ -136,7 +136,13 @@ def serving_inputs() -> PlanInputs:
             key="plan_share",
         )
         layout = st.selectbox(
-            "Cache layout", list(LAYOUTS), format_func=lambda k: LAYOUTS[k].label, key="plan_layout"
+            "Cache layout",
+            list(LAYOUTS),
+            format_func=lambda k: LAYOUTS[k].name,
+            key="plan_layout",
+            help="What each way of running the model keeps per token: "
+            + "; ".join(f"{item.name}: {item.label.split(': ', 1)[-1]}" for item in LAYOUTS.values())
+            + ". It matters only for models with MLA, sliding windows or short convolutions.",
         )
     return PlanInputs(int(context), int(batch), weights, cache, float(share), int(gpus), card, layout)
 

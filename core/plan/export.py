@@ -59,7 +59,11 @@ def rows(p: Plan) -> list[tuple[str, str, float | int | str | None]]:
             ("distinct experts touched per layer per step", f"{p.experts_touched:,.1f}", p.experts_touched)
         )
     out += [
-        ("bytes read per decode step", b(p.read_per_step), p.read_per_step),
+        (
+            "bytes read per decode step (weights but the input token table, + cache)",
+            b(p.read_per_step),
+            p.read_per_step,
+        ),
         (
             "decode tokens/s (all sequences, ceiling)",
             "does not fit" if speed is None else f"{speed:,.1f} ({p.decode_bound}-bound)",
@@ -92,6 +96,8 @@ def to_csv(p: Plan) -> str:
     writer.writerow(["quantity", "value", "raw"])
     for quantity, shown, raw in rows(p):
         writer.writerow([quantity, shown, "" if raw is None else raw])
+    for text in p.cautions:
+        writer.writerow(["caution", text, ""])
     for text in p.assumptions:
         writer.writerow(["assumption", text, ""])
     return buffer.getvalue()

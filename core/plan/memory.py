@@ -31,13 +31,30 @@ class Layout:
     window_offset: int  # tokens a sliding layer keeps = sliding_window + window_offset
     conv_offset: int  # columns the short convolution keeps = kernel + conv_offset
     mla: str  # "latent" or "per_head"
+    name: str = ""  # short, for a phone-sized menu
+
+    def details(self, mla: bool, window: bool, conv: bool) -> str:
+        """What this layout keeps, for the parts a model has: 'MLA latent, window W' (none: '')."""
+        parts = []
+        if mla:
+            parts.append("MLA latent" if self.mla == "latent" else "MLA keys and values per head")
+        if window:
+            parts.append("window W" + ("" if self.window_offset == 0 else f"−{-self.window_offset}"))
+        if conv:
+            parts.append("conv kernel" + ("" if self.conv_offset == 0 else f"−{-self.conv_offset}"))
+        return ", ".join(parts)
 
 
 LAYOUTS: dict[str, Layout] = {
     item.key: item
     for item in (
         Layout(
-            "engine", "serving engines (vLLM, SGLang): MLA latent, window W, conv kernel−1", 0, -1, "latent"
+            "engine",
+            "serving engines (vLLM, SGLang): MLA latent, window W, conv kernel−1",
+            0,
+            -1,
+            "latent",
+            "serving engine (vLLM, SGLang)",
         ),
         Layout(
             "transformers",
@@ -45,9 +62,15 @@ LAYOUTS: dict[str, Layout] = {
             -1,
             0,
             "latent",
+            "HF transformers 5.x",
         ),
         Layout(
-            "per_head", "MLA decompressed per head (DeepSeek reference attn_impl='naive')", 0, -1, "per_head"
+            "per_head",
+            "MLA decompressed per head (DeepSeek reference attn_impl='naive')",
+            0,
+            -1,
+            "per_head",
+            "MLA per head (DeepSeek naive)",
         ),
     )
 }

@@ -28,6 +28,7 @@ from core.plan.flops import decode_flops_per_token, prefill_flops
 from core.plan.formats import CONV_BYTES, STATE_BYTES, cache_format, weight_format
 from core.plan.memory import LAYOUTS, SequenceBytes, sequence_bytes, unbounded_growth
 from core.specs import LatentAttention
+from core.units import format_context
 
 PREFILL_CHUNK = 2048
 RUNTIME_RESERVE = 1 * GiB
@@ -88,6 +89,8 @@ class Plan:
     gpus_needed: int | None  # fewest tensor-parallel GPUs of this card that hold it all; None: over 1,024
     mla_layouts: dict[str, float] = field(default_factory=dict)  # bytes per token, by layout
     assumptions: tuple[str, ...] = ()
+    trained_context: int | None = None  # max_position_embeddings, where the config says it
+    cautions: tuple[str, ...] = ()  # what makes these figures a what-if: shown beside the headline
 
     @property
     def weights_fit(self) -> bool:
@@ -104,6 +107,7 @@ class Plan:
         data["needed"] = self.needed
         data["weights_fit"] = self.weights_fit
         data["assumptions"] = list(self.assumptions)
+        data["cautions"] = list(self.cautions)
         return data
 
 
@@ -211,7 +215,46 @@ def plan(model: PlannedModel, inputs: PlanInputs) -> Plan:
         gpus_needed=gpus_needed(model, seq, weights, inputs, target),
         mla_layouts=mla,
         assumptions=assumptions(model, inputs, target, touched),
+        trained_context=spec.context or None,
+        cautions=cautions(model, inputs),
     )
+
+
+def split_heads(model: PlannedModel) -> dict[str, int]:
+    """Every head count tensor parallelism must split evenly (vLLM checks each), by name: the
+    attention heads and, for linear-attention layers, their query/key and value heads."""
+    spec = model.spec
+    counts = {"attention": spec.attention.heads}
+    if spec.linear is not None:
+        counts |= {
+            "linear-attention query/key": spec.linear.qk_heads,
+            "linear-attention value": spec.linear.v_heads,
+        }
+    return counts
+
+
+def cautions(model: PlannedModel, inputs: PlanInputs) -> tuple[str, ...]:
+    """What turns the figures into a what-if, in words a reader sees next to them: a context past
+    the trained length, a GPU count that cannot split the heads evenly."""
+    spec, gpus, out = model.spec, inputs.gpus, []
+    if spec.context and inputs.context > spec.context:
+        out.append(
+            f"{spec.name} was trained for at most {spec.context:,} tokens (max_position_embeddings): at "
+            f"{format_context(inputs.context)} these figures say what memory would hold, not that the model "
+            "would still write sense."
+        )
+    uneven = {name: n for name, n in split_heads(model).items() if n % gpus}
+    if gpus > 1 and uneven:
+        name, n = next(iter(uneven.items()))
+        common = math.gcd(*split_heads(model).values())
+        even = [k for k in range(1, common + 1) if common % k == 0]
+        below, above = max(k for k in even if k < gpus), [k for k in even if k > gpus]
+        options = f"{below} or {above[0]}" if above else str(below)
+        out.append(
+            f"{gpus} GPUs cannot split {spec.name}'s {n} {name} heads evenly, which tensor parallelism needs "
+            f"(vLLM refuses it); try {options} GPUs. The figures assume an even split."
+        )
+    return tuple(out)
 
 
 def gpus_needed(
@@ -244,6 +287,17 @@ def _max_context(model: PlannedModel, seq_at, room: float, batch: int, rep: floa
     return lo
 
 
+def _layout_words(model: PlannedModel, key: str) -> str:
+    """The cache layout's name and what it keeps of the parts this model has (none for plain attention)."""
+    layout = LAYOUTS[key]
+    details = layout.details(
+        mla=isinstance(model.spec.attention, LatentAttention),
+        window=bool(model.sliding_layers),
+        conv=model.spec.linear is not None,
+    )
+    return layout.name + (f" ({details})" if details else "")
+
+
 def assumptions(
     model: PlannedModel, inputs: PlanInputs, target: PlanCard, touched: float | None
 ) -> tuple[str, ...]:
@@ -255,7 +309,8 @@ def assumptions(
         f"Weights: {fmt.label} at {fmt.bits:g} bits per weight"
         + (f" ({fmt.expert_bits:g} for routed experts)" if fmt.expert_bits else "")
         + f" — {fmt.source}. Every expert is resident in memory.",
-        f"KV cache: {cfmt.label}, {cfmt.bytes_per_element:g} bytes per element, layout: {LAYOUTS[inputs.layout].label}.",
+        f"KV cache: {cfmt.label}, {cfmt.bytes_per_element:g} byte{'' if cfmt.bytes_per_element == 1 else 's'} "
+        f"per element, layout: {_layout_words(model, inputs.layout)}.",
         f"Card: {target.name}, {target.memory_bytes / GiB:,.0f} GiB, {target.bandwidth_bytes_per_s / 1e9:,.0f} GB/s"
         + (
             f", {target.peak_flops / 1e12:,.0f} TFLOPS dense BF16"

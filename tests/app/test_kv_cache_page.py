@@ -76,8 +76,22 @@ def test_calculator_shows_the_spill_point(page):
     names = [trace.get("name", "") for trace in chart(at, "kv_speed")["data"]]
     assert any("spills" in name for name in names)
     at.selectbox(key="kv_precision").select("16-bit weights (bf16)").run()  # 16 GB of weights on 12 GB
-    assert metric(at, "Spills at (tokens)") == "weights don't fit"
-    assert any("do not fit" in w.value for w in at.warning)
+    assert metric(at, "Spills at (tokens)") == "at once"
+    advice = [w.value for w in at.warning if "do not fit" in w.value]
+    assert advice and advice[0].endswith("try 8-bit weights.")  # the largest precision that fits 12 GB
+
+
+def test_the_calculator_only_suggests_what_would_fit(page):
+    at = page
+    at.selectbox(key="kv_card").select(DEFAULT_CARD).run()
+    at.selectbox(key="kv_precision").select("4-bit weights").run()
+    at.selectbox(key="kv_spec").select("qwen3_next").run()  # 37 GiB at 4-bit: no precision fits 12 GB
+    (advice,) = [w.value for w in at.warning if "do not fit" in w.value]
+    assert "try a bigger card, such as the H100 SXM 80GB" in advice and "try 4-bit" not in advice
+    at.selectbox(key="kv_spec").select("kimi_k3").run()  # 1.3 TiB at 4-bit: no card in the list
+    (advice,) = [w.value for w in at.warning if "do not fit" in w.value]
+    assert "no single card in this list holds them" in advice and "try" not in advice
+    assert "(1.3 TiB)" in advice
 
 
 @pytest.mark.slow

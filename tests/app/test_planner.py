@@ -144,3 +144,17 @@ def test_go_deeper_is_collapsed_and_there(slug):
     deeper = [e for e in at.expander if e.label.startswith("Go deeper")]
     assert len(deeper) == 1 and not deeper[0].proto.expanded
     assert deeper[0].markdown, "the go-deeper section has no text"
+
+
+def test_what_if_figures_say_so_beside_the_headline():
+    at = _page()
+    at.selectbox(key="plan_shipped").set_value("gpt2").run()
+    at.select_slider(key="plan_context").set_value(131072).run()
+    driver.assert_clean(at, "GPT-2 at 128K")
+    assert driver.metric_value(at, "Longest context") == "1K (trained)"
+    assert any(w.value.startswith("GPT-2 small was trained for at most 1,024 tokens") for w in at.warning)
+    at.selectbox(key="plan_shipped").set_value("llama3_1_8b").run()
+    at.number_input(key="plan_gpus").set_value(3).run()
+    assert any("3 GPUs cannot split Llama-3.1-8B's 32 attention heads" in w.value for w in at.warning)
+    at.number_input(key="plan_gpus").set_value(4).run()
+    assert not any("cannot split" in w.value for w in at.warning)
