@@ -43,6 +43,11 @@ def format_count(n: float) -> str:
     return f"{n:,.0f}"
 
 
+def signed_percent(change: float) -> str:
+    """A relative change as a reader writes it, with a true minus sign: 0.31 → '+31 %', -0.91 → '−91 %'."""
+    return f"{100 * change:+.0f} %".replace("-", "−")
+
+
 def counted(n: int, noun: str) -> str:
     """A count with its noun in the right number: (1, 'token') → '1 token', (3, 'token') → '3 tokens'."""
     return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"

@@ -51,3 +51,11 @@ def test_counted_nouns_agree_with_their_number():
         "2 tokens",
         "1,024 tokens",
     ]
+
+
+def test_signed_percent_writes_a_true_minus():
+    from core.units import signed_percent
+
+    assert signed_percent(0.318) == "+32 %"
+    assert signed_percent(-0.91) == "−91 %"
+    assert signed_percent(0.0) == "+0 %"

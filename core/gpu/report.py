@@ -14,7 +14,7 @@ from core.gpu.models import STATE_WAY_WORDS
 from core.gpu.moe_bench import MoeResult
 from core.gpu.nvml import DeviceSnapshot
 from core.gpu.timing import Bandwidth
-from core.units import format_bytes
+from core.units import format_bytes, signed_percent
 
 UNKNOWN = "unknown"
 
@@ -254,7 +254,7 @@ def yours_rows(context: ContextResult | None, moe: MoeResult | None) -> list[dic
                     {
                         "what": f"{s.model}: depth {a.depth:,} → {b.depth:,}",
                         "result": f"{a.tokens_per_s:,.1f} → {b.tokens_per_s:,.1f} t/s "
-                        f"({100 * (b.tokens_per_s / a.tokens_per_s - 1):+.0f} %)",
+                        f"({signed_percent(b.tokens_per_s / a.tokens_per_s - 1)})",
                     }
                 )
             if s.oom_depth is not None:
@@ -265,14 +265,14 @@ def yours_rows(context: ContextResult | None, moe: MoeResult | None) -> list[dic
             rows.append(
                 {
                     "what": f"MoE vs dense speed ({moe.experts})",
-                    "result": f"{100 * (experts.tokens_per_s / dense.tokens_per_s - 1):+.0f} %",
+                    "result": signed_percent(experts.tokens_per_s / dense.tokens_per_s - 1),
                 }
             )
         if dense.net_joules_per_token and experts.net_joules_per_token is not None:
             rows.append(
                 {
                     "what": "MoE vs dense energy per token",
-                    "result": f"{100 * (experts.net_joules_per_token / dense.net_joules_per_token - 1):+.0f} %",
+                    "result": signed_percent(experts.net_joules_per_token / dense.net_joules_per_token - 1),
                 }
             )
     return rows

@@ -83,8 +83,8 @@ def context_results(
         return None
     _stored_caption(result)
     title = (
-        f"Measured on {result.device} (solid, mean ± 1 std of {PRESETS[result.preset].repeats} repeats) "
-        "vs roofline (dashed)"
+        f"Measured on {result.device}: solid lines, mean ± 1 std of {PRESETS[result.preset].repeats} repeats; "
+        "the roofline dashed"
     )
     show_figure(context_speed_figure(result, title), key="gpu_context_fig")  # the title shows above it
     for s in result.series:
@@ -168,7 +168,7 @@ def moe_results(preset: Preset, public: bool = False) -> MoeResult | None:
     st.markdown(
         f"Two models with the **same number of parameters**: one dense, one *Mixture of Experts* (MoE) whose "
         f"feed-forward part is cut into {p.moe_experts} experts; each token wakes {p.moe_shared} shared experts + "
-        f"the {p.moe_top_k} its router picks (Kimi K3: 2 + 16 of 898). Same depth ({p.moe_depth} tokens), both "
+        f"the {p.moe_top_k} its router picks (Kimi K3: 2 shared + 16 of 896 routed). Same depth ({p.moe_depth} tokens), both "
         "fully in memory. On an NVIDIA GPU the page also reads the board's energy counter and subtracts the idle "
         "power."
     )
