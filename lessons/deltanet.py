@@ -34,7 +34,8 @@ def num(x: float) -> str:
 
 @st.cache_data(show_spinner=False)
 def rewrite_run(n: int, d: int, keys: str, rule: str, beta: float) -> bd.BoardRun:
-    return bd.write_stream(bd.rewrite_stream(n), rule, d=d, keys=keys, beta=beta)
+    pairs = bd.rewrite_stream(n)  # one column per colour, as in lesson 3
+    return bd.write_stream(pairs, rule, d=d, d_v=bd.value_count(pairs), keys=keys, beta=beta)
 
 
 @st.cache_data(show_spinner=False)
@@ -173,6 +174,10 @@ show_figure(
         targets=r_d.target,
     ),
     key="dn_side",
+)
+st.caption(
+    f"As in {lesson_ref('collisions')}, the board here is d columns wide: the first d values own a column "
+    "each, later ones are random directions across them (no column of their own, so no outline)."
 )
 ns, acc_l, acc_d = curves(d, keys, float(beta))
 show_figure(

@@ -187,8 +187,9 @@ strengths, err = view["strengths"], view["err"]
 st.caption(
     f"Read each key at the end of the stream and measure how much of its value comes back (1 = all "
     f"of it). DeltaNet still answers topic-A questions ({strengths['delta'][1]:.2f}) — stale facts from "
-    f"a topic that is over. Readback error on topic B: DeltaNet {err['delta']:.2f}, Gated DeltaNet "
-    f"{err['gated_delta']:.2f}, KDA {err['kda']:.2f}."
+    "a topic that is over. A bar shows only the share of the right value; the readback also carries "
+    "what other keys leak in. Its distance from the right value on topic B, which counts both: DeltaNet "
+    f"{err['delta']:.2f}, Gated DeltaNet {err['gated_delta']:.2f}, KDA {err['kda']:.2f} (0 = exact)."
 )
 
 trained_recall_pointer(

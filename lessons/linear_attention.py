@@ -35,7 +35,8 @@ def regrouping(T: int, seed: int) -> bd.Regrouping:
 
 @st.cache_data(show_spinner=False)
 def stream(n: int, d: int, keys: str, rule: str) -> bd.BoardRun:
-    return bd.write_stream(bd.word_stream(n), rule, d=d, keys=keys)
+    pairs = bd.word_stream(n)  # one column per colour: only the keys can collide
+    return bd.write_stream(pairs, rule, d=d, d_v=bd.value_count(pairs), keys=keys)
 
 
 lesson_header("linear_attention")
@@ -91,7 +92,8 @@ st.markdown(
 st.header("2 · The board, written token by token")
 st.markdown(
     "Now a readable version. Each **key** is a word (apple, sky, …) turned into a fixed vector of "
-    "*d* numbers; each **value** is a colour name with its own column. Writing the pair adds "
+    "*d* numbers; each **value** is a colour name with its own column (one per colour, so only keys "
+    "can get in each other's way). Writing the pair adds "
     "`k vᵀ` to the board: the key's numbers say *which rows*, the value says *which column*. "
     "Reading a key multiplies the board by it. (Reads here use scale 1, so a key that is alone on "
     "the board gives back exactly its value; real models scale by 1/√d.)"

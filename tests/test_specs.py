@@ -247,6 +247,8 @@ def test_memory_per_token_figure_uses_computed_bytes():
     assert list(fig.data[0].x) == [s.kv_cache_bytes_per_token(1) / 1024 for s in specs]
     assert [label.split(" (")[0] for label in fig.data[0].y] == [s.name for s in specs]  # names read across
     assert fig.layout.yaxis.title.text and fig.layout.xaxis.title.text
+    # one scale for both precisions, so switching to 8-bit halves the bars on screen
+    assert fig.layout.xaxis.range == memory_per_token_figure(specs, bytes_per_element=2).layout.xaxis.range
 
 
 def test_story_figure_rows_follow_the_story():

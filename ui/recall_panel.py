@@ -137,8 +137,8 @@ def trained_recall_pointer(mixers: tuple[str, ...], lead: str, versus: tuple[str
         text += {
             "ahead": f" {label_of(a)} is ahead of {label_of(b)}: its worst run beats the other's best.",
             "behind": f" {label_of(a)} is behind {label_of(b)}: its best run is below the other's worst.",
-            "tie": f" {label_of(a)} and {label_of(b)} are level: their runs overlap, so the gap is within "
-            "what a different random start changes.",
+            "tie": f" {label_of(a)} and {label_of(b)} are level: their runs overlap, so any difference "
+            f"here is no bigger than a different random start makes ({seeds} runs each).",
         }[verdict]
     st.markdown(text)
     link_to(

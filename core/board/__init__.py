@@ -57,6 +57,7 @@ from core.board.streams import (
     distinct_stream,
     rewrite_stream,
     topic_switch,
+    value_count,
     word_stream,
 )
 
@@ -93,6 +94,7 @@ __all__ = [
     "rewrite_stream",
     "rule_names",
     "topic_switch",
+    "value_count",
     "value_vectors",
     "word_stream",
     "write_stream",

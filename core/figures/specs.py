@@ -136,7 +136,10 @@ def memory_per_token_figure(specs: list[ModelSpec], bytes_per_element: float = 2
         y_title="model (release year)",
         height=110 + 52 * len(specs),
     )
-    fig.update_xaxes(range=[0, max(values) * 1.3])
+    # one scale for every precision the map offers (16-bit is the widest): at 8-bit the bars halve
+    # on screen, where a rescaled axis left them pixel-identical and only their numbers changed
+    widest = max(spec.kv_cache_bytes_per_token(max(2, bytes_per_element)) for spec in specs) / 1024
+    fig.update_xaxes(range=[0, widest * 1.3])
     fig.update_yaxes(autorange="reversed", tickfont=dict(size=12))  # oldest on top, as the story runs
     fig.update_layout(margin_l=10)
     return legend_below(fig, y=-0.1, bottom=110)

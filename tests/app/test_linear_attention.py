@@ -43,9 +43,13 @@ def test_regrouping_and_board_stepping():
         ranges.add((axis["cmin"], axis["cmax"]))
         assert f"after token {step}" in driver.shown_title(at, spec)
     assert len(ranges) == 1, "the board's colour range must not change between steps"
-    run = bd.write_stream(bd.word_stream(12), "linear", d=8, keys="random")
+    pairs = bd.word_stream(12)
+    run = bd.write_stream(pairs, "linear", d=8, d_v=12, keys="random")  # one column per colour
     price = chart(at, "la_price")
     assert f"{run.recall().accuracy:.0%} recalled" in price["layout"]["annotations"][1]["text"]
+    # every value has its own column and every key its outline: 12 colours, 12 columns
+    assert len(driver.plotly_array(price["data"][0]["z"])[0]) == 12
+    assert set(run.recall().target) == set(range(12))
 
 
 @pytest.mark.slow
