@@ -43,6 +43,19 @@ def format_count(n: float) -> str:
     return f"{n:,.0f}"
 
 
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def format_small(x: float) -> str:
+    """A small difference as a reader writes it: 2.2e-16 → '2.2 × 10⁻¹⁶', 0.034 → '0.034', 0 → '0'
+    (float rounding shows up in parity checks; 'e-16' is programmer's notation)."""
+    x = float(x)
+    if x == 0 or abs(x) >= 1e-3:
+        return f"{x:.3g}"
+    mantissa, exponent = f"{x:.1e}".split("e")
+    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+
+
 def signed_percent(change: float) -> str:
     """A relative change as a reader writes it, with a true minus sign: 0.31 → '+31 %', -0.91 → '−91 %'."""
     return f"{100 * change:+.0f} %".replace("-", "−")

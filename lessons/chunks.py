@@ -11,6 +11,7 @@ from core.figures import chunks as fc
 from core.figures.style import label_of
 from core.mechanisms import rule_keys
 from core.ops import delta_rule, forms
+from core.units import format_small
 from ui.deeper import go_deeper_chunks
 from ui.glossary import new_words
 from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, show_figure, still_missing
@@ -85,14 +86,14 @@ except Exception as err:  # shown, not raised: the page keeps working
 else:
     tol = result.tolerance
     m1, m2 = st.columns(2)
-    m1.metric("largest output difference", f"{result.max_output_difference:.1e}")
-    m2.metric("largest board difference", f"{result.max_state_difference:.1e}")
+    m1.metric("largest output difference", format_small(result.max_output_difference))
+    m2.metric("largest board difference", format_small(result.max_state_difference))
     (st.success if result.agrees else st.error)(
         f"{label_of(rule)}, {T_check} tokens (2 heads, key and value size 16), chunks of {C_check}, {dtype}: "
         + (
-            f"chunked equals step-by-step to within {tol:g} — the rest is float rounding."
+            f"chunked equals step-by-step to within {format_small(tol)} — the rest is float rounding."
             if result.agrees
-            else f"the two forms differ by more than {tol:g}."
+            else f"the two forms differ by more than {format_small(tol)}."
         )
     )
 

@@ -21,6 +21,7 @@ from core.generation import (
     run_generation,
 )
 from core.models.gpt2 import GPT2
+from core.units import counted
 from ui.gpt2_model import (
     choose_model,
     describe_real,
@@ -149,7 +150,7 @@ def stepper(live, settings: tuple, run: GenerationRun, series: RunSeries) -> Non
 
     written = live.tokenizer.decode(run.prompt_ids + run.new_ids[:t])
     st.code(written or " ", language=None, wrap_lines=True)
-    st.caption(f"Your prompt is the first {p} {unit}s; each Step adds one {unit} chosen by the model.")
+    st.caption(f"Your prompt is the first {counted(p, unit)}; each Step adds one {unit} chosen by the model.")
     show_tokens(live, run.prompt_ids + run.new_ids[:t])
     if t:
         show_top_next(live, run.top[t - 1], key="gpt2_top5")
@@ -172,12 +173,12 @@ def stepper(live, settings: tuple, run: GenerationRun, series: RunSeries) -> Non
         )
         m3.metric("Time for this step", f"{series.wall_ms[t - 1]:.1f} ms", help="Measured on this server.")
     expected = positions_computed_formula(p, t, use_cache=False)
-    counted = series.cumulative_work[t - 1] if t else 0
+    run_so_far = series.cumulative_work[t - 1] if t else 0
     m4.metric(
         "Formula says",
         f"{expected:,}",
-        delta="matches the count" if expected == counted else "MISMATCH",
-        delta_color="normal" if expected == counted else "inverse",
+        delta="matches the count" if expected == run_so_far else "MISMATCH",
+        delta_color="normal" if expected == run_so_far else "inverse",
     )
 
     figures = step_figures(settings, t, run, series)

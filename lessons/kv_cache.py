@@ -28,7 +28,7 @@ from core.generation import (
 from core.models.gpt2 import CausalSelfAttention, KVCache
 from core.roofline import CARDS, DEFAULT_CARD, predict, slowdown, spill_context, weight_bytes
 from core.specs import SPECS
-from core.units import format_bytes, format_context
+from core.units import format_bytes, format_context, format_small
 from ui.course import lesson_ref
 from ui.deeper import planner_batch_link
 from ui.glossary import new_words
@@ -211,7 +211,7 @@ def live_check_words(check, unit: str) -> str:
     scores = (
         "are exactly equal"
         if check.max_logit_difference == 0
-        else f"differ by at most {check.max_logit_difference:.1e} (float rounding)"
+        else f"differ by at most {format_small(check.max_logit_difference)} (float rounding)"
     )
     return (
         f"Live check: the cached run and a run that recomputes everything chose the same {unit} {agree}; "

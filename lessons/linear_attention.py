@@ -8,7 +8,7 @@ from core import board as bd
 from core.figures import board as fb
 from core.figures import board_charts as fbc
 from core.ops import linear_attention
-from core.units import counted, format_bytes, format_count
+from core.units import counted, format_bytes, format_count, format_small
 from ui.course import lesson_ref
 from ui.glossary import new_words
 from ui.lesson import (
@@ -73,7 +73,7 @@ charts_side_by_side(("", scores_fig, "la_scores"), ("", left_fig, "la_left"))
 st.markdown("**Right route, Q(KᵀV):** keys and values first fold into the board, then each query reads it.")
 charts_side_by_side(("", board_fig, "la_small_board"), ("", right_fig, "la_right"))
 m1, m2, m3 = st.columns(3)
-m1.metric("largest difference between the two results", f"{rg.max_difference:.1e}")
+m1.metric("largest difference between the two results", format_small(rg.max_difference))
 m2.metric("multiply-adds, (QKᵀ)V", f"{rg.left_ops:,}", help="T·T·d_k for the scores + T·T·d_v to mix values")
 m3.metric("multiply-adds, Q(KᵀV)", f"{rg.right_ops:,}", help="T·d_k·d_v for the board + T·d_k·d_v to read it")
 big_left, big_right = bd.regroup_ops(100_000, REAL_HEAD, REAL_HEAD)

@@ -59,3 +59,13 @@ def test_signed_percent_writes_a_true_minus():
     assert signed_percent(0.318) == "+32 %"
     assert signed_percent(-0.91) == "−91 %"
     assert signed_percent(0.0) == "+0 %"
+
+
+def test_format_small_writes_powers_of_ten_as_a_reader_does():
+    from core.units import format_small
+
+    assert format_small(2.22e-16) == "2.2 × 10⁻¹⁶"
+    assert format_small(7.2e-07) == "7.2 × 10⁻⁷"
+    assert format_small(1e-05) == "1.0 × 10⁻⁵"
+    assert format_small(0.0) == "0"
+    assert format_small(0.034) == "0.034"

@@ -13,7 +13,7 @@ import numpy as np
 import streamlit as st
 
 from core.specs import KIMI_K3
-from core.units import format_bytes, format_si
+from core.units import format_bytes, format_count, format_si, format_small
 from core.walkthrough import attn_res_costs, chunk_costs, chunk_example, expert_reads, gate_bounds
 from ui.course import lesson
 from ui.lesson import data_table, link_to
@@ -58,12 +58,14 @@ def go_deeper_chunks() -> None:
             "The board handed from chunk 1 to chunk 2, S ← S + Kᵀ(U − W S), then the board after chunk 2:"
         )
         st.latex(_matrix("S_1", ex["boards"][0]) + r",\quad " + _matrix("S_2", ex["boards"][1]))
-        st.caption(f"Chunked vs token-by-token outputs differ by {ex['max_gap']:.1e} (fp64 rounding).")
+        st.caption(
+            f"Chunked vs token-by-token outputs differ by {format_small(ex['max_gap'])} (fp64 rounding)."
+        )
         c = chunk_costs(8192, 64, 128)
         st.markdown(
             "**Cost, per head, for T = 8,192 tokens, C = 64, d = 128** (leading order): work inside chunks grows "
-            f"with T·C·d ≈ {format_si(c['inside_chunks'])} multiply-adds; the hand-overs with T·d² ≈ "
-            f"{format_si(c['handovers'])}; steps that must wait for the one before: T/C = "
+            f"with T·C·d ≈ {format_count(c['inside_chunks'])} multiply-adds; the hand-overs with T·d² ≈ "
+            f"{format_count(c['handovers'])}; steps that must wait for the one before: T/C = "
             f"{c['sequential_chunked']:,.0f} instead of {c['sequential_recurrent']:,.0f}. "
             "Everything inside a chunk is a matrix product, which is what GPU tensor cores are built for "
             "(DeltaNet paper, arXiv 2406.06484, App. B; fla `fla/ops/delta_rule/README.md`)."

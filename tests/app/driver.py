@@ -41,6 +41,11 @@ def assert_clean(at: AppTest, when: str) -> None:
     assert not errors, f"exception after {when}: {errors}"
 
 
+def small_number(shown: str) -> float:
+    """A number the page wrote with core.units.format_small ('2.2 × 10⁻¹⁶', '0') back as a float."""
+    return float(shown.replace(" × 10", "e").translate(str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")))
+
+
 def step_status(at: AppTest) -> str:
     """The Step controls' status line: "**byte 3 of 53**", or what a page shows before its first Step."""
     found = [m.value for m in at.markdown if STEP_STATUS.match(m.value)]
