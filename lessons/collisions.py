@@ -40,8 +40,8 @@ def blur_view(n: int, d: int, keys: str) -> tuple[float, float, go.Figure]:
     rec = run.recall()
     fig = fb.compare_readbacks_figure(
         {
-            "what went in": run.values[rec.target],
-            f"back: {rec.accuracy:.0%} right": rec.readback,
+            "written": run.values[rec.target],  # short titles: two panels share a phone's width
+            f"read back: {rec.accuracy:.0%} right": rec.readback,  # breaks after the colon
         },
         rec.checked_names(),
         value_names=run.value_names,

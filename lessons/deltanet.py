@@ -34,8 +34,7 @@ def num(x: float) -> str:
 
 @st.cache_data(show_spinner=False)
 def rewrite_run(n: int, d: int, keys: str, rule: str, beta: float) -> bd.BoardRun:
-    pairs = bd.rewrite_stream(n)  # one column per colour, as in lesson 3
-    return bd.write_stream(pairs, rule, d=d, d_v=bd.value_count(pairs), keys=keys, beta=beta)
+    return bd.write_stream(bd.rewrite_stream(n), rule, d=d, keys=keys, beta=beta)
 
 
 @st.cache_data(show_spinner=False)
@@ -147,7 +146,9 @@ st.caption(
     f"Reading **apple** after the whole stream (how much of each value comes back): linear attention returns red "
     f"{num(lin.value_share('apple', red))} and {green} {num(lin.value_share('apple', green))} — a blend; "
     f"DeltaNet returns red {num(run.value_share('apple', red))} and {green} {num(run.value_share('apple', green))}. "
-    "(✓/✗ on the rows are DeltaNet's; black outlines mark the right value.) With *random* keys and β = 1 the rewrite also erases whatever the "
+    "(✓/✗ on the rows are DeltaNet's; black outlines mark the right value; a column marked *spare* belongs "
+    "to no colour yet, as the stream has fewer colours than the board has columns.) With *random* keys and "
+    "β = 1 the rewrite also erases whatever the "
     "other keys left in apple's rows, so a neighbour can be lost: erase-then-write is exact only for the key "
     "being rewritten."
 )

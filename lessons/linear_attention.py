@@ -35,8 +35,7 @@ def regrouping(T: int, seed: int) -> bd.Regrouping:
 
 @st.cache_data(show_spinner=False)
 def stream(n: int, d: int, keys: str, rule: str) -> bd.BoardRun:
-    pairs = bd.word_stream(n)  # one column per colour: only the keys can collide
-    return bd.write_stream(pairs, rule, d=d, d_v=bd.value_count(pairs), keys=keys)
+    return bd.write_stream(bd.word_stream(n), rule, d=d, keys=keys)
 
 
 lesson_header("linear_attention")
@@ -92,8 +91,8 @@ st.markdown(
 st.header("2 · The board, written token by token")
 st.markdown(
     "Now a readable version. Each **key** is a word (apple, sky, …) turned into a fixed vector of "
-    "*d* numbers; each **value** is a colour name with its own column (one per colour, so only keys "
-    "can get in each other's way). Writing the pair adds "
+    "*d* numbers; each **value** is a colour name with its own column, while columns last (the board "
+    "has *d*; later colours are random mixes of all of them). Writing the pair adds "
     "`k vᵀ` to the board: the key's numbers say *which rows*, the value says *which column*. "
     "Reading a key multiplies the board by it. (Reads here use scale 1, so a key that is alone on "
     "the board gives back exactly its value; real models scale by 1/√d.)"
@@ -129,10 +128,15 @@ def board_stepper(run: bd.BoardRun, d: int) -> None:
             ),
             key="la_board",
         )
+        column = (
+            f"in {v_name}'s column"
+            if v_name in run.value_names[: run.V]
+            else f"spread over every column ({v_name} came after the board's {run.V} columns ran out, so "
+            "its value is a random mix of them)"
+        )
         st.caption(
             f"The narrow column is *{k_name}*'s key: the write `k vᵀ` lands in the rows it lights up, "
-            f"in {v_name}'s column. Reading *{k_name}* right after "
-            f"writing comes nearest to **{best}**."
+            f"{column}. Reading *{k_name}* right after writing comes nearest to **{best}**."
         )
     m1, m2 = st.columns(2)
     cache_b, board_b = bd.memory_bytes(t, d, run.V)
@@ -175,8 +179,9 @@ rec_lin, rec_soft = run.recall(), soft.recall()
 show_figure(
     fb.compare_readbacks_figure(
         {
-            f"softmax: {rec_soft.accuracy:.0%} recalled": rec_soft.readback,
-            f"board: {rec_lin.accuracy:.0%} recalled": rec_lin.readback,
+            # short two-line titles (the caption says what the % is): two panels share a phone's width
+            f"softmax:<br>{rec_soft.accuracy:.0%}": rec_soft.readback,
+            f"board:<br>{rec_lin.accuracy:.0%}": rec_lin.readback,
         },
         rec_lin.names,
         value_names=run.value_names,
@@ -187,7 +192,8 @@ show_figure(
 st.caption(
     f"{counted(n, 'pair')} on a board with {d} rows: the board recalls {rec_lin.accuracy:.0%} of the keys "
     f"(nearest value right), softmax attention {rec_soft.accuracy:.0%}. Pale colours off the right "
-    "column are other pairs leaking in; the black outline marks the value each key should return."
+    "column are other pairs leaking in; the black outline marks the value each key should return (colours "
+    "past the board's d columns have none: their values are mixes of all columns)."
 )
 
 notice(

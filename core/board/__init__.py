@@ -57,7 +57,6 @@ from core.board.streams import (
     distinct_stream,
     rewrite_stream,
     topic_switch,
-    value_count,
     word_stream,
 )
 
@@ -94,7 +93,6 @@ __all__ = [
     "rewrite_stream",
     "rule_names",
     "topic_switch",
-    "value_count",
     "value_vectors",
     "word_stream",
     "write_stream",

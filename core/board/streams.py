@@ -37,12 +37,6 @@ def word_stream(n: int) -> list[Pair]:
     return pairs + [(f"k{i}", f"v{i}") for i in range(len(pairs), n)]
 
 
-def value_count(pairs: list[Pair]) -> int:
-    """How many different values a stream writes: a board this wide gives each its own column, so
-    only the keys can collide (lessons 3 and 5; lesson 4 narrows the board on purpose)."""
-    return len({v for _, v in pairs})
-
-
 def rewrite_stream(n: int, rewritten: str = "apple", new_value: str = "green") -> list[Pair]:
     """The first n word pairs, then `rewritten` written again with a new value."""
     pairs = word_stream(n)

@@ -233,14 +233,27 @@ def compare_readbacks_figure(
         coloraxis=diverging_axis(zmax, "readback"),
     )
     if targets is not None:
-        rows = [(xl[int(t)], name) for t, name in zip(targets, names, strict=True) if int(t) < V]
+        # (column, row) index of each outlined cell: the outline is a rectangle in data units, so it
+        # fits its cell at any width (a fixed 15 px marker spilled over the cells on a phone)
+        cells = [(int(t), j) for j, t in enumerate(targets) if int(t) < V]
         for i in range(n):
             suffix = "" if i == 0 else str(i + 1)
-            fig.add_scatter(
-                x=[r[0] for r in rows],
-                y=[r[1] for r in rows],
+            for col, row in cells:
+                fig.add_shape(
+                    type="rect",
+                    x0=col - 0.45,
+                    x1=col + 0.45,
+                    y0=row - 0.45,
+                    y1=row + 0.45,
+                    xref=f"x{suffix}",
+                    yref=f"y{suffix}",
+                    line={"color": "black", "width": 2},
+                )
+            fig.add_scatter(  # invisible marks under the outlines: their hover and the chart's words
+                x=[xl[col] for col, _ in cells],
+                y=[names[row] for _, row in cells],
                 mode="markers",
-                marker={"symbol": "square-open", "size": 15, "color": "black", "line": {"width": 2}},
+                marker={"symbol": "square", "size": 12, "opacity": 0},
                 name="the right value",
                 showlegend=False,  # the pages' captions say what the outline means
                 hovertemplate="%{y}: the right value is %{x}<extra></extra>",

@@ -43,13 +43,18 @@ def test_regrouping_and_board_stepping():
         ranges.add((axis["cmin"], axis["cmax"]))
         assert f"after token {step}" in driver.shown_title(at, spec)
     assert len(ranges) == 1, "the board's colour range must not change between steps"
-    pairs = bd.word_stream(12)
-    run = bd.write_stream(pairs, "linear", d=8, d_v=12, keys="random")  # one column per colour
+    run = bd.write_stream(bd.word_stream(12), "linear", d=8, keys="random")
     price = chart(at, "la_price")
-    assert f"{run.recall().accuracy:.0%} recalled" in price["layout"]["annotations"][1]["text"]
-    # every value has its own column and every key its outline: 12 colours, 12 columns
-    assert len(driver.plotly_array(price["data"][0]["z"])[0]) == 12
-    assert set(run.recall().target) == set(range(12))
+    assert price["layout"]["annotations"][1]["text"] == f"board:<br>{run.recall().accuracy:.0%}"
+    # an outline around the right value of each of the 8 keys whose colour owns a column, in both panels
+    outlines = [shape for shape in price["layout"]["shapes"] if shape["type"] == "rect"]
+    assert len(outlines) == 2 * 8
+    assert all(shape["x1"] - shape["x0"] < 1 and shape["y1"] - shape["y0"] < 1 for shape in outlines)
+    # token 9 (rose → pink): pink came after the 8 columns ran out, and the caption says so
+    for _ in range(6):
+        at.button(key="la_t_step").click().run()
+    assert any("pink came after the board's 8 columns ran out" in c.value for c in at.caption)
+    assert not any("in pink's column" in c.value for c in at.caption)
 
 
 @pytest.mark.slow

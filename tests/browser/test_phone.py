@@ -77,6 +77,26 @@ def _touching_chart_numbers(page) -> list[str]:
     )
 
 
+def _overlapping_chart_labels(page) -> list[str]:
+    """Chart titles, panel titles, axis titles, legend entries and notes that run into each other
+    (two panels' titles read "what went inback: 50% right", two x titles "pairs to rememberpairs to
+    remember"): each as 'first | second'."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(plot => {
+            const texts = [...plot.querySelectorAll('.gtitle, g[class$="title"] text, .annotation-text, .legendtext')]
+                .map(t => ({text: t.textContent, r: t.getBoundingClientRect()}))
+                .filter(t => t.text && t.r.width > 0);
+            const clash = [];
+            texts.forEach((a, i) => texts.slice(i + 1).forEach(b => {
+                const apart = a.r.right <= b.r.left + 1 || b.r.right <= a.r.left + 1
+                    || a.r.bottom <= b.r.top + 1 || b.r.bottom <= a.r.top + 1;
+                if (!apart) clash.push(`${a.text} | ${b.text}`);
+            }));
+            return clash;
+        })"""
+    )
+
+
 def _cut_link_labels(page) -> list[str]:
     """Page links whose label is cut (Streamlit keeps it on one line behind an ellipsis)."""
     return page.evaluate(
@@ -107,6 +127,7 @@ def test_phone_reader_gets_the_lesson_first(phone, server_url, item):
     cut = _cut_link_labels(page)
     cut_text = _cut_chart_text(page)
     touching = _touching_chart_numbers(page)
+    overlapping = _overlapping_chart_labels(page)
     path = SCREENSHOTS / "phone" / f"{item.number:02d}_{item.slug}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
     # Streamlit scrolls inside its main pane: grow the window's height (never its width) to get it all
@@ -121,6 +142,7 @@ def test_phone_reader_gets_the_lesson_first(phone, server_url, item):
     assert not cut, f"{item.slug}: link labels cut on a phone: {cut}"
     assert not cut_text, f"{item.slug}: chart text cut at the chart's edge on a phone: {cut_text}"
     assert not touching, f"{item.slug}: numbers on a chart run together on a phone: {touching}"
+    assert not overlapping, f"{item.slug}: chart labels run into each other on a phone: {overlapping}"
 
 
 def test_the_largest_regrouping_keeps_its_numbers_apart_on_a_phone(phone, server_url):
