@@ -10,6 +10,7 @@ Also the prompt + sampling widget group both lessons share.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import streamlit as st
@@ -239,6 +240,14 @@ def show_top_next(live: LiveGPT2, top: list[tuple[int, float]], key: str) -> Non
 
     st.markdown(f"**What the model expected next** — its five likeliest {live.unit}s at this step")
     show_figure(_top_next(live.key, tuple(map(tuple, top)), _label=live.tokenizer.label), key=key)
+    pieces = [
+        label for token, _ in top if re.fullmatch(r"x[0-9A-F]{2}", label := live.tokenizer.label(token))
+    ]
+    if live.unit == "byte" and pieces:
+        st.caption(
+            f"{pieces[0]} is a byte written in hex: it has no letter of its own, being one piece of a character "
+            "that takes several bytes (é, 猫, an emoji). The model writes such characters one piece at a time."
+        )
 
 
 @st.cache_resource(max_entries=1024, show_spinner=False)

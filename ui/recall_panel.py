@@ -189,7 +189,8 @@ def _training_details(results: dict, key: str, open_first: bool) -> None:
     show_figure(curves_picture(width), key=f"{key}_curves_chart")
     st.caption(
         "One line per seed at each model's chosen learning rate. Loss is measured only where a key is "
-        "asked again; a run that stays near the dashed line is still guessing among the 100 values. "
+        "asked again; the dashed line is the plateau: a run that stays near it is still guessing among the "
+        "100 values, and one that ends above it never learned the task. "
         "Runs stop early once their loss is near zero."
     )
     rows = protocol_rows(results)

@@ -389,7 +389,12 @@ def top_next_figure(top: list[tuple[int, float]], label: Label = token_label) ->
             orientation="h",
             marker_color=COLORS["attention"],
             text=[f"{p:.1%}" for p in probs],
-            textposition="outside",
+            # inside the bar's end where it fits (a sure 100.0% beside its bar was cut at the chart's
+            # edge on a phone), beside a short bar
+            textposition="auto",
+            insidetextanchor="end",
+            insidetextfont=dict(color="#ffffff"),
+            cliponaxis=False,
             hovertemplate="%{y}: %{x:.3f}<extra></extra>",
         )
     )

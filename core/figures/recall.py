@@ -204,7 +204,9 @@ def training_curves(results: dict, width: int) -> go.Figure:
     fig.add_hline(
         y=plateau,
         line=dict(color="#868e96", dash="dash", width=1),
-        annotation_text="plateau: above this line a run has not learned",
+        # one word above the line's right end, where the curves have left the plateau (a long note
+        # reached back over the curves still on it, on a phone); the caption says what it means
+        annotation_text="plateau",
         annotation_position="top right",
     )
     base_layout(fig, x_title="training step", y_title="training loss (nats per query)", height=360)

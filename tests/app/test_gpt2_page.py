@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from core.generation import positions_computed_formula
 from core.tokenizer import encode
@@ -196,3 +199,19 @@ def test_download_without_internet_says_so_at_once(tmp_path, monkeypatch):
     assert fetch.ENV_FOLDER in error.value
     assert not at.success and metric(at, "Positions run this step")  # the tiny model still runs
     assert not cache.exists() or not any(cache.iterdir())
+
+
+def test_a_hex_byte_among_the_likeliest_is_explained():
+    """A Japanese prompt makes the byte model expect the next piece of a multi-byte character: the
+    top-5 chart shows it as hex (xE3 …), and a caption says what that is."""
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at.text_input(key="gpt2_prompt").input("こんにちは、こんにちは、こん").run()
+    driver.assert_clean(at, "Japanese prompt")
+    at.button(key="gpt2_t_step").click().run()
+    spec = chart(at, "gpt2_top5")
+    labels = list(spec["data"][0]["y"])
+    hex_labels = [label for label in labels if re.fullmatch(r"x[0-9A-F]{2}", label)]
+    notes = [c.value for c in at.caption if "is a byte written in hex" in c.value]
+    assert bool(hex_labels) == bool(notes), (labels, notes)
+    assert hex_labels, f"expected a multi-byte piece among {labels}"
+    assert notes[0].startswith(f"{hex_labels[0]} is a byte written in hex")
