@@ -29,6 +29,7 @@ _WORK_SCALE = [
     [0.66, COLORS["attention"]],
     [1.0, COLORS["attention"]],
 ]
+KIB = 1024  # the cache chart's unit, as the page's figures (format_bytes) say it
 
 
 def computed_positions(trace: Trace) -> range:
@@ -344,8 +345,16 @@ def attention_figure(
             hover="%{y}<br>position %{x}<br>weight %{z:.3f}<extra></extra>",
         )
     )
-    base_layout(fig, "", f"position read ({unit} index: {unit})", "", height=220)
-    fig.update_xaxes(showgrid=False, showticklabels=False)
+    base_layout(fig, "", f"position read ({unit} number)", "", height=220)
+    # a position number every so often (six fit a phone); hover names each position's byte
+    every = max(1, -(-max_len // 6))
+    fig.update_xaxes(
+        showgrid=False,
+        tickmode="array",
+        tickvals=x_labels[::every],
+        ticktext=[str(i) for i in range(0, max_len, every)],
+        tickangle=0,
+    )
     fig.update_yaxes(showgrid=False, autorange="reversed")
     return fig
 
@@ -353,8 +362,10 @@ def attention_figure(
 def cache_bytes_figure(
     text_lengths: list[int], cache_bytes: list[int], shown: int, bytes_per_token: int, unit: str = "byte"
 ) -> go.Figure:
-    """Bytes held by the KV cache after each step: a straight line, one row per byte."""
-    predicted = [n * bytes_per_token for n in text_lengths]
+    """Memory held by the KV cache after each step, in KiB as the page's figures say it: a straight
+    line, one row per byte."""
+    predicted = [n * bytes_per_token / KIB for n in text_lengths]
+    held = [b / KIB for b in cache_bytes]
     fig = _line_and_dots(
         (
             text_lengths,
@@ -362,11 +373,11 @@ def cache_bytes_figure(
             f"{format_bytes(bytes_per_token)} × {unit}s read",
             dict(color=COLORS["predicted"], dash="dot"),
         ),
-        (text_lengths[:shown], cache_bytes[:shown], "cache held (from the model)", COLORS["attention"]),
+        (text_lengths[:shown], held[:shown], "cache held (from the model)", COLORS["attention"]),
     )
-    base_layout(fig, "", f"{unit}s of text read", "KV cache held (bytes)", height=300)
+    base_layout(fig, "", f"{unit}s of text read", "KV cache held (KiB)", height=300)
     fig.update_xaxes(range=[0, max(text_lengths, default=1) + 1])
-    fig.update_yaxes(range=[0, max(cache_bytes, default=1) * 1.05])
+    fig.update_yaxes(range=[0, max(held, default=1) * 1.05])
     return fig
 
 
