@@ -174,7 +174,7 @@ def stepper(run: k3.RunSummary, ids: tuple[int, ...], cfg) -> None:
         "sum. Blank cells do not exist yet at that depth. Each row sums to 1."
     )
     picks = [
-        f"layer {i + 1}: {', '.join(str(e) for e in experts)}"
+        f"layer {i + 1} → expert{'s' if len(experts) > 1 else ''} {' and '.join(str(e) for e in experts)}"
         for i, experts in enumerate(run.experts[shown - 1])
         if experts is not None
     ]

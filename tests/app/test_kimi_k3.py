@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -53,6 +54,8 @@ def test_stepping_grows_only_the_cache(at):
     assert heat.shape == (2 * 9 + 1, 4)  # every sub-layer mix + the output × (embedding + 3 blocks)
     np.testing.assert_allclose(np.nansum(heat, axis=1), 1.0, atol=1e-3)
     assert driver.shown_title(at, _spec(at, "k3_layer_memory")) == "Memory per layer after 20 tokens"
+    woke = [m.value for m in at.markdown if m.value.startswith("Experts this byte woke")]
+    assert len(woke) == 1 and re.search(r"layer \d+ → experts \d+ and \d+", woke[0]), woke
     at.button(key="k3_step_back").click().run()
     assert at.session_state["k3_step"] == 19
     at.button(key="k3_step_reset").click().run()
