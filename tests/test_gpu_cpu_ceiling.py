@@ -90,6 +90,8 @@ def test_a_cpu_run_records_the_cache_it_was_held_to():
 def test_the_page_says_why_the_roofline_has_two_speeds():
     words = report.cache_ceiling_words(32 * MIB, 160e9, 40e9)
     assert "32.0 MiB last-level cache" in words and "160.0 GB/s" in words and "(40.0 GB/s)" in words
+    assert words.endswith("Where the bytes outgrow the cache, the roofline drops.")
+    assert report.cache_ceiling_words(32 * MIB, 160e9).endswith("a bigger step reads main memory.")
     assert report.cache_ceiling_words(None, None, 40e9) is None
     rows = report.device_rows(timing.make_env("cpu").snapshot, CPU_BW)
     shown = {row["what"]: row["value"] for row in rows}

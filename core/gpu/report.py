@@ -87,12 +87,16 @@ def cache_ceiling_words(
     or where the cache could not be read."""
     if not cache_bytes or not cache_bytes_per_s:
         return None
-    memory = "" if memory_bytes_per_s is None else f" ({memory_bytes_per_s / 1e9:,.1f} GB/s)"
+    memory = (
+        "."
+        if memory_bytes_per_s is None
+        else f" ({memory_bytes_per_s / 1e9:,.1f} GB/s). Where the bytes outgrow the cache, the roofline drops."
+    )
     return (
         f"On a CPU the roofline has two speeds. A step whose bytes fit in the processor's "
         f"{format_bytes(cache_bytes)} last-level cache finds them there from the step before, so its ceiling "
         f"is the cache's copy speed ({cache_bytes_per_s / 1e9:,.1f} GB/s, measured here); a bigger step reads "
-        f"main memory{memory}. Where the bytes outgrow the cache, the roofline drops."
+        f"main memory{memory}"
     )
 
 
