@@ -89,17 +89,17 @@ def model_rows(context: int, bytes_per_element: float) -> list[dict]:
     rows = []
     for spec in SPECS.values():
         rows.append(
-            {
+            {  # what this section is about first: a phone shows the first three columns
                 "model": spec.name,
+                f"memory at {format_context(context)}": format_bytes(
+                    spec.cache_bytes(context, bytes_per_element)
+                ),
+                "cache per token": format_bytes(spec.kv_cache_bytes_per_token(bytes_per_element)),
+                "fixed state": format_bytes(spec.state_bytes()) if spec.linear else "—",
                 "year": spec.year,
                 "parameters (published)": format_params(spec.published_params),
                 "counted from config": format_params(spec.total_params()),
                 "active per token": format_params(spec.active_params()),
-                "cache per token": format_bytes(spec.kv_cache_bytes_per_token(bytes_per_element)),
-                "fixed state": format_bytes(spec.state_bytes()) if spec.linear else "—",
-                f"memory at {format_context(context)}": format_bytes(
-                    spec.cache_bytes(context, bytes_per_element)
-                ),
             }
         )
     return rows

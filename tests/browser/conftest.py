@@ -7,6 +7,7 @@ Chromium (`apt-get install chromium`). Without it these tests skip loudly.
 from __future__ import annotations
 
 import contextlib
+import re
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,14 @@ def wait_for_app(page, timeout_ms: int = 180_000) -> None:
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=stSkeleton], [data-stale=true]')", timeout=timeout_ms
     )
+
+
+def step_position(page) -> int | None:
+    """Where the page's Step controls stand, read from their status line: 'byte 3 of 53' → 3, and
+    '… — Step replays from byte 1 of 53' (a page showing its whole run before the first Step) → 0;
+    None on a page without Step controls."""
+    text = page.locator("[data-testid='stMain']").inner_text()
+    if re.search(r"Step replays from \w+ 1 of \d+", text):
+        return 0
+    found = re.search(r"\b(?:token|byte) (\d+) of \d+", text)
+    return int(found.group(1)) if found else None

@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pytest
 
-from tests.browser.conftest import ROOT, wait_for_app
+from tests.browser.conftest import ROOT, step_position, wait_for_app
 from ui.a11y import FOCUS_CSS
 from ui.course import lesson
 
@@ -149,9 +149,9 @@ def test_a_lesson_can_be_stepped_revealed_and_described_with_the_keyboard_only(p
         pytest.fail(f"Tab never reached a control matching {pattern!r}")
 
     def position() -> int:
-        found = re.search(r"token (\d+) of \d+", main.inner_text())
-        assert found, "no step counter on the page"
-        return int(found.group(1))
+        found = step_position(page)
+        assert found is not None, "no step counter on the page"
+        return found
 
     start = position()
     tab_to(r"\bStep$")

@@ -57,44 +57,39 @@ def _cut_chart_text(page) -> list[str]:
     )
 
 
-def _touching_chart_numbers(page) -> list[str]:
-    """Numbers printed on bars or heatmap cells that run into a neighbour's (grouped bars read
-    "0.680.680.68"; eight heatmap columns side by side ran together): each as 'first | second'.
-    Bar numbers left out because they would be too small (uniformtext) are not drawn."""
+def _clashing_chart_texts(page, selector: str, pad_x: float, pad_y: float) -> list[str]:
+    """Texts matching `selector` in one chart whose boxes come closer than `pad_x` / `pad_y` px
+    (negative: may overlap that much), each clash as 'first | second'."""
     return page.evaluate(
-        """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(plot => {
-            const texts = [...plot.querySelectorAll('text.bartext, g.heatmap-label text')]
+        """([selector, padX, padY]) => [...document.querySelectorAll('.js-plotly-plot')].flatMap(plot => {
+            const texts = [...plot.querySelectorAll(selector)]
                 .map(t => ({text: t.textContent, r: t.getBoundingClientRect()}))
                 .filter(t => t.text && t.r.width > 0);
             const clash = [];
             texts.forEach((a, i) => texts.slice(i + 1).forEach(b => {
-                const apart = a.r.right + 1 < b.r.left || b.r.right + 1 < a.r.left
-                    || a.r.bottom < b.r.top || b.r.bottom < a.r.top;
+                const apart = a.r.right + padX < b.r.left || b.r.right + padX < a.r.left
+                    || a.r.bottom + padY < b.r.top || b.r.bottom + padY < a.r.top;
                 if (!apart) clash.push(`${a.text} | ${b.text}`);
             }));
             return clash;
-        })"""
+        })""",
+        [selector, pad_x, pad_y],
     )
+
+
+def _touching_chart_numbers(page) -> list[str]:
+    """Numbers printed on bars or heatmap cells that run into a neighbour's (grouped bars read
+    "0.680.680.68"; eight heatmap columns side by side ran together). Bar numbers left out because
+    they would be too small (uniformtext) are not drawn."""
+    return _clashing_chart_texts(page, "text.bartext, g.heatmap-label text", 1, 0)
 
 
 def _overlapping_chart_labels(page) -> list[str]:
     """Chart titles, panel titles, axis titles, legend entries and notes that run into each other
     (two panels' titles read "what went inback: 50% right", two x titles "pairs to rememberpairs to
-    remember"): each as 'first | second'."""
-    return page.evaluate(
-        """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(plot => {
-            const texts = [...plot.querySelectorAll('.gtitle, g[class$="title"] text, .annotation-text, .legendtext')]
-                .map(t => ({text: t.textContent, r: t.getBoundingClientRect()}))
-                .filter(t => t.text && t.r.width > 0);
-            const clash = [];
-            texts.forEach((a, i) => texts.slice(i + 1).forEach(b => {
-                const apart = a.r.right <= b.r.left + 1 || b.r.right <= a.r.left + 1
-                    || a.r.bottom <= b.r.top + 1 || b.r.bottom <= a.r.top + 1;
-                if (!apart) clash.push(`${a.text} | ${b.text}`);
-            }));
-            return clash;
-        })"""
-    )
+    remember"); a pixel of overlap is allowed."""
+    selector = '.gtitle, g[class$="title"] text, .annotation-text, .legendtext'
+    return _clashing_chart_texts(page, selector, -2, -2)
 
 
 def _cut_link_labels(page) -> list[str]:
