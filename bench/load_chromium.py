@@ -17,7 +17,28 @@ from bench.load_reader import ReaderLog
 from bench.load_server import CHROMIUM_FLAGS, chromium_path
 
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
-STATUS = re.compile(r"^\S+ (\d+) of (\d+)")  # step_controls' status line, drawn in bold
+# step_controls' status line as the browser shows it: "byte 3 of 53", "byte 53 of 53 — the end; …", or
+# before the first Step of a page that shows its whole run "the whole run — Step replays from byte 1 of 53"
+STATUS = re.compile(r"^(?:\S+ (\d+) of (\d+)(?: — .*)?|.+ — Step replays from \S+ 1 of (\d+))$")
+
+
+# the same test in the page, polled by the browser itself: the status line shows step t
+SHOWS_STEP = """(t) => [...document.querySelectorAll('[data-testid=stMarkdownContainer] p')].some(p => {
+    const text = p.innerText.trim();
+    const at = text.match(/^\\S+ (\\d+) of \\d+(?: — .*)?$/);
+    return at ? Number(at[1]) === t : t === 0 && / — Step replays from \\S+ 1 of \\d+$/.test(text);
+})"""
+
+
+def _status(page):
+    """The paragraph that holds the Step controls' status line."""
+    return page.locator("[data-testid='stMarkdownContainer'] p", has_text=STATUS).first
+
+
+async def _position(page) -> tuple[int, int]:
+    """(step shown, steps in the run) from the status line; 0 before the first Step."""
+    found = STATUS.match((await _status(page).inner_text()).strip())
+    return (0, int(found[3])) if found[3] else (int(found[1]), int(found[2]))
 
 
 async def chromium_reader(
@@ -37,8 +58,7 @@ async def chromium_reader(
             await page.wait_for_selector("[data-testid='stApp'][data-test-connection-state='CONNECTED']")
             await _settled(page)
             log.load_s = time.perf_counter() - start
-            status = page.locator("strong", has_text=STATUS).first
-            total = int(STATUS.match(await status.inner_text())[2])
+            _, total = await _position(page)
             await page.locator("[data-testid='stCode']").first.wait_for(timeout=120_000)
             await _settled(page)
             await _check(page, drive, 0, log)
@@ -53,8 +73,7 @@ async def chromium_reader(
                     timeout=60_000
                 )
                 t = 0 if t >= total else t + 1
-                moved = page.locator("strong", has_text=re.compile(rf"^\S+ {t} of \d+")).first
-                await moved.wait_for(timeout=60_000)
+                await page.wait_for_function(SHOWS_STEP, arg=t, timeout=60_000)
                 await page.wait_for_selector(IDLE, timeout=120_000)
                 took = time.perf_counter() - start  # click → new step shown, script finished
                 await _settled(page)
@@ -82,7 +101,7 @@ async def _settled(page) -> None:
 
 async def _check(page, drive: LessonDrive, t: int, log: ReaderLog) -> None:
     log.checks += 1
-    shown_t = int(STATUS.match(await page.locator("strong", has_text=STATUS).first.inner_text())[1])
+    shown_t, _ = await _position(page)
     if shown_t != t:
         log.crosstalk.append(f"chromium: the counter shows {shown_t}, its own clicks make {t}")
     for kind in ("stException", "stAlertContentError"):
