@@ -78,6 +78,14 @@ TERMS: tuple[Term, ...] = (
         r"(?i)\bblocks?\b",
     ),
     _t(
+        "residual",
+        "residual (stream)",
+        "The running vector each token carries up through the model: every block adds its result "
+        "onto it instead of replacing it, so what earlier blocks found is kept.",
+        "gpt2",
+        r"(?i)\bresidual\b",
+    ),
+    _t(
         "embedding",
         "embedding",
         "The list of numbers a token is turned into before the first layer; a "

@@ -43,7 +43,9 @@ new_words("recurrence", "wy", "kernel", here="chunks")
 problem(
     "DeltaNet's erase-then-write fixed the blurring of a rewritten key, but each write needs the board the previous "
     "write left behind. Token 100 waits for token 99, which waits for token 98 … A GPU can do "
-    "thousands of multiplications at once, and here it spends its time waiting in line."
+    "thousands of multiplications at once, and here it spends its time waiting in line. That matters "
+    "whenever the whole text is known at once: in training, and when the model reads your prompt. "
+    "Writing a reply still goes one token at a time."
 )
 st.markdown(
     "The fix: cut the text into **chunks** of C tokens. Inside a chunk, work out all C updates "

@@ -55,7 +55,7 @@ def curves(d: int, keys: str, beta: float) -> tuple[list[int], np.ndarray, np.nd
 lesson_header("deltanet")
 problem(
     "Linear attention only adds. Write *apple → red* and later *apple → green*, and reading apple "
-    "returns a mix of both. A full board blurs, and nothing on it is ever cleaned up."
+    "returns a mix of both: nothing on the board is ever corrected, only added to."
 )
 st.markdown(
     "DeltaNet changes one thing: before writing, it **reads what the key currently returns, "

@@ -22,6 +22,7 @@ from core.generation import (
 )
 from core.models.gpt2 import GPT2
 from core.units import counted
+from ui.glossary import new_words
 from ui.gpt2_model import (
     choose_model,
     describe_real,
@@ -98,6 +99,7 @@ def step_figures(settings: tuple, t: int, run: GenerationRun, series: RunSeries)
 
 
 lesson_header("gpt2")
+new_words("residual", here="gpt2")
 problem(
     "A language model writes one piece of text at a time: it reads everything so far and guesses "
     "what comes next. A transformer **without a cache** does that the naive way: to write the next piece it "
@@ -113,7 +115,8 @@ if live.real:
     describe_real(live)
 else:
     st.markdown(
-        f"Below is a real GPT-2-shaped model, shrunk to fit a laptop: {cfg.n_layer} blocks instead of 12, "
+        f"Below is a real GPT-2-shaped model, shrunk to fit a laptop: {cfg.n_layer} blocks instead of 12 (each "
+        "block adds its result onto the token's running vector, the *residual*), "
         f"{model.num_params():,} numbers (*parameters*) instead of 124 million. It reads **bytes** — one "
         "letter of plain English is one byte, a Japanese character three, an emoji four — and was trained for "
         "about 29 minutes on one CPU thread (1,722 s; assets/gpt2/MODEL_CARD.md) on a small made-up corpus, so "
@@ -205,10 +208,11 @@ st.caption(
 )
 
 notice(
-    f"The text is 50 {unit}s long. How many positions will the model have run in total once it writes the "
-    f"100th {unit} — twice as many as at 50, or more?",
+    f"Start from a 1-{unit} prompt. By the time the text is 50 {unit}s long the model has run 1,275 positions. "
+    f"At 100 {unit}s: about twice as many, or more?",
     f"About **four times** as many. Step n re-reads n {unit}s, so the total is 1 + 2 + … + n = n(n+1)/2: "
-    f"double the text and the work roughly quadruples (5,050 at 100 {unit}s against 1,275 at 50).",
+    f"double the text and the work roughly quadruples (5,050 at 100 {unit}s against 1,275 at 50). A longer "
+    "prompt skips the first steps, which is why the counters above use the formula below with p.",
     key="gpt2_notice_total",
 )
 notice(

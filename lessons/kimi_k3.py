@@ -66,7 +66,7 @@ problem(
     "A board of fixed size, even one that forgets channel by channel, cannot hold everything: "
     "an exact detail from far back may have faded or been overwritten. Full attention never "
     "forgets, but its cache grows with every token. And a deep stack simply adds every layer's "
-    "output into one running sum, so what an early layer found gets buried under later ones."
+    "output into one running sum (the residual), so what an early layer found gets buried under later ones."
 )
 
 st.markdown(

@@ -56,7 +56,8 @@ st.markdown(
 # ------------------------------------------------------------------ 1. regrouping
 st.header("1 · Same numbers, different order")
 st.markdown(
-    "Attention without the softmax is two matrix products: the queries **Q** meet the keys **K** "
+    f"Attention without its softmax (step 2 of the four in {lesson_ref('kv_cache')}) is two matrix products: "
+    "the queries **Q** meet the keys **K** "
     "(`QKᵀ`, one score per pair of tokens), then the scores mix the values **V**. Matrix products "
     "can be regrouped — `(QKᵀ)V = Q(KᵀV)` — and the right-hand grouping first squeezes all keys "
     "and values into `KᵀV`: that small matrix *is* the board. Below, both routes run on the same "
@@ -91,8 +92,8 @@ st.markdown(
 st.header("2 · The board, written token by token")
 st.markdown(
     "Now a readable version. Each **key** is a word (apple, sky, …) turned into a fixed vector of "
-    "*d* numbers; each **value** is a colour name with its own column, while columns last (the board "
-    "has *d*; later colours are random mixes of all of them). Writing the pair adds "
+    "*d* numbers; each **value** is a colour. The first *d* colours get one board column each; once the "
+    "columns run out, later colours are random mixes of all columns. Writing the pair adds "
     "`k vᵀ` to the board: the key's numbers say *which rows*, the value says *which column*. "
     "Reading a key multiplies the board by it. (Reads here use scale 1, so a key that is alone on "
     "the board gives back exactly its value; real models scale by 1/√d.)"
@@ -140,7 +141,11 @@ def board_stepper(run: bd.BoardRun, d: int) -> None:
         )
     m1, m2 = st.columns(2)
     cache_b, board_b = bd.memory_bytes(t, d, run.V)
-    m1.metric("board size", f"{d} × {run.V} = {format_bytes(board_b)}", help="the same after every token")
+    m1.metric(
+        "board size",
+        f"{d} × {run.V} numbers = {format_bytes(board_b)}",
+        help="4 bytes per number (fp32); the same after every token",
+    )
     m2.metric(
         "a KV cache of the same tokens would hold",
         format_bytes(cache_b),

@@ -46,7 +46,7 @@ STORY = {
     "collisions": (
         "Collisions",
         "Shows why: with more pairs than board dimensions, writes pile on each other.",
-        "A full board blurs old and new until neither reads back.",
+        "A key written again returns old and new blended; past d keys, nothing reads back exactly.",
     ),
     "deltanet": (
         "DeltaNet",
@@ -214,6 +214,14 @@ st.markdown(
     "for real released models, from their config files. Shorter is better: this number decides how long a text fits "
     "on your card and how much must be read back for every new token."
 )
+notice(
+    f"{k3.name} is about {int(gpt2s_in(k3, gpt2)):,} times bigger than {gpt2.name}. "
+    "Which of the two adds more memory per token of text?",
+    f"{gpt2.name}: {format_bytes(gpt2.kv_cache_bytes_per_token())} per token against "
+    f"{format_bytes(k3.kv_cache_bytes_per_token())} for {k3.name} (16-bit). Parameters and memory per token "
+    "are different fights; the second one is what this course is about.",
+    key="map_notice_size",
+)
 precision = st.radio(
     "Cache precision",
     list(PRECISIONS),
@@ -240,15 +248,6 @@ st.markdown(
     f"{format_bytes(k3.kv_cache_bytes_per_token(bytes_per_element))} per token plus a fixed "
     f"{format_bytes(k3.state_bytes())} that never grows ({format_bytes(k3.recurrent_state_bytes())} of boards + "
     f"{format_bytes(k3.conv_state_bytes())} of short-convolution buffers)."
-)
-
-notice(
-    f"{k3.name} is about {int(gpt2s_in(k3, gpt2)):,} times bigger than {gpt2.name}. "
-    "Which of the two adds more memory per token of text?",
-    f"{gpt2.name}: {format_bytes(gpt2.kv_cache_bytes_per_token())} per token against "
-    f"{format_bytes(k3.kv_cache_bytes_per_token())} for {k3.name} (16-bit). Parameters and memory per token "
-    "are different fights; the second one is what this course is about.",
-    key="map_notice_size",
 )
 
 st.subheader("Every model at one context length")

@@ -70,8 +70,8 @@ problem(
 )
 
 st.markdown(
-    "Read the four board stages as one sentence. **Adding** alone blurs once the board is full, so DeltaNet "
-    "learned to **rewrite**. Rewriting one key at a time cannot clear a finished topic, so Gated DeltaNet learned "
+    "Read the four board stages as one sentence. **Adding** blends a key that is written again with what it "
+    "held, so DeltaNet learned to **rewrite**. Rewriting one key at a time cannot clear a finished topic, so Gated DeltaNet learned "
     "to **forget**. One fade rate for the whole board throws away the useful with the stale, so KDA learned to "
     "**forget per channel**. Kimi K3 then stopped choosing: three board layers for every one that keeps a full cache."
 )

@@ -21,7 +21,7 @@ from core.gpu.kv_cache import KVCache
 from core.gpu.models import AttentionDecoder, StateDecoder
 from core.gpu.public import public_mode
 from core.gpu.timing import time_decode
-from ui.course import lesson_span
+from ui.course import lesson_ref, lesson_span
 from ui.deeper import planner_batch_link
 from ui.glossary import gloss, new_words
 from ui.gpu.checkpoint import checkpoint_section
@@ -123,7 +123,8 @@ code(time_decode, AttentionDecoder._mix, KVCache.attend, StateDecoder._mix, Ener
 still_missing(
     "What the prediction says, and what a measurement here can confirm or refute: a growing cache costs speed "
     "in proportion to its size, a cliff follows when it leaves VRAM, and waking fewer experts saves energy per "
-    "token. The last lesson puts every stage of the story side by side."
+    f"token. Next, {lesson_ref('planner')} sizes a real deployment from any config.json; "
+    f"{lesson_ref('what_changed')} then puts every stage of the story side by side."
 )
 planner_batch_link()
 next_lesson("your_gpu")

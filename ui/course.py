@@ -170,7 +170,7 @@ OUTLINE: tuple[Lesson, ...] = (
         "kimi_k3",
         "lessons/kimi_k3.py",
         "Kimi K3",
-        "Three boards to one full-attention layer, and a look back over depth.",
+        "Three KDA layers to one full-attention layer, and a look back over depth.",
         "Kimi K3",
         ":material/stacks:",
     ),

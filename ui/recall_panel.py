@@ -172,7 +172,7 @@ def _what_the_sweep_shows(results: dict) -> None:
     if hybrid is not None and attention is not None and attention - hybrid > 0.05:
         st.caption(
             f"The hybrid (a KDA layer, then an attention layer) answers {hybrid:.0%} at width {width} with "
-            f"{pairs} pairs, with the board models rather than with attention ({attention:.0%}): in this "
+            f"{pairs} pairs, below attention's {attention:.0%}: in this "
             "training budget its one attention layer had not learned exact look-up — its loss was still "
             "well above attention's when training stopped (curves below)."
         )
