@@ -314,18 +314,22 @@ st.markdown(
 
 st.subheader("The new bottleneck: reading memory")
 st.markdown(
-    "With a cache the arithmetic per token is small, but to write one token of one sequence (batch 1) the card "
-    "must **read every weight and the whole cache** from its memory (a batch of sequences shares one read of the "
-    f"weights — try the batch setting in the planner, {lesson_ref('planner')}). A graphics card multiplies far faster than its memory can deliver "
-    "numbers, so the time per token is set by *bytes read ÷ memory bandwidth* (bandwidth = bytes per second the "
+    "With a cache the arithmetic per token is small, but to write one token of one conversation (batch 1) the "
+    "card must **read every weight and the whole cache** from its memory. A graphics card multiplies far faster than its memory can deliver "
+    "numbers, so the time per token is about *bytes read ÷ memory bandwidth* (bandwidth = bytes per second the "
     "memory delivers). The longer the chat, the more cache to read, the slower each token. And once weights plus "
-    "cache outgrow the card's memory (VRAM), part of the model has to live in the computer's main memory. On "
-    "consumer setups (llama.cpp, Ollama) that usually means the **CPU computes the offloaded layers** from main "
-    "memory, many times slower than the card; a few other setups stream the overflow over the PCIe link each "
-    "step. Either way speed falls off a cliff — the drop the article *From GPT-2 to Kimi K3* (2026) measured on "
-    "a 12 GB card, and llama.cpp's own `-ngl` sweep shows (131.7 → 13.5 tokens/s as layers move to the CPU; "
-    "llama-bench README)."
+    "cache outgrow the card's memory (VRAM), speed falls off a cliff."
 )
+with st.expander("Where the overflow goes, and why it is a cliff", icon=":material/engineering:"):
+    st.markdown(
+        "A batch of sequences shares one read of the weights "
+        f"(the planner, {lesson_ref('planner')}, has a batch setting). Once weights plus cache outgrow VRAM, part "
+        "of the model has to live in the computer's main memory. On consumer setups (llama.cpp, Ollama) that "
+        "usually means the **CPU computes the offloaded layers** from main memory, many times slower than the "
+        "card; a few other setups stream the overflow over the PCIe link each step. Either way speed falls off a "
+        "cliff — the drop the article *From GPT-2 to Kimi K3* (2026) measured on a 12 GB card, and llama.cpp's "
+        "own `-ngl` sweep shows (131.7 → 13.5 tokens/s as layers move to the CPU; llama-bench README)."
+    )
 planner_batch_link()
 st.markdown("**Calculator: a real model on a real card** (a prediction from memory traffic alone).")
 k1, k2, k3 = st.columns(3)

@@ -178,10 +178,11 @@ def _what_the_sweep_shows(results: dict) -> None:
         )
 
 
-def _training_details(results: dict, key: str, open_first: bool) -> None:
-    """The evidence behind each point, behind a toggle: loss curves and the learning-rate table."""
+def _training_details(results: dict, key: str) -> None:
+    """The evidence behind each point, behind a toggle that starts closed (depth for whoever wants it):
+    loss curves and the learning-rate table."""
     if not st.toggle(
-        "Show how each model trained (loss curves, learning rates)", value=open_first, key=f"{key}_curves"
+        "Show how each model trained (loss curves, learning rates)", value=False, key=f"{key}_curves"
     ):
         return
     widths = results["sweep"]["widths"]
@@ -246,10 +247,11 @@ def render_trained_recall(key: str) -> None:
                 if mixed
                 else "."
             )
-            + " That says nothing about what the mechanism can hold; the curves are below."
+            + " That says nothing about what the mechanism can hold; its loss curves are under "
+            "*Show how each model trained*, below."
         )
     _what_the_sweep_shows(results)
-    _training_details(results, key, open_first=bool(stuck))
+    _training_details(results, key)
     st.markdown(f"**What each model keeps while reading** (float32; lists of {sweep['seq_len']} tokens)")
     data_table(rows, key=f"{key}_memory_table", pin=2, width="stretch", height=36 * (len(rows) + 1) + 4)
     st.caption(
