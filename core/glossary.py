@@ -276,8 +276,9 @@ TERMS: tuple[Term, ...] = (
     _t(
         "collision",
         "collision",
-        "Two keys that share board rows: reading one also brings back part of the other's value, "
-        "which happens once a board holds more pairs than it has rows.",
+        "Two keys that share board rows: reading one also brings back part of the other's value. "
+        "Past as many pairs as the board has rows it cannot be avoided; keys that are not at right "
+        "angles collide sooner.",
         "collisions",
         r"(?i)\bcollisions?\b",
     ),

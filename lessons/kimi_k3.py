@@ -122,7 +122,7 @@ st.subheader("Looking back over depth: Attention Residuals")
 st.markdown(
     "In an ordinary stack, the input to layer *l* is the plain sum of everything before it: the "
     "token's embedding plus every earlier layer's output, each with weight 1. **Attention "
-    "Residuals** (AttnRes, Kimi Team 2026) replace that sum by attention **over depth**: each "
+    "Residuals** (AttnRes, Kimi Team 2026, arXiv 2603.15031) replace that sum by attention **over depth**: each "
     "sub-layer owns one learned vector (a *pseudo-query*) and uses it to weigh the earlier outputs "
     "with a softmax — so a late layer can reach straight back to what an early one found. K3 has **two "
     "pseudo-queries per decoder layer**, one before its attention and one before its feed-forward step, plus "

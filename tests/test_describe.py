@@ -195,3 +195,15 @@ def test_a_diagram_says_what_it_shows_in_its_own_words():
         f"{step} waits in line" in words and f"{chunked} chunks" in words and f"— {chunked} waits." in words
     )
     assert "vertical lines" not in words and "flat" not in words
+
+
+def test_a_bar_stacked_on_another_says_its_number_is_the_stacks_top():
+    """Lesson 8's memory chart: the MLA cache sits on the KDA boards, and the number printed above it
+    (3.8 GiB at 128K) is boards + cache; the words must not give it to the cache alone."""
+    from core.figures.k3 import memory_at_context_figure
+    from core.k3 import memory_at_contexts
+    from core.specs import KIMI_K3
+
+    words = describe(memory_at_context_figure(KIMI_K3, memory_at_contexts(KIMI_K3, [131072, 1048576])))
+    assert "K3: growing MLA cache (24 layers) (stacked on the bars below it; the stack's top):" in words
+    assert "K3: fixed KDA boards (69 layers):" in words  # the bottom part is its own number

@@ -117,9 +117,12 @@ def _trace_sentence(trace: dict, layout: dict) -> str:
     printed = _printed(trace, keep) if kind == "bar" else None
     values, positions = values[keep], [p for p, k in zip(positions, keep, strict=True) if k]
     base = _numbers(trace.get("base"))
-    if kind == "bar" and base is not None and base.size == keep.size:  # stacked on another bar
+    stacked = kind == "bar" and base is not None and base.size == keep.size  # stacked on another bar
+    if stacked:
         values = values + np.nan_to_num(base[keep])
     label = name or ("bars" if kind == "bar" else "the line")
+    if stacked:  # its numbers are the stack's top, not its own part: say so (lesson 8's "3.8 GiB")
+        label += " (stacked on the bars below it; the stack's top)"
     suffix = _unit_hint(layout, trace, "x" if horizontal else "y")
     if values.size == 1:
         said = printed[0] if printed else f"{_num(values[0])}{suffix}"
