@@ -50,7 +50,8 @@ PCIE5_X8 = 31.5 * GB
 
 _GEFORCE = "NVIDIA GeForce product pages (memory bus × data rate); PCI-SIG link rates"
 
-# A "12 GB" GeForce card reports 12,288 MiB, so consumer VRAM sizes are taken as GiB.
+# A "12 GB" GeForce card reports 12,288 MiB and an "80 GB" H100 81,559 MiB, so VRAM sizes are taken as
+# GiB — as the planner's card table does (core/plan/cards.py), so lessons 2 and 11 agree.
 CARDS: dict[str, Card] = {
     "rtx3060_12gb": Card("RTX 3060 12GB", 12 * GiB, 360 * GB, PCIE4_X16, _GEFORCE),
     "rtx4060ti_16gb": Card("RTX 4060 Ti 16GB", 16 * GiB, 288 * GB, PCIE4_X8, _GEFORCE),
@@ -59,8 +60,8 @@ CARDS: dict[str, Card] = {
     "rtx3090": Card("RTX 3090 24GB", 24 * GiB, 936 * GB, PCIE4_X16, _GEFORCE),
     "rtx4090": Card("RTX 4090 24GB", 24 * GiB, 1008 * GB, PCIE4_X16, _GEFORCE),
     "rtx5080": Card("RTX 5080 16GB", 16 * GiB, 960 * GB, PCIE5_X16, _GEFORCE),
-    "h100_sxm": Card("H100 SXM 80GB", 80 * GB, 3350 * GB, PCIE5_X16, "NVIDIA H100 product page"),
-    "h200": Card("H200 141GB", 141 * GB, 4800 * GB, PCIE5_X16, "NVIDIA H200 product page"),
+    "h100_sxm": Card("H100 SXM 80GB", 80 * GiB, 3350 * GB, PCIE5_X16, "NVIDIA H100 product page"),
+    "h200": Card("H200 141GB", 141 * GiB, 4800 * GB, PCIE5_X16, "NVIDIA H200 product page"),
 }
 DEFAULT_CARD = "rtx3060_12gb"
 

@@ -152,7 +152,7 @@ notice(
     "With T = 64 tokens and chunks of 64, how many hand-overs are left?",
     "One: the whole text is one chunk. The sequential part is gone, but the chunk's own work is a "
     "64 × 64 problem, and the arithmetic inside a chunk grows with C. Real kernels pick C by measuring "
-    "(fla's reference code uses chunks of 64); the chart in section 3 lets you see the trade-off on this "
+    "(fla's Triton kernels use chunks of 64); the chart in section 3 lets you see the trade-off on this "
     "machine.",
     key="ch_q1",
 )

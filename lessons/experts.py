@@ -205,7 +205,7 @@ c[2].metric("share used per token", f"{K3.active_params() / K3.total_params():.1
 show_figure(totals_figures(tuple(rows))["params"], key="ex_params")
 st.caption(
     "Every expert must be stored (in memory, somewhere); only the active ones are read for a token. "
-    f"Counted from the config by core/specs.py: {format_params(K3.active_params())} active, counting the whole "
+    f"Counted from the config by core/specs: {format_params(K3.active_params())} active, counting the whole "
     f"token table ({K3.active_params(count_embedding_table=False) / 1e9:.1f}B without it). NVIDIA's NeMo AutoModel documentation for Kimi K3 publishes 2.8T total / "
     f"{format_params(K3.published_active)} activated; the model page gives only the 2.8T total. This page uses "
     "the count."

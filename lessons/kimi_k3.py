@@ -88,7 +88,7 @@ c[2].metric("MLA layers (growing cache)", K3.num_full_attention_layers)
 c[3].metric("AttnRes blocks", len(attn_res_block_starts(K3.num_layers, K3.attn_res_block_size)))
 show_figure(k3_figures()["map"], key="k3_map")
 st.caption(
-    f"Drawn from the released config (core/specs.py): the group KDA-KDA-KDA-MLA repeats "
+    f"Drawn from the released config (core/specs): the group KDA-KDA-KDA-MLA repeats "
     f"{K3.num_layers // 4} times, and layer {K3.num_layers} is one more MLA layer — so 69 + 24, "
     f"not a clean 3 : 1. Dashed lines: a new Attention Residuals block every {K3.attn_res_block_size} layers. "
     "Source: " + K3.source

@@ -389,11 +389,18 @@ if at.tokens_per_s is not None:
     )
 else:
     st.warning(doesnt_fit_advice(spec, card, precision))
+if spec.context and context > spec.context:
+    st.caption(
+        f"{spec.name} was trained for {format_context(spec.context)} tokens: at {format_context(context)} this is "
+        "what its memory traffic would be, not what the model can do (the map and the planner say the same)."
+    )
 st.caption(
     "Upper bound from bytes read per token at batch 1 (one conversation) and the card's bandwidth. "
     "Measured runs stay below it: llama-bench "
-    "with Llama 8B (4-bit Q4_0) on an RTX 3090 reached 77 % of this bound at an empty context and 56 % at 32K "
-    "tokens with an 8-bit cache (a community report: a pull request's text in the Abai/llama.cpp fork, 2026). Cache entries are 16-bit. "
+    "with Llama 8B (Q4_0) on an RTX 3090 reached 77 % of such a bound at an empty context and 56 % at 32K "
+    "tokens with an 8-bit cache, a bound computed from its 4.65 GB Q4_0 file (a community report: a pull "
+    "request's text in the Abai/llama.cpp fork, 2026). Q4_0 stores about 4.5 bits a weight; the 4-bit here "
+    "counts 4.0, so this bound is higher. Cache entries are 16-bit. "
     "Units: memory in GiB (2³⁰ bytes), bandwidth in GB/s (10⁹ bytes per second, as card makers quote it); a "
     "'12 GB' card is counted as 12 GiB. Source of the card numbers and configs: core/roofline.py, core/specs/."
 )

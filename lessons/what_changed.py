@@ -136,7 +136,9 @@ for prefix in ("memory at", "work/token at"):
     )
 st.caption(
     "Memory: cache in 16-bit, boards in 32-bit. Work: multiply-adds of the memory part of all layers for one new "
-    "token (the projections every stage shares are left out)."
+    "token; the projections and feed-forward layers every stage runs for that token are left out. The row without "
+    "a cache counts its redone key/value projections and attention only: rerunning the rest of the model for "
+    "every earlier token would add more still."
 )
 
 show_figure(cached_memory_figure(width), key="wc_memory_chart")

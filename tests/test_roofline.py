@@ -217,3 +217,11 @@ def test_speed_figure_fixed_state_has_no_spill_line():
     assert not any(t.name.startswith("cache spills") for t in fig.data)
     predicted = next(t for t in fig.data if t.name.startswith("predicted"))
     assert len(set(predicted.y)) == 1
+
+
+def test_lesson_2_and_the_planner_give_a_card_the_same_memory():
+    """Both tables count VRAM in GiB: an H100 had 74.5 GiB in lesson 2 and 80 GiB in the planner."""
+    from core.plan.cards import card
+
+    for ours, theirs in (("h100_sxm", "h100_80gb"), ("h200", "h200"), ("rtx3060_12gb", "rtx3060_12gb")):
+        assert CARDS[ours].vram_bytes == card(theirs).memory_bytes, ours

@@ -228,7 +228,8 @@ def render_trained_recall(key: str) -> None:
         f"{sweep['widths'][0]}×{sweep['widths'][0]} numbers."
     )
     st.caption(
-        f"How it was trained (Zoology's protocol): every model at {len(sweep['lrs'])} learning rates "
+        f"How it was trained (Zoology's protocol, arXiv 2312.04927: sweep the learning rate, keep the best; "
+        f"the rates are this course's own): every model at {len(sweep['lrs'])} learning rates "
         f"({', '.join(f'{lr:g}' for lr in sweep['lrs'])}) × {len(sweep['seeds'])} seeds (different "
         "random starts). Each point is the mean of the seeds at that model's best learning rate; the "
         "bar runs from the worst seed to the best."

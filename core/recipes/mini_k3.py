@@ -110,7 +110,7 @@ A byte-level miniature of Kimi K3, trained for lessons 8 (Kimi K3) and 9 (Expert
 It is real — every picture in those lessons is computed by these weights — but tiny:
 it writes plausible-looking English-ish bytes, nothing more.
 
-| | mini-K3 | Kimi K3 (core/specs.py) |
+| | mini-K3 | Kimi K3 (core/specs) |
 |---|---|---|
 | layers | {cfg.num_layers}: `{schedule}` (K = KDA, A = latent attention) | 93: (K K K A) × 23 + A |
 | layer rule | full attention at every {cfg.full_attn_every}th layer and the last: {mla} | every 4th and the last: 4, 8, …, 92, 93 |
