@@ -131,7 +131,8 @@ st.markdown(
 )
 st.markdown(
     "Remembering every layer's output per token would be costly, so K3 uses the **block** form: "
-    f"{K3.attn_res_block_size} layers in a row are summed as usual into one *block*, and each layer "
+    f"{K3.attn_res_block_size} layers in a row are summed as usual into one *block* (a group of layers here, "
+    "not GPT-2's attention + feed-forward block), and each layer "
     "attends over the embedding, the finished blocks and the block it is filling. It is done "
     "before every attention and every feed-forward step. Nothing is added to the cache: it "
     "mixes the current token's own layer outputs."

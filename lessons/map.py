@@ -166,7 +166,7 @@ new_words(
     "token", "byte", "parameter", "layer", "block", "context", "matrix", "query", "key", "value", "attention",
     "head", "kv_cache", "gqa", "mha", "mla", "fp32", "gib", "gpu", "board", "channel", "expert",
     "linear_attention", "deltanet", "gated_deltanet", "kda",
-    here="map", expanded=False,
+    here="map", expanded=False, title="Words you will meet, each taught in its lesson",
 )  # fmt: skip
 gpt2, k3 = SPECS["gpt2"], SPECS["kimi_k3"]
 headline(gpt2, k3)

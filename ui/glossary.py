@@ -20,13 +20,14 @@ def gloss(item: Term, here: str | None = None) -> str:
     return f"**{item.name}** — {item.sentence}{more}"
 
 
-def new_words(*keys: str, here: str | None = None, expanded: bool = True) -> None:
-    """The terms this lesson uses for the first time in the course, each with its definition."""
+def new_words(
+    *keys: str, here: str | None = None, expanded: bool = True, title: str = "New words in this lesson"
+) -> None:
+    """The terms this lesson uses for the first time in the course, each with its definition (the
+    map, which names every stage, calls them words you will meet: each is taught later)."""
     terms = [get(key) for key in keys]  # an unknown key fails here, loudly
     if not terms:
         return
-    with st.expander(
-        f"New words in this lesson ({len(terms)})", expanded=expanded, icon=":material/menu_book:"
-    ):
+    with st.expander(f"{title} ({len(terms)})", expanded=expanded, icon=":material/menu_book:"):
         st.markdown("\n".join(f"- {gloss(item, here)}" for item in terms))
         st.caption("Every word the course uses is in the Glossary at the end of the menu.")
