@@ -124,15 +124,16 @@ st.markdown(
     "token; only those run. A few **shared** experts run for every token, to hold what every "
     "token needs."
 )
-st.markdown(
-    "K3's experts are **latent**: a routed expert does not work at the model's full width of "
-    f"{K3.hidden:,} numbers. Each token is first squeezed to {K3.moe.latent_dim:,} numbers (a down projection, "
-    "then an RMSNorm), the routed experts run at that smaller width, and one up projection brings their mix "
-    f"back to {K3.hidden:,}. The {K3.moe.shared} shared experts are stored as one fused full-width network "
-    f"(intermediate size {K3.moe.shared * K3.moe.shared_intermediate:,}) that every token runs. Source: the "
-    "released config (`routed_expert_hidden_size 3584`, `latent_moe_use_norm`) and weight listing "
-    "(`routed_expert_down_proj [3584, 7168]`)."
-)
+with st.expander("K3's experts work at a narrower width (for engineers)", icon=":material/engineering:"):
+    st.markdown(
+        "K3's experts are **latent**: a routed expert does not work at the model's full width of "
+        f"{K3.hidden:,} numbers. Each token is first squeezed to {K3.moe.latent_dim:,} numbers (a down projection, "
+        "then an RMSNorm), the routed experts run at that smaller width, and one up projection brings their mix "
+        f"back to {K3.hidden:,}. The {K3.moe.shared} shared experts are stored as one fused full-width network "
+        f"(intermediate size {K3.moe.shared * K3.moe.shared_intermediate:,}) that every token runs. Source: the "
+        "released config (`routed_expert_hidden_size 3584`, `latent_moe_use_norm`) and weight listing "
+        "(`routed_expert_down_proj [3584, 7168]`)."
+    )
 
 # -- 1. K3's experts --------------------------------------------------------------------------
 st.subheader("K3: 898 experts, 18 awake")
