@@ -148,17 +148,19 @@ def headline(gpt2: ModelSpec, k3: ModelSpec) -> None:
     cols[1].metric(f"{k3.name} ({k3.year})", f"{format_params(k3.published_params)} parameters")
     cols[2].metric("GPT-2s that fit in one Kimi K3", f"{int(gpt2s_in(k3, gpt2)):,}")
     linear = SPECS["kimi_linear"]
-    st.caption(
-        f"Published totals. Counted from the released configs: {gpt2.name} {gpt2.total_params():,} parameters; "
-        f"{k3.name}'s text model {format_params(k3.total_params())}, of which "
-        f"{format_params(k3.active_params())} work on any one token — counting the whole token table; without "
-        f"it {k3.active_params(count_embedding_table=False) / 1e9:.1f}B, the "
-        f"{format_params(k3.published_active)} NVIDIA publishes (NeMo AutoModel docs). The course uses the count, "
-        f"{format_params(k3.active_params())}, from here on. Counts and published names differ the same way for "
-        f"{linear.name}: {linear.total_params() / 1e9:.1f}B counted, "
-        f"{(linear.total_params() - linear.embedding_params()) / 1e9:.1f}B without its token table and output "
-        f"head — published as {format_params(linear.published_params)}."
-    )
+    st.caption("Published totals; how they compare with counting the released configs is below.")
+    with st.expander("Published vs counted parameters (for engineers)", icon=":material/engineering:"):
+        st.caption(
+            f"Counted from the released configs: {gpt2.name} {gpt2.total_params():,} parameters; "
+            f"{k3.name}'s text model {format_params(k3.total_params())}, of which "
+            f"{format_params(k3.active_params())} work on any one token — counting the whole token table; without "
+            f"it {k3.active_params(count_embedding_table=False) / 1e9:.1f}B, the "
+            f"{format_params(k3.published_active)} NVIDIA publishes (NeMo AutoModel docs). The course uses the count, "
+            f"{format_params(k3.active_params())}, from here on. Counts and published names differ the same way for "
+            f"{linear.name}: {linear.total_params() / 1e9:.1f}B counted, "
+            f"{(linear.total_params() - linear.embedding_params()) / 1e9:.1f}B without its token table and output "
+            f"head — published as {format_params(linear.published_params)}."
+        )
 
 
 lesson_header("map")

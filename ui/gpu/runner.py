@@ -28,12 +28,22 @@ METHOD = (
     "already read, not timed), take a warm-up step, then time single-token steps — waiting for the device "
     "to finish each one — and repeat; the chart shows the mean ± the spread of the repeats. The models are "
     "small random ones: they move the same bytes a trained model of their shape moves, which is all speed "
-    "depends on. On an NVIDIA GPU each repetition is also replayed as one CUDA graph, as llama.cpp and vLLM "
-    "run their decode, so the chart shows the memory wall rather than Python's launch overhead; the eager "
-    "figure is drawn beside it. Where a step can run more than one way there — the experts copied out or read "
-    "where they lie, the fixed-state update as a dozen small operations or one fused kernel — a short trial "
-    "keeps the fastest, as engines pick theirs; the notes under the results say which ran."
+    "depends on."
 )
+METHOD_ON_GPU = (  # depth for engineers, in an expander under METHOD
+    "On an NVIDIA GPU each repetition is also replayed as one CUDA graph, as llama.cpp and vLLM run their "
+    "decode, so the chart shows the memory wall rather than Python's launch overhead; the eager figure is drawn "
+    "beside it. Where a step can run more than one way there — the experts copied out or read where they lie, "
+    "the fixed-state update as a dozen small operations or one fused kernel — a short trial keeps the fastest, "
+    "as engines pick theirs; the notes under the results say which ran."
+)
+
+
+def method() -> None:
+    """How both benchmarks measure: plain words, then the GPU specifics behind an engineers' expander."""
+    st.markdown(METHOD)
+    with st.expander("How a GPU run is timed (for engineers)", icon=":material/engineering:"):
+        st.markdown(METHOD_ON_GPU)
 
 
 @dataclass(frozen=True)
@@ -61,7 +71,7 @@ def benchmark_panel(
     """The method in words, the two pickers, the Run buttons (none while `runs_off` says why), the
     reader's place in line and their running job."""
     st.subheader("Two benchmarks")
-    st.markdown(METHOD)
+    method()
     choice = _pickers(snapshot, on_gpu)
     RUNNER.seen(owner)
     _collect_finished(owner)
@@ -102,7 +112,7 @@ def busy_with(owner: str) -> tuple[str, bool]:
 def public_panel(snapshot: DeviceSnapshot) -> Choice:
     """Public mode: the method, the pickers and the command that measures the reader's own GPU."""
     st.subheader("Two benchmarks, on your own machine")
-    st.markdown(METHOD)
+    method()
     choice = _pickers(snapshot, on_gpu=True)
     st.info(
         "**Nothing is measured on this shared server.** A benchmark here would measure the server, not "
