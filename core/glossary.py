@@ -326,6 +326,30 @@ TERMS: tuple[Term, ...] = (
         r"(?i)\bhybrids?\b",
     ),
     _t(
+        "short_conv",
+        "short convolution",
+        "A small filter that mixes each token with the few just before it (the last 3 in Kimi's "
+        "layers); a board layer keeps those few inputs in a small buffer that, like the board, never grows.",
+        "forgetting",
+        r"(?i)short[- ]conv",
+    ),
+    _t(
+        "pseudo_query",
+        "pseudo-query",
+        "A learned vector, one per sub-layer, that Attention Residuals uses in place of a token's "
+        "query to weigh the outputs of earlier layers.",
+        "kimi_k3",
+        r"(?i)pseudo-quer(y|ies)",
+    ),
+    _t(
+        "tensor_parallel",
+        "tensor parallel",
+        "Splitting every layer's matrices across several GPUs, which then work on each token together "
+        "and share the memory; the heads must split evenly among them.",
+        "planner",
+        r"(?i)tensor[- ]parallel",
+    ),
+    _t(
         "attn_res",
         "Attention Residuals (AttnRes)",
         "Kimi K3's look back over depth: before each sub-layer, a learned query weighs the outputs of "

@@ -61,7 +61,7 @@ def step_figures(ids: tuple[int, ...], shown: int, run: k3.RunSummary) -> dict:
 
 
 lesson_header("kimi_k3")
-new_words("embedding", "rmsnorm", "ffn", "attn_res", here="kimi_k3")
+new_words("embedding", "rmsnorm", "ffn", "attn_res", "pseudo_query", here="kimi_k3")
 problem(
     "A board of fixed size, even one that forgets channel by channel, cannot hold everything: "
     "an exact detail from far back may have faded or been overwritten. Full attention never "

@@ -167,7 +167,7 @@ lesson_header("map")
 new_words(
     "token", "byte", "parameter", "layer", "block", "context", "matrix", "query", "key", "value", "attention",
     "head", "kv_cache", "gqa", "mha", "mla", "fp32", "gib", "gpu", "board", "channel", "expert",
-    "linear_attention", "deltanet", "gated_deltanet", "kda",
+    "linear_attention", "deltanet", "gated_deltanet", "kda", "short_conv",
     here="map", expanded=False, title="Words you will meet, each taught in its lesson",
 )  # fmt: skip
 gpt2, k3 = SPECS["gpt2"], SPECS["kimi_k3"]

@@ -15,11 +15,13 @@ from core.plan.export import rows, to_csv, to_json
 from core.units import format_bytes, format_context
 from ui.course import lesson_ref
 from ui.deeper import go_deeper_serving
+from ui.glossary import new_words
 from ui.lesson import code, lesson_header, link_to, next_lesson, show_figure
 from ui.planner import config_choice, restore_from_link, serving_inputs, write_link
 from ui.text import plain
 
 lesson_header("planner")
+new_words("tensor_parallel", here="planner")
 st.markdown(
     f"For practitioners. {lesson_ref('kv_cache').capitalize()} sized the cache of a few fixed models at batch 1. "
     "Here any model's `config.json` — dense (MHA, GQA, MQA, sliding-window layers), MLA with experts, or a hybrid "
