@@ -259,8 +259,8 @@ TERMS: tuple[Term, ...] = (
     _t(
         "board",
         "board / fixed state",
-        "This course's name for the fixed-size matrix a linear-attention "
-        "layer keeps instead of a cache: every token writes onto it, and it never grows.",
+        "This course's name for the fixed-size matrix a linear-attention head keeps instead of a "
+        "cache (a layer keeps one per head): every token writes onto it, and it never grows.",
         "linear_attention",
         r"(?i)\bboards?\b",
         r"(?i)fixed state",

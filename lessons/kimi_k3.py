@@ -109,8 +109,9 @@ c[2].metric(
 )
 show_figure(k3_figures()["memory"], key="k3_memory")
 st.caption(
-    "Only the 24 MLA layers grow (576 numbers per token per layer, bf16). The fixed part is a sum: the 69 KDA "
-    f"boards, 96 heads × 128 × 128 numbers each in fp32 ({format_bytes(K3.recurrent_state_bytes())}), plus "
+    "Only the 24 MLA layers grow (576 numbers per token per layer, bf16). The fixed part is a sum: the boards "
+    "of the 69 KDA layers, one 128 × 128 board per head and 96 heads a layer, in fp32 "
+    f"({format_bytes(K3.recurrent_state_bytes())}), plus "
     "each KDA layer's short-convolution buffer (the last 3 inputs of its 4-wide convolution over q, k and v, "
     f"bf16: {format_bytes(K3.conv_state_bytes())}) = {format_bytes(K3.state_bytes())}, whatever the length. At "
     f"1M tokens K3 keeps {rows[-1].twin_cache / rows[-1].hybrid_total:.1f}× less than the same "
