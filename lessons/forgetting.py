@@ -125,7 +125,8 @@ st.markdown(
     "is computed from each token; here you set it by hand."
 )
 st.markdown(
-    f"The stream: a fact worth keeping (**name → Ada**, stored in channels 0–{KEEP - 1}), then topic "
+    f"The stream: a fact worth keeping (**name → Ada**, whose key uses only channels 0–{KEEP - 1}; here "
+    "mostly channel 0), then topic "
     f"**A** (fruit → colour), then topic **B** (city → country); both topics use channels {KEEP}–{D - 1}."
 )
 
