@@ -178,7 +178,13 @@ if net is not None:
     busiest, idle = table.busiest, table.idle
     st.caption(
         f"Busiest in layer {layer}: expert {busiest}, with {int(table.load[busiest])} of the "
-        f"{len(prompt.ids) * cfg.top_k} picks; {counted(idle, 'expert')} picked by no byte. Training "
+        f"{len(prompt.ids) * cfg.top_k} picks; "
+        + (
+            "every expert got at least one byte"
+            if idle == 0
+            else f"{counted(idle, 'expert')} picked by no byte"
+        )
+        + ". Training "
         "kept the load even with a per-expert selection bias, not an extra loss term (K3's config calls "
         "this “noaux_tc”: no auxiliary loss)."
     )
