@@ -35,10 +35,21 @@ def _status(page):
     return page.locator("[data-testid='stMarkdownContainer'] p", has_text=STATUS).first
 
 
-async def _position(page) -> tuple[int, int]:
-    """(step shown, steps in the run) from the status line; 0 before the first Step."""
-    found = STATUS.match((await _status(page).inner_text()).strip())
+def parse_status(text: str) -> tuple[int, int] | None:
+    """(step shown, steps in the run) from the status line's text; 0 before the first Step; None
+    for any other line. (SHOWS_STEP is the same test, run in the page.)"""
+    found = STATUS.match(text.strip())
+    if found is None:
+        return None
     return (0, int(found[3])) if found[3] else (int(found[1]), int(found[2]))
+
+
+async def _position(page) -> tuple[int, int]:
+    """(step shown, steps in the run) from the status line on the page."""
+    shown = parse_status(await _status(page).inner_text())
+    if shown is None:
+        raise LookupError("no step status line on the page")
+    return shown
 
 
 async def chromium_reader(

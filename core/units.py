@@ -6,6 +6,8 @@ all format the same number the same way.
 
 from __future__ import annotations
 
+import math
+
 
 def format_bytes(n: float) -> str:
     """Human-readable binary size: 36864 → '36.0 KiB'."""
@@ -50,10 +52,14 @@ def format_small(x: float) -> str:
     """A small difference as a reader writes it: 2.2e-16 → '2.2 × 10⁻¹⁶', 0.034 → '0.034', 0 → '0'
     (float rounding shows up in parity checks; 'e-16' is programmer's notation)."""
     x = float(x)
-    if x == 0 or abs(x) >= 1e-3:
-        return f"{x:.3g}"
-    mantissa, exponent = f"{x:.1e}".split("e")
-    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+    if not math.isfinite(x):
+        return str(x)  # 'nan', 'inf': the check itself failed, and the page says so
+    sign = "−" if x < 0 else ""
+    rounded = f"{abs(x):.1e}"  # rounding may carry into the next power: 9.99e-4 → 1.0e-03
+    if x == 0 or float(rounded) >= 1e-3:
+        return sign + f"{abs(x):.3g}"
+    mantissa, exponent = rounded.split("e")
+    return f"{sign}{mantissa.removesuffix('.0')} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
 
 
 def signed_percent(change: float) -> str:

@@ -208,10 +208,10 @@ st.caption(
 )
 
 notice(
-    f"Start from a 1-{unit} prompt. By the time the text is 50 {unit}s long the model has run 1,275 positions. "
-    f"At 100 {unit}s: about twice as many, or more?",
+    f"Start from a 1-{unit} prompt: after 50 steps the model has run 1 + 2 + … + 50 = 1,275 positions. "
+    "After 100 steps: about twice as many, or more?",
     f"About **four times** as many. Step n re-reads n {unit}s, so the total is 1 + 2 + … + n = n(n+1)/2: "
-    f"double the text and the work roughly quadruples (5,050 at 100 {unit}s against 1,275 at 50). A longer "
+    "double the steps and the work roughly quadruples (5,050 after 100 steps against 1,275 after 50). A longer "
     "prompt skips the first steps, which is why the counters above use the formula below with p.",
     key="gpt2_notice_total",
 )

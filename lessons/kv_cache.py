@@ -190,8 +190,8 @@ st.markdown(
 )
 st.markdown(
     f"How the new {unit} mixes, in four steps:\n"
-    f"1. **Score**: its query times each earlier {unit}'s key (a dot product, large when the two point the "
-    "same way).\n"
+    f"1. **Score**: its query times the key of every {unit} so far, its own included (a dot product, large "
+    "when the two point the same way).\n"
     "2. **Softmax**: the scores become shares that add up to 1 — the *attention weights* drawn below.\n"
     "3. **Mix**: the output is the values added up by those shares.\n"
     "4. **Heads**: a layer runs several of these side by side, each with its own queries, keys and values."

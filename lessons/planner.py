@@ -64,7 +64,8 @@ else:
         fit_cols[0].metric(
             "Longest context",
             f"{format_context(trained)} (trained)",
-            help=f"The length the model was trained for; memory alone would hold {longest}.",
+            help="The length the model was trained for; memory alone "
+            + ("sets no limit." if result.max_context is None else f"would hold {longest}."),
         )
     else:
         fit_cols[0].metric("Longest context", longest)
@@ -74,7 +75,8 @@ fit_cols[2].metric("Decode ceiling", "does not fit" if speed is None else f"{spe
 if not result.fits:
     if result.gpus_needed is None:
         more = (
-            "no number of these cards holds it by tensor parallelism alone (each keeps too much of the cache)"
+            "no even split of its heads over these cards holds it: tensor parallelism alone is not enough "
+            "(engines add pipeline parallelism, splitting the layers too)"
         )
     else:
         more = f"{result.gpus_needed:,} of these cards would hold it (tensor parallel)"

@@ -12,7 +12,7 @@ from core.gpu.presets import PRESETS
 from core.gpu.traffic import Traffic
 
 MIB = 1024**2
-CPU_BW = timing.Bandwidth(40e9, 20e9, "memcpy", 40e9, cache_bytes=32 * MIB, cache_bytes_per_s=160e9)
+CPU_BW = timing.Bandwidth(40e9, 20e9, "memcpy", 40e9, llc_bytes=32 * MIB, llc_bytes_per_s=160e9)
 
 
 def _cache_dir(root, entries):
@@ -41,7 +41,7 @@ def test_a_machine_without_l3_uses_its_l2_and_sizes_in_megabytes_parse(tmp_path)
 
 def test_unreadable_cache_files_give_none(tmp_path):
     assert timing.last_level_cache_bytes(tmp_path / "missing") is None
-    root = _cache_dir(tmp_path, [(2, "Unified", "lots")])
+    root = _cache_dir(tmp_path, [(2, "Unified", "lots"), (3, "Unified", "")])  # odd, and empty
     assert timing.last_level_cache_bytes(root) is None
 
 
@@ -50,7 +50,7 @@ def test_a_step_that_fits_in_the_cache_gets_the_caches_speed():
     assert CPU_BW.for_reading(32 * MIB) == 160e9
     assert CPU_BW.for_reading(32 * MIB + 1) == 40e9
     assert timing.Bandwidth(40e9, 20e9, "gpu").for_reading(1) == 40e9  # no cache figure: one speed
-    slower = timing.Bandwidth(40e9, 20e9, "odd", cache_bytes=32 * MIB, cache_bytes_per_s=10e9)
+    slower = timing.Bandwidth(40e9, 20e9, "odd", llc_bytes=32 * MIB, llc_bytes_per_s=10e9)
     assert slower.for_reading(MIB) == 40e9  # a ceiling takes the higher of the two
 
 
@@ -79,12 +79,12 @@ def test_a_cpu_run_records_the_cache_it_was_held_to():
     env = timing.make_env("cpu")
     preset = PRESETS["cpu"]
     ctx = context_bench.run_context(preset, env, CPU_BW, kinds=("state",))
-    assert (ctx.cache_bytes, ctx.cache_bytes_per_s) == (32 * MIB, 160e9)
+    assert (ctx.llc_bytes, ctx.llc_bytes_per_s) == (32 * MIB, 160e9)
     point = ctx.series[0].points[0]
     assert point.bytes_per_token <= 32 * MIB
     assert point.predicted_tokens_per_s == pytest.approx(160e9 / point.bytes_per_token)
     moe = moe_bench.run_moe(preset, env, CPU_BW, meter=None)
-    assert (moe.cache_bytes, moe.cache_bytes_per_s) == (32 * MIB, 160e9)
+    assert (moe.llc_bytes, moe.llc_bytes_per_s) == (32 * MIB, 160e9)
 
 
 def test_the_page_says_why_the_roofline_has_two_speeds():
@@ -102,5 +102,5 @@ def test_measuring_on_this_cpu_fills_both_speeds_where_sysfs_says_the_cache():
     if timing.last_level_cache_bytes() is None:
         pytest.skip("this machine does not say its cache size")
     bw = timing.measure_copy_bandwidth(timing.make_env("cpu"), 8 * MIB, repeats=2)
-    assert bw.cache_bytes == timing.last_level_cache_bytes()
-    assert bw.cache_bytes_per_s > 0 and bw.device_bytes_per_s > 0
+    assert bw.llc_bytes == timing.last_level_cache_bytes()
+    assert bw.llc_bytes_per_s > 0 and bw.device_bytes_per_s > 0

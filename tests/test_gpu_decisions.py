@@ -135,8 +135,8 @@ def test_page_payload_is_strict_json_with_every_part():
         "link_bytes_per_s": 5e8,
         "method": "memcpy",
         "host_bytes_per_s": None,  # measured on a GPU run: what CPU-computed layers get
-        "cache_bytes": None,  # a CPU run's last-level cache and its copy speed (Bandwidth.for_reading)
-        "cache_bytes_per_s": None,
+        "llc_bytes": None,  # a CPU run's last-level cache and its copy speed (Bandwidth.for_reading)
+        "llc_bytes_per_s": None,
     }
     assert payload["context"] is None and payload["moe"] is None
     assert json.loads(to_json(payload))["device"]["name"] == "NVIDIA GeForce RTX 3060"

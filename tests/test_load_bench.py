@@ -380,13 +380,9 @@ def test_classroom_starts_two_processes_behind_nginx_with_sticky_sessions_and_st
 
 
 def test_the_chromium_reader_reads_every_form_of_the_status_line():
-    from bench.load_chromium import STATUS
+    from bench.load_chromium import parse_status
 
-    def position(text: str) -> tuple[int, int]:
-        found = STATUS.match(text)
-        return (0, int(found[3])) if found[3] else (int(found[1]), int(found[2]))
-
-    assert position("byte 3 of 53") == (3, 53)
-    assert position("byte 53 of 53 — the end; press Reset to start again") == (53, 53)
-    assert position("the finished run — Step replays from byte 1 of 53") == (0, 53)
-    assert STATUS.match("Byte 53 of 53 (its own writing): t") is None  # the line under it is not the status
+    assert parse_status("byte 3 of 53") == (3, 53)
+    assert parse_status("byte 53 of 53 — the end; press Reset to start again") == (53, 53)
+    assert parse_status("the finished run — Step replays from byte 1 of 53") == (0, 53)
+    assert parse_status("Byte 53 of 53 (its own writing): t") is None  # the line under it is not the status

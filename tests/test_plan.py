@@ -16,7 +16,7 @@ from core.plan.experts import distinct_experts
 from core.plan.export import from_query, pack_config, rows, to_csv, to_json, to_query, unpack_config
 from core.plan.formats import WEIGHT_FORMATS
 from core.plan.memory import sequence_bytes
-from core.plan.plan import weight_bytes
+from core.plan.plan import even_splits, weight_bytes
 from core.specs import SPECS
 
 CONFIGS = Path(__file__).resolve().parents[1] / "assets" / "configs"
@@ -235,8 +235,29 @@ def test_a_gpu_count_that_cannot_split_the_heads_is_a_caution():
     (many,) = plan(llama, replace(PlanInputs(), gpus=64)).cautions
     assert "try 32 GPUs" in many  # nothing above 32 splits 32 heads
     qwen = _config("qwen3_next_80b_a3b")  # 16 attention heads, 16 q/k and 32 value heads in the linear layers
-    (six,) = plan(qwen, replace(PlanInputs(), gpus=6)).cautions
-    assert "16 attention heads" in six and "try 4 or 8 GPUs" in six
+    six = plan(qwen, replace(PlanInputs(), gpus=6))
+    assert six.gpus_needed == 8 and not plan(qwen, replace(PlanInputs(), gpus=4)).fits
+    (words,) = six.cautions
+    assert "16 attention heads" in words and "try 8 GPUs" in words  # 4 splits evenly but does not hold it
+
+
+def test_the_gpus_needed_and_the_split_caution_agree():
+    """The fit advice names an even split, and the caution never rejects it or offers a count that does
+    not hold the model (DeepSeek-V3 on H200s: 5 cards hold it, but 128 heads do not split over 5)."""
+    deepseek = _config("deepseek_v3")
+    inputs = PlanInputs(context=8192, card="h200", weight_format="fp8")
+    p = plan(deepseek, inputs)
+    assert not p.fits and p.gpus_needed == 8 and 128 % p.gpus_needed == 0
+    assert plan(deepseek, replace(inputs, gpus=p.gpus_needed)).cautions == ()
+    (five,) = plan(deepseek, replace(inputs, gpus=5)).cautions
+    assert "try 8 GPUs" in five and "4" not in five.split("try")[1]
+    for name in SHIPPED:
+        model = _config(name)
+        for gpus in range(1, 65):
+            q = plan(model, replace(inputs, gpus=gpus))
+            if q.gpus_needed is not None:
+                assert q.gpus_needed in even_splits(model), (name, gpus)
+                assert plan(model, replace(inputs, gpus=q.gpus_needed)).fits, (name, gpus)
 
 
 def test_the_layout_words_name_only_what_the_model_has():
@@ -253,3 +274,7 @@ def test_the_layout_words_name_only_what_the_model_has():
     mistral = plan(_config("mistral_7b"), replace(PlanInputs(), layout="transformers"))
     (words,) = [a for a in mistral.assumptions if a.startswith("KV cache:")]
     assert words.endswith("(window W−1).")
+    # keeping MLA per head means nothing for a model without MLA: it reads as the engines' layout
+    mistral = plan(_config("mistral_7b"), replace(PlanInputs(), layout="per_head"))
+    (words,) = [a for a in mistral.assumptions if a.startswith("KV cache:")]
+    assert words.endswith("layout: serving engine (vLLM, SGLang) (window W).") and "MLA" not in words

@@ -66,6 +66,9 @@ def test_format_small_writes_powers_of_ten_as_a_reader_does():
 
     assert format_small(2.22e-16) == "2.2 × 10⁻¹⁶"
     assert format_small(7.2e-07) == "7.2 × 10⁻⁷"
-    assert format_small(1e-05) == "1.0 × 10⁻⁵"
+    assert format_small(1e-05) == "1 × 10⁻⁵"
     assert format_small(0.0) == "0"
     assert format_small(0.034) == "0.034"
+    assert format_small(9.99e-4) == "0.000999"  # not '1.0 × 10⁻³' beside 0.001
+    assert format_small(-2.2e-16) == "−2.2 × 10⁻¹⁶"
+    assert format_small(float("nan")) == "nan"  # a failed check is shown, not a crash

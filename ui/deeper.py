@@ -129,9 +129,9 @@ def go_deeper_k3() -> None:
             "**Memory.** The mix looks back over depth, not over time, so nothing is added to the KV cache. What "
             f"stays in flight is the block summaries of the token being computed: ≤ {c['max_sources']:.0f} × hidden "
             f"in bf16 = {format_bytes(c['in_flight_bytes_per_token'])} per token during a forward pass. Kimi's launch "
-            "thread reports a 'negligible (<2%) inference latency overhead', measured in its own setting (the "
-            "paper validates AttnRes on Kimi Linear 48B-A3B; arXiv 2603.15031), not on K3 — more than the FLOPs "
-            "suggest, because the mixes are small, memory-bound operations between the big ones."
+            "thread reports a 'negligible (<2%) inference latency overhead'. That is more than the FLOPs suggest, "
+            "because the mixes are small, memory-bound operations between the big ones; it was measured in Kimi's "
+            "own setting (the paper validates AttnRes on Kimi Linear 48B-A3B; arXiv 2603.15031), not on K3."
         )
 
 

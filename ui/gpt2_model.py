@@ -241,7 +241,7 @@ def show_top_next(live: LiveGPT2, top: list[tuple[int, float]], key: str) -> Non
     st.markdown(f"**What the model expected next** — its five likeliest {live.unit}s at this step")
     show_figure(_top_next(live.key, tuple(map(tuple, top)), _label=live.tokenizer.label), key=key)
     pieces = [
-        label for token, _ in top if re.fullmatch(r"x[0-9A-F]{2}", label := live.tokenizer.label(token))
+        label for token, _ in top if re.fullmatch(r"x[89A-F][0-9A-F]", label := live.tokenizer.label(token))
     ]
     if live.unit == "byte" and pieces:
         st.caption(

@@ -255,7 +255,7 @@ def step_controls(
             type="primary" if suffix == "step" else "secondary",
         )
     t = st.session_state[key]
-    if t == 0 and before_start:
+    if t == 0 and before_start and total > 0:
         status = f"**{before_start}** — Step replays from {unit} 1 of {total}"
     else:
         status = f"**{unit} {t} of {total}**"

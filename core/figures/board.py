@@ -227,7 +227,15 @@ def compare_readbacks_figure(
             }
             for i in range(n)
         ],
-        [{"title": {"text": "key read back" if i == 0 else ""}, "showticklabels": i == 0} for i in range(n)],
+        # categories: row j of the heatmap is at y = j, where the outlines below are drawn
+        [
+            {
+                "title": {"text": "key read back" if i == 0 else ""},
+                "showticklabels": i == 0,
+                "type": "category",
+            }
+            for i in range(n)
+        ],
         gap=0.05,
         height=height or max(280, 80 + 22 * len(names)),
         coloraxis=diverging_axis(zmax, "readback"),
@@ -235,6 +243,8 @@ def compare_readbacks_figure(
     if targets is not None:
         # (column, row) index of each outlined cell: the outline is a rectangle in data units, so it
         # fits its cell at any width (a fixed 15 px marker spilled over the cells on a phone)
+        if len(targets) != len(names):
+            raise ValueError(f"one target per key: {len(targets)} targets for {len(names)} keys")
         cells = [(int(t), j) for j, t in enumerate(targets) if int(t) < V]
         for i in range(n):
             suffix = "" if i == 0 else str(i + 1)

@@ -136,9 +136,9 @@ def _print_summary(result: dict[str, Any]) -> None:
         print(
             f"copy bandwidth {bw['device_bytes_per_s'] / 1e9:.1f} GB/s, link {bw['link_bytes_per_s'] / 1e9:.1f} GB/s"
         )
-        if bw.get("cache_bytes") and bw.get("cache_bytes_per_s"):
+        if bw.get("llc_bytes") and bw.get("llc_bytes_per_s"):
             print(
-                f"cache copy {bw['cache_bytes_per_s'] / 1e9:.1f} GB/s in the {bw['cache_bytes'] / 2**20:,.0f} MiB "
+                f"cache copy {bw['llc_bytes_per_s'] / 1e9:.1f} GB/s in the {bw['llc_bytes'] / 2**20:,.0f} MiB "
                 "last-level cache: the roofline of a step whose bytes fit in it"
             )
     for key in ("context", "context_budget", "context_cpu_layers"):

@@ -181,8 +181,8 @@ class CheckpointResult:
     oom_depth: int | None = None
     oom_message: str | None = None
     stopped: bool = False
-    cache_bytes: int | None = None  # CPU runs: the last-level cache whose speed a step that fits in it gets
-    cache_bytes_per_s: float | None = None
+    llc_bytes: int | None = None  # CPU runs: the last-level cache whose speed a step that fits in it gets
+    llc_bytes_per_s: float | None = None
 
     @property
     def cache_matches_plan(self) -> bool:
@@ -239,7 +239,7 @@ def run_checkpoint(
         unique_bytes(params), info.weight_bytes(elem), info.weight_read_bytes(elem),
         info.cache_bytes_per_token(elem), info.window, bandwidth.device_bytes_per_s, bandwidth.method,
         settings.n_steps, settings.repeats,
-        cache_bytes=bandwidth.cache_bytes, cache_bytes_per_s=bandwidth.cache_bytes_per_s,
+        llc_bytes=bandwidth.llc_bytes, llc_bytes_per_s=bandwidth.llc_bytes_per_s,
     )  # fmt: skip
     tokens = torch.randint(0, decoder.vocab, (256,), generator=torch.Generator().manual_seed(1))
     tokens = tokens.to(env.device)

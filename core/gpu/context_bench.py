@@ -81,8 +81,8 @@ class ContextResult:
     link_bytes_per_s: float
     series: list[Series]
     stopped: bool = False
-    cache_bytes: int | None = None  # CPU runs: the last-level cache whose speed a step that fits in it gets
-    cache_bytes_per_s: float | None = None
+    llc_bytes: int | None = None  # CPU runs: the last-level cache whose speed a step that fits in it gets
+    llc_bytes_per_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -191,8 +191,8 @@ def run_context(
         bandwidth.device_bytes_per_s,
         bandwidth.link_bytes_per_s,
         [],
-        cache_bytes=bandwidth.cache_bytes,
-        cache_bytes_per_s=bandwidth.cache_bytes_per_s,
+        llc_bytes=bandwidth.llc_bytes,
+        llc_bytes_per_s=bandwidth.llc_bytes_per_s,
     )
     tokens = timing.random_tokens(preset, env.device)
     total = len(kinds) * len(preset.depths)

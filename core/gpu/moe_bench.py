@@ -57,8 +57,8 @@ class MoeResult:
     rows: list[MoeRow]
     note: str = ""
     stopped: bool = False
-    cache_bytes: int | None = None  # CPU runs: the last-level cache whose speed a step that fits in it gets
-    cache_bytes_per_s: float | None = None
+    llc_bytes: int | None = None  # CPU runs: the last-level cache whose speed a step that fits in it gets
+    llc_bytes_per_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -102,8 +102,8 @@ def run_moe(
         f"{preset.moe_shared} shared + {preset.moe_top_k} of {routed} routed",
         None,
         [],
-        cache_bytes=bandwidth.cache_bytes,
-        cache_bytes_per_s=bandwidth.cache_bytes_per_s,
+        llc_bytes=bandwidth.llc_bytes,
+        llc_bytes_per_s=bandwidth.llc_bytes_per_s,
     )
     if meter is None:
         result.note = "No energy reading: power is read through NVML, so only on an NVIDIA GPU."

@@ -29,11 +29,11 @@ def device_rows(snap: DeviceSnapshot, bandwidth: Bandwidth | None = None) -> lis
         rows = [("GPU", "none found: the benchmarks run on the CPU")]
         if bandwidth is not None:
             rows.append(("Measured memory copy speed", f"{bandwidth.device_bytes_per_s / 1e9:,.1f} GB/s"))
-            if bandwidth.cache_bytes and bandwidth.cache_bytes_per_s:
+            if bandwidth.llc_bytes and bandwidth.llc_bytes_per_s:
                 rows.append(
                     (
-                        f"Measured cache copy speed ({format_bytes(bandwidth.cache_bytes)} last-level cache)",
-                        f"{bandwidth.cache_bytes_per_s / 1e9:,.1f} GB/s",
+                        f"Measured cache copy speed ({format_bytes(bandwidth.llc_bytes)} last-level cache)",
+                        f"{bandwidth.llc_bytes_per_s / 1e9:,.1f} GB/s",
                     )
                 )
             rows.append(("How it was measured", bandwidth.method))
@@ -81,11 +81,11 @@ def device_rows(snap: DeviceSnapshot, bandwidth: Bandwidth | None = None) -> lis
 
 
 def cache_ceiling_words(
-    cache_bytes: int | None, cache_bytes_per_s: float | None, memory_bytes_per_s: float | None = None
+    llc_bytes: int | None, llc_bytes_per_s: float | None, memory_bytes_per_s: float | None = None
 ) -> str | None:
     """Why a CPU run's roofline has two speeds (`Bandwidth.for_reading`), in words; None on a GPU
     or where the cache could not be read."""
-    if not cache_bytes or not cache_bytes_per_s:
+    if not llc_bytes or not llc_bytes_per_s:
         return None
     memory = (
         "."
@@ -94,8 +94,8 @@ def cache_ceiling_words(
     )
     return (
         f"On a CPU the roofline has two speeds. A step whose bytes fit in the processor's "
-        f"{format_bytes(cache_bytes)} last-level cache finds them there from the step before, so its ceiling "
-        f"is the cache's copy speed ({cache_bytes_per_s / 1e9:,.1f} GB/s, measured here); a bigger step reads "
+        f"{format_bytes(llc_bytes)} last-level cache finds them there from the step before, so its ceiling "
+        f"is the cache's copy speed ({llc_bytes_per_s / 1e9:,.1f} GB/s, measured here); a bigger step reads "
         f"main memory{memory}"
     )
 

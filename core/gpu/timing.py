@@ -163,16 +163,16 @@ class Bandwidth:
     link_bytes_per_s: float  # host → device (pinned) on CUDA; memcpy on the CPU
     method: str
     host_bytes_per_s: float | None = None  # host memcpy (read + write): what CPU-computed layers get
-    cache_bytes: int | None = None  # CPU only: its last-level cache; a step reading no more runs from it
-    cache_bytes_per_s: float | None = None  # CPU only: copy speed of buffers that fit in that cache
+    llc_bytes: int | None = None  # CPU only: its last-level cache; a step reading no more runs from it
+    llc_bytes_per_s: float | None = None  # CPU only: copy speed of buffers that fit in that cache
 
     def for_reading(self, nbytes: int) -> float:
         """The memory speed a step that reads `nbytes` can reach: on a CPU whose last-level cache holds
         them all, the cache's (the bytes stay there from one step to the next), else the copy speed
         of main memory. A ceiling must be the higher one where both could apply: a tiny model's 12 MB
         read from a 32 MiB cache beat a main-memory roofline by 30–50 % on a 2-core EPYC."""
-        if self.cache_bytes and self.cache_bytes_per_s and nbytes <= self.cache_bytes:
-            return max(self.cache_bytes_per_s, self.device_bytes_per_s)
+        if self.llc_bytes and self.llc_bytes_per_s and nbytes <= self.llc_bytes:
+            return max(self.llc_bytes_per_s, self.device_bytes_per_s)
         return self.device_bytes_per_s
 
 
@@ -187,7 +187,7 @@ def last_level_cache_bytes(root: Path = Path("/sys/devices/system/cpu/cpu0/cache
             kind = (index / "type").read_text().strip() if (index / "type").exists() else "Unified"
             size = (index / "size").read_text().strip()
             nbytes = int(size[:-1]) * units[size[-1]] if size[-1] in units else int(size)
-        except (OSError, ValueError):
+        except (OSError, ValueError, IndexError):  # unreadable, or an empty or odd size
             continue
         if kind != "Instruction" and nbytes > 0 and (best is None or level > best[0]):
             best = (level, nbytes)
@@ -225,10 +225,10 @@ def measure_copy_bandwidth(env: BenchEnv, nbytes: int, repeats: int = 5) -> Band
     )
 
 
-def _cache_copy_speed(cache_bytes: int, repeats: int) -> float:
+def _cache_copy_speed(llc_bytes: int, repeats: int) -> float:
     """(read + write) bytes/s of copying a buffer a quarter of the cache's size (source and
     destination together fill half of it), eight copies per timed run."""
-    nbytes = max(4096, cache_bytes // 4)
+    nbytes = max(4096, llc_bytes // 4)
     src = torch.empty(nbytes, dtype=torch.uint8)
     dst = torch.empty_like(src)
 

@@ -46,9 +46,7 @@ def rows(p: Plan) -> list[tuple[str, str, float | int | str | None]]:
         ("fits", "yes" if p.fits else "no", p.fits),
         (
             "GPUs of this card needed (tensor parallel)",
-            "none: one GPU's share of the cache alone is too big"
-            if p.gpus_needed is None
-            else str(p.gpus_needed),
+            "none: no even split of the heads holds it" if p.gpus_needed is None else str(p.gpus_needed),
             p.gpus_needed,
         ),
         (f"longest context at batch {p.inputs.batch}", longest, p.max_context),
@@ -60,7 +58,7 @@ def rows(p: Plan) -> list[tuple[str, str, float | int | str | None]]:
         )
     out += [
         (
-            "bytes read per decode step (weights but the input token table, + cache)",
+            "bytes read per decode step (all weights except the input token table, + cache)",
             b(p.read_per_step),
             p.read_per_step,
         ),

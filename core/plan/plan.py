@@ -212,11 +212,11 @@ def plan(model: PlannedModel, inputs: PlanInputs) -> Plan:
         per_sequence_tokens_per_s=tps / b if tps else None,
         decode_bound="compute" if compute_time > mem_time else "memory",
         prefill_seconds=prefill,
-        gpus_needed=gpus_needed(model, seq, weights, inputs, target),
+        gpus_needed=(needed := gpus_needed(model, seq, weights, inputs, target)),
         mla_layouts=mla,
         assumptions=assumptions(model, inputs, target, touched),
         trained_context=spec.context or None,
-        cautions=cautions(model, inputs),
+        cautions=cautions(model, inputs, needed),
     )
 
 
@@ -233,23 +233,30 @@ def split_heads(model: PlannedModel) -> dict[str, int]:
     return counts
 
 
-def cautions(model: PlannedModel, inputs: PlanInputs) -> tuple[str, ...]:
+def even_splits(model: PlannedModel) -> list[int]:
+    """GPU counts tensor parallelism can use for this model: those that divide every head count."""
+    common = math.gcd(*split_heads(model).values())
+    return [k for k in range(1, min(common, 1024) + 1) if common % k == 0]
+
+
+def cautions(model: PlannedModel, inputs: PlanInputs, needed: int | None = None) -> tuple[str, ...]:
     """What turns the figures into a what-if, in words a reader sees next to them: a context past
-    the trained length, a GPU count that cannot split the heads evenly."""
+    the trained length, a GPU count that cannot split the heads evenly (the counts it suggests are
+    even splits that also hold the model, when `needed` — gpus_needed — is known)."""
     spec, gpus, out = model.spec, inputs.gpus, []
     if spec.context and inputs.context > spec.context:
         out.append(
-            f"{spec.name} was trained for at most {spec.context:,} tokens (max_position_embeddings): at "
+            f"{spec.name} was trained for at most {spec.context:,} tokens (its config's context length): at "
             f"{format_context(inputs.context)} these figures say what memory would hold, not that the model "
             "would still write sense."
         )
     uneven = {name: n for name, n in split_heads(model).items() if n % gpus}
     if gpus > 1 and uneven:
         name, n = next(iter(uneven.items()))
-        common = math.gcd(*split_heads(model).values())
-        even = [k for k in range(1, common + 1) if common % k == 0]
-        below, above = max(k for k in even if k < gpus), [k for k in even if k > gpus]
-        options = f"{below} or {above[0]}" if above else str(below)
+        even = [k for k in even_splits(model) if needed is None or k >= needed] or even_splits(model)[-1:]
+        below = [k for k in even if k < gpus][-1:]
+        above = [k for k in even if k > gpus][:1]
+        options = " or ".join(str(k) for k in below + above)
         out.append(
             f"{gpus} GPUs cannot split {spec.name}'s {n} {name} heads evenly, which tensor parallelism needs "
             f"(vLLM refuses it); try {options} GPUs. The figures assume an even split."
@@ -260,8 +267,9 @@ def cautions(model: PlannedModel, inputs: PlanInputs) -> tuple[str, ...]:
 def gpus_needed(
     model: PlannedModel, seq: SequenceBytes, weights: float, inputs: PlanInputs, target: PlanCard
 ):
-    """The fewest GPUs of `target` whose usable memory holds weights, reserve and the batch's cache."""
-    for g in range(1, 1025):
+    """The fewest GPUs of `target` that split the heads evenly (`even_splits`) and whose usable memory
+    holds weights, reserve and the batch's cache; None if no such count does."""
+    for g in even_splits(model):
         usable = inputs.memory_share * target.memory_bytes * g
         if usable - weights - reserve_bytes(model, g) >= inputs.batch * _stored(seq, replication(model, g)):
             return g
@@ -289,12 +297,10 @@ def _max_context(model: PlannedModel, seq_at, room: float, batch: int, rep: floa
 
 def _layout_words(model: PlannedModel, key: str) -> str:
     """The cache layout's name and what it keeps of the parts this model has (none for plain attention)."""
-    layout = LAYOUTS[key]
-    details = layout.details(
-        mla=isinstance(model.spec.attention, LatentAttention),
-        window=bool(model.sliding_layers),
-        conv=model.spec.linear is not None,
-    )
+    mla = isinstance(model.spec.attention, LatentAttention)
+    # without MLA, keeping MLA per head changes nothing: it is the serving engines' layout then
+    layout = LAYOUTS["engine"] if key == "per_head" and not mla else LAYOUTS[key]
+    details = layout.details(mla=mla, window=bool(model.sliding_layers), conv=model.spec.linear is not None)
     return layout.name + (f" ({details})" if details else "")
 
 

@@ -210,7 +210,8 @@ def test_a_hex_byte_among_the_likeliest_is_explained():
     at.button(key="gpt2_t_step").click().run()
     spec = chart(at, "gpt2_top5")
     labels = list(spec["data"][0]["y"])
-    hex_labels = [label for label in labels if re.fullmatch(r"x[0-9A-F]{2}", label)]
+    # bytes 0x80 and up are pieces of a multi-byte character (a tab, x09, is not, and gets no caption)
+    hex_labels = [label for label in labels if re.fullmatch(r"x[89A-F][0-9A-F]", label)]
     notes = [c.value for c in at.caption if "is a byte written in hex" in c.value]
     assert bool(hex_labels) == bool(notes), (labels, notes)
     assert hex_labels, f"expected a multi-byte piece among {labels}"

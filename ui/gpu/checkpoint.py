@@ -235,11 +235,10 @@ def _result(result: CheckpointResult) -> None:
         f"Loaded by {plain(result.loader)} in {result.dtype}; cache: {plain(result.cache_kind)}. Bytes per token = "
         f"the weights one step reads ({format_bytes(result.weight_read_bytes)}) + the KV cache at depth d "
         f"({format_bytes(result.cache_bytes_per_token)} per token), both from the checkpoint's config.json; the "
-        f"roofline is the copy speed measured here ({result.bandwidth_bytes_per_s / 1e9:,.1f} GB/s) ÷ those bytes."
+        f"roofline is the copy speed measured here ({result.bandwidth_bytes_per_s / 1e9:,.1f} GB/s) ÷ those bytes"
+        + (" (on a CPU, the cache's speed while a step fits in it: below)." if result.llc_bytes else ".")
     )
-    two_speeds = cache_ceiling_words(
-        result.cache_bytes, result.cache_bytes_per_s, result.bandwidth_bytes_per_s
-    )
+    two_speeds = cache_ceiling_words(result.llc_bytes, result.llc_bytes_per_s, result.bandwidth_bytes_per_s)
     if two_speeds:
         st.caption(two_speeds)
     _checked_note(result)

@@ -113,9 +113,7 @@ def context_results(
         "Abai/llama.cpp PR-BODY-fattn-dequant-cap.md); tiny models on a CPU "
         "land far lower, because there the time goes to launching many small operations, not to reading memory."
     )
-    two_speeds = cache_ceiling_words(
-        result.cache_bytes, result.cache_bytes_per_s, result.bandwidth_bytes_per_s
-    )
+    two_speeds = cache_ceiling_words(result.llc_bytes, result.llc_bytes_per_s, result.bandwidth_bytes_per_s)
     if two_speeds:
         st.caption(two_speeds)
     note = state_way_note(result)
@@ -156,7 +154,7 @@ def _prediction(
         "model reads the same board at any depth, so its line stays flat. Press **Run** to put your measurement "
         "beside it."
     )
-    two_speeds = cache_ceiling_words(ref_bw.cache_bytes, ref_bw.cache_bytes_per_s, ref_bw.device_bytes_per_s)
+    two_speeds = cache_ceiling_words(ref_bw.llc_bytes, ref_bw.llc_bytes_per_s, ref_bw.device_bytes_per_s)
     if two_speeds:
         st.caption(two_speeds)
 
@@ -186,7 +184,7 @@ def moe_results(preset: Preset, public: bool = False) -> MoeResult | None:
         "each model could go if every step (one sequence, batch 1) only had to read its awake weights and cache "
         "once. Under each name: how close the measurement came."
     )
-    two_speeds = cache_ceiling_words(result.cache_bytes, result.cache_bytes_per_s)
+    two_speeds = cache_ceiling_words(result.llc_bytes, result.llc_bytes_per_s)
     if two_speeds:
         st.caption(two_speeds)
     if result.note:
