@@ -127,8 +127,7 @@ st.markdown(
     "sub-layer owns one learned vector (a *pseudo-query*) and uses it to weigh the earlier outputs "
     "with a softmax — so a late layer can reach straight back to what an early one found. K3 has **two "
     "pseudo-queries per decoder layer**, one before its attention and one before its feed-forward step, plus "
-    "**a final one** before the output head (`self_attention_res_proj`, `mlp_res_proj` and "
-    "`output_attn_res_proj` in the weight listing)."
+    "**a final one** before the output head."
 )
 st.markdown(
     "Remembering every layer's output per token would be costly, so K3 uses the **block** form: "

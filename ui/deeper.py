@@ -118,7 +118,8 @@ def go_deeper_k3() -> None:
         c = attn_res_costs(KIMI_K3)
         st.markdown(
             "**What Attention Residuals cost.** Each decoder layer mixes the earlier sources twice (before attention "
-            f"and before the MoE) and once more before the final norm: {c['mixes_per_token']:,.0f} mixes per token. "
+            f"and before the MoE) and once more before the final norm: {c['mixes_per_token']:,.0f} mixes per token "
+            "(`self_attention_res_proj`, `mlp_res_proj` and `output_attn_res_proj` in the weight listing). "
             f"With blocks of 12 layers a mix sees at most {c['max_sources']:.0f} sources (the embedding, the "
             "completed blocks and the running partial block). A mix is one dot product per source with its "
             "pseudo-query (on the RMS-normalised source), a softmax, and a weighted sum: about "
