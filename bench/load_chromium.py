@@ -9,20 +9,15 @@ generated text equals the offline run. It never moves a setting (it checks the p
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 
 from bench.load_lessons import LessonDrive
+from bench.load_protocol import STEP_STATUS, step_status
 from bench.load_reader import ReaderLog
 from bench.load_server import CHROMIUM_FLAGS, chromium_path
 
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
-# step_controls' status line as the browser shows it: "byte 3 of 53", "byte 53 of 53 — the end; …", or
-# before the first Step of a page that shows its whole run "the whole run — Step replays from byte 1 of 53"
-STATUS = re.compile(r"^(?:\S+ (\d+) of (\d+)(?: — .*)?|.+ — Step replays from \S+ 1 of (\d+))$")
-
-
-# the same test in the page, polled by the browser itself: the status line shows step t
+# load_protocol.step_status's test in the page, polled by the browser itself: the status line shows step t
 SHOWS_STEP = """(t) => [...document.querySelectorAll('[data-testid=stMarkdownContainer] p')].some(p => {
     const text = p.innerText.trim();
     const at = text.match(/^\\S+ (\\d+) of \\d+(?: — .*)?$/);
@@ -32,21 +27,12 @@ SHOWS_STEP = """(t) => [...document.querySelectorAll('[data-testid=stMarkdownCon
 
 def _status(page):
     """The paragraph that holds the Step controls' status line."""
-    return page.locator("[data-testid='stMarkdownContainer'] p", has_text=STATUS).first
-
-
-def parse_status(text: str) -> tuple[int, int] | None:
-    """(step shown, steps in the run) from the status line's text; 0 before the first Step; None
-    for any other line. (SHOWS_STEP is the same test, run in the page.)"""
-    found = STATUS.match(text.strip())
-    if found is None:
-        return None
-    return (0, int(found[3])) if found[3] else (int(found[1]), int(found[2]))
+    return page.locator("[data-testid='stMarkdownContainer'] p", has_text=STEP_STATUS).first
 
 
 async def _position(page) -> tuple[int, int]:
     """(step shown, steps in the run) from the status line on the page."""
-    shown = parse_status(await _status(page).inner_text())
+    shown = step_status(await _status(page).inner_text())
     if shown is None:
         raise LookupError("no step status line on the page")
     return shown

@@ -41,11 +41,21 @@ FINISHED = {
     ForwardMsg.FINISHED_WITH_COMPILE_ERROR: "compile_error",
     ForwardMsg.FINISHED_EARLY_FOR_RERUN: "early",
 }
-# step_controls' status: "**byte 3 of 120**", "**token 120 of 120 — the end; press Reset …**", and
-# before the first Step of a page that shows its whole run: "**the whole run** — Step replays from byte 1 of 120"
-COUNTER = re.compile(r"^\*\*\S+ (\d+) of (\d+)(?: — .*)?\*\*$", re.S)
-BEFORE_START = re.compile(r"^\*\*.+\*\* — Step replays from \S+ 1 of (\d+)$", re.S)
+# step_controls' status (ui/lesson.py), as markdown or as the browser shows it without the bold:
+# "byte 3 of 120", "token 120 of 120 — the end; press Reset …", and before the first Step of a page
+# that shows its whole run "the whole run — Step replays from byte 1 of 120"
+STEP_STATUS = re.compile(r"^(?:\S+ (\d+) of (\d+)(?: — .*)?|.+ — Step replays from \S+ 1 of (\d+))$", re.S)
 Path = tuple[int, ...]
+
+
+def step_status(text: str) -> tuple[int, int] | None:
+    """(step shown, steps in the run) from a Step-controls status line, markdown or rendered; 0
+    before the first Step; None for any other text. The one reader of that line: the load bench,
+    its Chromium reader and the page tests all call it."""
+    found = STEP_STATUS.match(text.replace("**", "").strip())
+    if found is None:
+        return None
+    return (0, int(found[3])) if found[3] else (int(found[1]), int(found[2]))
 
 
 # -- what the browser sends ---------------------------------------------------------------------
@@ -213,11 +223,8 @@ class PageView:
         """(step shown, steps in the run) from the Step controls' status line."""
         for _, shown in self.in_order():
             if shown.element.WhichOneof("type") == "markdown":
-                body = shown.element.markdown.body
-                if found := COUNTER.match(body):
-                    return int(found[1]), int(found[2])
-                if found := BEFORE_START.match(body):
-                    return 0, int(found[1])
+                if found := step_status(shown.element.markdown.body):
+                    return found
         raise LookupError("no step counter ('**byte t of n**') on the page")
 
     def code_texts(self) -> list[str]:

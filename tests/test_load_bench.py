@@ -380,7 +380,7 @@ def test_classroom_starts_two_processes_behind_nginx_with_sticky_sessions_and_st
 
 
 def test_the_chromium_reader_reads_every_form_of_the_status_line():
-    from bench.load_chromium import parse_status
+    from bench.load_protocol import step_status as parse_status
 
     assert parse_status("byte 3 of 53") == (3, 53)
     assert parse_status("byte 53 of 53 — the end; press Reset to start again") == (53, 53)

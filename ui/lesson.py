@@ -258,9 +258,8 @@ def step_controls(
     if t == 0 and before_start and total > 0:
         status = f"**{before_start}** — Step replays from {unit} 1 of {total}"
     else:
-        status = f"**{unit} {t} of {total}**"
-        if t >= total and total > 0:
-            status = f"**{unit} {t} of {total} — the end; press Reset to start again**"
+        end = " — the end; press Reset to start again" if t >= total > 0 else ""
+        status = f"**{unit} {t} of {total}{end}**"
     cols[4].markdown(status)
     if playing:
         _play_ticker(key, total, interval_s)

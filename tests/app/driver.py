@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 from pathlib import Path
 
 import numpy as np
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 
+from bench.load_protocol import step_status as parse_step_status
 from core.figures.describe import chart_title
 from ui.course import LESSONS, lesson
 from ui.text import plain
 
 ROOT = Path(__file__).resolve().parents[2]
 
-STEP_STATUS = re.compile(r"^\*\*(\S+ \d+ of \d+.*\*\*|.+\*\* — Step replays from \S+ 1 of \d+)$")
 READER_TEXT = "Hello 🌍 — こんにちは\tthe cat sat"
 
 
@@ -48,7 +47,7 @@ def small_number(shown: str) -> float:
 
 def step_status(at: AppTest) -> str:
     """The Step controls' status line: "**byte 3 of 53**", or what a page shows before its first Step."""
-    found = [m.value for m in at.markdown if STEP_STATUS.match(m.value)]
+    found = [m.value for m in at.markdown if parse_step_status(m.value) is not None]
     assert len(found) == 1, f"one step status expected, found {found}"
     return found[0]
 

@@ -7,11 +7,11 @@ Chromium (`apt-get install chromium`). Without it these tests skip loudly.
 from __future__ import annotations
 
 import contextlib
-import re
 from pathlib import Path
 
 import pytest
 
+from bench.load_protocol import step_status
 from bench.load_server import CHROMIUM_FLAGS, chromium_path, course_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,8 +95,6 @@ def step_position(page) -> int | None:
     """Where the page's Step controls stand, read from their status line: 'byte 3 of 53' → 3, and
     '… — Step replays from byte 1 of 53' (a page showing its whole run before the first Step) → 0;
     None on a page without Step controls."""
-    text = page.locator("[data-testid='stMain']").inner_text()
-    if re.search(r"Step replays from \w+ 1 of \d+", text):
-        return 0
-    found = re.search(r"\b(?:token|byte) (\d+) of \d+", text)
-    return int(found.group(1)) if found else None
+    lines = page.locator("[data-testid='stMain']").inner_text().splitlines()
+    found = [shown for line in lines if (shown := step_status(line))]
+    return found[0][0] if found else None
