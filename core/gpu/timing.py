@@ -227,22 +227,20 @@ def measure_copy_bandwidth(env: BenchEnv, nbytes: int, repeats: int = 5) -> Band
 
 def _cache_copy_speed(llc_bytes: int, repeats: int) -> float:
     """(read + write) bytes/s of copying a buffer a quarter of the cache's size (source and
-    destination together fill half of it), eight copies per timed run."""
-    nbytes = max(4096, llc_bytes // 4)
+    destination together fill half of it), eight copies per timed run (one is too short to time)."""
+    return _host_copy_speed(max(4096, llc_bytes // 4), repeats, copies=8)
+
+
+def _host_copy_speed(nbytes: int, repeats: int, copies: int = 1) -> float:
+    """(read + write) bytes/s of host memcpy of an `nbytes` buffer, `copies` back to back per timed run."""
     src = torch.empty(nbytes, dtype=torch.uint8)
     dst = torch.empty_like(src)
 
-    def copies() -> None:
-        for _ in range(8):
+    def run() -> None:
+        for _ in range(copies):
             dst.copy_(src)
 
-    return 2 * 8 * nbytes / _best_seconds(copies, lambda: None, repeats)
-
-
-def _host_copy_speed(nbytes: int, repeats: int) -> float:
-    src = torch.empty(nbytes, dtype=torch.uint8)
-    dst = torch.empty_like(src)
-    return 2 * nbytes / _best_seconds(lambda: dst.copy_(src), lambda: None, repeats)
+    return 2 * copies * nbytes / _best_seconds(run, lambda: None, repeats)
 
 
 def _copy_speeds(env: BenchEnv, nbytes: int, repeats: int) -> tuple[float, float]:

@@ -253,7 +253,8 @@ def cautions(model: PlannedModel, inputs: PlanInputs, needed: int | None = None)
     uneven = {name: n for name, n in split_heads(model).items() if n % gpus}
     if gpus > 1 and uneven:
         name, n = next(iter(uneven.items()))
-        even = [k for k in even_splits(model) if needed is None or k >= needed] or even_splits(model)[-1:]
+        splits = even_splits(model)
+        even = [k for k in splits if needed is None or k >= needed] or splits[-1:]
         below = [k for k in even if k < gpus][-1:]
         above = [k for k in even if k > gpus][:1]
         options = " or ".join(str(k) for k in below + above)
