@@ -329,7 +329,7 @@ TERMS: tuple[Term, ...] = (
         "short_conv",
         "short convolution",
         "A small filter that mixes each token with the few just before it (the last 3 in Kimi's "
-        "layers); a board layer keeps those few inputs in a small buffer that, like the board, never grows.",
+        "layers); a board layer keeps those few inputs in a small buffer that, like its boards, never grows.",
         "forgetting",
         r"(?i)short[- ]conv",
     ),

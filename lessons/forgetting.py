@@ -224,7 +224,7 @@ code(kda.step, bd.Fade.log_gates, key="fg_code")
 go_deeper_forgetting()
 still_missing(
     "A board that forgets well is still a fixed-size board: some facts must be looked up exactly, "
-    "however long ago they were written. Kimi K3 keeps three such boards for every full-attention "
+    "however long ago they were written. Kimi K3 keeps three layers of such boards for every full-attention "
     "layer that still remembers everything."
 )
 next_lesson("forgetting")

@@ -83,7 +83,7 @@ st.subheader("The real layer map")
 kinds = K3.layer_kinds()
 c = st.columns(4)
 c[0].metric("layers", K3.num_layers)
-c[1].metric("KDA layers (fixed board)", K3.num_linear_layers)
+c[1].metric("KDA layers (fixed boards)", K3.num_linear_layers)
 c[2].metric("MLA layers (growing cache)", K3.num_full_attention_layers)
 c[3].metric("AttnRes blocks", len(attn_res_block_starts(K3.num_layers, K3.attn_res_block_size)))
 show_figure(k3_figures()["map"], key="k3_map")
@@ -156,7 +156,7 @@ def stepper(run: k3.RunSummary, ids: tuple[int, ...], cfg) -> None:
 
     boards, cache, growth = run.memory_at(shown)
     c = st.columns(3)
-    c[0].metric(f"KDA boards ({run.kinds.count('kda')} layers)", format_bytes(boards))
+    c[0].metric(f"KDA boards ({run.kinds.count('kda')} layers × {cfg.kda_heads} heads)", format_bytes(boards))
     c[1].metric(
         f"MLA caches ({run.kinds.count('mla')} layers)",
         format_bytes(cache),
@@ -214,15 +214,16 @@ if net is not None:
         "Step through a few bytes. Which bars in the per-layer memory chart move, and which never do?",
         f"Only layers {mla_layers} — the latent-attention layers — grow, by "
         f"({net.cfg.kv_latent_dim} + {net.cfg.shared_key_dim}) numbers × 4 bytes = "
-        f"{net.cfg.latent_bytes_per_token()} bytes per byte read. The KDA boards stay at "
+        f"{net.cfg.latent_bytes_per_token()} bytes per byte read. Each KDA layer's boards stay at "
         f"{net.cfg.kda_heads} heads × {net.cfg.kda_head_dim} × {net.cfg.kda_head_dim} × 4 bytes = "
-        f"{format_bytes(net.cfg.board_bytes())} each from the first byte to the last.",
+        f"{format_bytes(net.cfg.board_bytes())} from the first byte to the last.",
         key="k3_n1",
     )
 notice(
     f"K3 keeps {format_bytes(K3.kv_cache_bytes_per_token())} of cache per token. How long must a conversation "
-    f"be before its {K3.num_full_attention_layers} growing caches outweigh the {K3.num_linear_layers} fixed boards?",
-    f"The boards (with their short-convolution buffers) take {format_bytes(K3.state_bytes())}; the cache grows "
+    f"be before its {K3.num_full_attention_layers} growing caches outweigh the fixed boards of its "
+    f"{K3.num_linear_layers} KDA layers?",
+    f"All {K3.num_linear_layers} layers' boards (with their short-convolution buffers) take {format_bytes(K3.state_bytes())}; the cache grows "
     f"{format_bytes(K3.kv_cache_bytes_per_token())} per token: they are equal near "
     f"{k3.crossover_tokens(K3):,.0f} tokens. Beyond that the cache dominates — but it grows "
     f"{twin.kv_cache_bytes_per_token() / K3.kv_cache_bytes_per_token():.1f}× slower than if every layer were MLA.",

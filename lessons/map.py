@@ -65,7 +65,7 @@ STORY = {
     ),
     "kimi_k3": (
         "Kimi K3",
-        "Three fixed boards to one full-attention layer, plus a look back over depth.",
+        "Three layers of fixed boards to one full-attention layer, plus a look back over depth.",
         "The full-attention layers' cache still grows, a quarter as fast.",
     ),
     "experts": (
@@ -246,7 +246,7 @@ st.markdown(
     f"(multi-head latent attention, *MLA*): "
     f"{format_bytes(ds.kv_cache_bytes_per_token(bytes_per_element))} per token across {ds.num_layers} layers.\n"
     f"- **{k3.name}** keeps a cache in only {k3.num_full_attention_layers} of its {k3.num_layers} layers; the "
-    f"other {k3.num_linear_layers} keep a fixed-size board (a *fixed state*: the same size at any length) — "
+    f"other {k3.num_linear_layers} keep fixed-size boards, one per head (a *fixed state*: the same size at any length) — "
     f"{format_bytes(k3.kv_cache_bytes_per_token(bytes_per_element))} per token plus a fixed "
     f"{format_bytes(k3.state_bytes())} that never grows ({format_bytes(k3.recurrent_state_bytes())} of boards + "
     f"{format_bytes(k3.conv_state_bytes())} of short-convolution buffers)."

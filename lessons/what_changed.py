@@ -13,7 +13,7 @@ from core.roofline import (
     mechanism_memory_bytes,
 )
 from core.specs import MECHANISMS, SPECS
-from core.units import format_bytes, format_context, format_params
+from core.units import format_bytes, format_context, format_count
 from ui.course import lesson_ref, number
 from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, show_figure, still_missing
 
@@ -44,18 +44,20 @@ def stage_table(width: Width) -> list[dict]:
         for t in TABLE_CONTEXTS:
             row[f"memory at {format_context(t)}"] = format_bytes(mechanism_memory_bytes(key, t, width))
         for t in TABLE_CONTEXTS:
-            row[f"work/token at {format_context(t)}"] = format_params(mechanism_macs_per_token(key, t, width))
+            row[f"multiply-adds per token at {format_context(t)}"] = format_count(
+                mechanism_macs_per_token(key, t, width)
+            )
         rows.append(row)
     mix = {
         "lesson": number("kimi_k3"),
         "stage": "Kimi K3-style mix",
         "what it does": "share the work",
-        "rule": "3 KDA boards to 1 full-attention cache",
+        "rule": "3 layers of KDA boards to 1 layer with a full cache",
     }
     for t in TABLE_CONTEXTS:
         mix[f"memory at {format_context(t)}"] = format_bytes(hybrid_memory_bytes(t, width))
     for t in TABLE_CONTEXTS:
-        mix[f"work/token at {format_context(t)}"] = format_params(hybrid_macs_per_token(t, width))
+        mix[f"multiply-adds per token at {format_context(t)}"] = format_count(hybrid_macs_per_token(t, width))
     rows.append(mix)
     return rows
 
@@ -109,16 +111,19 @@ attention_memory = mechanism_memory_bytes("attention", context, width)
 board_memory = mechanism_memory_bytes("kda", context, width)
 st.markdown(
     f"At {format_context(context)} tokens the cache holds {format_bytes(attention_memory)}; every board stage holds "
-    f"{format_bytes(board_memory)}, whatever the length. The boards differ in *what* they do with that memory, "
+    f"{format_bytes(board_memory)} (one board per head in every layer), whatever the length. The stages differ "
+    "in *what* they do with that memory, "
     "not in how much of it there is: rewriting costs one extra read of the board per token, forgetting one more "
     "pass to fade it. The model without a cache keeps nothing and pays for it in work that grows with the square "
-    "of the length."
+    f"of the length: {format_count(mechanism_macs_per_token('no_cache', context, width))} multiply-adds for the "
+    f"next token, against {format_count(mechanism_macs_per_token('attention', context, width))} with a cache. "
+    "(On the chart, B = billion and T = trillion.)"
 )
 
 notice(
     "At 1M tokens, which needs more memory: DeltaNet or Gated DeltaNet?",
     f"Neither: both keep {format_bytes(mechanism_memory_bytes('delta', 1048576, width))} at this width. "
-    "Forgetting changes what is written on the board, not the board's size.",
+    "Forgetting changes what is written on the boards, not their size.",
     key="wc_notice_same_size",
 )
 
@@ -128,7 +133,7 @@ rows = stage_table(width)
 RULE_COLUMNS = ("lesson", "stage", "what it does", "rule")
 st.table([{c: row[c] for c in RULE_COLUMNS} for row in rows], hide_index=True, border="horizontal")
 # memory and work apart: four columns each fit a phone (seven in one table ran off its edge)
-for prefix in ("memory at", "work/token at"):
+for prefix in ("memory at", "multiply-adds per token at"):
     st.table(
         [{"stage": row["stage"], **{c: v for c, v in row.items() if c.startswith(prefix)}} for row in rows],
         hide_index=True,

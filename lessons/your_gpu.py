@@ -89,7 +89,7 @@ notice(
     "depth, which one slows down, and by roughly how much?",
     "Full attention slows down: every step reads its whole cache, so time per token grows in a straight line "
     "with depth and speed falls like 1 ÷ (weights + cache) at batch 1, the one conversation these benchmarks run. "
-    "The fixed-state model reads the same board at every "
+    "The fixed-state model reads boards of the same size at every "
     "depth and stays flat. A community report (llama-bench in a llama.cpp pull request): Llama 8B on an RTX 3090 "
     "loses 68 % by 64K tokens; a hybrid with mostly "
     "fixed-state layers loses 29 %.",
@@ -104,7 +104,7 @@ notice(
 )
 notice(
     "The MoE wakes a few percent of its experts. Will it draw much less power than the dense model?",
-    "Not necessarily: both keep the memory busy, so board power stays in the same band. The MoE wins on "
+    "Not necessarily: both keep the memory busy, so the GPU's power draw stays in the same band. The MoE wins on "
     "**joules per token** because each token finishes sooner. (An H100 study measured −26 % energy per token "
     "for an MoE against a dense model; very low watts usually mean the GPU is waiting for experts on the CPU.)",
     key="gpu_notice_moe",

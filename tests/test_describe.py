@@ -206,4 +206,4 @@ def test_a_bar_stacked_on_another_says_its_number_is_the_stacks_top():
 
     words = describe(memory_at_context_figure(KIMI_K3, memory_at_contexts(KIMI_K3, [131072, 1048576])))
     assert "K3: growing MLA cache (24 layers) (stacked on the bars below it; the stack's top):" in words
-    assert "K3: fixed KDA boards (69 layers):" in words  # the bottom part is its own number
+    assert "K3: fixed state, 69 KDA layers:" in words  # the bottom part is its own number

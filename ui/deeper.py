@@ -107,9 +107,9 @@ def go_deeper_forgetting() -> None:
             "convolution (kernel 4) and SiLU; q and k are L2-normalised (that keeps I − β k kᵀ contractive); "
             "β = sigmoid(b_proj(x)); the output is o_proj(RMSNorm(o) ⊙ sigmoid(g_proj(x))) — low-rank g_proj in "
             "Kimi Linear, full-rank in K3 (`use_full_rank_gate: true`). The convolution is why a KDA layer also "
-            "keeps a small buffer of the last inputs beside its board."
+            "keeps a small buffer of the last inputs beside its boards (one per head)."
         )
-        link_to("planner", "Size the board and the convolution buffer of a real model in the planner")
+        link_to("planner", "Size a real model's boards and convolution buffers in the planner")
 
 
 def go_deeper_k3() -> None:

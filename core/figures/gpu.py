@@ -157,7 +157,7 @@ def moe_figure(result: MoeResult) -> go.Figure:
             horizontal_spacing=0.1,
             subplot_titles=(
                 "speed: measured vs roofline",
-                "average board power",
+                "average GPU power",
                 "energy per token, idle subtracted",
             ),
         )
@@ -231,7 +231,7 @@ def telemetry_figure(samples: list[TelemetrySample]) -> go.Figure:
         cols=1,
         shared_xaxes=True,
         vertical_spacing=0.08,
-        subplot_titles=("board power (W)", "GPU busy (% of time a kernel ran)", "memory used (GiB)"),
+        subplot_titles=("GPU power (W)", "GPU busy (% of time a kernel ran)", "memory used (GiB)"),
     )
     t_end = samples[-1].t if samples else 0.0
     xs = [s.t - t_end for s in samples]

@@ -52,7 +52,7 @@ def memory_at_context_figure(spec: ModelSpec, rows: list[MemoryAtContext]) -> go
     x = [f"{format_context(r.context)} tokens" for r in rows]
     boards = [r.hybrid_state / GIB for r in rows]
     bars = (  # (name, colour, group, GiB, stacked on, text above, what the hover calls it)
-        ("K3: fixed KDA boards (69 layers)", "kda", "hybrid", boards, None, None, "boards"),
+        ("K3: fixed state, 69 KDA layers", "kda", "hybrid", boards, None, None, "fixed state"),
         ("K3: growing MLA cache (24 layers)", "mla", "hybrid", [r.hybrid_cache / GIB for r in rows], boards,
          [format_bytes(r.hybrid_total) for r in rows], "cache"),
         ("same width, all 93 layers MLA", "predicted", "twin", [r.twin_cache / GIB for r in rows], None,
@@ -113,7 +113,7 @@ def layer_memory_step(base: dict, run: RunSummary, step: int) -> go.Figure:
 
 def layer_memory_figure(run: RunSummary, step: int) -> go.Figure:
     """Bars per layer: bytes of memory held after `step` (1-based); y range fixed to the run's end."""
-    names = ["KDA board" if k == "kda" else "MLA latent cache" for k in run.kinds]
+    names = ["KDA boards (one per head)" if k == "kda" else "MLA latent cache" for k in run.kinds]
     bars = _layer_memory_bars(run, step)
     fig = go.Figure()
     for kind, bar in zip(MEMORY_KINDS, bars, strict=True):
@@ -121,7 +121,7 @@ def layer_memory_figure(run: RunSummary, step: int) -> go.Figure:
         fig.add_bar(
             x=[i + 1 for i in idx],
             y=bar["y"],
-            name=f"{LABELS[kind]} ({'fixed board' if kind == 'kda' else 'grows per token'})",
+            name=f"{LABELS[kind]} ({'fixed boards' if kind == 'kda' else 'grows per token'})",
             marker_color=COLORS[kind],
             marker_pattern=bar_pattern(kind),
             text=bar["text"],

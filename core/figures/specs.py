@@ -392,7 +392,7 @@ def memory_vs_context_figure(width: Width, contexts: list[int]) -> go.Figure:
     }
     names = {
         "attention": "KV cache (keeps every token)",
-        "kda": "any board: add / rewrite / forget / per channel",
+        "kda": "boards (add / rewrite / forget / per channel)",
         "hybrid": "K3-style mix (1 layer in 4 keeps a cache)",
     }
     for key, values in series.items():

@@ -192,7 +192,7 @@ def moe_rows(result: MoeResult) -> list[dict[str, str]]:
             "% of roofline": percent(r.tokens_per_s, r.predicted_tokens_per_s),
         }
         if with_energy:
-            row["board power"] = "—" if r.avg_watts is None else f"{r.avg_watts:,.1f} W"
+            row["GPU power"] = "—" if r.avg_watts is None else f"{r.avg_watts:,.1f} W"
             row["J per token"] = "—" if r.joules_per_token is None else f"{r.joules_per_token:.4g} J"
             row["J per token − idle"] = (
                 "—" if r.net_joules_per_token is None else f"{r.net_joules_per_token:.4g} J"

@@ -45,7 +45,7 @@ class PlanInputs:
     cache_format: str = "bf16"
     memory_share: float = 0.9
     gpus: int = 1
-    card: str = "rtx4090"
+    card: str = "h100_80gb"
     layout: str = "engine"
 
     def checked(self) -> PlanInputs:

@@ -122,8 +122,8 @@ it writes plausible-looking English-ish bytes, nothing more.
 | vocabulary | 256 bytes | 163,840 tokens |
 | parameters | {meta["total_params"]:,} total, {meta["active_params"]:,} active per token ({meta["active_params"] / meta["total_params"]:.0%}) | 2.8T total, 104B active |
 
-Memory while decoding (fp32 in this model): each KDA layer keeps a fixed board of
-{kda_state:,} bytes ({n_kda} layers → {n_kda * kda_state:,} bytes, whatever the length); each
+Memory while decoding (fp32 in this model): each KDA layer keeps {cfg.kda_heads} fixed boards, one per head,
+{kda_state:,} bytes in all ({n_kda} layers → {n_kda * kda_state:,} bytes, whatever the length); each
 attention layer adds {mla_token} bytes per token ({n_mla} layers → {n_mla * mla_token} bytes per token).
 
 ## Training

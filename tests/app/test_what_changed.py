@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from core.roofline import Width, hybrid_memory_bytes, mechanism_memory_bytes
+from core.roofline import Width, hybrid_memory_bytes, mechanism_macs_per_token, mechanism_memory_bytes
 from core.specs import SPECS
-from core.units import format_bytes, format_context
+from core.units import format_bytes, format_context, format_count
 from tests.app import driver
 
 PAGE = "what_changed"  # a lesson slug: driver.fresh finds its page file in ui/course.py
@@ -34,7 +34,12 @@ def test_story_picture_and_table():
     assert story["data"][0]["text"][1] == format_bytes(mechanism_memory_bytes("attention", 131072, width))
     rules, table, work = at.table[0].value, at.table[1].value, at.table[2].value
     assert list(table.columns) == ["stage", "memory at 1K", "memory at 128K", "memory at 1M"]
-    assert list(work.columns) == ["stage", "work/token at 1K", "work/token at 128K", "work/token at 1M"]
+    assert list(work.columns) == ["stage"] + [f"multiply-adds per token at {c}" for c in ("1K", "128K", "1M")]
+    # counts in words, not "144,397T": T and B would read as units (B is bytes one table above)
+    no_cache_1m = format_count(mechanism_macs_per_token("no_cache", 1048576, width))
+    assert work.iloc[0]["multiply-adds per token at 1M"] == no_cache_1m and no_cache_1m.endswith(" trillion")
+    prose = " ".join(m.value for m in at.markdown)
+    assert format_count(mechanism_macs_per_token("no_cache", 131072, width)) + " multiply-adds" in prose
     assert list(rules["what it does"])[2:6] == ["add", "rewrite", "forget", "forget per channel"]
     assert list(rules["lesson"]) == [1, 2, 3, 5, 7, 7, 8]  # each stage's lesson, numbered by ui/course.py
     assert list(table["stage"]) == list(rules["stage"])

@@ -151,7 +151,7 @@ def _prediction(
     st.caption(
         "The *roofline* is the fastest a step can possibly be: bytes it must read ÷ bytes per second the memory "
         "delivers. Full attention reads a cache that grows a row per token, so its line falls; the fixed-state "
-        "model reads the same board at any depth, so its line stays flat. Press **Run** to put your measurement "
+        "model reads boards of the same size at any depth, so its line stays flat. Press **Run** to put your measurement "
         "beside it."
     )
     two_speeds = cache_ceiling_words(ref_bw.llc_bytes, ref_bw.llc_bytes_per_s, ref_bw.device_bytes_per_s)
@@ -167,7 +167,7 @@ def moe_results(preset: Preset, public: bool = False) -> MoeResult | None:
         f"Two models with the **same number of parameters**: one dense, one *Mixture of Experts* (MoE) whose "
         f"feed-forward part is cut into {p.moe_experts} experts; each token wakes {p.moe_shared} shared experts + "
         f"the {p.moe_top_k} its router picks (Kimi K3: 2 shared + 16 of 896 routed). Same depth ({p.moe_depth} tokens), both "
-        "fully in memory. On an NVIDIA GPU the page also reads the board's energy counter and subtracts the idle "
+        "fully in memory. On an NVIDIA GPU the page also reads the card's energy counter and subtracts the idle "
         "power."
     )
     if public:

@@ -1,4 +1,4 @@
-"""Live telemetry: board power, temperature, clocks and load, once a second with Start/Stop.
+"""Live telemetry: GPU power, temperature, clocks and load, once a second with Start/Stop.
 
 Every reader watches the one shared sampler of core.gpu.telemetry.HUB: Start joins it, Stop
 leaves it, and each redraw says the reader is still there (a closed tab stops saying so, and
@@ -20,7 +20,7 @@ def telemetry_panel(viewer: str) -> None:
     """Start/Stop buttons over the shared sampler; redrawn every second while this reader watches."""
     st.subheader("Live telemetry")
     st.caption(
-        "Board power, how busy the GPU is, and memory in use, read from the driver once a second "
+        "Power drawn by the whole card, how busy the GPU is, and memory in use, read from the driver once a second "
         f"(for up to {HUB.max_readings * HUB.interval_s / 60:.0f} minutes; every reader of this server sees the "
         "same readings)."
     )
