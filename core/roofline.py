@@ -12,8 +12,8 @@ and is streamed over the host link (PCIe) every step:
 
 Method and card numbers: reference/gpu-measurement.md §3.1–3.2 (NVIDIA product pages,
 PCI-SIG link rates). Real runs land below these ceilings (a community report, not a maintainer's
-measurement: llama-bench, Llama 8B Q4_0 on an RTX 3090, 77 % at an empty context, 56 % at 32K
-tokens, in pull-request text kept in a contributor's fork, Abai/llama.cpp
+measurement: llama-bench, Llama 8B Q4_0 on an RTX 3090, 70 % of the planner's ceiling at an empty context,
+52 % at 32K tokens (core/plan/calibration.py works them out), in pull-request text kept in a contributor's fork, Abai/llama.cpp
 PR-BODY-fattn-dequant-cap.md); the model is the *shape* of the curve — a gentle slope, then a
 cliff where the cache spills. On consumer setups (llama.cpp, Ollama) the spilled part is
 usually computed by the CPU from main memory rather than streamed; `link_bandwidth` stands

@@ -26,6 +26,7 @@ from core.generation import (
     run_generation,
 )
 from core.models.gpt2 import CausalSelfAttention, KVCache
+from core.plan.calibration import share_at
 from core.roofline import CARDS, DEFAULT_CARD, predict, slowdown, spill_context, weight_bytes
 from core.specs import SPECS
 from core.units import format_bytes, format_context, format_small
@@ -397,10 +398,10 @@ if spec.context and context > spec.context:
 st.caption(
     "Upper bound from bytes read per token at batch 1 (one conversation) and the card's bandwidth. "
     "Measured runs stay below it: llama-bench "
-    "with Llama 8B (Q4_0) on an RTX 3090 reached 77 % of such a bound at an empty context and 56 % at 32K "
-    "tokens with an 8-bit cache, a bound computed from its 4.65 GB Q4_0 file (a community report: a pull "
-    "request's text in the Abai/llama.cpp fork, 2026). Q4_0 stores about 4.5 bits a weight; the 4-bit here "
-    "counts 4.0, so this bound is higher. Cache entries are 16-bit. "
+    f"with Llama 8B (Q4_0) on an RTX 3090 reached {share_at(0):.0%} of such a bound at an empty context "
+    f"and {share_at(32768):.0%} at 32K tokens with an 8-bit cache, the bound worked out by the planner for that "
+    "setting (a community report: a pull request's text in the Abai/llama.cpp fork, 2026). Q4_0 stores about "
+    "4.5 bits a weight; the 4-bit here counts 4.0, so this bound is higher. Cache entries are 16-bit. "
     "Units: memory in GiB (2³⁰ bytes), bandwidth in GB/s (10⁹ bytes per second, as card makers quote it); a "
     "'12 GB' card is counted as 12 GiB. Source of the card numbers and configs: core/roofline.py, core/specs/."
 )

@@ -69,7 +69,8 @@ else:
         )
     else:
         fit_cols[0].metric("Longest context", longest)
-fit_cols[1].metric(f"Most sequences at {format_context(inputs.context)}", f"{result.max_batch:,}")
+most = "no limit" if result.max_batch is None else f"{result.max_batch:,}"
+fit_cols[1].metric(f"Most sequences at {format_context(inputs.context)}", most)
 speed = result.decode_tokens_per_s
 fit_cols[2].metric("Decode ceiling", "does not fit" if speed is None else f"{speed:,.0f} tok/s")
 if not result.fits:

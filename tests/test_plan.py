@@ -279,3 +279,79 @@ def test_the_layout_words_name_only_what_the_model_has():
     mistral = plan(_config("mistral_7b"), replace(PlanInputs(), layout="per_head"))
     (words,) = [a for a in mistral.assumptions if a.startswith("KV cache:")]
     assert words.endswith("layout: serving engine (vLLM, SGLang) (window W).") and "MLA" not in words
+
+
+def test_quantised_engine_checkpoints_keep_the_table_and_head_in_bf16():
+    """AWQ / FP8 / FP4 checkpoints leave embed_tokens and lm_head unquantised (vLLM, AutoAWQ,
+    llm-compressor); GGUF's bits per weight are whole-file figures. Hand arithmetic, Llama-3.1-8B."""
+    llama = _config("llama3_1_8b")
+    table = 128256 * 4096  # one 128,256 × 4,096 matrix: the input table, and again the output head
+    linear = 8_030_261_248 - 2 * table
+    assert weight_bytes(llama, "awq4") == pytest.approx(linear * (4 + 20 / 128) / 8 + 2 * table * 2)
+    assert weight_bytes(llama, "fp8") == pytest.approx(linear + 2 * table * 2)
+    assert weight_bytes(llama, "q4_0") == pytest.approx(8_030_261_248 * 4.5 / 8)  # the whole file's mix
+    awq = plan(llama, PlanInputs(context=1024, card="rtx4090", weight_format="awq4"))
+    # a step reads every quantised linear weight, the BF16 head, and the cache (not the input table)
+    assert awq.read_per_step == pytest.approx(linear * (4 + 20 / 128) / 8 + table * 2 + awq.kv)
+    assert 200 < awq.decode_tokens_per_s < 215  # 1,008 GB/s ÷ 4.8 GB, not 250 as with a 4-bit head
+    assert any("output head stay in BF16" in a for a in awq.assumptions)
+
+
+def test_a_decode_step_reads_and_writes_the_fixed_state():
+    """Batch 1, BF16, one GPU: a step reads every active weight but the input table, the cache once,
+    and the fixed state twice — fla's fused recurrent kernels load it and store it back."""
+    qwen = _config("qwen3_next_80b_a3b")
+    p = plan(qwen, PlanInputs(context=4096, card="h200"))
+    seq = p.per_sequence
+    assert seq.fixed > 0
+    weights_read = qwen.spec.active_params(count_embedding_table=False) * 2
+    assert p.read_per_step == pytest.approx(weights_read + seq.kv + 2 * seq.fixed)
+
+
+def test_tensor_parallel_counts_must_also_share_the_key_value_heads():
+    """vLLM's QKVParallelLinear needs the GPU count to divide the KV heads or be a multiple of them:
+    a 40-head, 8-KV-head model (Qwen2.5-14B's shape) cannot run on 5 or 10 GPUs, though 40 heads split."""
+    data = dict(SHIPPED["llama3_1_8b"], num_attention_heads=40, num_key_value_heads=8, hidden_size=5120)
+    model = parse(json.dumps(data))
+    assert even_splits(model) == [1, 2, 4, 8, 40]
+    (words,) = plan(model, PlanInputs(context=32768, batch=10, card="rtx4090", gpus=5)).cautions
+    assert (
+        words.startswith("5 GPUs cannot share")
+        and "8 key/value heads" in words
+        and "try 4 or 8 GPUs" in words
+    )
+    needed = plan(model, PlanInputs(context=32768, batch=10, card="rtx4090")).gpus_needed
+    assert needed in even_splits(model) and needed != 5
+
+
+def test_a_sequence_that_stores_nothing_sets_no_batch_limit():
+    llama = _config("llama3_1_8b")
+    empty = plan(llama, PlanInputs(context=0))
+    assert empty.max_batch is None
+    assert dict((q, s) for q, s, _ in rows(empty))["most sequences at 0"] == "no memory limit"
+    assert (
+        plan(_config("qwen3_next_80b_a3b"), PlanInputs(context=0, card="h200", gpus=2)).max_batch > 0
+    )  # state
+
+
+def test_replicated_cache_says_it_counts_every_copy():
+    ds = _config("deepseek_v3")
+    p = plan(ds, PlanInputs(context=4096, card="h200", weight_format="fp8", gpus=8))
+    label = next(q for q, _, _ in rows(p) if q.startswith("KV cache"))
+    assert label == "KV cache (1 × 4K tokens, 8 copies over 8 GPUs)"
+    assert p.kv == pytest.approx(8 * p.per_sequence.kv)
+
+
+def test_the_measured_share_is_worked_out_against_this_planner():
+    from core.plan.calibration import calibration, measured_speeds, source_run
+
+    assert measured_speeds(source_run()) == {0: 154.62, 16384: 101.74, 32768: 75.22, 65536: 49.21}
+    shares = [round(c.share, 2) for c in calibration()]
+    assert shares == sorted(shares, reverse=True) and all(
+        0.3 < s < 1 for s in shares
+    )  # below, and further below
+    llama = _config("llama3_1_8b")
+    at_32k = plan(llama, PlanInputs(context=32768, card="rtx3090", weight_format="q4_0", cache_format="q8_0"))
+    assert calibration()[2].ceiling == at_32k.decode_tokens_per_s
+    words = next(a for a in plan(llama, PlanInputs()).assumptions if a.startswith("Measured decode"))
+    assert f"{75.22 / at_32k.decode_tokens_per_s:.0%} at 32K" in words

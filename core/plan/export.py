@@ -31,7 +31,9 @@ def rows(p: Plan) -> list[tuple[str, str, float | int | str | None]]:
         longest = most = "weights alone do not fit"
     else:
         longest = "no memory limit" if p.max_context is None else format_context(p.max_context) + " tokens"
-        most = f"{p.max_batch:,}"
+        most = "no memory limit" if p.max_batch is None else f"{p.max_batch:,}"
+    # past the key/value head count each GPU keeps its own copy of the heads it shares: say the total is all copies
+    copies = f", {p.replication:g} copies over {p.inputs.gpus} GPUs" if p.replication > 1 else ""
     out = [
         ("model", p.model_name, p.model_name),
         ("card", f"{p.inputs.gpus} × {p.card_name}", p.card_name),
@@ -40,7 +42,7 @@ def rows(p: Plan) -> list[tuple[str, str, float | int | str | None]]:
         ("usable memory", b(p.usable), p.usable),
         ("weights", b(p.weights), p.weights),
         ("reserve (runtime + activations)", b(p.reserve), p.reserve),
-        (f"KV cache ({p.inputs.batch} × {format_context(p.inputs.context)} tokens)", b(p.kv), p.kv),
+        (f"KV cache ({p.inputs.batch} × {format_context(p.inputs.context)} tokens{copies})", b(p.kv), p.kv),
         (f"fixed recurrent state ({counted(p.inputs.batch, 'sequence')})", b(p.state), p.state),
         ("total needed", b(p.needed), p.needed),
         ("fits", "yes" if p.fits else "no", p.fits),
@@ -58,7 +60,7 @@ def rows(p: Plan) -> list[tuple[str, str, float | int | str | None]]:
         )
     out += [
         (
-            "bytes read per decode step (all weights except the input token table, + cache)",
+            "bytes moved per decode step (weights it uses + cache + state)",
             b(p.read_per_step),
             p.read_per_step,
         ),

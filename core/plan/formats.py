@@ -34,6 +34,10 @@ class WeightFormat:
     bits: float
     source: str
     expert_bits: float | None = None
+    # engines' checkpoints in these formats keep the input table and output head in BF16 (vLLM's
+    # quantised linear layers, llm-compressor and AutoAWQ leave embed_tokens and lm_head alone);
+    # GGUF's bits per weight are whole-file figures that already include them
+    table_and_head_16bit: bool = False
 
     def bytes_per_param(self, expert: bool = False) -> float:
         bits = self.expert_bits if (expert and self.expert_bits is not None) else self.bits
@@ -53,18 +57,24 @@ class CacheFormat:
 _GGML = "llama.cpp ggml/src/ggml-common.h block layout"
 _QUANT_README = "llama.cpp tools/quantize/README.md (Llama-3.1-8B table)"
 
+
+def _engine(key: str, label: str, bits: float, source: str) -> WeightFormat:
+    """A format engines load as quantised linear layers: the table and the head stay BF16."""
+    return WeightFormat(key, label, bits, source, table_and_head_16bit=True)
+
+
 WEIGHT_FORMATS: dict[str, WeightFormat] = {
     f.key: f
     for f in (
         WeightFormat("bf16", "BF16 / FP16", 16.0, "2 bytes per weight"),
-        WeightFormat("fp8", "FP8 (E4M3, per-channel scales)", 8.0, "1 byte per weight; scales negligible"),
-        WeightFormat("int8", "INT8 (W8A16, per-channel scales)", 8.0, "1 byte per weight; scales negligible"),
+        _engine("fp8", "FP8 (E4M3, per-channel scales)", 8.0, "1 byte per weight; scales negligible"),
+        _engine("int8", "INT8 (W8A16, per-channel scales)", 8.0, "1 byte per weight; scales negligible"),
         WeightFormat("q8_0", "GGUF Q8_0", 8.5008, f"{_QUANT_README}; block: 34 bytes / 32 weights"),
         WeightFormat("q4_k_m", "GGUF Q4_K_M", 4.8944, f"{_QUANT_README}: mix of Q4_K (4.5) and Q6_K (6.56)"),
         WeightFormat("q4_0", "GGUF Q4_0", 4.5, f"{_GGML}: 18 bytes / 32 weights"),
-        WeightFormat("awq4", "AWQ / GPTQ 4-bit, group 128", 4 + 20 / 128, "fp16 scale + 4-bit zero per 128"),
-        WeightFormat("mxfp4", "MXFP4", 4.25, "OCP MX v1.0: E2M1 + one E8M0 scale per 32"),
-        WeightFormat("nvfp4", "NVFP4", 4.5, "NVIDIA NVFP4: E2M1 + one E4M3 scale per 16"),
+        _engine("awq4", "AWQ / GPTQ 4-bit, group 128", 4 + 20 / 128, "fp16 scale + 4-bit zero per 128"),
+        _engine("mxfp4", "MXFP4", 4.25, "OCP MX v1.0: E2M1 + one E8M0 scale per 32"),
+        _engine("nvfp4", "NVFP4", 4.5, "NVIDIA NVFP4: E2M1 + one E4M3 scale per 16"),
         WeightFormat(
             "mxfp4_experts",
             "Routed experts MXFP4, rest BF16 (Kimi K3 as released)",

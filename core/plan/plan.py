@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
+from core.plan.calibration import calibration_words
 from core.plan.cards import GiB, PlanCard, card
 from core.plan.config import PlannedModel
 from core.plan.experts import distinct_experts
@@ -79,7 +80,7 @@ class Plan:
     state: float  # batch × fixed state, as stored
     fits: bool
     max_context: int | None  # at this batch; None: memory sets no limit
-    max_batch: int  # at this context
+    max_batch: int | None  # at this context; None: a sequence stores nothing, so memory sets no limit
     experts_touched: float | None  # per MoE layer per step
     read_per_step: float  # bytes, all GPUs together
     decode_tokens_per_s: float | None  # all sequences together
@@ -119,12 +120,23 @@ def _routed(model: PlannedModel) -> tuple[int, int]:
     return spec.num_layers - spec.first_k_dense, spec.moe.expert_params(spec.hidden)
 
 
+def kept_16bit(model: PlannedModel, fmt_key: str) -> tuple[int, int]:
+    """(stored, read per decode step) parameters that a format leaves in 16-bit: the input table and
+    the output head for engines' quantised checkpoints (`WeightFormat.table_and_head_16bit`), none
+    otherwise. A step reads the head in full and one row of the input table (counted as none)."""
+    if not weight_format(fmt_key).table_and_head_16bit:
+        return 0, 0
+    spec = model.spec
+    return spec.embedding_params(), spec.vocab * spec.hidden
+
+
 def weight_bytes(model: PlannedModel, fmt_key: str) -> float:
     fmt = weight_format(fmt_key)
     layers, per_expert = _routed(model)
     routed = layers * model.spec.moe.experts * per_expert if layers else 0
-    rest = model.spec.total_params() - routed
-    return rest * fmt.bytes_per_param() + routed * fmt.bytes_per_param(expert=True)
+    table_and_head = kept_16bit(model, fmt_key)[0]
+    rest = model.spec.total_params() - routed - table_and_head
+    return rest * fmt.bytes_per_param() + table_and_head * 2 + routed * fmt.bytes_per_param(expert=True)
 
 
 def reserve_bytes(model: PlannedModel, gpus: int) -> float:
@@ -147,8 +159,15 @@ def _stored(seq: SequenceBytes, rep: float) -> float:
     return seq.kv * rep + seq.fixed  # recurrent states split by value heads
 
 
-def plan(model: PlannedModel, inputs: PlanInputs) -> Plan:
-    """Run the planner: every figure of the page and the CLI."""
+def _moved(seq: SequenceBytes, rep: float) -> float:
+    """Bytes one decode step moves for one sequence: the cache is read (its new row is a few bytes), the
+    fixed state is read and written back whole (fla's fused recurrent kernels load and store it)."""
+    return seq.kv * rep + 2 * seq.fixed
+
+
+def plan(model: PlannedModel, inputs: PlanInputs, explain: bool = True) -> Plan:
+    """Run the planner: every figure of the page and the CLI. explain=False leaves out the assumptions
+    (the calibration, which is one of them, plans a setting of its own)."""
     inputs = inputs.checked()
     spec, target = model.spec, card(inputs.card)
     fmt, cfmt = weight_format(inputs.weight_format), cache_format(inputs.cache_format)
@@ -165,7 +184,10 @@ def plan(model: PlannedModel, inputs: PlanInputs) -> Plan:
     kv, state = b * seq.kv * rep, b * seq.fixed
     max_context = _max_context(model, seq_at, room, b, rep)
     per_seq = _stored(seq, rep)
-    max_batch = int(room // per_seq) if room > 0 and per_seq > 0 else 0
+    if per_seq == 0:
+        max_batch = None if room >= 0 else 0
+    else:
+        max_batch = int(room // per_seq) if room > 0 else 0
 
     # decode: bytes and FLOPs of one step for the whole batch
     layers, per_expert = _routed(model)
@@ -173,7 +195,8 @@ def plan(model: PlannedModel, inputs: PlanInputs) -> Plan:
     active_read = spec.active_params(count_embedding_table=False)
     dense = active_read - layers * spec.moe.top_k * per_expert if layers else active_read
     expert_read = layers * touched * per_expert * fmt.bytes_per_param(expert=True) if layers else 0.0
-    read = dense * fmt.bytes_per_param() + expert_read + b * _stored(seq, rep)
+    head = kept_16bit(model, inputs.weight_format)[1]
+    read = (dense - head) * fmt.bytes_per_param() + head * 2 + expert_read + b * _moved(seq, rep)
     mem_time = read / (g * target.bandwidth_bytes_per_s)
     flops = b * decode_flops_per_token(model, active_read, inputs.context)
     compute_time = flops / (g * target.peak_flops) if target.peak_flops else 0.0
@@ -214,7 +237,7 @@ def plan(model: PlannedModel, inputs: PlanInputs) -> Plan:
         prefill_seconds=prefill,
         gpus_needed=(needed := gpus_needed(model, seq, weights, inputs, target)),
         mla_layouts=mla,
-        assumptions=assumptions(model, inputs, target, touched),
+        assumptions=assumptions(model, inputs, target, touched) if explain else (),
         trained_context=spec.context or None,
         cautions=cautions(model, inputs, needed),
     )
@@ -234,9 +257,17 @@ def split_heads(model: PlannedModel) -> dict[str, int]:
 
 
 def even_splits(model: PlannedModel) -> list[int]:
-    """GPU counts tensor parallelism can use for this model: those that divide every head count."""
+    """GPU counts tensor parallelism can use for this model: those that divide every head count and,
+    for grouped-query attention, either divide the key/value heads or are a multiple of them (vLLM's
+    QKVParallelLinear then repeats each key/value head on several GPUs)."""
     common = math.gcd(*split_heads(model).values())
-    return [k for k in range(1, min(common, 1024) + 1) if common % k == 0]
+    attention = model.spec.attention
+    kv = None if isinstance(attention, LatentAttention) else attention.kv_heads
+    return [
+        k
+        for k in range(1, min(common, 1024) + 1)
+        if common % k == 0 and (kv is None or kv % k == 0 or k % kv == 0)
+    ]
 
 
 def cautions(model: PlannedModel, inputs: PlanInputs, needed: int | None = None) -> tuple[str, ...]:
@@ -250,17 +281,24 @@ def cautions(model: PlannedModel, inputs: PlanInputs, needed: int | None = None)
             f"{format_context(inputs.context)} these figures say what memory would hold, not that the model "
             "would still write sense."
         )
-    uneven = {name: n for name, n in split_heads(model).items() if n % gpus}
-    if gpus > 1 and uneven:
-        name, n = next(iter(uneven.items()))
-        splits = even_splits(model)
+    splits = even_splits(model)
+    if gpus > 1 and gpus not in splits:
         even = [k for k in splits if needed is None or k >= needed] or splits[-1:]
         below = [k for k in even if k < gpus][-1:]
         above = [k for k in even if k > gpus][:1]
         options = " or ".join(str(k) for k in below + above)
+        uneven = {name: n for name, n in split_heads(model).items() if n % gpus}
+        if uneven:
+            name, n = next(iter(uneven.items()))
+            why = f"cannot split {spec.name}'s {n} {name} heads evenly, which tensor parallelism needs"
+        else:  # the heads split, but each GPU would hold part of a key/value head
+            kv = spec.attention.kv_heads
+            why = (
+                f"cannot share {spec.name}'s {kv} key/value heads: tensor parallelism needs a GPU count that "
+                "divides them or is a multiple of them"
+            )
         out.append(
-            f"{gpus} GPUs cannot split {spec.name}'s {n} {name} heads evenly, which tensor parallelism needs "
-            f"(vLLM refuses it); try {options} GPUs. The figures assume an even split."
+            f"{gpus} GPUs {why} (vLLM refuses it); try {options} GPUs. The figures assume an even split."
         )
     return tuple(out)
 
@@ -315,7 +353,13 @@ def assumptions(
         f"{spec.active_params():,} active per token; no multi-token-prediction head, no vision tower.",
         f"Weights: {fmt.label} at {fmt.bits:g} bits per weight"
         + (f" ({fmt.expert_bits:g} for routed experts)" if fmt.expert_bits else "")
-        + f" — {fmt.source}. Every expert is resident in memory.",
+        + f" — {fmt.source}"
+        + (
+            "; the input table and the output head stay in BF16, as engines' quantised checkpoints keep them"
+            if fmt.table_and_head_16bit
+            else ""
+        )
+        + ". Every expert is resident in memory.",
         f"KV cache: {cfmt.label}, {cfmt.bytes_per_element:g} byte{'' if cfmt.bytes_per_element == 1 else 's'} "
         f"per element, layout: {_layout_words(model, inputs.layout)}.",
         f"Card: {target.name}, {target.memory_bytes / GiB:,.0f} GiB, {target.bandwidth_bytes_per_s / 1e9:,.0f} GB/s"
@@ -329,10 +373,17 @@ def assumptions(
         f"reserve: 1 GiB per GPU for the runtime + one {PREFILL_CHUNK:,}-token prefill chunk of activations "
         "(2,048 × 16 × hidden × 2 bytes) — a round figure, not a measurement.",
         "Decode speed is the roofline ceiling: each step reads the dense weights once for the whole batch, "
-        "each touched expert once, and every sequence's cache; time = max(bytes ÷ bandwidth, FLOPs ÷ peak). "
-        "Measured decode reaches 56–77 % of this ceiling for Llama 8B Q4_0 on an RTX 3090 (llama.cpp, "
-        "empty context and 32K; the source is in lesson 10's table) — a real engine stays below it.",
-        "Prefill: FLOPs of one prompt (2 per active parameter per token + causal attention) ÷ peak — a lower bound.",
+        "each touched expert once and every sequence's cache, and reads and writes back every fixed state; "
+        "time = max(bytes ÷ bandwidth, FLOPs ÷ peak).",
+        calibration_words(),
+        "Prefill: FLOPs of one prompt (2 per active parameter per token + causal attention) ÷ the 16-bit peak — "
+        "a lower bound for 16-bit matrix work"
+        + (
+            "; an engine that multiplies in FP8 too (W8A8, on cards with FP8 tensor cores) can run up to twice as "
+            "fast."
+            if fmt.key == "fp8"
+            else "."
+        ),
     ]
     if spec.linear is not None:
         items.append(

@@ -24,6 +24,7 @@ from core.gpu.report import (
     yours_rows,
 )
 from core.gpu.timing import Bandwidth
+from core.plan.calibration import share_at
 from ui.lesson import show_figure
 
 
@@ -109,7 +110,8 @@ def context_results(
     headline_and_more(context_headline_rows(result), context_rows(result))
     st.caption(
         "'% of roofline' is measured speed ÷ predicted speed. Published llama-bench runs of Llama 8B (Q4_0) on an "
-        "RTX 3090 land at 77 % (empty context) to 56 % (32K tokens; a community report, "
+        f"RTX 3090 land at {share_at(0):.0%} (empty context) to {share_at(32768):.0%} (32K tokens) of the planner's "
+        "ceiling for that setting (a community report, "
         "Abai/llama.cpp PR-BODY-fattn-dequant-cap.md); tiny models on a CPU "
         "land far lower, because there the time goes to launching many small operations, not to reading memory."
     )
