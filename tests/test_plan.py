@@ -355,3 +355,11 @@ def test_the_measured_share_is_worked_out_against_this_planner():
     assert calibration()[2].ceiling == at_32k.decode_tokens_per_s
     words = next(a for a in plan(llama, PlanInputs()).assumptions if a.startswith("Measured decode"))
     assert f"{75.22 / at_32k.decode_tokens_per_s:.0%} at 32K" in words
+
+
+def test_a_mac_at_the_engine_share_is_told_about_metals_limit():
+    llama = _config("llama3_1_8b")
+    (words,) = plan(llama, PlanInputs(context=8192, card="m4_max_128gb")).cautions
+    assert "iogpu.wired_limit_mb" in words and "usable share to 0.75" in words
+    assert plan(llama, PlanInputs(context=8192, card="m4_max_128gb", memory_share=0.75)).cautions == ()
+    assert plan(llama, PlanInputs(context=8192, card="h100_80gb")).cautions == ()

@@ -155,7 +155,6 @@ CARDS: dict[str, PlanCard] = {
         ),
     )
 }
-DEFAULT_CARD = "rtx4090"
 
 
 def card(key: str) -> PlanCard:

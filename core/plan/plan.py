@@ -34,6 +34,7 @@ from core.units import format_context
 PREFILL_CHUNK = 2048
 RUNTIME_RESERVE = 1 * GiB
 MAX_SEARCH_CONTEXT = 2**34
+METAL_SHARE = 0.75  # of unified memory a Mac's GPU may wire by default (about ⅔–¾; see `cautions`)
 
 
 @dataclass(frozen=True)
@@ -280,6 +281,12 @@ def cautions(model: PlannedModel, inputs: PlanInputs, needed: int | None = None)
             f"{spec.name} was trained for at most {spec.context:,} tokens (its config's context length): at "
             f"{format_context(inputs.context)} these figures say what memory would hold, not that the model "
             "would still write sense."
+        )
+    if card(inputs.card).unified and inputs.memory_share > METAL_SHARE:
+        out.append(
+            "macOS lets the GPU wire only about two-thirds to three-quarters of unified memory by default (Metal's "
+            "recommendedMaxWorkingSetSize: 21.8 GB of 32 GB on an M1 Max in llama.cpp PR #2011): set the usable "
+            f"share to {METAL_SHARE:g}, or raise the limit with `sudo sysctl iogpu.wired_limit_mb=<MiB>`."
         )
     splits = even_splits(model)
     if gpus > 1 and gpus not in splits:
