@@ -72,12 +72,13 @@ def share_at(depth: int) -> float:
 
 def calibration_words() -> str:
     """One sentence for the planner's assumptions, its percentages computed, not typed."""
-    rows = calibration()
-    shares = ", ".join(f"{r.share:.0%} at {_depth(r.depth)}" for r in rows)
+    first, *rest = calibration()
+    later = [f"{r.share:.0%} at {_depth(r.depth)}" for r in rest]
     return (
-        f"Measured decode of Llama 8B (Q4_0 weights, q8_0 cache) on an RTX 3090 with llama.cpp reached {shares} "
-        "of this planner's ceiling for the same setting (a community report; the source is in lesson 10's "
-        "table) — a real engine stays below it, further as the context grows."
+        f"Measured decode of Llama 8B (Q4_0 weights, q8_0 cache) on an RTX 3090 with llama.cpp ran at "
+        f"{first.share:.0%} of this planner's ceiling for the same setting at {_depth(first.depth)}, "
+        f"{', '.join(later[:-1])} and {later[-1]} (a community report; the source is in lesson 10's table): a real "
+        "engine stays below the ceiling, and further below it as the context grows."
     )
 
 
