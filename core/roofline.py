@@ -1,9 +1,10 @@
 """Batch-1 decoding speed from memory traffic alone: the roofline and the VRAM-spill model.
 
-Generating one token reads every active weight and the whole cache (or fixed state)
-once, so a bandwidth-bound upper limit is
+Generating one token reads every active weight and the whole cache once, and reads the fixed
+state of a linear-attention layer and writes it back (fla's fused recurrent kernels load and
+store it each step), so a bandwidth-bound upper limit is
 
-    tokens/s  ≤  bandwidth / bytes_read_per_token.
+    tokens/s  ≤  bandwidth / bytes_moved_per_token.
 
 When weights + cache outgrow VRAM, the part that does not fit lives in host memory
 and is streamed over the host link (PCIe) every step:
@@ -12,9 +13,9 @@ and is streamed over the host link (PCIe) every step:
 
 Method and card numbers: reference/gpu-measurement.md §3.1–3.2 (NVIDIA product pages,
 PCI-SIG link rates). Real runs land below these ceilings (a community report, not a maintainer's
-measurement: llama-bench, Llama 8B Q4_0 on an RTX 3090, 70 % of the planner's ceiling at an empty context,
-52 % at 32K tokens (core/plan/calibration.py works them out), in pull-request text kept in a contributor's fork, Abai/llama.cpp
-PR-BODY-fattn-dequant-cap.md); the model is the *shape* of the curve — a gentle slope, then a
+measurement: llama-bench, Llama 8B Q4_0 on an RTX 3090, in pull-request text kept in a contributor's
+fork, Abai/llama.cpp PR-BODY-fattn-dequant-cap.md; core/plan/calibration.py works out its share of the
+planner's ceiling at each depth); the model is the *shape* of the curve — a gentle slope, then a
 cliff where the cache spills. On consumer setups (llama.cpp, Ollama) the spilled part is
 usually computed by the CPU from main memory rather than streamed; `link_bandwidth` stands
 in for whichever path is slower than VRAM.
@@ -125,9 +126,12 @@ def decode_bytes_per_token(
     cache_bytes_per_element: float = 2,
     state_bytes_per_element: float = 4,
 ) -> float:
-    """Bytes one decoding step reads: active weights + the whole cache/state at `context`."""
-    return active_weight_bytes(spec, weight_bytes_per_param) + spec.cache_bytes(
-        context, cache_bytes_per_element, state_bytes_per_element
+    """Bytes one decoding step moves: active weights + the whole cache at `context`, read, + the fixed
+    state, read and written back."""
+    return (
+        active_weight_bytes(spec, weight_bytes_per_param)
+        + spec.cache_bytes(context, cache_bytes_per_element, state_bytes_per_element)
+        + spec.state_bytes(state_bytes_per_element)
     )
 
 
@@ -136,7 +140,7 @@ class SpeedPrediction:
     """What the roofline says about one (model, card, context)."""
 
     context: int
-    bytes_per_token: float  # read per step
+    bytes_per_token: float  # moved per step: read, and the fixed state written back
     resident_bytes: float  # all weights + cache/state that want to live in VRAM
     in_vram_bytes: float  # of the bytes read, those served from VRAM
     spilled_bytes: float  # of the bytes read, those streamed over the host link
@@ -173,11 +177,13 @@ def predict(
     active = active_weight_bytes(spec, weight_bytes_per_param)
     cache = spec.cache_bytes(context, cache_bytes_per_element, state_bytes_per_element)
     read = active + cache
+    written = spec.state_bytes(state_bytes_per_element)  # the fixed state goes back, to VRAM (placed first)
     if weights > budget:
-        return SpeedPrediction(context, read, weights + cache, 0.0, read, False, None)
+        return SpeedPrediction(context, read + written, weights + cache, 0.0, read + written, False, None)
     in_vram, spilled = spill_split(read, budget, resident_unread_bytes=weights - active)
+    in_vram += written
     seconds = in_vram / card.bandwidth_bytes_per_s + spilled / card.host_link_bytes_per_s
-    return SpeedPrediction(context, read, weights + cache, in_vram, spilled, True, 1.0 / seconds)
+    return SpeedPrediction(context, read + written, weights + cache, in_vram, spilled, True, 1.0 / seconds)
 
 
 def predicted_tokens_per_second(

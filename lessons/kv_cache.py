@@ -399,7 +399,7 @@ st.caption(
     "Upper bound from bytes read per token at batch 1 (one conversation) and the card's bandwidth. "
     "Measured runs stay below it: llama-bench "
     f"with Llama 8B (Q4_0) on an RTX 3090 reached {share_at(0):.0%} of such a bound at an empty context "
-    f"and {share_at(32768):.0%} at 32K tokens with an 8-bit cache, the bound worked out by the planner for that "
+    f", {share_at(32768):.0%} at 32K and {share_at(65536):.0%} at 64K tokens with an 8-bit cache, the bound worked out by the planner for that "
     "setting (a community report: a pull request's text in the Abai/llama.cpp fork, 2026). Q4_0 stores about "
     "4.5 bits a weight; the 4-bit here counts 4.0, so this bound is higher. Cache entries are 16-bit. "
     "Units: memory in GiB (2³⁰ bytes), bandwidth in GB/s (10⁹ bytes per second, as card makers quote it); a "

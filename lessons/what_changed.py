@@ -116,8 +116,7 @@ st.markdown(
     "not in how much of it there is: rewriting costs one extra read of the board per token, forgetting one more "
     "pass to fade it. The model without a cache keeps nothing and pays for it in work that grows with the square "
     f"of the length: {format_count(mechanism_macs_per_token('no_cache', context, width))} multiply-adds for the "
-    f"next token, against {format_count(mechanism_macs_per_token('attention', context, width))} with a cache. "
-    "(On the chart, B = billion and T = trillion.)"
+    f"next token, against {format_count(mechanism_macs_per_token('attention', context, width))} with a cache."
 )
 
 notice(

@@ -43,8 +43,7 @@ lesson_header("your_gpu")
 new_words("nvml", "tg128", "num_ctx", "cuda_graph", "decode", here="your_gpu")
 problem(
     f"{lesson_span('kv_cache', 'experts').capitalize()} argued from arithmetic: a growing KV cache "
-    "must be read at every step, a fixed board "
-    "need not, and an MoE reads only the experts it wakes. Arithmetic is a promise, not a measurement. "
+    "must be read in full at every step, a fixed state stays the same size however long the text, and an MoE reads only the experts it wakes. Arithmetic is a promise, not a measurement. "
     "This page runs the same kinds of models **on your machine** and compares what happens with what "
     "the memory traffic predicts."
 )

@@ -196,6 +196,19 @@ def test_cli_fails_with_one_line(tmp_path, capsys):
     assert capsys.readouterr().err.startswith("error: not valid JSON")
 
 
+def test_speed_ceiling_matches_the_roofline_for_a_hybrid_too():
+    """The planner and core/roofline.py move the same bytes for a model with a fixed state: its cache
+    read once, its state read and written back."""
+    from core.roofline import Card, decode_bytes_per_token, predicted_tokens_per_second
+
+    qwen, b200 = parse(SHIPPED["qwen3_next_80b_a3b"]), CARDS["b200"]  # 80B in BF16 fits one B200
+    p = plan(qwen, PlanInputs(context=8192, card="b200"))
+    spec = SPECS["qwen3_next"]
+    assert p.read_per_step == pytest.approx(decode_bytes_per_token(spec, 8192))
+    card = Card("b200", 1e15, b200.bandwidth_bytes_per_s, 1e9, "")
+    assert p.decode_tokens_per_s == pytest.approx(predicted_tokens_per_second(spec, 8192, card))
+
+
 def test_speed_ceiling_matches_the_roofline_for_a_dense_model():
     """Batch 1, one GPU, nothing spilled: the same number core/roofline.py gives."""
     from core.roofline import Card, predicted_tokens_per_second
@@ -289,7 +302,10 @@ def test_quantised_engine_checkpoints_keep_the_table_and_head_in_bf16():
     linear = 8_030_261_248 - 2 * table
     assert weight_bytes(llama, "awq4") == pytest.approx(linear * (4 + 20 / 128) / 8 + 2 * table * 2)
     assert weight_bytes(llama, "fp8") == pytest.approx(linear + 2 * table * 2)
-    assert weight_bytes(llama, "q4_0") == pytest.approx(8_030_261_248 * 4.5 / 8)  # the whole file's mix
+    # llama-quantize's Q4_0 writes the head as Q6_K (210 bytes / 256): 4.65 GB, the published file's size
+    assert weight_bytes(llama, "q4_0") == pytest.approx((8_030_261_248 - table) * 4.5 / 8 + table * 210 / 256)
+    assert weight_bytes(llama, "q4_0") / 2**30 == pytest.approx(4.33, abs=0.005)
+    assert weight_bytes(llama, "q4_k_m") == pytest.approx(8_030_261_248 * 4.8944 / 8)  # a whole-file figure
     awq = plan(llama, PlanInputs(context=1024, card="rtx4090", weight_format="awq4"))
     # a step reads every quantised linear weight, the BF16 head, and the cache (not the input table)
     assert awq.read_per_step == pytest.approx(linear * (4 + 20 / 128) / 8 + table * 2 + awq.kv)
@@ -351,6 +367,11 @@ def test_the_measured_share_is_worked_out_against_this_planner():
         0.3 < s < 1 for s in shares
     )  # below, and further below
     llama = _config("llama3_1_8b")
+    table = 128256 * 4096  # the input table is not read; the head is, as Q6_K
+    weights_read = (8_030_261_248 - 2 * table) * 4.5 / 8 + table * 210 / 256
+    assert calibration()[0].ceiling == pytest.approx(936e9 / weights_read)  # the RTX 3090's 936 GB/s
+    kv_32k = 32768 * 2 * 32 * 8 * 128 * 34 / 32  # q8_0 cache: 34 bytes per 32 numbers
+    assert calibration()[2].ceiling == pytest.approx(936e9 / (weights_read + kv_32k))
     at_32k = plan(llama, PlanInputs(context=32768, card="rtx3090", weight_format="q4_0", cache_format="q8_0"))
     assert calibration()[2].ceiling == at_32k.decode_tokens_per_s
     words = next(a for a in plan(llama, PlanInputs()).assumptions if a.startswith("Measured decode"))

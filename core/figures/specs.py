@@ -36,7 +36,7 @@ from core.roofline import (
     weight_bytes,
 )
 from core.specs import MECHANISMS, ModelSpec
-from core.units import format_bytes, format_context, format_params
+from core.units import format_bytes, format_context, format_count
 
 # Layer kind → (colour key, legend label)
 # Layer kinds in real configs → (colour key, label). Fixed-board kinds are the registry's rule keys.
@@ -347,8 +347,9 @@ def story_figure(width: Width, context: int) -> go.Figure:
         row=2,
         col=1,
         showlegend=False,
-        text=[format_params(r[3]) for r in rows],
-        textposition="outside",
+        # counts in words: "34B" would read as bytes beside the memory panel's "0 B"
+        text=[format_count(r[3]) for r in rows],
+        textposition="auto",
         cliponaxis=False,
         hovertemplate="%{y}<br>%{text} multiply-adds<extra></extra>",
     )
@@ -371,7 +372,7 @@ def story_figure(width: Width, context: int) -> go.Figure:
     fig.update_xaxes(
         range=[math.log10(min(r[3] for r in rows)) - 0.5, math.log10(max(r[3] for r in rows)) + 1.0],
         tickvals=thousands,
-        ticktext=[format_params(v).replace(".0", "") for v in thousands],
+        ticktext=[format_count(v).replace(".0", "") for v in thousands],
         row=2,
         col=1,
     )

@@ -74,11 +74,13 @@ def calibration_words() -> str:
     """One sentence for the planner's assumptions, its percentages computed, not typed."""
     first, *rest = calibration()
     later = [f"{r.share:.0%} at {_depth(r.depth)}" for r in rest]
+    listed = ", ".join(later[:-1]) + (" and " if len(later) > 1 else "") + (later[-1] if later else "")
     return (
         f"Measured decode of Llama 8B (Q4_0 weights, q8_0 cache) on an RTX 3090 with llama.cpp ran at "
-        f"{first.share:.0%} of this planner's ceiling for the same setting at {_depth(first.depth)}, "
-        f"{', '.join(later[:-1])} and {later[-1]} (a community report; the source is in lesson 10's table): a real "
-        "engine stays below the ceiling, and further below it as the context grows."
+        f"{first.share:.0%} of this planner's ceiling for the same setting at {_depth(first.depth)}"
+        + (f", {listed}" if listed else "")
+        + " (a community report; the source is in lesson 10's table): a real engine stays below the ceiling"
+        + (", and further below it as the context grows." if later else ".")
     )
 
 

@@ -34,14 +34,22 @@ class WeightFormat:
     bits: float
     source: str
     expert_bits: float | None = None
-    # engines' checkpoints in these formats keep the input table and output head in BF16 (vLLM's
-    # quantised linear layers, llm-compressor and AutoAWQ leave embed_tokens and lm_head alone);
-    # GGUF's bits per weight are whole-file figures that already include them
-    table_and_head_16bit: bool = False
+    # the input table (with any learned positions) and the output head, where a format stores them
+    # at other bits than the rest: engines' quantised checkpoints keep both in BF16 (vLLM's quantised
+    # linear layers, llm-compressor and AutoAWQ leave embed_tokens and lm_head alone); llama.cpp's
+    # Q4_0 writes the head as Q6_K. None: the same bits as the rest (GGUF mixes read from a whole
+    # file's size already include them).
+    table_bits: float | None = None
+    head_bits: float | None = None
 
     def bytes_per_param(self, expert: bool = False) -> float:
         bits = self.expert_bits if (expert and self.expert_bits is not None) else self.bits
         return bits / 8
+
+    @property
+    def keeps_ends_apart(self) -> bool:
+        """True when the input table or the output head is stored at other bits than the rest."""
+        return self.table_bits is not None or self.head_bits is not None
 
 
 @dataclass(frozen=True)
@@ -55,12 +63,13 @@ class CacheFormat:
 
 
 _GGML = "llama.cpp ggml/src/ggml-common.h block layout"
+Q6_K_BITS = 210 * 8 / 256  # block_q6_K: 128 + 64 + 16 bytes of quants and scales + an fp16 scale per 256
 _QUANT_README = "llama.cpp tools/quantize/README.md (Llama-3.1-8B table)"
 
 
 def _engine(key: str, label: str, bits: float, source: str) -> WeightFormat:
     """A format engines load as quantised linear layers: the table and the head stay BF16."""
-    return WeightFormat(key, label, bits, source, table_and_head_16bit=True)
+    return WeightFormat(key, label, bits, source, table_bits=16.0, head_bits=16.0)
 
 
 WEIGHT_FORMATS: dict[str, WeightFormat] = {
@@ -71,7 +80,13 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
         _engine("int8", "INT8 (W8A16, per-channel scales)", 8.0, "1 byte per weight; scales negligible"),
         WeightFormat("q8_0", "GGUF Q8_0", 8.5008, f"{_QUANT_README}; block: 34 bytes / 32 weights"),
         WeightFormat("q4_k_m", "GGUF Q4_K_M", 4.8944, f"{_QUANT_README}: mix of Q4_K (4.5) and Q6_K (6.56)"),
-        WeightFormat("q4_0", "GGUF Q4_0", 4.5, f"{_GGML}: 18 bytes / 32 weights"),
+        WeightFormat(
+            "q4_0",
+            "GGUF Q4_0",
+            4.5,
+            f"{_GGML}: 18 bytes / 32 weights; the output head as Q6_K (210 bytes / 256), llama-quantize's default",
+            head_bits=Q6_K_BITS,
+        ),
         _engine("awq4", "AWQ / GPTQ 4-bit, group 128", 4 + 20 / 128, "fp16 scale + 4-bit zero per 128"),
         _engine("mxfp4", "MXFP4", 4.25, "OCP MX v1.0: E2M1 + one E8M0 scale per 32"),
         _engine("nvfp4", "NVFP4", 4.5, "NVIDIA NVFP4: E2M1 + one E4M3 scale per 16"),

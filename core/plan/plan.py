@@ -3,13 +3,14 @@
 Memory (across all GPUs of a tensor-parallel group):
     usable  = share × card memory × GPUs               (vLLM: gpu_memory_utilization, default 0.9)
     needed  = weights + reserve + batch × (KV cache at the context + fixed state)
-Weights: every parameter at its format's real bits (all experts are resident, busy or not).
+Weights: every parameter at its format's real bits (all experts are resident, busy or not); engines'
+quantised checkpoints (FP8, INT8, AWQ/GPTQ, MXFP4, NVFP4) keep the input table and output head in BF16.
 Reserve: 1 GiB per GPU (CUDA context, library workspaces) + activations of one 2,048-token prefill
 chunk, taken as 2,048 × 16 × hidden × 2 bytes — a stated round figure, not a measurement.
 
 Decode, one step for the whole batch (the roofline, `core/roofline.py`, made batch-aware):
     bytes   = dense weights once + distinct experts touched × expert bytes (`experts.py`)
-              + batch × cache/state at the context
+              + batch × (cache at the context, read + fixed state, read and written back)
     time    = max(bytes / (GPUs × bandwidth), FLOPs / (GPUs × peak))
     tokens/s (all sequences) = batch / time
 Prefill of one prompt of `context` tokens: FLOPs / (GPUs × peak) — a lower bound on time.
@@ -121,23 +122,40 @@ def _routed(model: PlannedModel) -> tuple[int, int]:
     return spec.num_layers - spec.first_k_dense, spec.moe.expert_params(spec.hidden)
 
 
-def kept_16bit(model: PlannedModel, fmt_key: str) -> tuple[int, int]:
-    """(stored, read per decode step) parameters that a format leaves in 16-bit: the input table and
-    the output head for engines' quantised checkpoints (`WeightFormat.table_and_head_16bit`), none
-    otherwise. A step reads the head in full and one row of the input table (counted as none)."""
-    if not weight_format(fmt_key).table_and_head_16bit:
-        return 0, 0
+@dataclass(frozen=True)
+class Ends:
+    """The input table and the output head, which some formats store at other bits than the rest
+    (`WeightFormat.table_bits`, `head_bits`). A decode step reads the head in full and one row of
+    the input table (counted as none)."""
+
+    params: int  # stored: the table (+ learned positions) and the head; a tied table counts once
+    stored_bytes: float
+    head_params: int  # read by every decode step
+    head_bytes: float
+
+
+def ends(model: PlannedModel, fmt_key: str) -> Ends:
+    """Where the format keeps the ends apart, their parameters and bytes; else nothing (all zero),
+    and they are counted with every other weight."""
+    fmt = weight_format(fmt_key)
+    if not fmt.keeps_ends_apart:
+        return Ends(0, 0.0, 0, 0.0)
     spec = model.spec
-    return spec.embedding_params(), spec.vocab * spec.hidden
+    matrix = spec.vocab * spec.hidden
+    table_bits, head_bits = fmt.table_bits or fmt.bits, fmt.head_bits or fmt.bits
+    table = 0 if spec.tied_embeddings else matrix  # a tied table is the head, stored at the head's bits
+    positions = spec.embedding_params() - table - matrix
+    stored = (table + positions) * table_bits / 8 + matrix * head_bits / 8
+    return Ends(spec.embedding_params(), stored, matrix, matrix * head_bits / 8)
 
 
 def weight_bytes(model: PlannedModel, fmt_key: str) -> float:
     fmt = weight_format(fmt_key)
     layers, per_expert = _routed(model)
     routed = layers * model.spec.moe.experts * per_expert if layers else 0
-    table_and_head = kept_16bit(model, fmt_key)[0]
-    rest = model.spec.total_params() - routed - table_and_head
-    return rest * fmt.bytes_per_param() + table_and_head * 2 + routed * fmt.bytes_per_param(expert=True)
+    apart = ends(model, fmt_key)
+    rest = model.spec.total_params() - routed - apart.params
+    return rest * fmt.bytes_per_param() + apart.stored_bytes + routed * fmt.bytes_per_param(expert=True)
 
 
 def reserve_bytes(model: PlannedModel, gpus: int) -> float:
@@ -196,8 +214,13 @@ def plan(model: PlannedModel, inputs: PlanInputs, explain: bool = True) -> Plan:
     active_read = spec.active_params(count_embedding_table=False)
     dense = active_read - layers * spec.moe.top_k * per_expert if layers else active_read
     expert_read = layers * touched * per_expert * fmt.bytes_per_param(expert=True) if layers else 0.0
-    head = kept_16bit(model, inputs.weight_format)[1]
-    read = (dense - head) * fmt.bytes_per_param() + head * 2 + expert_read + b * _moved(seq, rep)
+    apart = ends(model, inputs.weight_format)
+    read = (
+        (dense - apart.head_params) * fmt.bytes_per_param()
+        + apart.head_bytes
+        + expert_read
+        + b * _moved(seq, rep)
+    )
     mem_time = read / (g * target.bandwidth_bytes_per_s)
     flops = b * decode_flops_per_token(model, active_read, inputs.context)
     compute_time = flops / (g * target.peak_flops) if target.peak_flops else 0.0
@@ -273,8 +296,10 @@ def even_splits(model: PlannedModel) -> list[int]:
 
 def cautions(model: PlannedModel, inputs: PlanInputs, needed: int | None = None) -> tuple[str, ...]:
     """What turns the figures into a what-if, in words a reader sees next to them: a context past
-    the trained length, a GPU count that cannot split the heads evenly (the counts it suggests are
-    even splits that also hold the model, when `needed` — gpus_needed — is known)."""
+    the trained length; a Mac whose usable share is above what Metal wires by default; a GPU count
+    tensor parallelism cannot use (`even_splits`: uneven heads, or key/value heads it can neither
+    divide nor repeat) — the counts it suggests are even splits that also hold the model, when
+    `needed` (gpus_needed) is known."""
     spec, gpus, out = model.spec, inputs.gpus, []
     if spec.context and inputs.context > spec.context:
         out.append(
@@ -363,7 +388,7 @@ def assumptions(
         + f" — {fmt.source}"
         + (
             "; the input table and the output head stay in BF16, as engines' quantised checkpoints keep them"
-            if fmt.table_and_head_16bit
+            if fmt.table_bits == 16
             else ""
         )
         + ". Every expert is resident in memory.",

@@ -32,6 +32,10 @@ def test_story_picture_and_table():
         "share the work",
     ]
     assert story["data"][0]["text"][1] == format_bytes(mechanism_memory_bytes("attention", 131072, width))
+    # the work panel counts in words too: its "B" would read as the memory panel's bytes
+    assert story["data"][1]["text"][:2] == [
+        format_count(mechanism_macs_per_token(key, 131072, width)) for key in ("no_cache", "attention")
+    ]
     rules, table, work = at.table[0].value, at.table[1].value, at.table[2].value
     assert list(table.columns) == ["stage", "memory at 1K", "memory at 128K", "memory at 1M"]
     assert list(work.columns) == ["stage"] + [f"multiply-adds per token at {c}" for c in ("1K", "128K", "1M")]

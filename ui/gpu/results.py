@@ -110,7 +110,8 @@ def context_results(
     headline_and_more(context_headline_rows(result), context_rows(result))
     st.caption(
         "'% of roofline' is measured speed ÷ predicted speed. Published llama-bench runs of Llama 8B (Q4_0) on an "
-        f"RTX 3090 land at {share_at(0):.0%} (empty context) to {share_at(32768):.0%} (32K tokens) of the planner's "
+        f"RTX 3090 land at {share_at(0):.0%} (empty context), {share_at(32768):.0%} (32K tokens) and "
+        f"{share_at(65536):.0%} (64K) of the planner's "
         "ceiling for that setting (a community report, "
         "Abai/llama.cpp PR-BODY-fattn-dequant-cap.md); tiny models on a CPU "
         "land far lower, because there the time goes to launching many small operations, not to reading memory."
