@@ -384,3 +384,17 @@ def test_a_mac_at_the_engine_share_is_told_about_metals_limit():
     assert "iogpu.wired_limit_mb" in words and "usable share to 0.75" in words
     assert plan(llama, PlanInputs(context=8192, card="m4_max_128gb", memory_share=0.75)).cautions == ()
     assert plan(llama, PlanInputs(context=8192, card="h100_80gb")).cautions == ()
+
+
+def test_mla_decodes_absorbed_from_its_latent_in_an_engine():
+    """From the latent cache every head scores 512 + 64 numbers and sums 512 a token (DeepSeek-V2
+    §2.1.2, vLLM/SGLang); decompressed per head it is 128 + 64 and 128."""
+    from core.plan.flops import decode_flops_per_token
+
+    ds = _config("deepseek_v3")
+    active = ds.spec.active_params(count_embedding_table=False)
+    weights_only = 2.0 * active
+    engine = decode_flops_per_token(ds, active, 16384, "engine") - weights_only
+    per_head = decode_flops_per_token(ds, active, 16384, "per_head") - weights_only
+    assert engine == pytest.approx(61 * 2 * 128 * (576 + 512) * 16384)
+    assert per_head == pytest.approx(61 * 2 * 128 * (192 + 128) * 16384)

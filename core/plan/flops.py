@@ -4,7 +4,10 @@
   Kaplan et al. 2020 §2.1), counting the output head but not the input table (a lookup).
 - Softmax attention, one layer, one query over T kept tokens: scores q·k (2·H·d_qk·T) and the
   weighted sum of values (2·H·d_v·T). A causal prefill of T tokens does half of T² pairs.
-  MLA is counted as the decompressed heads it computes in prefill (d_qk = nope + rope, d_v).
+  MLA in prefill, and in decode from a per-head cache, is counted as the decompressed heads
+  (d_qk = nope + rope, d_v). Decoding from the latent cache, engines absorb the up-projections into
+  the query and the output (DeepSeek-V2 §2.1.2; vLLM and SGLang's MLA decode): every head then
+  scores the 576-wide latent + rope key and sums the 512-wide latent (d_qk = rank + rope, d_v = rank).
 - A fixed-state layer (Gated DeltaNet, KDA): about 4 d_k×d_v passes per head per token (decay, read
   the old value, write, read out — `core/mechanisms.py`'s `macs_per_head`), 2 FLOPs each.
 """
@@ -16,10 +19,13 @@ from core.plan.memory import LAYOUTS, tokens_kept
 from core.specs import LatentAttention
 
 
-def head_dims(model: PlannedModel) -> tuple[int, int, int]:
-    """(heads, d_qk, d_v) of the full-attention layers."""
+def head_dims(model: PlannedModel, absorbed: bool = False) -> tuple[int, int, int]:
+    """(heads, d_qk, d_v) of the full-attention layers; `absorbed`: MLA decoding from its latent."""
     attention = model.spec.attention
     if isinstance(attention, LatentAttention):
+        if absorbed:
+            rank = attention.kv_lora_rank
+            return attention.heads, rank + attention.qk_rope_head_dim, rank
         return attention.heads, attention.qk_nope_head_dim + attention.qk_rope_head_dim, attention.v_head_dim
     return attention.heads, attention.head_dim, attention.head_dim
 
@@ -29,10 +35,13 @@ def _linear_layer_flops_per_token(model: PlannedModel) -> float:
     return 0.0 if linear is None else 2.0 * 4 * linear.v_heads * linear.head_k_dim * linear.head_v_dim
 
 
-def decode_flops_per_token(model: PlannedModel, active_params: float, context: int) -> float:
-    """FLOPs one sequence spends on its next token at `context` (weights + attention + boards)."""
+def decode_flops_per_token(
+    model: PlannedModel, active_params: float, context: int, layout: str = "engine"
+) -> float:
+    """FLOPs one sequence spends on its next token at `context` (weights + attention + boards); the
+    cache layout says whether MLA decodes absorbed from its latent (the serving engines) or per head."""
     spec = model.spec
-    heads, d_qk, d_v = head_dims(model)
+    heads, d_qk, d_v = head_dims(model, absorbed=layout == "engine")
     n = 2.0 * active_params
     for layer, kind in enumerate(spec.layer_kinds()):
         if spec.linear is not None and kind == spec.linear.kind:

@@ -222,7 +222,7 @@ def plan(model: PlannedModel, inputs: PlanInputs, explain: bool = True) -> Plan:
         + b * _moved(seq, rep)
     )
     mem_time = read / (g * target.bandwidth_bytes_per_s)
-    flops = b * decode_flops_per_token(model, active_read, inputs.context)
+    flops = b * decode_flops_per_token(model, active_read, inputs.context, inputs.layout)
     compute_time = flops / (g * target.peak_flops) if target.peak_flops else 0.0
     fits = room >= kv + state
     step = max(mem_time, compute_time)
