@@ -398,3 +398,12 @@ def test_mla_decodes_absorbed_from_its_latent_in_an_engine():
     per_head = decode_flops_per_token(ds, active, 16384, "per_head") - weights_only
     assert engine == pytest.approx(61 * 2 * 128 * (576 + 512) * 16384)
     assert per_head == pytest.approx(61 * 2 * 128 * (192 + 128) * 16384)
+
+
+def test_the_context_chart_names_its_ticks_as_context_lengths_are_quoted():
+    from core.figures.plan import context_figure
+    from core.plan.curve import sweep
+
+    axis = context_figure(sweep(_config("llama3_1_8b"), PlanInputs())).layout.xaxis
+    assert list(axis.ticktext) == ["1K", "4K", "16K", "64K", "256K", "1M"]  # not 10k / 100k
+    assert list(axis.tickvals) == [1024 * 4**i for i in range(6)]

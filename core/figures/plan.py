@@ -9,7 +9,7 @@ from html import escape
 
 import plotly.graph_objects as go
 
-from core.figures.style import COLORS, base_layout, log_ticks
+from core.figures.style import COLORS, base_layout
 from core.plan.plan import Plan
 from core.units import format_bytes, format_context
 
@@ -73,7 +73,7 @@ def context_figure(plans: list[Plan]) -> go.Figure:
         name=f"batch {plans[0].inputs.batch}, ceiling",
         line=dict(color=COLORS["attention"], width=3),
         customdata=[[format_bytes(p.read_per_step), p.decode_bound] for p in fits],
-        hovertemplate="%{x:,} tokens<br>%{y:,.1f} tokens/s<br>read per step: %{customdata[0]}"
+        hovertemplate="%{x:,} tokens<br>%{y:,.1f} tokens/s<br>moved per step: %{customdata[0]}"
         "<br>%{customdata[1]}-bound<extra></extra>",
     )
     missing = [p.inputs.context for p in plans if p.decode_tokens_per_s is None]
@@ -94,7 +94,8 @@ def context_figure(plans: list[Plan]) -> go.Figure:
         height=360,
     )
     if min(xs) > 0 and max(xs) / min(xs) >= 100:
-        ticks, labels = log_ticks(min(xs), max(xs))
-        fig.update_xaxes(type="log", tickvals=ticks, ticktext=labels)
+        # context lengths are quoted in binary steps (8K, 128K): tick every fourfold step, named so
+        ticks = [4**i for i in range(40) if min(xs) <= 4**i <= max(xs)]
+        fig.update_xaxes(type="log", tickvals=ticks, ticktext=[format_context(t) for t in ticks])
     fig.update_yaxes(rangemode="tozero")
     return fig
