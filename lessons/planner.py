@@ -52,7 +52,16 @@ st.subheader(
 )
 memory_cols = st.columns(3)
 memory_cols[0].metric("Weights", format_bytes(result.weights))
-memory_cols[1].metric("KV cache", format_bytes(result.kv))
+memory_cols[1].metric(
+    "KV cache",
+    format_bytes(result.kv),
+    help=(
+        f"All GPUs together, {result.replication:g} copies: each GPU keeps its own copy of the key/value "
+        "heads (or MLA's latent) it shares with others."
+        if result.replication > 1 and float(result.replication).is_integer()
+        else None
+    ),
+)
 memory_cols[2].metric("Fixed state", format_bytes(result.state))
 fit_cols = st.columns(3)
 if not result.weights_fit:
