@@ -169,14 +169,19 @@ def group_offsets(sorted_ids: torch.Tensor, n_experts: int) -> torch.Tensor:
     return (sorted_ids[None, :] <= experts[:, None]).sum(1).to(torch.int32)  # (E,)
 
 
+GROUPED_MM_CARDS = ((9, 0), (10, 0))  # compute capabilities with torch._grouped_mm's CUTLASS kernel
+
+
 def grouped_mm_available(device: torch.device, dtype: torch.dtype, d: int, expert_hidden: int) -> bool:
-    """Whether `torch._grouped_mm` runs here: PyTorch has it; on CUDA only in bf16 on Hopper or
-    newer (its CUTLASS kernel); rows 16-byte aligned (widths a multiple of 16 bytes)."""
+    """Whether `torch._grouped_mm` runs here: PyTorch has it; on CUDA only in bf16 on Hopper (sm_90)
+    or datacenter Blackwell (sm_100), where it has a CUTLASS kernel — elsewhere it falls back to a
+    loop that reads the group ends on the host, which no CUDA graph can hold; rows 16-byte aligned
+    (widths a multiple of 16 bytes)."""
     if not hasattr(torch, "_grouped_mm"):
         return False
     row_bytes = torch.finfo(dtype).bits // 8
     if (d * row_bytes) % 16 or (expert_hidden * row_bytes) % 16:
         return False
     if device.type == "cuda":
-        return dtype == torch.bfloat16 and torch.cuda.get_device_capability(device) >= (9, 0)
+        return dtype == torch.bfloat16 and torch.cuda.get_device_capability(device) in GROUPED_MM_CARDS
     return device.type in ("cpu", "meta")  # meta: shapes only, nothing runs

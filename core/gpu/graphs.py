@@ -65,8 +65,17 @@ def capture(model: DecodeModel, depth: int, tokens: torch.Tensor, n_steps: int) 
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph, capture_error_mode="thread_local"):  # other threads (the page) may use CUDA
-        _run_steps(model, depth, tokens, n_steps)
+    before = torch.cuda.current_stream()
+    try:
+        with torch.cuda.graph(
+            graph, capture_error_mode="thread_local"
+        ):  # other threads (the page) may use CUDA
+            _run_steps(model, depth, tokens, n_steps)
+    except BaseException:
+        # torch.cuda.graph ends the capture before it leaves its stream: when ending fails, the
+        # capture's side stream would stay current for everything this process runs next
+        torch.cuda.set_stream(before)
+        raise
     return graph
 
 

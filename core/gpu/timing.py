@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import platform
 import statistics
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -103,8 +104,14 @@ class BenchEnv:
             torch.cuda.synchronize(self.device)
 
     def free_memory(self) -> None:
+        """Hand cached blocks back to the driver. After a sticky CUDA error (an illegal access
+        poisons every later call in the process) this raises too; that error was recorded where
+        it happened, so clean-up says so on stderr instead of raising it again and losing results."""
         if self.device.type == "cuda":
-            torch.cuda.empty_cache()
+            try:
+                torch.cuda.empty_cache()
+            except RuntimeError as error:
+                print(f"free_memory: {error_line(error, 200)}", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         """Close the NVML handle (pairs the nvmlInit of make_env); safe to call twice."""
