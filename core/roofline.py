@@ -79,6 +79,12 @@ def bandwidth_bound_tokens_per_s(bytes_per_token: float, bandwidth: float) -> fl
     return bandwidth / bytes_per_token
 
 
+def host_link_slowdowns() -> tuple[float, float]:
+    """How many times slower the host link is than the card's memory, least and most, over CARDS."""
+    ratios = [c.bandwidth_bytes_per_s / c.host_link_bytes_per_s for c in CARDS.values()]
+    return min(ratios), max(ratios)
+
+
 def spill_split(
     read_bytes: float, budget_bytes: float, resident_unread_bytes: float = 0.0
 ) -> tuple[float, float]:

@@ -20,7 +20,9 @@ from core.gpu.health import HEALTH
 from core.gpu.kv_cache import KVCache
 from core.gpu.models import AttentionDecoder, StateDecoder
 from core.gpu.public import public_mode
+from core.gpu.published import depth_loss
 from core.gpu.timing import time_decode
+from core.roofline import host_link_slowdowns
 from ui.course import lesson_ref, lesson_span
 from ui.deeper import planner_batch_link
 from ui.glossary import gloss, new_words
@@ -89,23 +91,26 @@ notice(
     "Full attention slows down: every step reads its whole cache, so time per token grows in a straight line "
     "with depth and speed falls like 1 ÷ (weights + cache) at batch 1, the one conversation these benchmarks run. "
     "The fixed-state model reads boards of the same size at every "
-    "depth and stays flat. A community report (llama-bench in a llama.cpp pull request): Llama 8B on an RTX 3090 "
-    "loses 68 % by 64K tokens; a hybrid with mostly "
-    "fixed-state layers loses 29 %.",
+    "depth and stays flat. A community report (llama-bench, in pull-request text in the Abai/llama.cpp fork): "
+    f"Llama 8B on an RTX 3090 loses {depth_loss('Llama 8B'):.0%} by 64K tokens; a hybrid with mostly "
+    f"fixed-state layers loses {depth_loss('Qwen3.5'):.0%}.",
     key="gpu_notice_depth",
 )
+slow, slower = host_link_slowdowns()
 notice(
-    "Set a budget so the cache spills. The host link is 10–60× slower than the card's memory. Does the speed "
+    f"Set a budget so the cache spills. The host link is {slow:.0f}–{slower:.0f}× slower than the card's memory "
+    f"(across {lesson_ref('kv_cache')}'s cards). Does the speed "
     "fall gently or off a cliff once the cache stops fitting?",
     "Off a cliff. Every byte past the budget crosses the slow link at every step, so a small spilled fraction "
-    "costs as much as a large resident one. Ollama users report 35 → 4.8 tokens/s on a 12 GB card.",
+    "costs as much as a large resident one. Ollama users report 35 → 4.8 tokens/s on a 12 GB card (a community "
+    "guide on insiderllm.com; it is in the published table below).",
     key="gpu_notice_spill",
 )
 notice(
     "The MoE wakes a few percent of its experts. Will it draw much less power than the dense model?",
     "Not necessarily: both keep the memory busy, so the GPU's power draw stays in the same band. The MoE wins on "
-    "**joules per token** because each token finishes sooner. (An H100 study measured −26 % energy per token "
-    "for an MoE against a dense model; very low watts usually mean the GPU is waiting for experts on the CPU.)",
+    "**joules per token** because each token finishes sooner. (On an H100, arXiv 2508.16700 measured −25.8 % "
+    "energy per 1,000 tokens for GPT-OSS-20B, an MoE, against the dense Qwen3-32B; very low watts usually mean the GPU is waiting for experts on the CPU.)",
     key="gpu_notice_moe",
 )
 

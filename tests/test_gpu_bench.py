@@ -288,3 +288,17 @@ def test_prediction_without_a_run():
     assert [d for d, _ in attention] == list(PRESETS["small"].depths)
     assert attention[-1][1] < attention[0][1] / 3  # 64K tokens × 128 KiB = 8 GiB of cache, partly spilled
     assert state[0][1] == state[-1][1]
+
+
+def test_each_preset_is_described_from_the_model_it_builds():
+    """Sizes on the page and in the CLI are counted, not typed: the small preset read '0.8B' while
+    it builds 936M parameters (the token table and the head count too)."""
+    from core.gpu.models import build, preset_summary
+    from core.specs import SPECS
+
+    small = build("attention", PRESETS["small"], "meta", torch.bfloat16)
+    assert preset_summary(PRESETS["small"], torch.bfloat16) == (
+        f"A {small.total_params() / 1e6:.0f}M-parameter model, KV cache 128.0 KiB per token."
+    )
+    assert small.memory_bytes(1) == SPECS["llama3_8b"].kv_cache_bytes_per_token(2)  # its description says so
+    assert "KV cache 8.0 KiB per token" in preset_summary(PRESETS["cpu"], torch.float32)  # fp32 on the CPU

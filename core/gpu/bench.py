@@ -34,6 +34,7 @@ import torch
 from core.gpu import checkpoint_bench, cli_io
 from core.gpu.context_bench import run_context
 from core.gpu.export import to_json, versions
+from core.gpu.models import preset_summary
 from core.gpu.moe_bench import run_moe
 from core.gpu.presets import PRESETS, Preset, preset_for_vram
 from core.gpu.runner import Busy, run_exclusive
@@ -269,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         changes["use_graphs"] = False
     preset = dataclasses.replace(preset, **changes)
     budget = None if args.vram_budget_gb is None else int(args.vram_budget_gb * 1024**3)
-    print(f"preset {preset.name}: {preset.description}", flush=True)
+    print(f"preset {preset.name}: {preset_summary(preset, env.dtype)} {preset.description}", flush=True)
     out = cli_io.ResultFile(Path(args.out))
 
     try:

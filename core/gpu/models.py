@@ -28,6 +28,8 @@ The weights are random: these models move the bytes a trained model of this shap
 
 from __future__ import annotations
 
+import functools
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -37,6 +39,7 @@ from core.gpu.ffn import MOE_KINDS, DenseFFN, MoEFFN, weight
 from core.gpu.kv_cache import KVCache
 from core.gpu.presets import Preset
 from core.gpu.traffic import Traffic
+from core.units import format_bytes, format_params
 
 
 def _rms(x: torch.Tensor) -> torch.Tensor:
@@ -327,3 +330,12 @@ def build(
     (core.gpu.ffn.MOE_KINDS; core.gpu.ffn.impl_available says where each runs)."""
     cls = {"attention": AttentionDecoder, "state": StateDecoder}[kind]
     return cls(preset, ffn, device, dtype)
+
+
+@functools.cache
+def preset_summary(preset: Preset, dtype: torch.dtype) -> str:
+    """The full-attention model a preset builds in `dtype`, counted on the meta device (nothing is
+    allocated): 'A 936M-parameter model, KV cache 128.0 KiB per token.' — for the page and the CLI."""
+    model = build("attention", preset, "meta", dtype)
+    per_token = model.memory_bytes(1)
+    return f"A {format_params(model.total_params())}-parameter model, KV cache {format_bytes(per_token)} per token."

@@ -75,7 +75,7 @@ PRESETS: dict[str, Preset] = {
         ),
         Preset(
             name="cpu",
-            description="A 3M-parameter model for a CPU run in well under a minute (KV cache 8 KiB per token).",
+            description="For a CPU run in well under a minute.",
             d_model=256,
             n_layers=4,
             n_heads=4,
@@ -93,7 +93,7 @@ PRESETS: dict[str, Preset] = {
         ),
         Preset(
             name="small",
-            description="A 0.8B-parameter model for 8–12 GB cards (KV cache 128 KiB per token, like Llama-3-8B).",
+            description="For 8–12 GB cards; its KV cache per token is Llama-3-8B's.",
             d_model=2048,
             n_layers=16,
             n_heads=16,
@@ -113,7 +113,7 @@ PRESETS: dict[str, Preset] = {
         ),
         Preset(
             name="large",
-            description="A 3.2B-parameter model for 24 GB and bigger cards (KV cache 256 KiB per token).",
+            description="For 24 GB and bigger cards.",
             d_model=4096,
             n_layers=16,
             n_heads=32,

@@ -270,3 +270,31 @@ def published_table(topic: str | None = None, brief: bool = False) -> tuple[list
             }
         )
     return rows, sources
+
+
+DEPTH_WORDS = {"0": 0, "16K": 16384, "32K": 32768, "64K": 65536}  # the depths the context rows quote
+
+
+def depth_run(model_prefix: str) -> Published:
+    """The RTX 3090 context row (llama-bench after filling the context to each depth) of one model."""
+    (row,) = [
+        p
+        for p in PUBLISHED
+        if p.topic == "context" and p.gpu == "RTX 3090" and p.model.startswith(model_prefix)
+    ]
+    return row
+
+
+def measured_speeds(row: Published) -> dict[int, float]:
+    """Depth → tokens/s, read from the row's 'depth 0 / 16K / …' and '154.62 / 101.74 / …' text."""
+    depths = [DEPTH_WORDS[d.strip()] for d in row.setting.removeprefix("depth").split("/")]
+    speeds = [float(v) for v in row.result.split("tokens/s")[0].split("/")]
+    if len(depths) != len(speeds):
+        raise ValueError(f"{row.model}: {len(depths)} depths but {len(speeds)} speeds")
+    return dict(zip(depths, speeds, strict=True))
+
+
+def depth_loss(model_prefix: str) -> float:
+    """Share of its depth-0 speed a model's RTX 3090 row loses by its deepest depth: 0.68 for Llama 8B."""
+    speeds = measured_speeds(depth_run(model_prefix))
+    return 1 - speeds[max(speeds)] / speeds[0]

@@ -13,10 +13,9 @@ from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
-from core.gpu.published import PUBLISHED, Published
+from core.gpu.published import Published, depth_run, measured_speeds
 
 CONFIG = Path(__file__).resolve().parents[2] / "assets" / "configs" / "llama3_1_8b.json"
-DEPTHS = {"0": 0, "16K": 16384, "32K": 32768, "64K": 65536}
 
 
 @dataclass(frozen=True)
@@ -32,21 +31,7 @@ class Calibration:
 
 def source_run() -> Published:
     """The published row: the RTX 3090's Llama 8B decode at four depths."""
-    (row,) = [
-        p
-        for p in PUBLISHED
-        if p.topic == "context" and p.gpu == "RTX 3090" and p.model.startswith("Llama 8B")
-    ]
-    return row
-
-
-def measured_speeds(row: Published) -> dict[int, float]:
-    """Depth → tokens/s, read from the row's 'depth 0 / 16K / …' and '154.62 / 101.74 / …' text."""
-    depths = [DEPTHS[d.strip()] for d in row.setting.removeprefix("depth").split("/")]
-    speeds = [float(v) for v in row.result.split("tokens/s")[0].split("/")]
-    if len(depths) != len(speeds):
-        raise ValueError(f"{row.model}: {len(depths)} depths but {len(speeds)} speeds")
-    return dict(zip(depths, speeds, strict=True))
+    return depth_run("Llama 8B")
 
 
 @cache
@@ -79,7 +64,7 @@ def calibration_words() -> str:
         f"Measured decode of Llama 8B (Q4_0 weights, q8_0 cache) on an RTX 3090 with llama.cpp ran at "
         f"{first.share:.0%} of this planner's ceiling for the same setting at {_depth(first.depth)}"
         + (f", {listed}" if listed else "")
-        + " (a community report; the source is in lesson 10's table): a real engine stays below the ceiling"
+        + " (a community report; the source is in the Your GPU lesson's published table): a real engine stays below the ceiling"
         + (", and further below it as the context grows." if later else ".")
     )
 

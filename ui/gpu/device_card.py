@@ -7,7 +7,18 @@ import streamlit as st
 from core.gpu.nvml import DeviceSnapshot
 from core.gpu.report import device_rows, or_unknown
 from core.gpu.timing import Bandwidth
+from core.roofline import host_link_slowdowns
 from core.units import format_bytes
+
+
+def link_words(snapshot: DeviceSnapshot) -> str:
+    """How much slower the host link is than this card's memory: this card's own ratio when the
+    driver reports both, else the range over the course's cards (core.roofline)."""
+    peak, link = snapshot.peak_bandwidth_bytes_per_s, snapshot.pcie_bandwidth_bytes_per_s
+    if peak and link:
+        return f"on this card it is {peak / link:.0f}× slower than the card's own memory."
+    slow, slower = host_link_slowdowns()
+    return f"on the cards of the course it is {slow:.0f}–{slower:.0f}× slower than the card's own memory."
 
 
 def device_card(
@@ -56,7 +67,7 @@ def device_card(
         if snapshot.available:
             st.caption(
                 "*Bandwidth* is how many bytes per second the memory can deliver. The *PCIe link* joins the card "
-                "to the rest of the computer; it is 10–60× slower than the card's own memory. Fields the driver "
+                f"to the rest of the computer; {link_words(snapshot)} Fields the driver "
                 "will not report (common on laptop cards) show as 'unknown'."
             )
         else:

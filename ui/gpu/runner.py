@@ -13,9 +13,11 @@ import uuid
 from dataclasses import dataclass
 
 import streamlit as st
+import torch
 
 from core.gpu import jobs, last_run
 from core.gpu.jobs import JobResult
+from core.gpu.models import preset_summary
 from core.gpu.nvml import DeviceSnapshot
 from core.gpu.presets import PRESETS, WHOLE_CARD, Preset, budget_options, preset_choices
 from core.gpu.public import home_command
@@ -141,7 +143,10 @@ def _pickers(snapshot: DeviceSnapshot, on_gpu: bool) -> Choice:
         help="The size of the two small models the benchmarks build.",
     )
     preset = PRESETS[preset_name]
-    s1.caption(f"**{preset.name}:** {preset.description}")
+    dtype = (
+        torch.bfloat16 if on_gpu else torch.float32
+    )  # as core.gpu.timing.pick_dtype will choose (fp16: 2 bytes too)
+    s1.caption(f"**{preset.name}:** {preset_summary(preset, dtype)} {preset.description}")
     budget_of = budget_options(preset)
     budget_label = s2.select_slider(
         "Pretend my card has",
