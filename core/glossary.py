@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from core.specs import SPECS
+
 
 @dataclass(frozen=True)
 class Term:
@@ -40,7 +42,7 @@ TERMS: tuple[Term, ...] = (
         "token",
         "token",
         "The unit of text a model reads and writes one at a time: a word piece in real "
-        "models (GPT-2 knows 50,257 of them), a single byte in this course's tiny models.",
+        f"models (GPT-2 knows {SPECS['gpt2'].vocab:,} of them), a single byte in this course's tiny models.",
         "gpt2",
         r"(?i)\btokens?\b",
     ),
@@ -73,7 +75,7 @@ TERMS: tuple[Term, ...] = (
         "block",
         "block",
         "One repeated unit of a transformer: an attention layer followed by a feed-forward "
-        "layer (GPT-2 small stacks 12).",
+        f"layer (GPT-2 small stacks {SPECS['gpt2'].num_layers}).",
         "gpt2",
         r"(?i)\bblocks?\b",
     ),
@@ -176,7 +178,8 @@ TERMS: tuple[Term, ...] = (
         "gqa",
         "GQA (grouped-query attention)",
         "Several query heads share one key/value head, so the cache "
-        "stores fewer keys and values (Llama-3-8B: 32 query heads, 8 key/value heads).",
+        f"stores fewer keys and values (Llama-3-8B: {SPECS['llama3_8b'].attention.heads} query heads, "
+        f"{SPECS['llama3_8b'].attention.kv_heads} key/value heads).",
         "kv_cache",
         r"\bGQA\b",
         r"(?i)grouped-query",
@@ -328,7 +331,8 @@ TERMS: tuple[Term, ...] = (
     _t(
         "short_conv",
         "short convolution",
-        "A small filter that mixes each token with the few just before it (the last 3 in Kimi's "
+        "A small filter that mixes each token with the few just before it (the last "
+        f"{SPECS['kimi_k3'].linear.conv_kernel - 1} in Kimi's "
         "layers); a board layer keeps those few inputs in a small buffer that, like its boards, never grows.",
         "forgetting",
         r"(?i)short[- ]conv",

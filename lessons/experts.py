@@ -9,7 +9,7 @@ from core.k3 import MXFP4_BYTES_PER_PARAM, bytes_per_token_rows, release_weight_
 from core.models.moe import MoE, route
 from core.specs import SPECS
 from core.tokenizer import prepare_prompt, token_label
-from core.units import counted, format_bytes, format_params
+from core.units import counted, format_bytes, format_count, format_params
 from ui.course import lesson_ref
 from ui.deeper import go_deeper_experts, planner_batch_link
 from ui.glossary import new_words
@@ -58,7 +58,7 @@ def weight_read_rows() -> list[tuple[str, float]]:
     """Dense and K3 with every weight in bf16 (what-ifs), then K3 in its released formats."""
     (_, dense), (_, moe) = bytes_per_token_rows(K3)
     return [
-        ("dense 2.8T, bf16 (what-if)", dense),
+        (f"dense {format_params(K3.published_params)}, bf16 (what-if)", dense),
         ("K3, all bf16 (what-if)", moe),
         ("K3 as released (MXFP4)", release_weight_bytes_per_token(K3)),
     ]
@@ -110,7 +110,7 @@ def stepper(cfg, ids: tuple[int, ...], layer: int, table) -> None:
 lesson_header("experts")
 new_words("sigmoid", "router", "j_per_token", here="experts")
 problem(
-    "Kimi K3 has 2.8 trillion parameters. Generating one token means reading the weights it uses "
+    f"Kimi K3 has {format_count(K3.published_params)} parameters. Generating one token means reading the weights it uses "
     f"from memory, and {lesson_ref('kv_cache')} showed that reading memory, not arithmetic, sets the speed. If "
     "every token had to read every weight (as a lone sequence at batch 1 does in a dense model), a model this "
     f"size could never answer in time. (A batch shares its reads — see the planner's batch setting, "
@@ -136,8 +136,8 @@ with st.expander("K3's experts work at a narrower width (for engineers)", icon="
     )
 
 # -- 1. K3's experts --------------------------------------------------------------------------
-st.subheader("K3: 898 experts, 18 awake")
 per_layer, awake = K3.expert_counts()
+st.subheader(f"K3: {per_layer} experts, {awake} awake")
 moe = K3.moe
 c = st.columns(4)
 c[0].metric("experts per MoE layer", f"{per_layer:,}", help="routed + shared")
@@ -213,8 +213,9 @@ show_figure(totals_figures(tuple(rows))["params"], key="ex_params")
 st.caption(
     "Every expert must be stored (in memory, somewhere); only the active ones are read for a token. "
     f"Counted from the config by core/specs: {format_params(K3.active_params())} active, counting the whole "
-    f"token table ({K3.active_params(count_embedding_table=False) / 1e9:.1f}B without it). NVIDIA's NeMo AutoModel documentation for Kimi K3 publishes 2.8T total / "
-    f"{format_params(K3.published_active)} activated; the model page gives only the 2.8T total. This page uses "
+    f"token table ({K3.active_params(count_embedding_table=False) / 1e9:.1f}B without it). NVIDIA's NeMo AutoModel documentation for Kimi K3 publishes "
+    f"{format_params(K3.published_params)} total / {format_params(K3.published_active)} activated; the model page "
+    f"gives only the {format_params(K3.published_params)} total. This page uses "
     "the count."
 )
 

@@ -21,7 +21,8 @@ from core.generation import (
     run_generation,
 )
 from core.models.gpt2 import GPT2
-from core.units import counted
+from core.specs import SPECS
+from core.units import counted, format_count
 from ui.glossary import new_words
 from ui.gpt2_model import (
     choose_model,
@@ -115,9 +116,11 @@ if live.real:
     describe_real(live)
 else:
     st.markdown(
-        f"Below is a real GPT-2-shaped model, shrunk to fit a laptop: {cfg.n_layer} blocks instead of 12 (each "
+        f"Below is a real GPT-2-shaped model, shrunk to fit a laptop: {cfg.n_layer} blocks instead of "
+        f"{SPECS['gpt2'].num_layers} (each "
         "block adds its result onto the token's running vector, the *residual*), "
-        f"{model.num_params():,} numbers (*parameters*) instead of 124 million. It reads **bytes** — one "
+        f"{model.num_params():,} numbers (*parameters*) instead of {format_count(SPECS['gpt2'].published_params)}. "
+        "It reads **bytes** — one "
         "letter of plain English is one byte, a Japanese character three, an emoji four — and was trained for "
         "about 29 minutes on one CPU thread (1,722 s; assets/gpt2/MODEL_CARD.md) on a small made-up corpus, so "
         "expect English-ish words, not wisdom. It can look at most "

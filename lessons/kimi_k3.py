@@ -10,7 +10,7 @@ from core.models import mini_k3
 from core.ops.attn_res import BlockResidualStream, attn_res
 from core.specs import SPECS, attn_res_block_starts
 from core.tokenizer import decode, prepare_prompt, token_label
-from core.units import format_bytes
+from core.units import format_bytes, format_count
 from ui.course import lesson_ref
 from ui.deeper import go_deeper_k3, planner_batch_link
 from ui.glossary import new_words
@@ -89,7 +89,8 @@ c[3].metric("AttnRes blocks", len(attn_res_block_starts(K3.num_layers, K3.attn_r
 show_figure(k3_figures()["map"], key="k3_map")
 st.caption(
     f"Drawn from the released config (core/specs): the group KDA-KDA-KDA-MLA repeats "
-    f"{K3.num_layers // 4} times, and layer {K3.num_layers} is one more MLA layer — so 69 + 24, "
+    f"{K3.num_layers // 4} times, and layer {K3.num_layers} is one more MLA layer — so "
+    f"{K3.num_linear_layers} + {K3.num_full_attention_layers}, "
     f"not a clean 3 : 1. Dashed lines: a new Attention Residuals block every {K3.attn_res_block_size} layers. "
     "Source: " + K3.source
 )
@@ -100,7 +101,7 @@ rows = k3.memory_at_contexts(K3, list(CONTEXTS))
 twin = k3.full_attention_twin(K3)
 c = st.columns(3)
 c[0].metric("cache per token, K3", format_bytes(K3.kv_cache_bytes_per_token()))
-c[1].metric("cache per token, all 93 layers MLA", format_bytes(twin.kv_cache_bytes_per_token()))
+c[1].metric(f"cache per token, all {K3.num_layers} layers MLA", format_bytes(twin.kv_cache_bytes_per_token()))
 c[2].metric(
     "fixed state (any length)",
     format_bytes(K3.state_bytes()),
@@ -109,10 +110,13 @@ c[2].metric(
 )
 show_figure(k3_figures()["memory"], key="k3_memory")
 st.caption(
-    "Only the 24 MLA layers grow (576 numbers per token per layer, bf16). The fixed part is a sum: the boards "
-    "of the 69 KDA layers, one 128 × 128 board per head and 96 heads a layer, in fp32 "
+    f"Only the {K3.num_full_attention_layers} MLA layers grow ({K3.attention.cache_elements_per_token()} numbers "
+    "per token per layer, bf16). The fixed part is a sum: the boards "
+    f"of the {K3.num_linear_layers} KDA layers, one {K3.linear.head_k_dim} × {K3.linear.head_v_dim} board per head "
+    f"and {K3.linear.v_heads} heads a layer, in fp32 "
     f"({format_bytes(K3.recurrent_state_bytes())}), plus "
-    "each KDA layer's short-convolution buffer (the last 3 inputs of its 4-wide convolution over q, k and v, "
+    f"each KDA layer's short-convolution buffer (the last {K3.linear.conv_kernel - 1} inputs of its "
+    f"{K3.linear.conv_kernel}-wide convolution over q, k and v, "
     f"bf16: {format_bytes(K3.conv_state_bytes())}) = {format_bytes(K3.state_bytes())}, whatever the length. At "
     f"1M tokens K3 keeps {rows[-1].twin_cache / rows[-1].hybrid_total:.1f}× less than the same "
     "model with MLA in every layer."
@@ -257,7 +261,7 @@ code(
 go_deeper_k3()
 still_missing(
     "Memory is now under control. The other cost is the feed-forward weights: a plain (*dense*) layer runs "
-    "**all** of them for every token, and K3 has 2.8 trillion parameters — reading them all for every token at batch 1 (one "
+    f"**all** of them for every token, and K3 has {format_count(K3.published_params)} parameters — reading them all for every token at batch 1 (one "
     "conversation; a batch shares the reads) would be hopeless. So only K3's first layer is dense; every later one (in K3 and in mini-K3 above) splits its "
     "feed-forward part into experts and runs a few per token. Next: how that works."
 )

@@ -27,10 +27,11 @@ CONTEXT_LABELS = {format_context(t): t for t in CONTEXTS}
 PRECISIONS = {"16-bit (bf16)": 2, "8-bit (fp8)": 1}
 
 # The story, one row per lesson slug: (stage, what it fixed, what it left); numbers come from ui/course.py
+K3_EXPERTS, K3_AWAKE = SPECS["kimi_k3"].expert_counts()  # routed + shared per MoE layer, and awake per token
 STORY = {
     "gpt2": (
         "GPT-2, plain (2019)",
-        "Predicts the next piece of text with 12 stacked blocks.",
+        f"Predicts the next piece of text with {SPECS['gpt2'].num_layers} stacked blocks.",
         "Without a cache, every new token re-reads the whole text from the start.",
     ),
     "kv_cache": (
@@ -70,8 +71,8 @@ STORY = {
     ),
     "experts": (
         "Experts",
-        "898 experts, 18 awake per token: a giant that wakes a sliver of itself per token.",
-        "All 2.8T weights must still be stored somewhere.",
+        f"{K3_EXPERTS} experts, {K3_AWAKE} awake per token: a giant that wakes a sliver of itself per token.",
+        f"All {format_params(SPECS['kimi_k3'].published_params)} weights must still be stored somewhere.",
     ),
 }
 # lessons beyond the story that the map still links to, with a word on what they hold

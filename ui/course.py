@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from core.specs import SPECS
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -178,7 +180,7 @@ OUTLINE: tuple[Lesson, ...] = (
         "experts",
         "lessons/experts.py",
         "Experts",
-        "898 experts, 18 awake per token.",
+        "{} experts, {} awake per token.".format(*SPECS["kimi_k3"].expert_counts()),
         "Kimi K3",
         ":material/groups:",
     ),

@@ -52,10 +52,10 @@ def memory_at_context_figure(spec: ModelSpec, rows: list[MemoryAtContext]) -> go
     x = [f"{format_context(r.context)} tokens" for r in rows]
     boards = [r.hybrid_state / GIB for r in rows]
     bars = (  # (name, colour, group, GiB, stacked on, text above, what the hover calls it)
-        ("K3: fixed state, 69 KDA layers", "kda", "hybrid", boards, None, None, "fixed state"),
-        ("K3: growing MLA cache (24 layers)", "mla", "hybrid", [r.hybrid_cache / GIB for r in rows], boards,
-         [format_bytes(r.hybrid_total) for r in rows], "cache"),
-        ("same width, all 93 layers MLA", "predicted", "twin", [r.twin_cache / GIB for r in rows], None,
+        (f"K3: fixed state, {spec.num_linear_layers} KDA layers", "kda", "hybrid", boards, None, None, "fixed state"),
+        (f"K3: growing MLA cache ({spec.num_full_attention_layers} layers)", "mla", "hybrid",
+         [r.hybrid_cache / GIB for r in rows], boards, [format_bytes(r.hybrid_total) for r in rows], "cache"),
+        (f"same width, all {spec.num_layers} layers MLA", "predicted", "twin", [r.twin_cache / GIB for r in rows], None,
          [format_bytes(r.twin_cache) for r in rows], "all-MLA cache"),
     )  # fmt: skip
     fig = go.Figure()
