@@ -29,6 +29,7 @@ from core.mechanisms import RULES
 from core.specs import ModelSpec
 
 GiB = 1024**3
+HYBRID_EVERY = 4  # the K3-style mix of lesson 12: one layer in 4 keeps a full cache, the others KDA boards
 GB = 1e9
 
 
@@ -351,7 +352,7 @@ def mechanism_macs_per_token(mechanism: str, context: int, width: Width) -> floa
 def hybrid_memory_bytes(
     context: int,
     width: Width,
-    full_attn_every: int = 4,
+    full_attn_every: int = HYBRID_EVERY,
     cache_bytes_per_element: float = 2,
     state_bytes_per_element: float = 4,
 ) -> float:
@@ -364,7 +365,7 @@ def hybrid_memory_bytes(
     ) + boards * mechanism_memory_bytes("kda", context, part, state_bytes_per_element=state_bytes_per_element)
 
 
-def hybrid_macs_per_token(context: int, width: Width, full_attn_every: int = 4) -> float:
+def hybrid_macs_per_token(context: int, width: Width, full_attn_every: int = HYBRID_EVERY) -> float:
     """Work per token of the same K3-style mix: softmax attention in 1 layer of `full_attn_every`, KDA elsewhere."""
     full = width.layers // full_attn_every
     part = Width(1, width.heads, width.head_dim, kv_heads=width.kv_heads)

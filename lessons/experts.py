@@ -131,8 +131,8 @@ with st.expander("K3's experts work at a narrower width (for engineers)", icon="
         "then an RMSNorm), the routed experts run at that smaller width, and one up projection brings their mix "
         f"back to {K3.hidden:,}. The {K3.moe.shared} shared experts are stored as one fused full-width network "
         f"(intermediate size {K3.moe.shared * K3.moe.shared_intermediate:,}) that every token runs. Source: the "
-        "released config (`routed_expert_hidden_size 3584`, `latent_moe_use_norm`) and weight listing "
-        "(`routed_expert_down_proj [3584, 7168]`)."
+        f"released config (`routed_expert_hidden_size {K3.moe.latent_dim}`, `latent_moe_use_norm`) and weight "
+        f"listing (`routed_expert_down_proj [{K3.moe.latent_dim}, {K3.hidden}]`)."
     )
 
 # -- 1. K3's experts --------------------------------------------------------------------------
@@ -143,7 +143,11 @@ c = st.columns(4)
 c[0].metric("experts per MoE layer", f"{per_layer:,}", help="routed + shared")
 c[1].metric("routed / shared", f"{moe.experts} / {moe.shared}")
 c[2].metric("awake per token", awake, help=f"{moe.top_k} routed + {moe.shared} shared")
-c[3].metric("MoE layers", K3.num_layers - K3.first_k_dense, help="layer 1 keeps a dense feed-forward")
+c[3].metric(
+    "MoE layers",
+    K3.num_layers - K3.first_k_dense,
+    help=f"the first {counted(K3.first_k_dense, 'layer')} keep a dense feed-forward",
+)
 show_figure(k3_grid_figure(), key="ex_k3_grid")
 st.caption(
     f"{moe.shared} shared experts are always on; for each token the router wakes {moe.top_k} of the "
@@ -260,8 +264,9 @@ formula(
     r"y=E_{\text{shared}}(x)+W_{\uparrow}\!\sum_{e\in\operatorname{TopK}(s+b)}w_e\,E_e(z),\quad "
     r"z=\mathrm{RMSNorm}(W_{\downarrow}x),\quad "
     r"s=\sigma(W_r x),\quad w_e=\rho\,\frac{s_e}{\sum_{j\in\operatorname{TopK}}s_j}",
-    caption="K3's latent MoE: W↓ squeezes x from 7168 to 3584 numbers, the routed experts E_e run at 3584, W↑ "
-    "brings their weighted sum back to 7168; E_shared is the fused shared expert (2 × 3072 wide) at full width. "
+    caption=f"K3's latent MoE: W↓ squeezes x from {K3.hidden} to {K3.moe.latent_dim} numbers, the routed experts E_e "
+    f"run at {K3.moe.latent_dim}, W↑ brings their weighted sum back to {K3.hidden}; E_shared is the fused shared "
+    f"expert ({K3.moe.shared} × {K3.moe.shared_intermediate} wide) at full width. "
     "s: sigmoid router scores; b: balancing bias (changes who is picked, never the weights); ρ: routed scaling "
     "factor (K3: 1.0). Source: K3 config.json and weight listing; HF transformers modular_kimi_k3.py.",
     key="ex_formula",

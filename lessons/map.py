@@ -277,9 +277,11 @@ formula(
     r"2\,n_{kv}\,d_h & \text{MHA / GQA}\\ d_c + d_R & \text{MLA}\end{cases} \times \text{bytes}"
     r"\qquad \text{memory}(T) = T\cdot\text{cache per token} + \sum_{\text{board layers}}"
     r"\big(H\,d_k\,d_v \times 4 + (k_{\text{conv}}-1)\,c_{\text{conv}} \times 2\big)",
-    caption="n_kv key/value heads of size d_h; MLA caches a latent of d_c = 512 plus a key of d_R = 64; bytes = 2 "
+    caption=f"n_kv key/value heads of size d_h; MLA caches a latent of d_c = {ds.attention.kv_lora_rank} plus a key "
+    f"of d_R = {ds.attention.qk_rope_head_dim} ({ds.name}); bytes = 2 "
     "for a 16-bit cache, 1 for 8-bit. A board layer keeps one d_k × d_v matrix per head in 32-bit (4 bytes), "
-    "plus its short-convolution buffer: the last k_conv − 1 = 3 inputs of its c_conv channels, 16-bit. Both "
+    f"plus its short-convolution buffer: the last k_conv − 1 = {k3.linear.conv_kernel - 1} inputs of its c_conv "
+    f"channels, 16-bit ({k3.name}). Both "
     "stay the same at any length T.",
     key="map_formula",
 )

@@ -6,6 +6,7 @@ import streamlit as st
 
 from core.figures.specs import memory_vs_context_figure, story_figure
 from core.roofline import (
+    HYBRID_EVERY,
     Width,
     hybrid_macs_per_token,
     hybrid_memory_bytes,
@@ -52,7 +53,7 @@ def stage_table(width: Width) -> list[dict]:
         "lesson": number("kimi_k3"),
         "stage": "Kimi K3-style mix",
         "what it does": "share the work",
-        "rule": "3 layers of KDA boards to 1 layer with a full cache",
+        "rule": f"{HYBRID_EVERY - 1} layers of KDA boards to 1 layer with a full cache",
     }
     for t in TABLE_CONTEXTS:
         mix[f"memory at {format_context(t)}"] = format_bytes(hybrid_memory_bytes(t, width))
@@ -150,9 +151,9 @@ show_figure(cached_memory_figure(width), key="wc_memory_chart")
 k3 = SPECS["kimi_k3"]
 mix_ratio = hybrid_memory_bytes(1048576, width) / mechanism_memory_bytes("attention", 1048576, width)
 notice(
-    "The K3-style mix keeps a cache in one layer out of four. At 1M tokens, what share of the all-cache "
+    f"The K3-style mix keeps a cache in one layer out of {HYBRID_EVERY}. At 1M tokens, what share of the all-cache "
     "model's memory does it need?",
-    f"{mix_ratio:.1%} — a quarter for the cache layers, plus boards too small to notice at that length. "
+    f"{mix_ratio:.1%} — 1/{HYBRID_EVERY} for the cache layers, plus boards too small to notice at that length. "
     f"The real {k3.name} keeps {format_bytes(k3.cache_bytes(1048576))} at 1M tokens, against "
     f"{format_bytes(1048576 * k3.all_full_attention_bytes_per_token())} if all {k3.num_layers} layers kept an "
     "MLA cache.",

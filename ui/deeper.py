@@ -104,7 +104,7 @@ def go_deeper_forgetting() -> None:
         )
         st.markdown(
             "**The layer around it** (fla `fla/layers/kda.py`; K3 config): q, k and v each pass a short causal "
-            "convolution (kernel 4) and SiLU; q and k are L2-normalised (that keeps I − β k kᵀ contractive); "
+            f"convolution (kernel {KIMI_K3.linear.conv_kernel}) and SiLU; q and k are L2-normalised (that keeps I − β k kᵀ contractive); "
             "β = sigmoid(b_proj(x)); the output is o_proj(RMSNorm(o) ⊙ sigmoid(g_proj(x))) — low-rank g_proj in "
             "Kimi Linear, full-rank in K3 (`use_full_rank_gate: true`). The convolution is why a KDA layer also "
             "keeps a small buffer of the last inputs beside its boards (one per head)."
@@ -120,7 +120,7 @@ def go_deeper_k3() -> None:
             "**What Attention Residuals cost.** Each decoder layer mixes the earlier sources twice (before attention "
             f"and before the MoE) and once more before the final norm: {c['mixes_per_token']:,.0f} mixes per token "
             "(`self_attention_res_proj`, `mlp_res_proj` and `output_attn_res_proj` in the weight listing). "
-            f"With blocks of 12 layers a mix sees at most {c['max_sources']:.0f} sources (the embedding, the "
+            f"With blocks of {KIMI_K3.attn_res_block_size} layers a mix sees at most {c['max_sources']:.0f} sources (the embedding, the "
             "completed blocks and the running partial block). A mix is one dot product per source with its "
             "pseudo-query (on the RMS-normalised source), a softmax, and a weighted sum: about "
             f"{format_count(c['flops_per_token'])} FLOPs per token, {c['share_of_weight_flops']:.3%} of the 2 FLOPs "
@@ -145,7 +145,8 @@ def go_deeper_experts() -> None:
             "serves every sequence of the batch at once: the shared weights are read once for all of them, and each "
             "routed expert that *any* token picked is read once. With uniform, independent routing a batch of B "
             "tokens touches about E·(1 − (1 − k/E)^B) of the E experts (`core/plan/experts.py`; real routers are "
-            "skewed, so fewer). For Kimi K3 (896 routed, 16 per token, experts in MXFP4):"
+            f"skewed, so fewer). For Kimi K3 ({KIMI_K3.moe.experts} routed, {KIMI_K3.moe.top_k} per token, experts "
+            "in MXFP4):"
         )
         data_table(
             {

@@ -25,6 +25,7 @@ from core.figures.style import (
     marker_of,
 )
 from core.roofline import (
+    HYBRID_EVERY,
     Card,
     Width,
     hybrid_macs_per_token,
@@ -303,7 +304,7 @@ def _story_rows(width: Width, context: int) -> list[tuple[str, str, float, float
     rows.append(
         (
             "hybrid",
-            "K3-style mix 3:1 · <br>share the work",
+            f"K3-style mix {HYBRID_EVERY - 1}:1 · <br>share the work",
             hybrid_memory_bytes(context, width),
             hybrid_macs_per_token(context, width),
         )
@@ -394,7 +395,7 @@ def memory_vs_context_figure(width: Width, contexts: list[int]) -> go.Figure:
     names = {
         "attention": "KV cache (keeps every token)",
         "kda": "boards (add / rewrite / forget / per channel)",
-        "hybrid": "K3-style mix (1 layer in 4 keeps a cache)",
+        "hybrid": f"K3-style mix (1 layer in {HYBRID_EVERY} keeps a cache)",
     }
     for key, values in series.items():
         fig.add_scatter(

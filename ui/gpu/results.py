@@ -25,7 +25,10 @@ from core.gpu.report import (
 )
 from core.gpu.timing import Bandwidth
 from core.plan.calibration import share_at
+from core.specs import SPECS
 from ui.lesson import show_figure
+
+K3_MOE = SPECS["kimi_k3"].moe  # the real model the toy MoE is set beside
 
 
 def load_last_run() -> None:
@@ -169,7 +172,8 @@ def moe_results(preset: Preset, public: bool = False) -> MoeResult | None:
     st.markdown(
         f"Two models with the **same number of parameters**: one dense, one *Mixture of Experts* (MoE) whose "
         f"feed-forward part is cut into {p.moe_experts} experts; each token wakes {p.moe_shared} shared experts + "
-        f"the {p.moe_top_k} its router picks (Kimi K3: 2 shared + 16 of 896 routed). Same depth ({p.moe_depth} tokens), both "
+        f"the {p.moe_top_k} its router picks (Kimi K3: {K3_MOE.shared} shared + {K3_MOE.top_k} of {K3_MOE.experts} "
+        f"routed). Same depth ({p.moe_depth} tokens), both "
         "fully in memory. On an NVIDIA GPU the page also reads the card's energy counter and subtracts the idle "
         "power."
     )
