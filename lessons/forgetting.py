@@ -10,6 +10,7 @@ from core.figures import board as fb
 from core.figures import board_charts as fbc
 from core.ops import kda
 from core.units import counted
+from core.walkthrough import gate_bounds
 from ui.deeper import go_deeper_forgetting
 from ui.glossary import new_words
 from ui.lesson import (
@@ -217,7 +218,7 @@ formula(
     r"\qquad \text{KDA: } S_t = (I-\beta_t k_t k_t^\top)\,\mathrm{Diag}(\alpha_t)\,S_{t-1} + \beta_t k_t v_t^\top",
     caption="α_t ∈ (0,1) is one number per head for Gated DeltaNet (arXiv 2412.06464) and a vector, one "
     "entry per key channel, for KDA (Kimi Linear, arXiv 2510.26692). Kimi K3 bounds the per-step fade "
-    "at e^−5 ≈ 0.0067.",
+    f"at e^−5 ≈ {gate_bounds()['min_keep_per_step']:.4f} (its config.json: gate_lower_bound −5.0).",
     key="fg_formula",
 )
 code(kda.step, bd.Fade.log_gates, key="fg_code")
