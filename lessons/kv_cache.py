@@ -25,6 +25,7 @@ from core.generation import (
     positions_computed_formula,
     run_generation,
 )
+from core.gpu.published import PUBLISHED, result_speeds
 from core.models.gpt2 import CausalSelfAttention, KVCache
 from core.plan.calibration import share_at
 from core.roofline import CARDS, DEFAULT_CARD, predict, slowdown, spill_context, weight_bytes
@@ -59,6 +60,8 @@ DEFAULT_PROMPT = "The cache "
 CONTEXTS = [2**k for k in range(10, 21)]  # 1K … 1M tokens
 GRID_TITLE = "Which positions the model ran at each step (with a cache)"
 PRECISIONS = {"16-bit weights (bf16)": 2.0, "8-bit weights": 1.0, "4-bit weights": 0.5}
+# llama.cpp's own -ngl sweep (llama-bench README): tokens/s as layers move from the card to the CPU
+NGL_SWEEP = result_speeds(next(p for p in PUBLISHED if p.topic == "spill" and p.model == "Llama 7B Q4_0"))
 
 
 def doesnt_fit_advice(spec, card, precision: str) -> str:
@@ -329,7 +332,8 @@ with st.expander("Where the overflow goes, and why it is a cliff", icon=":materi
         "usually means the **CPU computes the offloaded layers** from main memory, many times slower than the "
         "card; a few other setups stream the overflow over the PCIe link each step. Either way speed falls off a "
         "cliff — the drop the article *From GPT-2 to Kimi K3* (2026) measured on a 12 GB card, and llama.cpp's "
-        "own `-ngl` sweep shows (131.7 → 13.5 tokens/s as layers move to the CPU; llama-bench README)."
+        f"own `-ngl` sweep shows ({NGL_SWEEP[0]:.1f} → {NGL_SWEEP[-1]:.1f} tokens/s as layers move to the CPU; "
+        "llama-bench README)."
     )
 planner_batch_link()
 st.markdown("**Calculator: a real model on a real card** (a prediction from memory traffic alone).")

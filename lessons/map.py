@@ -27,7 +27,8 @@ CONTEXT_LABELS = {format_context(t): t for t in CONTEXTS}
 PRECISIONS = {"16-bit (bf16)": 2, "8-bit (fp8)": 1}
 
 # The story, one row per lesson slug: (stage, what it fixed, what it left); numbers come from ui/course.py
-K3_EXPERTS, K3_AWAKE = SPECS["kimi_k3"].expert_counts()  # routed + shared per MoE layer, and awake per token
+K3 = SPECS["kimi_k3"]
+K3_EXPERTS, K3_AWAKE = K3.expert_counts()  # routed + shared per MoE layer, and awake per token
 STORY = {
     "gpt2": (
         "GPT-2, plain (2019)",
@@ -67,7 +68,9 @@ STORY = {
     "kimi_k3": (
         "Kimi K3",
         "Three layers of fixed boards to one full-attention layer, plus a look back over depth.",
-        "The full-attention layers' cache still grows, a quarter as fast.",
+        "The full-attention layers' cache still grows, "
+        f"{K3.kv_cache_bytes_per_token() / K3.all_full_attention_bytes_per_token():.0%} as fast as with one in "
+        "every layer.",
     ),
     "experts": (
         "Experts",

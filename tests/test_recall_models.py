@@ -250,3 +250,15 @@ def _check_reproduces(path: Path) -> None:
         )
         # identical on this CPU; allow one flipped near-tie on other hardware
         assert abs(acc - recorded) <= 1.0 / n_queries + 1e-9, f"{path.stem} pairs={n}: {acc} vs {recorded}"
+
+
+def test_every_shipped_recall_model_has_the_layer_count_the_page_states():
+    """ui/recall_panel says 'Each small model (N layers)' from the default config: the shipped ones agree."""
+    from core.models.recall_models import RecallModelConfig
+
+    checkpoints = sorted(ASSETS.glob("*.pt"))
+    assert checkpoints
+    for path in checkpoints:
+        config = torch.load(path, map_location="cpu", weights_only=False)["config"]
+        layers = config["n_layers"] if isinstance(config, dict) else config.n_layers
+        assert layers == RecallModelConfig().n_layers, path.name

@@ -238,7 +238,7 @@ def show_top_next(live: LiveGPT2, top: list[tuple[int, float]], key: str) -> Non
     """The likeliest next tokens at one step, as the model scored them (before temperature / top-k)."""
     from ui.lesson import show_figure
 
-    st.markdown(f"**What the model expected next** — its five likeliest {live.unit}s at this step")
+    st.markdown(f"**What the model expected next** — its {len(top)} likeliest {live.unit}s at this step")
     show_figure(_top_next(live.key, tuple(map(tuple, top)), _label=live.tokenizer.label), key=key)
     pieces = [
         label for token, _ in top if re.fullmatch(r"x[89A-F][0-9A-F]", label := live.tokenizer.label(token))

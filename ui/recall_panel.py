@@ -23,7 +23,13 @@ from core.figures.recall import (
     training_curves,
 )
 from core.figures.style import label_of
-from core.models.recall_models import ReaderRecall, RecallModel, memory_colour_ranges, recall_from_tokens
+from core.models.recall_models import (
+    ReaderRecall,
+    RecallModel,
+    RecallModelConfig,
+    memory_colour_ranges,
+    recall_from_tokens,
+)
 from core.recall import DEFAULT_VOCAB, parse_recall_text
 from core.units import format_bytes
 from ui.course import lesson_ref
@@ -61,6 +67,9 @@ def sweep_picture() -> tuple[go.Figure, list[dict]]:
     """The accuracy sweep and the memory table, built once per process (the results never change)."""
     results = load_results()
     return accuracy_vs_pairs(results), memory_rows(results)
+
+
+LAYERS = RecallModelConfig().n_layers  # every recall model of the sweep has this many layers
 
 
 @dataclass(frozen=True)
@@ -191,7 +200,7 @@ def _training_details(results: dict, key: str) -> None:
     st.caption(
         "One line per seed at each model's chosen learning rate. Loss is measured only where a key is "
         "asked again; the dashed line is the plateau: a run that stays near it is still guessing among the "
-        "100 values, and one that ends above it never learned the task. "
+        f"{DEFAULT_VOCAB.n_values} values, and one that ends above it never learned the task. "
         "Runs stop early once their loss is near zero."
     )
     rows = protocol_rows(results)
@@ -220,10 +229,11 @@ def render_trained_recall(key: str) -> None:
     sweep = results["sweep"]
     pairs = sweep["pair_counts"]
     st.markdown(
-        f"Each small model (two layers) was **trained** to do one job: read a list of key→value pairs, "
+        f"Each small model ({LAYERS} layers) was **trained** to do one job: read a list of key→value pairs, "
         f"then answer each key again later (the *MQAR* task from the Zoology paper). All models are "
         f"the same except the layer that mixes tokens. Below: the share of questions each answers right "
-        f"on new lists it never saw, for {', '.join(map(str, pairs))} pairs, at two widths. The *width* "
+        f"on new lists it never saw, for {', '.join(map(str, pairs))} pairs, at {len(sweep['widths'])} widths. "
+        "The *width* "
         f"is also the size of each fixed board: a width-{sweep['widths'][0]} board is "
         f"{sweep['widths'][0]}×{sweep['widths'][0]} numbers."
     )
@@ -256,7 +266,7 @@ def render_trained_recall(key: str) -> None:
     st.markdown(f"**What each model keeps while reading** (float32; lists of {sweep['seq_len']} tokens)")
     data_table(rows, key=f"{key}_memory_table", pin=2, width="stretch", height=36 * (len(rows) + 1) + 4)
     st.caption(
-        "Each model has two layers, so a board model keeps two boards (two width × width grids), and the "
+        f"Each model has {LAYERS} layers, so a board model keeps {LAYERS} boards ({LAYERS} width × width grids), and the "
         "total adds them to the cache (cache per token × tokens) and to the short convolutions' last inputs. "
         "A fixed board stays the same size however long the text. Attention keeps a key and "
         "a value for every token, so its cache grows with the text."
@@ -284,7 +294,8 @@ def render_trained_recall(key: str) -> None:
         "Your pairs, then '?', then the keys to ask for",
         max_chars=600,
         key=f"{key}_text",
-        help="Keys are single letters a–z or A–Z (case matters); values are whole numbers 0–99. "
+        help="Keys are single letters a–z or A–Z (case matters); values are whole numbers "
+        f"0–{DEFAULT_VOCAB.n_values - 1}. "
         "Example: a:1 b:2 c:3 ? b a. Write a key twice and the later value is the right answer.",
     )
     fill_cols = st.columns([2, 1], vertical_alignment="bottom")

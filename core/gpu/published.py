@@ -285,10 +285,15 @@ def depth_run(model_prefix: str) -> Published:
     return row
 
 
+def result_speeds(row: Published) -> list[float]:
+    """The tokens/s a row lists, in order: '131.66 / 71.76 / … tokens/s' → [131.66, 71.76, …]."""
+    return [float(v) for v in row.result.split("tokens/s")[0].split("/")]
+
+
 def measured_speeds(row: Published) -> dict[int, float]:
     """Depth → tokens/s, read from the row's 'depth 0 / 16K / …' and '154.62 / 101.74 / …' text."""
     depths = [DEPTH_WORDS[d.strip()] for d in row.setting.removeprefix("depth").split("/")]
-    speeds = [float(v) for v in row.result.split("tokens/s")[0].split("/")]
+    speeds = result_speeds(row)
     if len(depths) != len(speeds):
         raise ValueError(f"{row.model}: {len(depths)} depths but {len(speeds)} speeds")
     return dict(zip(depths, speeds, strict=True))

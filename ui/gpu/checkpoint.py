@@ -22,6 +22,7 @@ from core.gpu.checkpoint_bench import CheckpointInfo, CheckpointResult, Settings
 from core.gpu.export import to_json
 from core.gpu.report import cache_ceiling_words, percent, rate, rate_with_spread
 from core.gpu.runner import RUNNER, Busy
+from core.models import fetch
 from core.models.hf_tokenizer import CheckpointError
 from core.units import format_bytes
 from ui.gpu.results import headline_and_more
@@ -98,7 +99,8 @@ def _picker(owner: str, on_gpu: bool, runs_off: str | None) -> None:
         if not folder:
             st.caption(
                 "Type the path of a model folder on this machine. No model here yet? "
-                "`python -m core.models.fetch gpt2` downloads GPT-2 small (about 550 MB)."
+                f"`python -m core.models.fetch gpt2` downloads GPT-2 small "
+                f"({fetch.approx_size(fetch.RELEASES['gpt2'].download_bytes)})."
             )
             return
     else:
