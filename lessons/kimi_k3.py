@@ -105,7 +105,8 @@ c[1].metric(f"cache per token, all {K3.num_layers} layers MLA", format_bytes(twi
 c[2].metric(
     "fixed state (any length)",
     format_bytes(K3.state_bytes()),
-    help=f"{format_bytes(K3.recurrent_state_bytes())} of KDA boards (fp32) + "
+    help=f"{format_bytes(K3.recurrent_state_bytes())} of KDA boards ({K3.num_linear_layers} layers × "
+    f"{K3.linear.v_heads} heads, fp32) + "
     f"{format_bytes(K3.conv_state_bytes())} of short-convolution buffers (bf16)",
 )
 show_figure(k3_figures()["memory"], key="k3_memory")
