@@ -266,7 +266,8 @@ def render_trained_recall(key: str) -> None:
     st.markdown(f"**What each model keeps while reading** (float32; lists of {sweep['seq_len']} tokens)")
     data_table(rows, key=f"{key}_memory_table", pin=2, width="stretch", height=36 * (len(rows) + 1) + 4)
     st.caption(
-        f"Each model has {LAYERS} layers, so a board model keeps {LAYERS} boards ({LAYERS} width × width grids), and the "
+        f"Each model has {LAYERS} layers, so a board model keeps {LAYERS} boards ({LAYERS} width × width grids; the "
+        "hybrid one, beside its attention layer's cache), and the "
         "total adds them to the cache (cache per token × tokens) and to the short convolutions' last inputs. "
         "A fixed board stays the same size however long the text. Attention keeps a key and "
         "a value for every token, so its cache grows with the text."
