@@ -25,9 +25,9 @@ from core.generation import (
     positions_computed_formula,
     run_generation,
 )
-from core.gpu.published import PUBLISHED, result_speeds
+from core.gpu.published import published_row, result_speeds
 from core.models.gpt2 import CausalSelfAttention, KVCache
-from core.plan.calibration import share_at
+from core.plan.calibration import shares_words
 from core.roofline import CARDS, DEFAULT_CARD, predict, slowdown, spill_context, weight_bytes
 from core.specs import SPECS
 from core.units import format_bytes, format_context, format_small
@@ -61,7 +61,7 @@ CONTEXTS = [2**k for k in range(10, 21)]  # 1K … 1M tokens
 GRID_TITLE = "Which positions the model ran at each step (with a cache)"
 PRECISIONS = {"16-bit weights (bf16)": 2.0, "8-bit weights": 1.0, "4-bit weights": 0.5}
 # llama.cpp's own -ngl sweep (llama-bench README): tokens/s as layers move from the card to the CPU
-NGL_SWEEP = result_speeds(next(p for p in PUBLISHED if p.topic == "spill" and p.model == "Llama 7B Q4_0"))
+NGL_SWEEP = result_speeds(published_row("spill", "Llama 7B Q4_0"))
 
 
 def doesnt_fit_advice(spec, card, precision: str) -> str:
@@ -402,8 +402,8 @@ if spec.context and context > spec.context:
 st.caption(
     "Upper bound from bytes read per token at batch 1 (one conversation) and the card's bandwidth. "
     "Measured runs stay below it: llama-bench "
-    f"with Llama 8B (Q4_0) on an RTX 3090 reached {share_at(0):.0%} of such a bound at an empty context "
-    f", {share_at(32768):.0%} at 32K and {share_at(65536):.0%} at 64K tokens with an 8-bit cache, the bound worked out by the planner for that "
+    f"with Llama 8B (Q4_0) and an 8-bit cache on an RTX 3090 reached {shares_words()} of such a bound, the bound "
+    "worked out by the planner for that "
     "setting (a community report: a pull request's text in the Abai/llama.cpp fork, 2026). Q4_0 stores about "
     "4.5 bits a weight; the 4-bit here counts 4.0, so this bound is higher. Cache entries are 16-bit. "
     "Units: memory in GiB (2³⁰ bytes), bandwidth in GB/s (10⁹ bytes per second, as card makers quote it); a "

@@ -75,7 +75,7 @@ STORY = {
     "experts": (
         "Experts",
         f"{K3_EXPERTS} experts, {K3_AWAKE} awake per token: a giant that wakes a sliver of itself per token.",
-        f"All {format_params(SPECS['kimi_k3'].published_params)} weights must still be stored somewhere.",
+        f"All {format_params(K3.published_params)} weights must still be stored somewhere.",
     ),
 }
 # lessons beyond the story that the map still links to, with a word on what they hold
@@ -174,7 +174,7 @@ new_words(
     "linear_attention", "deltanet", "gated_deltanet", "kda", "short_conv",
     here="map", expanded=False, title="Words you will meet, each taught in its lesson",
 )  # fmt: skip
-gpt2, k3 = SPECS["gpt2"], SPECS["kimi_k3"]
+gpt2, k3 = SPECS["gpt2"], K3
 headline(gpt2, k3)
 
 st.markdown(

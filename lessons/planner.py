@@ -56,9 +56,9 @@ memory_cols[1].metric(
     "KV cache",
     format_bytes(result.kv),
     help=(
-        f"All GPUs together, {result.replication:g} copies: each GPU keeps its own copy of the key/value "
+        f"All GPUs together, {result.cache_copies} copies: each GPU keeps its own copy of the key/value "
         "heads (or MLA's latent) it shares with others."
-        if result.replication > 1 and float(result.replication).is_integer()
+        if result.cache_copies
         else None
     ),
 )

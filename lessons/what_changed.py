@@ -177,7 +177,7 @@ code(mechanism_memory_bytes, mechanism_macs_per_token, key="wc_code")
 
 still_missing(
     "Nothing here is finished. K3's full-attention layers still grow with every token, a fixed board still "
-    f"cannot hold every detail of a long text, and {format_count(SPECS['kimi_k3'].published_params)} weights must be stored even if only a sliver "
+    f"cannot hold every detail of a long text, and {format_count(k3.published_params)} weights must be stored even if only a sliver "
     "wakes per token. What changed in seven years is less the size than the craft of deciding what to "
     "throw away — and that craft shows up on your own card as speed that holds, or falls, as the text grows."
 )

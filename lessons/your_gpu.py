@@ -20,9 +20,10 @@ from core.gpu.health import HEALTH
 from core.gpu.kv_cache import KVCache
 from core.gpu.models import AttentionDecoder, StateDecoder
 from core.gpu.public import public_mode
-from core.gpu.published import depth_loss
+from core.gpu.published import depth_loss, depth_run, measured_speeds
 from core.gpu.timing import time_decode
 from core.roofline import host_link_slowdowns
+from core.units import format_context
 from ui.course import lesson_ref, lesson_span
 from ui.deeper import planner_batch_link
 from ui.glossary import gloss, new_words
@@ -92,7 +93,8 @@ notice(
     "with depth and speed falls like 1 ÷ (weights + cache) at batch 1, the one conversation these benchmarks run. "
     "The fixed-state model reads boards of the same size at every "
     "depth and stays flat. A community report (llama-bench, in pull-request text in the Abai/llama.cpp fork): "
-    f"Llama 8B on an RTX 3090 loses {depth_loss('Llama 8B'):.0%} by 64K tokens; a hybrid with mostly "
+    f"Llama 8B on an RTX 3090 loses {depth_loss('Llama 8B'):.0%} by "
+    f"{format_context(max(measured_speeds(depth_run('Llama 8B'))))} tokens; a hybrid with mostly "
     f"fixed-state layers loses {depth_loss('Qwen3.5'):.0%}.",
     key="gpu_notice_depth",
 )

@@ -298,7 +298,8 @@ def test_each_preset_is_described_from_the_model_it_builds():
 
     small = build("attention", PRESETS["small"], "meta", torch.bfloat16)
     assert preset_summary(PRESETS["small"], torch.bfloat16) == (
-        f"A {small.total_params() / 1e6:.0f}M-parameter model, KV cache 128.0 KiB per token."
+        f"A {small.total_params() / 1e6:.0f}M-parameter model, KV cache 128.0 KiB per token. "
+        + PRESETS["small"].description
     )
     assert small.memory_bytes(1) == SPECS["llama3_8b"].kv_cache_bytes_per_token(2)  # its description says so
     assert "KV cache 8.0 KiB per token" in preset_summary(PRESETS["cpu"], torch.float32)  # fp32 on the CPU

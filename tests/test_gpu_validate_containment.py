@@ -24,18 +24,25 @@ def validator(tmp_path):
 
 
 def test_a_check_that_dies_keeps_its_figures_so_far_and_the_file_is_written(validator, tmp_path, monkeypatch):
-    def sticky() -> None:
-        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+    """Check 1 itself: its first run measures, its second hits a sticky CUDA error (which check 1 does
+    not swallow for an established run); what the first run measured is on disk."""
+    runs = []
 
-    def check():
-        validator.partial["attention/dense/d0"] = {"graphed_tokens_per_s": 123.0}
-        sticky()
+    def time_decode(data, kind, ffn, depths, preset, tokens, way=None):
+        runs.append((kind, ffn))
+        if len(runs) == 2:
+            raise RuntimeError("CUDA error: an illegal memory access was encountered")
+        data[gpu_validate._key(kind, ffn, depths[0], way)] = {"graphed_tokens_per_s": 123.0}
 
-    monkeypatch.setattr(validator.env, "free_memory", lambda: None)
-    validator.run("1 decode", check)
+    monkeypatch.setattr(
+        gpu_validate, "_bandwidth", lambda env, nbytes: SimpleNamespace(device_bytes_per_s=1e9)
+    )
+    monkeypatch.setattr(validator, "_time_decode", time_decode)
+    validator.run("1 decode", validator.decode)
     record = json.loads((tmp_path / "validate.json").read_text())["checks"]["1 decode"]
     assert "illegal memory access" in record["error"]
-    assert record["data_so_far"] == {"attention/dense/d0": {"graphed_tokens_per_s": 123.0}}
+    assert runs == [("attention", "dense"), ("state", "dense")]  # the established runs come first
+    assert record["data_so_far"]["attention/dense/d0"] == {"graphed_tokens_per_s": 123.0}
     assert record["expectations"][0]["status"] == "FAIL"
 
 

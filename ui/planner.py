@@ -8,17 +8,15 @@ current inputs are written back to the URL, so copying the address shares the wh
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import streamlit as st
 
 from core.plan import CACHE_FORMATS, CARDS, WEIGHT_FORMATS, PlanInputs
-from core.plan.config import MAX_CONFIG_BYTES
+from core.plan.config import MAX_CONFIG_BYTES, SHIPPED_CONFIGS
 from core.plan.export import from_query, pack_config, to_query, unpack_config
 from core.plan.memory import LAYOUTS
 from core.units import format_context
 
-SHIPPED_DIR = Path(__file__).resolve().parent.parent / "assets" / "configs"
 SOURCES = ("Shipped config", "Paste config.json", "Upload config.json")
 CONTEXTS = tuple(2**n for n in range(10, 21))
 DEFAULT_SHIPPED = "llama3_1_8b"
@@ -29,7 +27,7 @@ def shipped() -> dict[str, str]:
     import json
 
     names = {}
-    for path in sorted(SHIPPED_DIR.glob("*.json")):
+    for path in sorted(SHIPPED_CONFIGS.glob("*.json")):
         try:
             names[path.stem] = str(json.loads(path.read_text())["_name_or_path"])
         except (ValueError, KeyError):
@@ -73,7 +71,7 @@ def config_choice() -> ConfigChoice:
         if st.session_state.get("plan_shipped") not in keys:
             st.session_state["plan_shipped"] = DEFAULT_SHIPPED if DEFAULT_SHIPPED in keys else keys[0]
         key = st.selectbox("Shipped config", keys, format_func=names.get, key="plan_shipped")
-        return ConfigChoice((SHIPPED_DIR / f"{key}.json").read_text(), {"config": key})
+        return ConfigChoice((SHIPPED_CONFIGS / f"{key}.json").read_text(), {"config": key})
     if source == SOURCES[1]:
         text = st.text_area(
             "Paste a config.json",

@@ -270,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         changes["use_graphs"] = False
     preset = dataclasses.replace(preset, **changes)
     budget = None if args.vram_budget_gb is None else int(args.vram_budget_gb * 1024**3)
-    print(f"preset {preset.name}: {preset_summary(preset, env.dtype)} {preset.description}", flush=True)
+    print(f"preset {preset.name}: {preset_summary(preset, env.dtype)}", flush=True)
     out = cli_io.ResultFile(Path(args.out))
 
     try:

@@ -335,7 +335,9 @@ def build(
 @functools.cache
 def preset_summary(preset: Preset, dtype: torch.dtype) -> str:
     """The full-attention model a preset builds in `dtype`, counted on the meta device (nothing is
-    allocated): 'A 936M-parameter model, KV cache 128.0 KiB per token.' — for the page and the CLI."""
+    allocated), then what the preset is for: 'A 936M-parameter model, KV cache 128.0 KiB per token.
+    For 8–12 GB cards; …' — for the page and the CLI."""
     model = build("attention", preset, "meta", dtype)
     per_token = model.memory_bytes(1)
-    return f"A {format_params(model.total_params())}-parameter model, KV cache {format_bytes(per_token)} per token."
+    size = f"A {format_params(model.total_params())}-parameter model, KV cache {format_bytes(per_token)} per token."
+    return f"{size} {preset.description}"

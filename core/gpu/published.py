@@ -275,14 +275,17 @@ def published_table(topic: str | None = None, brief: bool = False) -> tuple[list
 DEPTH_WORDS = {"0": 0, "16K": 16384, "32K": 32768, "64K": 65536}  # the depths the context rows quote
 
 
-def depth_run(model_prefix: str) -> Published:
-    """The RTX 3090 context row (llama-bench after filling the context to each depth) of one model."""
+def published_row(topic: str, model_prefix: str, gpu: str | None = None) -> Published:
+    """The one row of `topic` whose model starts with `model_prefix` (on `gpu`, when given)."""
     (row,) = [
-        p
-        for p in PUBLISHED
-        if p.topic == "context" and p.gpu == "RTX 3090" and p.model.startswith(model_prefix)
+        p for p in PUBLISHED if p.topic == topic and p.model.startswith(model_prefix) and gpu in (None, p.gpu)
     ]
     return row
+
+
+def depth_run(model_prefix: str) -> Published:
+    """The RTX 3090 context row (llama-bench after filling the context to each depth) of one model."""
+    return published_row("context", model_prefix, "RTX 3090")
 
 
 def result_speeds(row: Published) -> list[float]:

@@ -11,14 +11,12 @@ import sys
 from pathlib import Path
 
 from core.plan.cards import CARDS
-from core.plan.config import MAX_CONFIG_BYTES, parse
+from core.plan.config import MAX_CONFIG_BYTES, SHIPPED_CONFIGS, parse
 from core.plan.errors import ConfigError
 from core.plan.export import rows, to_csv, to_json
 from core.plan.formats import CACHE_FORMATS, WEIGHT_FORMATS
 from core.plan.memory import LAYOUTS
 from core.plan.plan import PlanInputs, plan
-
-SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "configs"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,14 +59,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def shipped() -> list[str]:
-    return sorted(p.stem for p in SHIPPED.glob("*.json"))
+    return sorted(p.stem for p in SHIPPED_CONFIGS.glob("*.json"))
 
 
 def read_config(name: str) -> str:
     """A path, or the name of a shipped config; refuses files larger than a config can be."""
     path = Path(name)
-    if not path.is_file() and (SHIPPED / f"{name}.json").is_file():
-        path = SHIPPED / f"{name}.json"
+    if not path.is_file() and (SHIPPED_CONFIGS / f"{name}.json").is_file():
+        path = SHIPPED_CONFIGS / f"{name}.json"
     if path.stat().st_size > MAX_CONFIG_BYTES:
         raise ConfigError(f"{path.name} is {path.stat().st_size:,} bytes; a config.json is a few kB")
     return path.read_text(encoding="utf-8", errors="replace")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from core.plan.errors import ConfigError
 from core.plan.fields import Fields
@@ -53,6 +54,9 @@ DENSE = ("llama", "mistral", "ministral", "qwen2", "qwen3", "gemma", "gemma2", "
 DENSE_MOE = ("mixtral", "qwen3_moe", "qwen2_moe")
 MLA_MOE = ("deepseek_v2", "deepseek_v3", "kimi_k2")
 FAMILIES = ("gpt2", *DENSE, *DENSE_MOE, *MLA_MOE, "qwen3_next", "kimi_linear", "kimi_k3")
+
+
+SHIPPED_CONFIGS = Path(__file__).resolve().parents[2] / "assets" / "configs"  # the configs the course ships
 
 
 def loads(text: str | bytes) -> dict:

@@ -14,4 +14,4 @@ def sweep(
     model: PlannedModel, inputs: PlanInputs, contexts: tuple[int, ...] = DEFAULT_CONTEXTS
 ) -> list[Plan]:
     """One plan per context length, every other input unchanged."""
-    return [plan(model, replace(inputs, context=int(t)), explain=False) for t in sorted(set(contexts))]
+    return [plan(model, replace(inputs, context=int(t))) for t in sorted(set(contexts))]

@@ -32,10 +32,7 @@ def rows(p: Plan) -> list[tuple[str, str, float | int | str | None]]:
     else:
         longest = "no memory limit" if p.max_context is None else format_context(p.max_context) + " tokens"
         most = "no memory limit" if p.max_batch is None else f"{p.max_batch:,}"
-    # past the key/value head count (and always for MLA's one latent) each GPU keeps its own copy of what it
-    # shares: the total counts every copy, and the label says so (an uneven split has its own caution)
-    whole = p.replication > 1 and float(p.replication).is_integer()
-    copies = f", {p.replication:g} copies over {p.inputs.gpus} GPUs" if whole else ""
+    copies = f", {p.cache_copies} copies over {p.inputs.gpus} GPUs" if p.cache_copies else ""
     out = [
         ("model", p.model_name, p.model_name),
         ("card", f"{p.inputs.gpus} × {p.card_name}", p.card_name),

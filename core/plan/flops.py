@@ -41,7 +41,7 @@ def decode_flops_per_token(
     """FLOPs one sequence spends on its next token at `context` (weights + attention + boards); the
     cache layout says whether MLA decodes absorbed from its latent (the serving engines) or per head."""
     spec = model.spec
-    heads, d_qk, d_v = head_dims(model, absorbed=layout == "engine")
+    heads, d_qk, d_v = head_dims(model, absorbed=LAYOUTS[layout].absorbed_decode)
     n = 2.0 * active_params
     for layer, kind in enumerate(spec.layer_kinds()):
         if spec.linear is not None and kind == spec.linear.kind:

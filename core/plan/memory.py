@@ -32,6 +32,8 @@ class Layout:
     conv_offset: int  # columns the short convolution keeps = kernel + conv_offset
     mla: str  # "latent" or "per_head"
     name: str = ""  # short, for a phone-sized menu
+    # MLA decodes from the latent with the up-projections absorbed into query and output (vLLM, SGLang)
+    absorbed_decode: bool = False
 
     def details(self, mla: bool, window: bool, conv: bool) -> str:
         """What this layout keeps, for the parts a model has: 'MLA latent, window W' (none: '')."""
@@ -55,6 +57,7 @@ LAYOUTS: dict[str, Layout] = {
             -1,
             "latent",
             "serving engine (vLLM, SGLang)",
+            absorbed_decode=True,
         ),
         Layout(
             "transformers",

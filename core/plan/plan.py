@@ -20,7 +20,7 @@ Tensor parallelism splits weights, heads and bandwidth evenly; communication is 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from core.plan.calibration import calibration_words
 from core.plan.cards import GiB, PlanCard, card
@@ -99,6 +99,14 @@ class Plan:
     def weights_fit(self) -> bool:
         """False when weights + reserve alone exceed usable memory."""
         return self.usable - self.weights - self.reserve >= 0
+
+    @property
+    def cache_copies(self) -> int | None:
+        """How many copies of the cache the GPUs keep together, when more than one: past the key/value
+        head count (always for MLA's one latent) each GPU holds its own copy of what it shares. None for
+        one copy, and for an uneven split (which has its own caution)."""
+        whole = float(self.replication).is_integer()
+        return int(self.replication) if self.replication > 1 and whole else None
 
     @property
     def needed(self) -> float:
@@ -184,16 +192,57 @@ def _moved(seq: SequenceBytes, rep: float) -> float:
     return seq.kv * rep + 2 * seq.fixed
 
 
-def plan(model: PlannedModel, inputs: PlanInputs, explain: bool = True) -> Plan:
-    """Run the planner: every figure of the page and the CLI. explain=False leaves out the assumptions
-    (the calibration, which is one of them, plans a setting of its own)."""
+def _sequence(model: PlannedModel, inputs: PlanInputs, context: int) -> SequenceBytes:
+    """One sequence's cache and state at `context`, in the inputs' cache format and layout."""
+    bytes_per_element = cache_format(inputs.cache_format).bytes_per_element
+    return sequence_bytes(model, context, bytes_per_element, inputs.layout, STATE_BYTES, CONV_BYTES)
+
+
+@dataclass(frozen=True)
+class DecodeStep:
+    """One decode step for the whole batch: what it moves and computes, and how long each takes."""
+
+    experts_touched: float | None  # per MoE layer
+    bytes_moved: float  # all GPUs together
+    memory_seconds: float
+    compute_seconds: float
+
+    @property
+    def seconds(self) -> float:
+        return max(self.memory_seconds, self.compute_seconds)
+
+
+def decode_step(model: PlannedModel, inputs: PlanInputs, seq: SequenceBytes | None = None) -> DecodeStep:
+    """The roofline of one decode step (the module docstring's formula), whether or not it fits;
+    `seq`: one sequence at the context, when the caller has it already."""
+    spec, target, fmt = model.spec, card(inputs.card), weight_format(inputs.weight_format)
+    b, g = inputs.batch, inputs.gpus
+    seq = _sequence(model, inputs, inputs.context) if seq is None else seq
+    layers, per_expert = _routed(model)
+    touched = distinct_experts(spec.moe.experts, spec.moe.top_k, b) if layers else None
+    active_read = spec.active_params(count_embedding_table=False)
+    dense = active_read - layers * spec.moe.top_k * per_expert if layers else active_read
+    expert_read = layers * touched * per_expert * fmt.bytes_per_param(expert=True) if layers else 0.0
+    apart = ends(model, inputs.weight_format)
+    moved = (
+        (dense - apart.head_params) * fmt.bytes_per_param()
+        + apart.head_bytes
+        + expert_read
+        + b * _moved(seq, replication(model, g))
+    )
+    flops = b * decode_flops_per_token(model, active_read, inputs.context, inputs.layout)
+    compute = flops / (g * target.peak_flops) if target.peak_flops else 0.0
+    return DecodeStep(touched, moved, moved / (g * target.bandwidth_bytes_per_s), compute)
+
+
+def plan(model: PlannedModel, inputs: PlanInputs) -> Plan:
+    """Run the planner: every figure of the page and the CLI."""
     inputs = inputs.checked()
     spec, target = model.spec, card(inputs.card)
-    fmt, cfmt = weight_format(inputs.weight_format), cache_format(inputs.cache_format)
-    layout, b, g = inputs.layout, inputs.batch, inputs.gpus
+    b, g = inputs.batch, inputs.gpus
 
     def seq_at(t: int) -> SequenceBytes:
-        return sequence_bytes(model, t, cfmt.bytes_per_element, layout, STATE_BYTES, CONV_BYTES)
+        return _sequence(model, inputs, t)
 
     weights, reserve = weight_bytes(model, inputs.weight_format), reserve_bytes(model, g)
     usable = inputs.memory_share * target.memory_bytes * g
@@ -208,25 +257,10 @@ def plan(model: PlannedModel, inputs: PlanInputs, explain: bool = True) -> Plan:
     else:
         max_batch = int(room // per_seq) if room > 0 else 0
 
-    # decode: bytes and FLOPs of one step for the whole batch
-    layers, per_expert = _routed(model)
-    touched = distinct_experts(spec.moe.experts, spec.moe.top_k, b) if layers else None
-    active_read = spec.active_params(count_embedding_table=False)
-    dense = active_read - layers * spec.moe.top_k * per_expert if layers else active_read
-    expert_read = layers * touched * per_expert * fmt.bytes_per_param(expert=True) if layers else 0.0
-    apart = ends(model, inputs.weight_format)
-    read = (
-        (dense - apart.head_params) * fmt.bytes_per_param()
-        + apart.head_bytes
-        + expert_read
-        + b * _moved(seq, rep)
-    )
-    mem_time = read / (g * target.bandwidth_bytes_per_s)
-    flops = b * decode_flops_per_token(model, active_read, inputs.context, inputs.layout)
-    compute_time = flops / (g * target.peak_flops) if target.peak_flops else 0.0
+    step = decode_step(model, inputs, seq)
     fits = room >= kv + state
-    step = max(mem_time, compute_time)
-    tps = b / step if fits else None
+    tps = b / step.seconds if fits else None
+    active_read = spec.active_params(count_embedding_table=False)
     prefill = (
         prefill_flops(model, active_read, inputs.context) / (g * target.peak_flops)
         if target.peak_flops
@@ -234,9 +268,7 @@ def plan(model: PlannedModel, inputs: PlanInputs, explain: bool = True) -> Plan:
     )
     mla = {}
     if isinstance(spec.attention, LatentAttention):
-        mla = {
-            key: sequence_bytes(model, 1, cfmt.bytes_per_element, key).kv for key in ("engine", "per_head")
-        }
+        mla = {key: _sequence(model, replace(inputs, layout=key), 1).kv for key in ("engine", "per_head")}
     return Plan(
         inputs=inputs,
         model_name=spec.name,
@@ -253,15 +285,15 @@ def plan(model: PlannedModel, inputs: PlanInputs, explain: bool = True) -> Plan:
         fits=fits,
         max_context=max_context,
         max_batch=max_batch,
-        experts_touched=touched,
-        read_per_step=read,
+        experts_touched=step.experts_touched,
+        read_per_step=step.bytes_moved,
         decode_tokens_per_s=tps,
         per_sequence_tokens_per_s=tps / b if tps else None,
-        decode_bound="compute" if compute_time > mem_time else "memory",
+        decode_bound="compute" if step.compute_seconds > step.memory_seconds else "memory",
         prefill_seconds=prefill,
         gpus_needed=(needed := gpus_needed(model, seq, weights, inputs, target)),
         mla_layouts=mla,
-        assumptions=assumptions(model, inputs, target, touched) if explain else (),
+        assumptions=assumptions(model, inputs, target, step.experts_touched),
         trained_context=spec.context or None,
         cautions=cautions(model, inputs, needed),
     )

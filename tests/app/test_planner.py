@@ -8,11 +8,12 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.plan import CACHE_FORMATS, CARDS, WEIGHT_FORMATS, PlanInputs, parse, plan
+from core.plan.config import SHIPPED_CONFIGS
 from core.plan.export import pack_config, to_query
 from core.plan.memory import LAYOUTS
 from core.units import format_bytes
 from tests.app import driver
-from ui.planner import SHIPPED_DIR, shipped
+from ui.planner import shipped
 
 PAGE = "planner"
 
@@ -27,7 +28,7 @@ def _page(params: dict[str, str] | None = None) -> AppTest:
 
 
 def _shipped(name: str):
-    return parse((SHIPPED_DIR / f"{name}.json").read_text())
+    return parse((SHIPPED_CONFIGS / f"{name}.json").read_text())
 
 
 def test_default_page_shows_core_numbers():
@@ -61,7 +62,7 @@ def test_a_link_restores_every_input():
 
 
 def test_a_link_carries_a_pasted_config():
-    text = (SHIPPED_DIR / "kimi_linear_48b_a3b.json").read_text()
+    text = (SHIPPED_CONFIGS / "kimi_linear_48b_a3b.json").read_text()
     at = _page({"configz": pack_config(text), "card": "h200"})
     assert at.radio(key="plan_source").value == "Paste config.json"
     assert at.text_area(key="plan_paste").value == text
@@ -123,7 +124,7 @@ def test_number_inputs_at_their_ends():
 
 
 def test_pasting_a_real_config_plans_it():
-    data = json.loads((SHIPPED_DIR / "kimi_k3.json").read_text())
+    data = json.loads((SHIPPED_CONFIGS / "kimi_k3.json").read_text())
     at = _page()
     at.radio(key="plan_source").set_value("Paste config.json").run()
     at.text_area(key="plan_paste").input(json.dumps(data)).run()

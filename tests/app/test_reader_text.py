@@ -17,9 +17,9 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core.plan.config import SHIPPED_CONFIGS
 from core.plan.export import pack_config
 from tests.app import driver
-from ui.planner import SHIPPED_DIR
 from ui.text import WORD_JOINER, code_span, plain
 
 markdown_it = pytest.importorskip("markdown_it")  # comes with rich, which Streamlit depends on
@@ -135,7 +135,7 @@ def test_recall_list_error_quotes_the_reader_as_typed():
 
 
 def _config(**changes) -> str:
-    data = json.loads((SHIPPED_DIR / "llama3_1_8b.json").read_text())
+    data = json.loads((SHIPPED_CONFIGS / "llama3_1_8b.json").read_text())
     return json.dumps({**data, **changes})
 
 

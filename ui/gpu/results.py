@@ -24,7 +24,7 @@ from core.gpu.report import (
     yours_rows,
 )
 from core.gpu.timing import Bandwidth
-from core.plan.calibration import share_at
+from core.plan.calibration import shares_words
 from core.specs import SPECS
 from ui.lesson import show_figure
 
@@ -113,8 +113,7 @@ def context_results(
     headline_and_more(context_headline_rows(result), context_rows(result))
     st.caption(
         "'% of roofline' is measured speed ÷ predicted speed. Published llama-bench runs of Llama 8B (Q4_0) on an "
-        f"RTX 3090 land at {share_at(0):.0%} (empty context), {share_at(32768):.0%} (32K tokens) and "
-        f"{share_at(65536):.0%} (64K) of the planner's "
+        f"RTX 3090 land at {shares_words()} of the planner's "
         "ceiling for that setting (a community report, "
         "Abai/llama.cpp PR-BODY-fattn-dequant-cap.md); tiny models on a CPU "
         "land far lower, because there the time goes to launching many small operations, not to reading memory."

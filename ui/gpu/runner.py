@@ -146,7 +146,7 @@ def _pickers(snapshot: DeviceSnapshot, on_gpu: bool) -> Choice:
     dtype = (
         torch.bfloat16 if on_gpu else torch.float32
     )  # as core.gpu.timing.pick_dtype will choose (fp16: 2 bytes too)
-    s1.caption(f"**{preset.name}:** {preset_summary(preset, dtype)} {preset.description}")
+    s1.caption(f"**{preset.name}:** {preset_summary(preset, dtype)}")
     budget_of = budget_options(preset)
     budget_label = s2.select_slider(
         "Pretend my card has",
