@@ -33,6 +33,21 @@ def test_bf16_only_where_the_tensor_cores_have_it(capability, dtype):
     assert timing.pick_dtype(capability) == dtype  # Volta/Turing emulate bf16: fp16 there
 
 
+@pytest.mark.parametrize(("capability", "itemsize"), [((7, 5), 2), ((9, 0), 2)])
+def test_the_page_sizes_models_in_the_dtype_the_benchmark_will_pick(monkeypatch, capability, itemsize):
+    asked = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda i: asked.append(i) or capability)
+    assert timing.run_dtype(True) == timing.pick_dtype(capability)  # as make_env: CUDA device 0
+    assert timing.run_dtype(True).itemsize == itemsize and asked == [0, 0]
+    assert timing.run_dtype(False) == torch.float32 and asked == [0, 0]  # the CPU asks no card
+
+
+def test_a_readers_card_the_server_cannot_see_is_sized_in_two_bytes(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # the public page's home command
+    assert timing.run_dtype(True).itemsize == 2 and timing.run_dtype(False).itemsize == 4
+
+
 class TwoCards(FakeNvml):
     """Two GPUs; NVML index 0 is the one CUDA does NOT use (CUDA ordered them by speed)."""
 

@@ -140,6 +140,15 @@ def pick_dtype(capability: tuple[int, int] | None) -> torch.dtype:
     return torch.bfloat16 if tuple(capability) >= (8, 0) else torch.float16
 
 
+def run_dtype(on_gpu: bool) -> torch.dtype:
+    """The dtype a benchmark will run in, for the page's sizes before anything is built: as make_env
+    picks it for CUDA device 0; fp32 on the CPU; bf16 for a reader's own card that this server
+    cannot see (the public page's home command — fp16, on older cards, is the same two bytes)."""
+    if not on_gpu:
+        return torch.float32
+    return pick_dtype(torch.cuda.get_device_capability(0)) if torch.cuda.is_available() else torch.bfloat16
+
+
 def make_env(device: str = "auto", nvml_module: Any = None) -> BenchEnv:
     """Pick CUDA when present, else the CPU (fp32); open NVML for the same physical GPU."""
     use_cuda = torch.cuda.is_available() and device in ("auto", "cuda")

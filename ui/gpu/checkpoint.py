@@ -22,6 +22,7 @@ from core.gpu.checkpoint_bench import CheckpointInfo, CheckpointResult, Settings
 from core.gpu.export import to_json
 from core.gpu.report import cache_ceiling_words, percent, rate, rate_with_spread
 from core.gpu.runner import RUNNER, Busy
+from core.gpu.timing import run_dtype
 from core.models import fetch
 from core.models.hf_tokenizer import CheckpointError
 from core.units import format_bytes
@@ -112,7 +113,7 @@ def _picker(owner: str, on_gpu: bool, runs_off: str | None) -> None:
         return
     device = torch.device("cuda" if on_gpu else "cpu")
     depths = default_depths(info, Settings(), device)
-    elem = 2 if on_gpu else 4
+    elem = run_dtype(on_gpu).itemsize
     st.caption(
         f"{plain(info.name)}: {plain(info.family)}, {info.planned.spec.total_params():,} parameters, "
         f"{format_bytes(info.cache_bytes_per_token(elem))} of KV cache per token, a window of "

@@ -23,7 +23,7 @@ from core.gpu.report import (
     state_way_note,
     yours_rows,
 )
-from core.gpu.timing import Bandwidth
+from core.gpu.timing import Bandwidth, run_dtype
 from core.plan.calibration import shares_words
 from core.specs import SPECS
 from ui.lesson import show_figure
@@ -147,7 +147,7 @@ def _prediction(
     ref_bw, where = reference_bandwidth(snapshot, measured_bw, on_gpu)
     show_figure(
         prediction_figure(
-            predict_context(preset, ref_bw, budget_bytes, elem_bytes=2 if on_gpu else 4),
+            predict_context(preset, ref_bw, budget_bytes, elem_bytes=run_dtype(on_gpu).itemsize),
             budget_bytes is not None,
             f"Before you measure: the roofline for the '{preset.name}' models on {where}",
         ),

@@ -13,7 +13,6 @@ import uuid
 from dataclasses import dataclass
 
 import streamlit as st
-import torch
 
 from core.gpu import jobs, last_run
 from core.gpu.jobs import JobResult
@@ -22,6 +21,7 @@ from core.gpu.nvml import DeviceSnapshot
 from core.gpu.presets import PRESETS, WHOLE_CARD, Preset, budget_options, preset_choices
 from core.gpu.public import home_command
 from core.gpu.runner import MAX_RUN_S, OWNER_TTL_S, RUNNER, Busy, benchmark_running
+from core.gpu.timing import run_dtype
 
 RUN_PARAM = "gpu_run"
 _TOKEN = re.compile(r"[0-9a-f]{32}")
@@ -143,10 +143,7 @@ def _pickers(snapshot: DeviceSnapshot, on_gpu: bool) -> Choice:
         help="The size of the two small models the benchmarks build.",
     )
     preset = PRESETS[preset_name]
-    dtype = (
-        torch.bfloat16 if on_gpu else torch.float32
-    )  # as core.gpu.timing.pick_dtype will choose (fp16: 2 bytes too)
-    s1.caption(f"**{preset.name}:** {preset_summary(preset, dtype)}")
+    s1.caption(f"**{preset.name}:** {preset_summary(preset, run_dtype(on_gpu))}")
     budget_of = budget_options(preset)
     budget_label = s2.select_slider(
         "Pretend my card has",
