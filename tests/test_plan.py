@@ -409,3 +409,12 @@ def test_the_context_chart_names_its_ticks_as_context_lengths_are_quoted():
     axis = context_figure(sweep(_config("llama3_1_8b"), PlanInputs())).layout.xaxis
     assert list(axis.ticktext) == ["1K", "4K", "16K", "64K", "256K", "1M"]  # not 10k / 100k
     assert list(axis.tickvals) == [1024 * 4**i for i in range(6)]
+
+
+def test_each_gpu_of_a_group_keeps_its_own_runtime_and_prefill_activations():
+    """Tensor parallelism gives every GPU the whole prefill chunk's hidden-wide activations: the reserve
+    grows with the group (1 GiB + 2,048 × 16 × hidden × 2 bytes each), it is not shared."""
+    llama = parse(SHIPPED["llama3_1_8b"])
+    one_gpu = 2**30 + 2048 * 16 * 4096 * 2
+    for gpus in (1, 2, 8):
+        assert plan(llama, PlanInputs(context=4096, card="h100_80gb", gpus=gpus)).reserve == gpus * one_gpu

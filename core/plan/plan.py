@@ -5,8 +5,10 @@ Memory (across all GPUs of a tensor-parallel group):
     needed  = weights + reserve + batch × (KV cache at the context + fixed state)
 Weights: every parameter at its format's real bits (all experts are resident, busy or not); engines'
 quantised checkpoints (FP8, INT8, AWQ/GPTQ, MXFP4, NVFP4) keep the input table and output head in BF16.
-Reserve: 1 GiB per GPU (CUDA context, library workspaces) + activations of one 2,048-token prefill
-chunk, taken as 2,048 × 16 × hidden × 2 bytes — a stated round figure, not a measurement.
+Reserve, on every GPU: 1 GiB (CUDA context, library workspaces) + activations of one 2,048-token prefill
+chunk, taken as 2,048 × 16 × hidden × 2 bytes — a stated round figure, not a measurement. Under tensor
+parallelism each GPU runs the whole chunk and holds its own hidden-wide residual stream, so the
+activations are counted once per GPU, not once for the group.
 
 Decode, one step for the whole batch (the roofline, `core/roofline.py`, made batch-aware):
     bytes   = dense weights once + distinct experts touched × expert bytes (`experts.py`)
@@ -167,7 +169,8 @@ def weight_bytes(model: PlannedModel, fmt_key: str) -> float:
 
 
 def reserve_bytes(model: PlannedModel, gpus: int) -> float:
-    return gpus * RUNTIME_RESERVE + PREFILL_CHUNK * 16 * model.spec.hidden * 2
+    """The runtime and one prefill chunk's activations, on each of `gpus` GPUs (see the module doc)."""
+    return gpus * (RUNTIME_RESERVE + PREFILL_CHUNK * 16 * model.spec.hidden * 2)
 
 
 def replication(model: PlannedModel, gpus: int) -> float:
@@ -434,8 +437,8 @@ def assumptions(
         )
         + f" — {target.source}.",
         f"Usable memory: {inputs.memory_share:.0%} of the card (vLLM's gpu_memory_utilization defaults to 0.9); "
-        f"reserve: 1 GiB per GPU for the runtime + one {PREFILL_CHUNK:,}-token prefill chunk of activations "
-        "(2,048 × 16 × hidden × 2 bytes) — a round figure, not a measurement.",
+        f"reserve, on every GPU: 1 GiB for the runtime + one {PREFILL_CHUNK:,}-token prefill chunk of "
+        f"activations ({PREFILL_CHUNK:,} × 16 × hidden × 2 bytes) — a round figure, not a measurement.",
         "Decode speed is the roofline ceiling: each step reads the dense weights once for the whole batch, "
         "each touched expert once and every sequence's cache, and reads and writes back every fixed state; "
         "time = max(bytes ÷ bandwidth, FLOPs ÷ peak).",
