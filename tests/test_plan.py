@@ -418,3 +418,11 @@ def test_each_gpu_of_a_group_keeps_its_own_runtime_and_prefill_activations():
     one_gpu = 2**30 + 2048 * 16 * 4096 * 2
     for gpus in (1, 2, 8):
         assert plan(llama, PlanInputs(context=4096, card="h100_80gb", gpus=gpus)).reserve == gpus * one_gpu
+
+
+def test_a_cards_marketed_memory_read_as_gib_is_within_half_a_percent_of_what_the_driver_reported():
+    """The one card this project has measured: NVML's total on the lent H200 against the planner's."""
+    run = json.loads((CONFIGS.parents[1] / "docs/gpu-runs/2026-11-30-nvidia-h200/validate.json").read_text())
+    measured = run["device"]["vram_total_bytes"]
+    assert run["device"]["name"] == "NVIDIA H200" and measured == 143_771 * 2**20
+    assert 0 < CARDS["h200"].memory_bytes / measured - 1 < 0.005

@@ -1,8 +1,9 @@
 """Accelerators the planner knows: memory, memory bandwidth and dense 16-bit tensor peak, with sources.
 
 Memory sizes are the marketed number read as GiB, the unit the driver reports in; the driver shows
-a little less (a "24 GB" RTX 4090 24,564 MiB, an "80 GB" H100 81,559 MiB: 0.05–0.5 % under), and
-an L40S with ECC on 46,068 MiB of its "48 GB" — the usable share absorbs such differences. Peaks are *dense* BF16/FP16 tensor throughput with FP32 accumulate;
+a little less (a "24 GB" RTX 4090 24,564 MiB, an "80 GB" H100 81,559 MiB, a "141 GB" H200 143,771 MiB
+as NVML read it in docs/gpu-runs/2026-11-30-nvidia-h200: 0.05–0.5 % under), and an L40S with ECC on
+46,068 MiB of its "48 GB" — the usable share absorbs such differences. Peaks are *dense* BF16/FP16 tensor throughput with FP32 accumulate;
 vendor pages often print the 2:4-sparsity figure, which is twice this. Where a product page gives
 only another precision, the figure is derived by the stated halving and marked "derived".
 Apple does not publish a tensor peak, so prefill is not estimated for Apple machines.
