@@ -426,3 +426,26 @@ def test_a_cards_marketed_memory_read_as_gib_is_within_half_a_percent_of_what_th
     measured = run["device"]["vram_total_bytes"]
     assert run["device"]["name"] == "NVIDIA H200" and measured == 143_771 * 2**20
     assert 0 < CARDS["h200"].memory_bytes / measured - 1 < 0.005
+
+
+def test_a_hybrids_fixed_state_in_bf16_is_half_its_fp32_board_with_the_same_convolution_buffer():
+    """vLLM keeps Gated DeltaNet's state in the model dtype by default; fla, transformers (and vLLM for KDA)
+    in fp32. Qwen3-Next: 36 Gated DeltaNet layers × 32 value heads × a 128×128 board."""
+    qwen = parse(SHIPPED["qwen3_next_80b_a3b"])
+    fp32, bf16 = (plan(qwen, PlanInputs(context=4096, batch=4, state_format=f)) for f in ("fp32", "bf16"))
+    assert fp32.state - bf16.state == 4 * 36 * 32 * 128 * 128 * 2
+    assert bf16.kv == fp32.kv and bf16.read_per_step < fp32.read_per_step  # read and written back: less
+    assert any("BF16 (vLLM's default for Gated DeltaNet)" in a for a in bf16.assumptions)
+    llama = parse(SHIPPED["llama3_1_8b"])
+    assert plan(llama, PlanInputs(state_format="bf16")).needed == plan(llama, PlanInputs()).needed
+    with pytest.raises(ValueError, match="unknown state format 'fp64'"):
+        PlanInputs(state_format="fp64").checked()
+    assert from_query({"state_format": "fp64"}).state_format == "fp32"  # a bad link keeps the default
+    assert from_query(to_query(PlanInputs(state_format="bf16"))).state_format == "bf16"
+
+
+def test_cli_takes_the_fixed_state_format(capsys):
+    assert main(["--config", "qwen3_next_80b_a3b", "--state", "bf16"]) == 0
+    assert "BF16 (vLLM's default for Gated DeltaNet)" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["--config", "qwen3_next_80b_a3b", "--state", "fp64"])

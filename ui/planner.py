@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core.plan import CACHE_FORMATS, CARDS, WEIGHT_FORMATS, PlanInputs
+from core.plan import CACHE_FORMATS, CARDS, STATE_FORMATS, WEIGHT_FORMATS, PlanInputs
 from core.plan.config import MAX_CONFIG_BYTES, SHIPPED_CONFIGS
 from core.plan.export import from_query, pack_config, to_query, unpack_config
 from core.plan.memory import LAYOUTS
@@ -55,6 +55,7 @@ def restore_from_link() -> None:
     state["plan_weights"], state["plan_cache"] = inputs.weight_format, inputs.cache_format
     state["plan_share"], state["plan_gpus"] = inputs.memory_share, inputs.gpus
     state["plan_card"], state["plan_layout"] = inputs.card, inputs.layout
+    state["plan_state"] = inputs.state_format
     name, packed = params.get("config"), params.get("configz")
     if isinstance(name, str) and name in shipped():
         state["plan_source"], state["plan_shipped"] = SOURCES[0], name
@@ -96,7 +97,7 @@ def config_choice() -> ConfigChoice:
 
 
 def serving_inputs() -> PlanInputs:
-    """Context, batch, formats, memory share, GPUs, card and cache layout."""
+    """Context, batch, formats (weights, cache, fixed state), memory share, GPUs, card and cache layout."""
     state = st.session_state
     default = PlanInputs()
     options = sorted(set(CONTEXTS) | {int(state.get("plan_context", default.context))})
@@ -123,6 +124,16 @@ def serving_inputs() -> PlanInputs:
             format_func=lambda k: CACHE_FORMATS[k].label,
             key="plan_cache",
         )
+        fixed_state = st.selectbox(
+            "Fixed-state format",
+            list(STATE_FORMATS),
+            format_func=lambda k: STATE_FORMATS[k].label,
+            key="plan_state",
+            help="The number format of the board (one head's d_k×d_v matrix) that each Gated DeltaNet or KDA "
+            "layer keeps per sequence. fla and "
+            "transformers keep it in FP32, as vLLM does for KDA; vLLM keeps Gated DeltaNet's (Qwen3-Next) in "
+            "the model's BF16 unless --mamba-ssm-cache-dtype float32 is given. It matters only for hybrid models.",
+        )
     with right:
         card = st.selectbox("Card", list(CARDS), format_func=lambda k: CARDS[k].name, key="plan_card")
         gpus = st.number_input("GPUs (tensor parallel)", min_value=1, max_value=1024, step=1, key="plan_gpus")
@@ -142,7 +153,9 @@ def serving_inputs() -> PlanInputs:
             + "; ".join(f"{item.name}: {item.label.split(': ', 1)[-1]}" for item in LAYOUTS.values())
             + ". It matters only for models with MLA, sliding windows or short convolutions.",
         )
-    return PlanInputs(int(context), int(batch), weights, cache, float(share), int(gpus), card, layout)
+    return PlanInputs(
+        int(context), int(batch), weights, cache, float(share), int(gpus), card, layout, fixed_state
+    )
 
 
 def write_link(inputs: PlanInputs, choice: ConfigChoice) -> str:

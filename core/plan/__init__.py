@@ -10,7 +10,7 @@ page `lessons/planner.py`; tests/test_plan_oracle.py checks the cache bytes agai
 from core.plan.cards import CARDS, PlanCard
 from core.plan.config import PlannedModel, parse
 from core.plan.errors import ConfigError
-from core.plan.formats import CACHE_FORMATS, WEIGHT_FORMATS
+from core.plan.formats import CACHE_FORMATS, STATE_FORMATS, WEIGHT_FORMATS
 from core.plan.plan import Plan, PlanInputs, plan
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "PlanCard",
     "PlanInputs",
     "PlannedModel",
+    "STATE_FORMATS",
     "WEIGHT_FORMATS",
     "parse",
     "plan",

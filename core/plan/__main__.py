@@ -14,7 +14,7 @@ from core.plan.cards import CARDS
 from core.plan.config import MAX_CONFIG_BYTES, SHIPPED_CONFIGS, parse
 from core.plan.errors import ConfigError
 from core.plan.export import rows, to_csv, to_json
-from core.plan.formats import CACHE_FORMATS, WEIGHT_FORMATS
+from core.plan.formats import CACHE_FORMATS, STATE_FORMATS, WEIGHT_FORMATS
 from core.plan.memory import LAYOUTS
 from core.plan.plan import PlanInputs, plan
 
@@ -33,13 +33,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", choices=list(CACHE_FORMATS), default=d.cache_format)
     ap.add_argument("--memory-share", type=float, default=d.memory_share, help="usable share of memory (0.9)")
     ap.add_argument("--layout", choices=list(LAYOUTS), default=d.layout)
+    ap.add_argument(
+        "--state",
+        choices=list(STATE_FORMATS),
+        default=d.state_format,
+        help="the fixed recurrent state's format",
+    )
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--csv", action="store_true")
     args = ap.parse_args(argv)
     try:
         model = parse(read_config(args.config))
         inputs = PlanInputs(args.context, args.batch, args.weights, args.cache, args.memory_share, args.gpus,
-                            args.card, args.layout)  # fmt: skip
+                            args.card, args.layout, args.state)  # fmt: skip
         result = plan(model, inputs)
     except (ConfigError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -110,9 +110,28 @@ CACHE_FORMATS: dict[str, CacheFormat] = {
     )
 }
 
-# The fixed recurrent state of Gated DeltaNet / KDA layers is kept in fp32 by fla and transformers
-# (measured in tests/test_plan_oracle.py); its short-convolution buffer in the model dtype.
-STATE_BYTES = 4.0
+# The fixed recurrent state of Gated DeltaNet / KDA layers: fla and transformers keep it in fp32
+# (measured in tests/test_plan_oracle.py), as vLLM does for KDA; vLLM keeps Gated DeltaNet's in the
+# model dtype unless told otherwise. Its short-convolution buffer is in the model dtype everywhere.
+_VLLM_STATE = "vLLM model_executor/layers/mamba/mamba_utils.py (MambaStateDtypeCalculator)"
+STATE_FORMATS: dict[str, CacheFormat] = {
+    f.key: f
+    for f in (
+        CacheFormat(
+            "fp32",
+            "FP32 (fla, transformers; vLLM for KDA)",
+            4.0,
+            f"fla and transformers allocate it in float32; {_VLLM_STATE}: kda_state_dtype keeps it float32",
+        ),
+        CacheFormat(
+            "bf16",
+            "BF16 (vLLM's default for Gated DeltaNet)",
+            2.0,
+            f"{_VLLM_STATE}: gated_delta_net_state_dtype follows mamba_ssm_cache_dtype='auto', the model dtype",
+        ),
+    )
+}
+STATE_BYTES = STATE_FORMATS["fp32"].bytes_per_element
 CONV_BYTES = 2.0
 
 
@@ -128,3 +147,10 @@ def cache_format(key: str) -> CacheFormat:
         return CACHE_FORMATS[key]
     except KeyError:
         raise ValueError(f"unknown cache format {key!r}; known: {', '.join(CACHE_FORMATS)}") from None
+
+
+def state_format(key: str) -> CacheFormat:
+    try:
+        return STATE_FORMATS[key]
+    except KeyError:
+        raise ValueError(f"unknown state format {key!r}; known: {', '.join(STATE_FORMATS)}") from None

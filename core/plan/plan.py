@@ -29,7 +29,7 @@ from core.plan.cards import GiB, PlanCard, card
 from core.plan.config import PlannedModel
 from core.plan.experts import distinct_experts
 from core.plan.flops import decode_flops_per_token, prefill_flops
-from core.plan.formats import CONV_BYTES, STATE_BYTES, cache_format, weight_format
+from core.plan.formats import CONV_BYTES, cache_format, state_format, weight_format
 from core.plan.memory import LAYOUTS, SequenceBytes, sequence_bytes, unbounded_growth
 from core.specs import LatentAttention
 from core.units import format_context
@@ -52,9 +52,11 @@ class PlanInputs:
     gpus: int = 1
     card: str = "h100_80gb"
     layout: str = "engine"
+    state_format: str = "fp32"  # the fixed recurrent state's (formats.STATE_FORMATS)
 
     def checked(self) -> PlanInputs:
         weight_format(self.weight_format), cache_format(self.cache_format), card(self.card)
+        state_format(self.state_format)
         if self.layout not in LAYOUTS:
             raise ValueError(f"unknown layout {self.layout!r}; known: {', '.join(LAYOUTS)}")
         if not 0 <= self.context <= MAX_SEARCH_CONTEXT:
@@ -198,7 +200,8 @@ def _moved(seq: SequenceBytes, rep: float) -> float:
 def _sequence(model: PlannedModel, inputs: PlanInputs, context: int) -> SequenceBytes:
     """One sequence's cache and state at `context`, in the inputs' cache format and layout."""
     bytes_per_element = cache_format(inputs.cache_format).bytes_per_element
-    return sequence_bytes(model, context, bytes_per_element, inputs.layout, STATE_BYTES, CONV_BYTES)
+    state_bytes = state_format(inputs.state_format).bytes_per_element
+    return sequence_bytes(model, context, bytes_per_element, inputs.layout, state_bytes, CONV_BYTES)
 
 
 @dataclass(frozen=True)
@@ -453,9 +456,11 @@ def assumptions(
         ),
     ]
     if spec.linear is not None:
+        sfmt = state_format(inputs.state_format)
         items.append(
             f"Fixed state: {spec.num_linear_layers} {spec.linear.kind} layers keep a d_k×d_v matrix per head "
-            "in fp32 (as fla and transformers do) and a short-convolution buffer in bf16; it does not grow with context."
+            f"in {sfmt.label} — {sfmt.source} — and a short-convolution buffer in bf16; it does not grow "
+            "with context."
         )
     if model.sliding_layers:
         items.append(

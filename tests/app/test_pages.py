@@ -24,7 +24,7 @@ WIDGETS = {
     "kimi_k3": (1, 0, 0, 1),
     "experts": (1, 0, 1, 1),
     "your_gpu": (0, 1, 1, 0),
-    "planner": (0, 5, 2, 0),
+    "planner": (0, 6, 2, 0),
     "what_changed": (0, 1, 1, 0),
     "glossary": (1, 0, 0, 0),
 }

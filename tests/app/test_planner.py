@@ -7,7 +7,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.plan import CACHE_FORMATS, CARDS, WEIGHT_FORMATS, PlanInputs, parse, plan
+from core.plan import CACHE_FORMATS, CARDS, STATE_FORMATS, WEIGHT_FORMATS, PlanInputs, parse, plan
 from core.plan.config import SHIPPED_CONFIGS
 from core.plan.export import pack_config, to_query
 from core.plan.memory import LAYOUTS
@@ -44,7 +44,7 @@ def test_default_page_shows_core_numbers():
 
 
 def test_a_link_restores_every_input():
-    inputs = PlanInputs(262144, 16, "fp8", "fp8", 0.8, 2, "h100_80gb", "transformers")
+    inputs = PlanInputs(262144, 16, "fp8", "fp8", 0.8, 2, "h100_80gb", "transformers", "bf16")
     at = _page({**to_query(inputs), "config": "qwen3_next_80b_a3b"})
     assert at.selectbox(key="plan_shipped").value == "qwen3_next_80b_a3b"
     assert at.select_slider(key="plan_context").value == 262144
@@ -55,6 +55,7 @@ def test_a_link_restores_every_input():
     assert at.number_input(key="plan_gpus").value == 2
     assert at.selectbox(key="plan_card").value == "h100_80gb"
     assert at.selectbox(key="plan_layout").value == "transformers"
+    assert at.selectbox(key="plan_state").value == "bf16"
     expected = plan(_shipped("qwen3_next_80b_a3b"), inputs)
     assert driver.metric_value(at, "KV cache") == format_bytes(expected.kv)
     assert driver.metric_value(at, "Fixed state") == format_bytes(expected.state)
@@ -107,6 +108,7 @@ def test_every_shipped_config_card_format_and_layout_runs():
         ("plan_weights", WEIGHT_FORMATS),
         ("plan_cache", CACHE_FORMATS),
         ("plan_layout", LAYOUTS),
+        ("plan_state", STATE_FORMATS),
     ):
         for option in options:
             at.selectbox(key=key).set_value(option).run()
@@ -162,3 +164,16 @@ def test_what_if_figures_say_so_beside_the_headline():
     assert any("3 GPUs cannot split Llama-3.1-8B's 32 attention heads" in w.value for w in at.warning)
     at.number_input(key="plan_gpus").set_value(4).run()
     assert not any("cannot split" in w.value for w in at.warning)
+
+
+def test_the_fixed_state_format_changes_a_hybrids_state_and_not_a_dense_models():
+    at = _page({"config": "qwen3_next_80b_a3b", "batch": "8"})
+    fp32 = plan(_shipped("qwen3_next_80b_a3b"), PlanInputs(batch=8))
+    assert driver.metric_value(at, "Fixed state") == format_bytes(fp32.state)
+    at.selectbox(key="plan_state").set_value("bf16").run()
+    bf16 = plan(_shipped("qwen3_next_80b_a3b"), PlanInputs(batch=8, state_format="bf16"))
+    assert driver.metric_value(at, "Fixed state") == format_bytes(bf16.state) != format_bytes(fp32.state)
+    assert any("BF16 (vLLM's default for Gated DeltaNet)" in m.value for m in at.markdown)  # the assumption
+    assert "state_format=bf16" in next(m.value for m in at.markdown if "(?context=" in m.value)
+    at.selectbox(key="plan_shipped").set_value("llama3_1_8b").run()
+    assert driver.metric_value(at, "Fixed state") == format_bytes(0)
