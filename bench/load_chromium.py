@@ -17,12 +17,15 @@ from bench.load_reader import ReaderLog
 from bench.load_server import CHROMIUM_FLAGS, chromium_path
 
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
-# load_protocol.step_status's test in the page, polled by the browser itself: the status line shows step t
-SHOWS_STEP = """(t) => [...document.querySelectorAll('[data-testid=stMarkdownContainer] p')].some(p => {
-    const text = p.innerText.trim();
-    const at = text.match(/^\\S+ (\\d+) of \\d+(?: — .*)?$/);
-    return at ? Number(at[1]) === t : t === 0 && / — Step replays from \\S+ 1 of \\d+$/.test(text);
-})"""
+# load_protocol.step_status in the page, polled by the browser itself: the status line shows step t.
+# It is given STEP_STATUS's own pattern (JavaScript reads it alike; `s` is Python's re.S).
+SHOWS_STEP = """([t, pattern]) => {
+    const status = new RegExp(pattern, 's');
+    return [...document.querySelectorAll('[data-testid=stMarkdownContainer] p')].some(p => {
+        const found = p.innerText.replaceAll('**', '').trim().match(status);
+        return found !== null && (found[3] ? 0 : Number(found[1])) === t;
+    });
+}"""
 
 
 def _status(page):
@@ -70,7 +73,7 @@ async def chromium_reader(
                     timeout=60_000
                 )
                 t = 0 if t >= total else t + 1
-                await page.wait_for_function(SHOWS_STEP, arg=t, timeout=60_000)
+                await page.wait_for_function(SHOWS_STEP, arg=[t, STEP_STATUS.pattern], timeout=60_000)
                 await page.wait_for_selector(IDLE, timeout=120_000)
                 took = time.perf_counter() - start  # click → new step shown, script finished
                 await _settled(page)
