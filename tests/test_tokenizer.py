@@ -79,3 +79,17 @@ def test_byte_labels_name_every_byte_with_a_printable_character():
     assert labels == ["a", "␣", "猫 1/3", "猫 2/3", "猫 3/3", "🐱 1/4", "🐱 2/4", "🐱 3/4", "🐱 4/4", "⏎"]
     assert byte_labels([0xE7, 0x41]) == ["xE7", "A"]  # a broken sequence falls back to hex
     assert len(byte_labels(list(range(256)))) == 256
+
+
+def test_the_byte_models_tokens_say_which_are_pieces_of_a_character():
+    """ByteTokenizer.token_bytes is the byte itself, so the page finds a character's pieces from
+    bytes, as for GPT-2's tokens, not from how their labels look."""
+    from core.models.hf_tokenizer import ByteTokenizer
+    from ui.gpt2_model import _is_piece
+
+    tok = ByteTokenizer()
+    live = type("Live", (), {"tokenizer": tok})()
+    assert [tok.token_bytes(i) for i in tok.encode("é")] == [b"\xc3", b"\xa9"]
+    assert [_is_piece(live, i) for i in tok.encode("aé\t")] == [False, True, True, False]
+    with pytest.raises(ValueError):
+        tok.token_bytes(256)

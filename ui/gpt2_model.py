@@ -10,7 +10,6 @@ Also the prompt + sampling widget group both lessons share.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import streamlit as st
@@ -226,11 +225,15 @@ def show_tokens(live: LiveGPT2, ids: list[int], limit: int = 120) -> None:
 def _split_bytes(live: LiveGPT2, ids: list[int]) -> bool:
     """Whether any of these tokens is a piece of a character (labelled in hex, e.g. xE3), so the
     caption explains that notation only when the reader sees it."""
-    for i in ids:
-        try:
-            live.tokenizer.token_bytes(i).decode("utf-8")
-        except UnicodeDecodeError:
-            return True
+    return any(_is_piece(live, i) for i in ids)
+
+
+def _is_piece(live: LiveGPT2, token: int) -> bool:
+    """Whether a token's bytes are only part of a character (they are no UTF-8 text on their own)."""
+    try:
+        live.tokenizer.token_bytes(token).decode("utf-8")
+    except UnicodeDecodeError:
+        return True
     return False
 
 
@@ -240,9 +243,7 @@ def show_top_next(live: LiveGPT2, top: list[tuple[int, float]], key: str) -> Non
 
     st.markdown(f"**What the model expected next** — its {len(top)} likeliest {live.unit}s at this step")
     show_figure(_top_next(live.key, tuple(map(tuple, top)), _label=live.tokenizer.label), key=key)
-    pieces = [
-        label for token, _ in top if re.fullmatch(r"x[89A-F][0-9A-F]", label := live.tokenizer.label(token))
-    ]
+    pieces = [live.tokenizer.label(token) for token, _ in top if _is_piece(live, token)]
     if live.unit == "byte" and pieces:
         st.caption(
             f"{pieces[0]} is a byte written in hex: it has no letter of its own, being one piece of a character "

@@ -39,6 +39,11 @@ class ByteTokenizer:
     def label(self, token_id: int) -> str:
         return byte_tokenizer.token_label(token_id)
 
+    def token_bytes(self, token_id: int) -> bytes:
+        """The one byte a token is (its id)."""
+        byte_tokenizer.token_label(token_id)  # the id's range check
+        return bytes([int(token_id)])
+
     def prepare(self, text: str, max_tokens: int) -> Prompt:
         return fit_prompt(self.encode(text), self.encode("\n"), max_tokens, self.unit)
 
