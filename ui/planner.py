@@ -112,27 +112,16 @@ def serving_inputs() -> PlanInputs:
         batch = st.number_input(
             "Concurrent sequences (batch)", min_value=1, max_value=1_000_000, step=1, key="plan_batch"
         )
-        weights = st.selectbox(
-            "Weight format",
-            list(WEIGHT_FORMATS),
-            format_func=lambda k: WEIGHT_FORMATS[k].label,
-            key="plan_weights",
-        )
-        cache = st.selectbox(
-            "KV-cache format",
-            list(CACHE_FORMATS),
-            format_func=lambda k: CACHE_FORMATS[k].label,
-            key="plan_cache",
-        )
-        fixed_state = st.selectbox(
+        weights = _format_box("Weight format", WEIGHT_FORMATS, "plan_weights")
+        cache = _format_box("KV-cache format", CACHE_FORMATS, "plan_cache")
+        fixed_state = _format_box(
             "Fixed-state format",
-            list(STATE_FORMATS),
-            format_func=lambda k: STATE_FORMATS[k].label,
-            key="plan_state",
+            STATE_FORMATS,
+            "plan_state",
             help="The number format of the board (one head's d_k×d_v matrix) that each Gated DeltaNet or KDA "
-            "layer keeps per sequence. fla and "
-            "transformers keep it in FP32, as vLLM does for KDA; vLLM keeps Gated DeltaNet's (Qwen3-Next) in "
-            "the model's BF16 unless --mamba-ssm-cache-dtype float32 is given. It matters only for hybrid models.",
+            "layer keeps per sequence. fla and transformers keep it in FP32, as vLLM does for KDA; vLLM keeps "
+            "Gated DeltaNet's (Qwen3-Next) in the model's BF16 unless --mamba-ssm-cache-dtype float32 is given. "
+            "It matters only for hybrid models.",
         )
     with right:
         card = st.selectbox("Card", list(CARDS), format_func=lambda k: CARDS[k].name, key="plan_card")
@@ -156,6 +145,11 @@ def serving_inputs() -> PlanInputs:
     return PlanInputs(
         int(context), int(batch), weights, cache, float(share), int(gpus), card, layout, fixed_state
     )
+
+
+def _format_box(label: str, formats: dict, key: str, help: str | None = None) -> str:
+    """A number-format picker: the formats' keys, shown by their labels."""
+    return st.selectbox(label, list(formats), format_func=lambda k: formats[k].label, key=key, help=help)
 
 
 def write_link(inputs: PlanInputs, choice: ConfigChoice) -> str:
