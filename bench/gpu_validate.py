@@ -1,14 +1,19 @@
-"""Does lesson 10's GPU benchmark measure the memory wall? Five checks, each against a stated range.
+"""Does lesson 10's GPU benchmark measure the memory wall? Six checks, each against a stated range.
 
     python bench/gpu_validate.py --out docs/gpu-runs/<name>        # on one NVIDIA GPU, ≤ 10 minutes
     python bench/gpu_validate.py --out /tmp/dry --cpu-ok           # CPU dry run, tiny sizes, seconds
 
 1. decode: kernels per step (profiler); eager vs CUDA-graph tokens/s at depth 0 and 64K for
-   full attention and the fixed state, against the roofline of the bytes a step moves; MoE vs dense.
+   full attention and the fixed state, against the roofline of the bytes a step moves; MoE (experts
+   gathered) vs dense — the ways that ran on the first H200.
 2. bandwidth: device copy at 2 GiB vs an L2-sized copy; a bf16 GEMV; pinned vs pageable host→device.
 3. spill: one depth under a 16 GiB budget — copies per step by direction, host-blocking calls,
    device memory held vs the budget, pinned host memory before/after release, speed vs the spill roofline.
 4. energy: idle power after a 5 s rest vs right after work; energy counter vs sampled power over 8 s.
+6. newer kernels (run after 4): the fused Triton fixed-state step and the in-place MoE ways (grouped
+   GEMM, Triton) timed and checked against the PyTorch ways; the fastest MoE way vs dense. Newer code
+   runs last, so a sticky CUDA error in it cannot cost checks 1–4; a way that fails here is left out
+   of check 5 (`--skip-ways`).
 5. end to end: `python -m core.gpu.bench --preset large --vram-budget-gb 16` in a subprocess.
 
 Every check prints PASS/FAIL per expectation (SKIP: needs a GPU; the dry run still runs the code)
@@ -66,7 +71,7 @@ class Sizes:
     """How big each check runs: a real GPU, or the CPU dry run."""
 
     preset: str
-    deep: int  # the deep depth of check 1
+    deep: int  # the deep depth of checks 1 and 6
     copy_big: int
     gemv: tuple[int, int]
     h2d: int
@@ -108,6 +113,8 @@ class Validator:
         }
         self.bw: Bandwidth | None = None
         self.partial: dict[str, Any] = {}  # what the check running now has measured so far
+        self.decoded: dict[str, Any] | None = None  # check 1's runs: check 6's reference
+        self.skip_ways: list[str] = []  # newer ways that failed in check 6: check 5 does not try them
 
     def e(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         return expect(*args, cuda=self.cuda, **kwargs)
@@ -149,93 +156,104 @@ class Validator:
 
     # -- 1 ---------------------------------------------------------------------------------------
     def decode(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The ways that ran on the first H200 only (PyTorch ops, experts gathered): a sticky CUDA error
+        in newer code (check 6, run after check 4) cannot take these figures, or checks 2–4, with it."""
         env, s = self.env, self.s
-        preset = dataclasses.replace(PRESETS[s.preset], depth_seconds=20.0)
-        self.bw = self.bw or _bandwidth(env, preset.copy_bytes)
+        preset = self._decode_preset()
         tokens = random_tokens(preset, env.device)
         data = self.partial = {"copy_bandwidth_bytes_per_s": self.bw.device_bytes_per_s}
-        # the MoE each way this device runs: experts gathered (index_select + bmm), read in place by a
-        # grouped GEMM (bf16 on Hopper or newer) and by Triton kernels (any CUDA card; not timed on the
-        # CPU, where Triton only interprets)
-        moe_kinds = [k for k, impl in MOE_KINDS.items() if impl_available(impl, env.device, env.dtype,
-                     preset.d_model, preset.expert_hidden) and (self.cuda or impl != "triton")]  # fmt: skip
-        data["moe_kinds_timed"] = moe_kinds
-        # the fixed-state step each way too: PyTorch ops, and one fused Triton kernel (CUDA only)
-        fused_state = self.cuda and triton_support.available(env.device)
-        # the ways that ran on the first H200 first, the newer ones (Triton, grouped GEMM) after them:
-        # a sticky CUDA error in new code then cannot take the established figures with it
-        gathered = [k for k in moe_kinds if MOE_KINDS[k] == "gather"]
-        runs = [
-            ("attention", "dense", (0, s.deep), None),
-            ("state", "dense", (0, s.deep), None),
-            ("attention", "dense_moe_size", (preset.moe_depth,), None),
-        ]
-        runs += [("attention", kind, (preset.moe_depth,), None) for kind in gathered]
-        runs += [("state", "dense", (0, s.deep), "triton")] if fused_state else []
-        runs += [("attention", kind, (preset.moe_depth,), None) for kind in moe_kinds if kind not in gathered]
-        for kind, ffn, depths, way in runs:
+        gathered = [k for k, impl in MOE_KINDS.items() if impl == "gather"]
+        for kind, ffn, depths in (
+            ("attention", "dense", (0, s.deep)),
+            ("state", "dense", (0, s.deep)),
+            ("attention", "dense_moe_size", (preset.moe_depth,)),
+            *[("attention", k, (preset.moe_depth,)) for k in gathered],
+        ):
             if self.stop.is_set():
                 raise Stopped
             try:
-                self._time_decode(data, kind, ffn, depths, preset, tokens, way)
-            except Stopped:
-                raise
-            except Exception as error:  # another way that fails must not lose the rest of the check
-                if way is None and ffn in ("dense", "dense_moe_size", "moe"):
-                    raise
-                data[_failed_key(data, kind, ffn, depths, way)] = {
-                    "error": error_line(error, 400, whole=True)
-                }
+                self._time_decode(data, kind, ffn, depths, preset, tokens)
             finally:
                 env.free_memory()
-        # correctness of the newer ways, and each MoE way as one layer alone (each helper keeps its errors)
-        data["moe_parity"] = _moe_parity(preset, env)
-        data["moe_layer"] = _moe_layer_speeds(preset, env)
-        data["state_parity"] = _state_parity(preset, env)
+        self.decoded = data
         a0, ad = data["attention/dense/d0"], data[f"attention/dense/d{s.deep}"]
-        best = lambda r: r.get("graphed_tokens_per_s") or r.get("eager_tokens_per_s")  # noqa: E731
-        state_ways = {
-            way: (data.get(_key("state", "dense", 0, way)), data.get(_key("state", "dense", s.deep, way)))
-            for way in (None, "triton")
-        }
-        timed_ways = [w for w, (r0, _) in state_ways.items() if r0 and "error" not in r0]
-        state_way = max(timed_ways, key=lambda w: best(state_ways[w][0]))
-        data["state_fastest"] = state_way or "torch"
-        s0, sd = state_ways[state_way]
-        ops0, fused0 = state_ways[None][0], state_ways["triton"][0]
-        dense = data[f"attention/dense_moe_size/d{preset.moe_depth}"]
-
-        def share(moe: dict[str, Any] | None) -> float | None:
-            """MoE ÷ dense speed as a share of dense ÷ MoE bytes per step (each way's own bytes)."""
-            if not moe or "error" in moe:
-                return None
-            return ratio(
-                ratio(best(moe), best(dense)),
-                ratio(dense["bytes_per_step"]["total"], moe["bytes_per_step"]["total"]),
-            )
-
-        moes = {k: data.get(f"attention/{k}/d{preset.moe_depth}") for k in MOE_KINDS}
-        shares = {k: share(m) for k, m in moes.items()}
-        fastest = max((k for k in moes if shares[k] is not None), key=lambda k: best(moes[k]), default=None)
-        data["moe_fastest"] = fastest
+        s0, sd = data["state/dense/d0"], data[f"state/dense/d{s.deep}"]
+        moes = {k: data[f"attention/{k}/d{preset.moe_depth}"] for k in gathered}
+        share = _moe_share(data, preset)
         layers = preset.n_layers
-        words = {k: IMPL_WORDS[impl] for k, impl in MOE_KINDS.items()}
-        parity = data["moe_parity"]
         return data, [
             self.e("kernels per step per layer, full attention", a0["kernels_per_step"] / layers, 4, 40),
             self.e("host-blocking calls in a step", sum(a0["host_blocking_calls"].values()), 0, 0),
             self.e("graphed ÷ eager at depth 0, full attention", ratio(a0["graphed_tokens_per_s"], a0["eager_tokens_per_s"]), 1.2, None, "×"),
-            self.e("graphed % of roofline at depth 0, full attention", pct(best(a0), a0["roofline_tokens_per_s"]), 35, 110, " %"),
-            self.e(f"graphed % of roofline at depth {s.deep:,}, full attention", pct(best(ad), ad["roofline_tokens_per_s"]), 35, 110, " %"),
-            self.e("graphed % of roofline at depth 0, fixed state", pct(best(s0), s0["roofline_tokens_per_s"]), 25, 110, " %"),
-            self.e("fixed state ÷ full attention at depth 0", ratio(best(s0), best(a0)), 0.7, None, "×"),
-            self.e(f"fixed state ÷ full attention at depth {s.deep:,}", ratio(best(sd), best(ad)), 1.5, None, "×"),
-            self.e("fixed state at depth 0, one fused Triton kernel ÷ PyTorch ops", ratio(best(fused0), best(ops0)) if fused0 and "error" not in fused0 else None, unit="×", skip=not fused_state),
+            self.e("graphed % of roofline at depth 0, full attention", pct(_best(a0), a0["roofline_tokens_per_s"]), 35, 110, " %"),
+            self.e(f"graphed % of roofline at depth {s.deep:,}, full attention", pct(_best(ad), ad["roofline_tokens_per_s"]), 35, 110, " %"),
+            self.e("graphed % of roofline at depth 0, fixed state (PyTorch ops)", pct(_best(s0), s0["roofline_tokens_per_s"]), 25, 110, " %"),
+            self.e("fixed state (PyTorch ops) ÷ full attention at depth 0", ratio(_best(s0), _best(a0)), 0.7, None, "×"),
+            self.e(f"fixed state (PyTorch ops) ÷ full attention at depth {s.deep:,}", ratio(_best(sd), _best(ad)), 1.5, None, "×"),
+            self.e("host-blocking calls in an MoE step, experts gathered", sum(sum(m["host_blocking_calls"].values()) for m in moes.values()), 0, 0),
+            *[self.e(f"MoE, {IMPL_WORDS[MOE_KINDS[k]]} ÷ dense speed, as a share of the byte ratio", share(m)) for k, m in moes.items()],
+        ]  # fmt: skip
+
+    # -- 6 (run after 4: newer code last, so a sticky CUDA error in it costs only itself) ---------
+    def newer_kernels(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The fused fixed-state kernel and the in-place MoE ways (grouped GEMM, Triton): timed in the
+        decode models, checked against the PyTorch ways, and each MoE way as one layer alone. The
+        ways that fail here are kept out of check 5's benchmark (`--skip-ways`)."""
+        env, s = self.env, self.s
+        preset = self._decode_preset()
+        tokens = random_tokens(preset, env.device)
+        data = self.partial = {}
+        moe_kinds = [k for k, impl in MOE_KINDS.items() if impl_available(impl, env.device, env.dtype,
+                     preset.d_model, preset.expert_hidden) and (self.cuda or impl != "triton")]  # fmt: skip
+        newer = [k for k in moe_kinds if MOE_KINDS[k] != "gather"]
+        data["moe_kinds_timed"] = moe_kinds
+        fused_state = self.cuda and triton_support.available(env.device)
+        # what check 1 measured is the reference; without it (--checks 6) this check measures it itself
+        refs = dict(self.decoded or {})
+        runs = [(kind, ffn, depths, None) for kind, ffn, depths in (
+            ("state", "dense", (0, s.deep)), ("attention", "dense_moe_size", (preset.moe_depth,)),
+            *[("attention", k, (preset.moe_depth,)) for k in moe_kinds if MOE_KINDS[k] == "gather"],
+        ) if any(_key(kind, ffn, d) not in refs for d in depths)]  # fmt: skip
+        runs += [("state", "dense", (0, s.deep), "triton")] if fused_state else []
+        runs += [("attention", kind, (preset.moe_depth,), None) for kind in newer]
+        for kind, ffn, depths, way in runs:
+            if self.stop.is_set():
+                raise Stopped
+            try:
+                self._time_decode(refs, kind, ffn, depths, preset, tokens, way)
+            except Stopped:
+                raise
+            except Exception as error:  # one way that fails must not lose the others
+                if way is None and ffn in ("dense", "dense_moe_size", "moe"):
+                    raise  # a reference: nothing here can be judged without it
+                refs[_failed_key(refs, kind, ffn, depths, way)] = {
+                    "error": error_line(error, 400, whole=True)
+                }
+            finally:
+                data.update({k: v for k, v in refs.items() if k not in (self.decoded or {})})
+                env.free_memory()
+        data["moe_parity"] = _moe_parity(preset, env)
+        data["moe_layer"] = _moe_layer_speeds(preset, env)
+        data["state_parity"] = _state_parity(preset, env)
+        state_ways = {way: refs.get(_key("state", "dense", 0, way)) for way in (None, "triton")}
+        timed_ways = [w for w, r in state_ways.items() if r and "error" not in r]
+        state_way = max(timed_ways, key=lambda w: _best(state_ways[w]), default=None)
+        data["state_fastest"] = state_way or "torch"
+        ops0, fused0 = state_ways[None], state_ways["triton"]
+        moes = {k: refs.get(f"attention/{k}/d{preset.moe_depth}") for k in MOE_KINDS}
+        share = _moe_share(refs, preset)
+        shares = {k: share(m) for k, m in moes.items()}
+        fastest = max((k for k in moes if shares[k] is not None), key=lambda k: _best(moes[k]), default=None)
+        data["moe_fastest"] = fastest
+        data["skip_ways"] = self.skip_ways = _failed_ways(refs, data, preset, fused_state, newer)
+        parity = data["moe_parity"]
+        return data, [
+            self.e("fixed state at depth 0, one fused Triton kernel ÷ PyTorch ops", ratio(_best(fused0), _best(ops0)) if fused0 and "error" not in fused0 else None, unit="×", skip=not fused_state),
             self.e("fixed state, fused Triton step vs PyTorch ops: max |difference| ÷ max |output| after 3 steps", _number(data["state_parity"]), None, 0.03, needs_cuda=False, skip=data["state_parity"] is None),
             self.e("MoE, fastest way ÷ dense speed, as a share of the byte ratio", fastest and shares[fastest], 0.5, 1.2, "×"),
-            self.e("host-blocking calls in an MoE step, every way timed", sum(sum(m["host_blocking_calls"].values()) for m in moes.values() if m and "error" not in m), 0, 0),
-            *[self.e(f"MoE, {words[k]} ÷ dense speed, as a share of the byte ratio", shares[k], skip=k not in moe_kinds)
-              for k in MOE_KINDS],
+            self.e("host-blocking calls in an MoE step, newer ways", sum(sum(moes[k]["host_blocking_calls"].values()) for k in newer if moes[k] and "error" not in moes[k]), 0, 0, skip=not newer),
+            *[self.e(f"MoE, {IMPL_WORDS[MOE_KINDS[k]]} ÷ dense speed, as a share of the byte ratio", shares[k], skip=k not in newer)
+              for k in MOE_KINDS if MOE_KINDS[k] != "gather"],
             *[self.e(f"one MoE layer, {IMPL_WORDS[impl]}: weight bytes/s as % of one dense layer's",
                      pct(_number(data["moe_layer"].get(impl, {}).get("weight_bytes_per_s")),
                          data["moe_layer"]["dense"]["weight_bytes_per_s"]), unit=" %", skip=impl not in data["moe_layer"])
@@ -244,6 +262,11 @@ class Validator:
                      needs_cuda=False, skip=impl not in parity)
               for impl in IMPLS if impl != "gather"],
         ]  # fmt: skip
+
+    def _decode_preset(self) -> Any:
+        """Checks 1 and 6 run the validate size's preset, 20 s a depth, against the device copy speed."""
+        self.bw = self.bw or _bandwidth(self.env, PRESETS[self.s.preset].copy_bytes)
+        return dataclasses.replace(PRESETS[self.s.preset], depth_seconds=20.0)
 
     def _time_decode(self, data: dict[str, Any], kind: str, ffn: str, depths: tuple[int, ...], preset: Any,
                      tokens: torch.Tensor, way: str | None = None) -> None:  # fmt: skip
@@ -419,10 +442,15 @@ class Validator:
         ]  # fmt: skip
 
     # -- 5 ---------------------------------------------------------------------------------------
+    def bench_command(self, out: Path) -> list[str]:
+        """Check 5's benchmark, without the ways that failed in check 6."""
+        skip = ["--skip-ways", ",".join(self.skip_ways)] if self.skip_ways else []
+        return [sys.executable, "-m", "core.gpu.bench", *self.s.bench_args, *skip, "--out", str(out)]
+
     def end_to_end(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         out = self.folder / "bench.json"
         limit = max(30.0, self.deadline - time.perf_counter() - CHECK5_MARGIN_S)
-        cmd = [sys.executable, "-m", "core.gpu.bench", *self.s.bench_args, "--out", str(out)]
+        cmd = self.bench_command(out)
         print(f"  {' '.join(cmd)}  (limit {limit:.0f} s)", flush=True)
         env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         proc = subprocess.Popen(
@@ -513,6 +541,46 @@ def _state_parity(preset: Any, env: BenchEnv) -> float | str | None:
             model.release()
         del ops, fused
         env.free_memory()
+
+
+def _best(run: dict[str, Any] | None) -> float | None:
+    """A run's graphed tokens/s, else its eager ones."""
+    return run and (run.get("graphed_tokens_per_s") or run.get("eager_tokens_per_s"))
+
+
+def _moe_share(data: dict[str, Any], preset: Any) -> Callable[[dict[str, Any] | None], float | None]:
+    """MoE ÷ dense speed as a share of dense ÷ MoE bytes per step (each way's own bytes), against the
+    dense model of the MoE's total width in `data`."""
+    dense = data.get(f"attention/dense_moe_size/d{preset.moe_depth}")
+
+    def share(moe: dict[str, Any] | None) -> float | None:
+        if not moe or "error" in moe or not dense or "error" in dense:
+            return None
+        return ratio(
+            ratio(_best(moe), _best(dense)),
+            ratio(dense["bytes_per_step"]["total"], moe["bytes_per_step"]["total"]),
+        )
+
+    return share
+
+
+def _failed_ways(
+    runs: dict[str, Any], data: dict[str, Any], preset: Any, fused_state: bool, newer: list[str]
+) -> list[str]:
+    """The newer ways check 5's benchmark must not try: each that raised in a decode run or gave other
+    outputs than the PyTorch way (a crash in its process would end the whole benchmark)."""
+    bad = set()
+    if fused_state:
+        fused = runs.get(_key("state", "dense", 0, "triton"))
+        state_parity = _number(data["state_parity"])
+        if not fused or "error" in fused or state_parity is None or state_parity > 0.03:
+            bad.add("triton")
+    for kind in newer:
+        impl, run = MOE_KINDS[kind], runs.get(f"attention/{kind}/d{preset.moe_depth}")
+        parity = _number(data["moe_parity"].get(impl))
+        if not run or "error" in run or parity is None or parity > 0.03:
+            bad.add(impl)
+    return sorted(bad)
 
 
 def _number(value: Any) -> float | None:
@@ -615,14 +683,16 @@ def main(argv: list[str] | None = None) -> int:
         help=f"whole-run time budget; check 5 may overrun it by at most {STOP_GRACE_S - CHECK5_MARGIN_S:.0f} s "
         "(the time its benchmark gets to stop cleanly)",
     )
-    parser.add_argument("--checks", default="1,2,3,4,5", help="which checks to run, e.g. 1,3")
+    parser.add_argument(
+        "--checks", default="1,2,3,4,5,6", help="which checks to run, e.g. 1,3 (they run as 1, 2, 3, 4, 6, 5)"
+    )
     args = parser.parse_args(argv)
     cuda = torch.cuda.is_available()
     if not cuda and not args.cpu_ok:
         cli_io.fail(PROG, "this PyTorch sees no CUDA GPU; pass --cpu-ok for a CPU dry run")
     chosen = {c.strip() for c in args.checks.split(",") if c.strip()}
-    if not chosen or not chosen <= set("12345"):
-        cli_io.fail(PROG, f"--checks {args.checks!r}: pick from 1,2,3,4,5")
+    if not chosen or not chosen <= set("123456"):
+        cli_io.fail(PROG, f"--checks {args.checks!r}: pick from 1,2,3,4,5,6")
     why = cli_io.check_out_path(Path(args.out), is_dir=True)
     if why:
         cli_io.fail(PROG, why)
@@ -640,7 +710,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{PROG}: {v.out['mode']} on {env.device_label} ({env.dtype}); JSON in {folder}/validate.json"
             )
             for key, name, fn in (("1", "1 decode", v.decode), ("2", "2 bandwidth", v.bandwidth), ("3", "3 spill", v.spill),
-                                  ("4", "4 energy", v.energy), ("5", "5 end to end", v.end_to_end)):  # fmt: skip
+                                  ("4", "4 energy", v.energy), ("6", "6 newer kernels", v.newer_kernels),
+                                  ("5", "5 end to end", v.end_to_end)):  # fmt: skip
                 if key in chosen:
                     v.run(name, fn)
             v.save()

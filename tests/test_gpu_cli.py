@@ -100,6 +100,8 @@ def test_cli_runs_without_plotly_or_streamlit(bare_env, tmp_path):
         (["--depths", "512,256"], "increasing"),
         (["--preset", "huge"], "invalid choice"),
         (["--device", "cuda"], "sees no CUDA GPU"),
+        (["--skip-ways", "cuda"], "choose from grouped, triton"),
+        (["--skip-ways", ","], "choose from"),
     ],
 )
 def test_bad_arguments_are_one_line_and_exit_2(args, words, capsys, tmp_path):
@@ -108,6 +110,24 @@ def test_bad_arguments_are_one_line_and_exit_2(args, words, capsys, tmp_path):
     assert stop.value.code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and words in err and "Traceback" not in err
+
+
+class _Ran(Exception):
+    """Raised by a fake run_exclusive: what main() passed on is in its args."""
+
+
+def test_the_benchmark_is_given_the_ways_to_skip_and_the_cpu_layers_choice(monkeypatch, tmp_path):
+    def run_exclusive(fn, preset, env, budget, moe, *rest, cpu_layers=True):
+        raise _Ran(preset.skip_ways, cpu_layers)
+
+    monkeypatch.setattr(bench, "run_exclusive", run_exclusive)
+    base = ["--preset", "tiny", "--device", "cpu", "--out", str(tmp_path / "r.json")]
+    with pytest.raises(_Ran) as ran:
+        bench.main([*base, "--skip-ways", "triton,grouped", "--no-cpu-layers"])
+    assert ran.value.args == (("triton", "grouped"), False)
+    with pytest.raises(_Ran) as ran:
+        bench.main(base)
+    assert ran.value.args == ((), True)
 
 
 def test_an_unwritable_out_is_refused_up_front(capsys, tmp_path):
@@ -234,8 +254,13 @@ def test_validate_dry_run_runs_every_check_and_writes_its_json(bare_env, tmp_pat
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     data = json.loads((tmp_path / "validate.json").read_text())
     assert data["mode"] == "cpu dry run" and list(data["checks"]) == [
-        "1 decode", "2 bandwidth", "3 spill", "4 energy", "5 end to end"
-    ]  # fmt: skip
+        "1 decode",
+        "2 bandwidth",
+        "3 spill",
+        "4 energy",
+        "6 newer kernels",
+        "5 end to end",
+    ]  # fmt: skip  (the newer kernels run after the established checks, before the benchmark)
     for name, check in data["checks"].items():
         assert "error" not in check, (name, check.get("traceback"))
         assert check["expectations"] and all(e["status"] in ("PASS", "SKIP") for e in check["expectations"])
@@ -250,6 +275,7 @@ def test_validate_dry_run_runs_every_check_and_writes_its_json(bare_env, tmp_pat
     [
         ([], "--cpu-ok"),
         (["--cpu-ok", "--checks", "7"], "pick from"),
+        (["--cpu-ok", "--checks", "0,6"], "pick from"),
         (["--cpu-ok", "--budget-seconds", "-3"], "above zero"),
     ],
 )

@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import pytest
 import torch
 
 from core.gpu import moe_triton, state_triton, triton_support
+from core.gpu.export import versions
 from core.gpu.ffn import MoEFFN
 from core.gpu.models import build
 from core.gpu.presets import PRESETS
@@ -245,3 +247,24 @@ def test_the_kernels_compile_for_hopper_and_ampere_without_spills_and_with_wide_
     assert re.search(r"(ATOMG|RED)\.E\.ADD\.F32", sass["moe up"])
     assert sass["moe down"].count("BAR.SYNC") <= 8
     assert "STG.E.128" in sass["state step"]  # the state tile written back wide too
+
+
+def test_on_a_gpu_without_a_c_compiler_or_python_headers_the_pytorch_ways_run(monkeypatch):
+    """Triton builds its launcher with $CC/gcc/clang and Python.h the first time a kernel runs; a bare
+    GPU image without them gets the PyTorch ways, and the run's versions say why."""
+    pytest.importorskip("triton")
+    cuda = torch.device("cuda")
+    monkeypatch.setattr(triton_support.shutil, "which", lambda name: None)
+    monkeypatch.delenv("CC", raising=False)
+    assert triton_support.missing_toolchain() == "no C compiler (gcc, clang or $CC)"
+    assert not triton_support.available(cuda)
+    assert versions()["triton_toolchain"] == "no C compiler (gcc, clang or $CC)"
+    monkeypatch.setenv("CC", "cc")
+    monkeypatch.setattr(triton_support.sysconfig, "get_paths", lambda: {"include": "/nowhere"})
+    assert "no Python.h in /nowhere" in triton_support.missing_toolchain()
+    assert not triton_support.available(cuda)
+    monkeypatch.undo()
+    monkeypatch.setenv("CC", "cc")
+    include = Path(sysconfig.get_paths()["include"])
+    if (include / "Python.h").is_file():  # this machine has both: Triton can build here
+        assert triton_support.missing_toolchain() is None and triton_support.available(cuda)

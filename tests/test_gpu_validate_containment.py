@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from bench import gpu_validate
-from core.gpu import ffn
+from core.gpu import ffn, graphs
 from core.gpu.cli_io import StopOnSignal
 from core.gpu.timing import BenchEnv, make_env
 
@@ -73,3 +73,104 @@ def test_an_error_at_the_deep_run_keeps_the_depth_0_figures():
     assert gpu_validate._failed_key({}, "state", "dense", (0, 65536), "triton") == gpu_validate._key(
         "state", "dense", 0, "triton"
     )
+
+
+def _measured(depth: int) -> dict:
+    """What _time_decode stores for one run at one depth (figures of a plausible shape)."""
+    return {"kernels_per_step": 40, "host_blocking_calls": {}, "eager_tokens_per_s": 100.0,
+            "graphed_tokens_per_s": 300.0, "roofline_tokens_per_s": 400.0,
+            "bytes_per_step": {"total": 1e6 if depth else 2e6}}  # fmt: skip
+
+
+@pytest.fixture()
+def fake_runs(validator, monkeypatch):
+    """Checks 1 and 6 with their timing faked: every run is recorded as (kind, ffn, way); a run of a
+    feed-forward kind in `fail` raises as a crashing kernel would; the one-layer helpers are stubbed."""
+    runs, fail, parity = [], set(), {"grouped": 0.001}
+
+    def time_decode(data, kind, ffn, depths, preset, tokens, way=None):
+        runs.append((kind, ffn, way))
+        if ffn in fail:
+            raise RuntimeError("CUDA error: an illegal memory access was encountered")
+        for depth in depths:
+            data[gpu_validate._key(kind, ffn, depth, way)] = _measured(depth)
+
+    monkeypatch.setattr(gpu_validate, "_bandwidth", lambda env, n: SimpleNamespace(device_bytes_per_s=1e9))
+    monkeypatch.setattr(validator, "_time_decode", time_decode)
+    monkeypatch.setattr(gpu_validate, "impl_available", lambda impl, *args: impl in ("gather", "grouped"))
+    monkeypatch.setattr(gpu_validate, "_moe_parity", lambda preset, env: dict(parity))
+    monkeypatch.setattr(gpu_validate, "_state_parity", lambda preset, env: None)
+    monkeypatch.setattr(
+        gpu_validate, "_moe_layer_speeds", lambda preset, env: {"dense": {"weight_bytes_per_s": 1e9}}
+    )
+    return SimpleNamespace(runs=runs, fail=fail, parity=parity)
+
+
+def _record(tmp_path, name):
+    return json.loads((tmp_path / "validate.json").read_text())["checks"][name]
+
+
+def test_check_1_runs_only_the_ways_that_ran_on_the_first_h200(validator, fake_runs, tmp_path):
+    validator.run("1 decode", validator.decode)
+    assert "error" not in _record(tmp_path, "1 decode")
+    assert fake_runs.runs == [("attention", "dense", None), ("state", "dense", None),
+                              ("attention", "dense_moe_size", None), ("attention", "moe", None)]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("fail", "grouped_parity", "skipped"),
+    [(set(), 0.001, []), ({"moe_grouped"}, 0.001, ["grouped"]), (set(), 0.5, ["grouped"])],
+    ids=["all-good", "grouped-crashes", "grouped-computes-otherwise"],
+)
+def test_a_newer_way_that_fails_in_check_6_is_kept_out_of_check_5(
+    validator, fake_runs, tmp_path, fail, grouped_parity, skipped
+):
+    validator.run("1 decode", validator.decode)
+    fake_runs.runs.clear()
+    fake_runs.fail.update(fail)
+    fake_runs.parity["grouped"] = grouped_parity
+    validator.run("6 newer kernels", validator.newer_kernels)
+    record = _record(tmp_path, "6 newer kernels")
+    assert "error" not in record, record.get("traceback")
+    assert fake_runs.runs == [("attention", "moe_grouped", None)]  # check 1's runs are its references
+    assert record["data"]["skip_ways"] == skipped == validator.skip_ways
+    command = validator.bench_command(tmp_path / "bench.json")
+    assert ("--skip-ways" in command) == bool(skipped)
+    if skipped:
+        assert command[command.index("--skip-ways") + 1] == ",".join(skipped)
+    if fail:  # the crash is a finding of its own way, beside the references
+        depth = gpu_validate.PRESETS[validator.s.preset].moe_depth
+        assert "illegal memory access" in record["data"][f"attention/moe_grouped/d{depth}"]["error"]
+        assert record["data"]["moe_fastest"] == "moe"
+
+
+def test_check_6_alone_measures_its_own_references(validator, fake_runs, tmp_path):
+    validator.run("6 newer kernels", validator.newer_kernels)
+    assert "error" not in _record(tmp_path, "6 newer kernels")
+    assert fake_runs.runs == [("state", "dense", None), ("attention", "dense_moe_size", None),
+                              ("attention", "moe", None), ("attention", "moe_grouped", None)]  # fmt: skip
+
+
+def test_a_capture_that_fails_to_end_leaves_the_stream_it_found(monkeypatch):
+    """torch.cuda.graph ends the capture before it leaves its side stream; when ending raises, every
+    capture here (the decode steps and the probes' graphed copies) puts the caller's stream back."""
+    current = ["default"]
+
+    class FailingGraph:
+        def __init__(self, graph, capture_error_mode="global"):
+            self.mode = capture_error_mode
+
+        def __enter__(self):
+            current[0] = "capture side stream"
+
+        def __exit__(self, *exc):
+            raise RuntimeError("CUDA error: operation not permitted when stream is capturing")
+
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: current[0])
+    monkeypatch.setattr(torch.cuda, "set_stream", lambda stream: current.__setitem__(0, stream))
+    monkeypatch.setattr(torch.cuda, "graph", FailingGraph)
+    ran = []
+    with pytest.raises(RuntimeError, match="not permitted"):
+        with graphs.capturing(object()):
+            ran.append(current[0])
+    assert ran == ["capture side stream"] and current == ["default"]

@@ -4,6 +4,7 @@ tried; both benchmarks record the choice and the page says it in words."""
 
 from __future__ import annotations
 
+import dataclasses
 import types
 
 import pytest
@@ -46,6 +47,14 @@ def _fake_trials(monkeypatch, speeds: dict[str, float | Exception]) -> list[str]
     monkeypatch.setattr(ffn, "impl_available", lambda impl, *args: impl in speeds)
     monkeypatch.setattr(StateDecoder, "kernel_ways", lambda self: list(speeds))
     return seen
+
+
+def test_ways_the_benchmark_was_told_to_skip_are_not_tried_but_the_pytorch_way_always_is(monkeypatch):
+    seen = _fake_trials(monkeypatch, {"gather": 300.0, "grouped": 500.0, "triton": 900.0})
+    model = build("attention", TINY, "cpu", torch.float32, ffn="moe")
+    told = dataclasses.replace(TINY, skip_ways=("triton", "gather"))
+    way, trials = ways.choose_fastest(model, told, _FakeCudaEnv(), torch.arange(8), 4)
+    assert seen == ["gather", "grouped"] and way == "grouped" and set(trials) == {"gather", "grouped"}
 
 
 def test_the_fastest_way_is_kept_and_a_failing_way_is_reported(monkeypatch):

@@ -21,6 +21,7 @@ window, is refused before anything loads.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import sys
 import time
@@ -34,7 +35,8 @@ import torch
 from core.gpu import checkpoint_bench, cli_io
 from core.gpu.context_bench import run_context
 from core.gpu.export import to_json, versions
-from core.gpu.models import preset_summary
+from core.gpu.ffn import IMPLS
+from core.gpu.models import STATE_WAYS, preset_summary
 from core.gpu.moe_bench import run_moe
 from core.gpu.presets import PRESETS, Preset, preset_for_vram
 from core.gpu.runner import Busy, run_exclusive
@@ -185,6 +187,19 @@ def _trials_line(trials: dict[str, float | str]) -> str:
     )
 
 
+# The ways a step can run besides the PyTorch one (core.gpu.ffn.IMPLS, core.gpu.models.STATE_WAYS).
+NEWER_WAYS = tuple(dict.fromkeys([*IMPLS[1:], *STATE_WAYS[1:]]))
+
+
+def _way_list(text: str) -> tuple[str, ...]:
+    """'triton,grouped' → ('triton', 'grouped'); an unknown way is a one-line argument error."""
+    ways = tuple(w.strip() for w in text.split(",") if w.strip())
+    unknown = [w for w in ways if w not in NEWER_WAYS]
+    if unknown or not ways:
+        raise argparse.ArgumentTypeError(f"{text!r}: choose from {', '.join(NEWER_WAYS)}")
+    return ways
+
+
 def parse_args(argv: list[str] | None) -> Any:
     """Parse and check every argument before anything is measured (one-line error, exit 2)."""
     parser = cli_io.Parser(prog=PROG, description=__doc__.split("\n")[0])
@@ -220,6 +235,12 @@ def parse_args(argv: list[str] | None) -> Any:
         metavar="FOLDER",
         default=None,
         help="time this local checkpoint (GPT-2, Llama, Mistral, Qwen2, Qwen3 in safetensors) instead",
+    )
+    parser.add_argument(
+        "--skip-ways",
+        type=_way_list,
+        default=(),
+        help=f"kernel ways not to try, e.g. triton (of {', '.join(NEWER_WAYS)}; the PyTorch way always runs)",
     )
     parser.add_argument(
         "--no-cpu-layers",
@@ -268,6 +289,8 @@ def main(argv: list[str] | None = None) -> int:
         changes["depths"] = args.depths
     if args.eager_only:
         changes["use_graphs"] = False
+    if args.skip_ways:
+        changes["skip_ways"] = args.skip_ways
     preset = dataclasses.replace(preset, **changes)
     budget = None if args.vram_budget_gb is None else int(args.vram_budget_gb * 1024**3)
     print(f"preset {preset.name}: {preset_summary(preset, env.dtype)}", flush=True)
@@ -284,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
                 print_progress,
                 stop.is_set,
                 lambda r: out.write(to_json(r)),
+                cpu_layers=not args.no_cpu_layers,
             )
         if isinstance(result, Busy):
             print(result.message, file=sys.stderr)

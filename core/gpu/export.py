@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from core.gpu import triton_support
 from core.gpu.context_bench import ContextResult
 from core.gpu.moe_bench import MoeResult
 from core.gpu.nvml import DeviceSnapshot
@@ -135,6 +136,7 @@ def versions() -> dict[str, str | None]:
         "cudnn": str(torch.backends.cudnn.version()) if torch.cuda.is_available() else None,
         "nvidia_ml_py": _installed("nvidia-ml-py"),
         "triton": _installed("triton") or _installed("pytorch-triton"),
+        "triton_toolchain": triton_support.missing_toolchain() or "C compiler and Python.h found",
         "platform": platform.platform(),
     }
 

@@ -13,8 +13,9 @@ work time it on the device, not the host.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import torch
@@ -65,18 +66,23 @@ def capture(model: DecodeModel, depth: int, tokens: torch.Tensor, n_steps: int) 
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()
     graph = torch.cuda.CUDAGraph()
+    with capturing(graph):
+        _run_steps(model, depth, tokens, n_steps)
+    return graph
+
+
+@contextlib.contextmanager
+def capturing(graph: torch.cuda.CUDAGraph) -> Iterator[None]:
+    """torch.cuda.graph(graph), with other threads (the page) free to use CUDA meanwhile, that leaves
+    the stream it found current even when it fails: torch.cuda.graph ends the capture before it leaves
+    its side stream, so when ending fails that stream would stay current for all the process runs next."""
     before = torch.cuda.current_stream()
     try:
-        with torch.cuda.graph(
-            graph, capture_error_mode="thread_local"
-        ):  # other threads (the page) may use CUDA
-            _run_steps(model, depth, tokens, n_steps)
+        with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+            yield
     except BaseException:
-        # torch.cuda.graph ends the capture before it leaves its stream: when ending fails, the
-        # capture's side stream would stay current for everything this process runs next
         torch.cuda.set_stream(before)
         raise
-    return graph
 
 
 def time_graphed(

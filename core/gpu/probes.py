@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from core.gpu.graphs import Timer
+from core.gpu.graphs import Timer, capturing
 from core.gpu.kv_cache import empty_host_cache
 
 # Runtime calls that make the host wait for the device.
@@ -82,7 +82,7 @@ def _graphed(fn: Callable[[], object], device: torch.device) -> Callable[[], obj
         fn()  # warm up outside the capture, as torch.cuda.graph asks
     torch.cuda.current_stream(device).wait_stream(side)
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+    with capturing(graph):
         fn()
     return graph.replay
 

@@ -37,7 +37,7 @@ def choose_fastest(
     Returns (the way kept, tokens/s per way tried — or the one-line reason it could not run).
     A way that fails leaves the others; out of memory in a trial keeps the first way, untried
     (trials None); Stop is raised; the trial's cache is always released."""
-    ways = model.kernel_ways()
+    ways = [w for i, w in enumerate(model.kernel_ways()) if i == 0 or w not in preset.skip_ways]
     if env.device.type != "cuda" or len(ways) < 2:
         model.use_way(ways[0])
         return ways[0], {}
