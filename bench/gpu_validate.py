@@ -574,12 +574,12 @@ def _failed_ways(
         fused = runs.get(_key("state", "dense", 0, "triton"))
         state_parity = _number(data["state_parity"])
         if not fused or "error" in fused or state_parity is None or state_parity > 0.03:
-            bad.add("triton")
+            bad.add("state:triton")
     for kind in newer:
         impl, run = MOE_KINDS[kind], runs.get(f"attention/{kind}/d{preset.moe_depth}")
         parity = _number(data["moe_parity"].get(impl))
         if not run or "error" in run or parity is None or parity > 0.03:
-            bad.add(impl)
+            bad.add(f"moe:{impl}")
     return sorted(bad)
 
 

@@ -102,6 +102,7 @@ def test_cli_runs_without_plotly_or_streamlit(bare_env, tmp_path):
         (["--device", "cuda"], "sees no CUDA GPU"),
         (["--skip-ways", "cuda"], "choose from grouped, triton"),
         (["--skip-ways", ","], "choose from"),
+        (["--skip-ways", "state:grouped"], "moe:grouped, moe:triton, state:triton"),
     ],
 )
 def test_bad_arguments_are_one_line_and_exit_2(args, words, capsys, tmp_path):
@@ -123,8 +124,8 @@ def test_the_benchmark_is_given_the_ways_to_skip_and_the_cpu_layers_choice(monke
     monkeypatch.setattr(bench, "run_exclusive", run_exclusive)
     base = ["--preset", "tiny", "--device", "cpu", "--out", str(tmp_path / "r.json")]
     with pytest.raises(_Ran) as ran:
-        bench.main([*base, "--skip-ways", "triton,grouped", "--no-cpu-layers"])
-    assert ran.value.args == (("triton", "grouped"), False)
+        bench.main([*base, "--skip-ways", "state:triton,grouped,moe:triton", "--no-cpu-layers"])
+    assert ran.value.args == (("state:triton", "grouped", "moe:triton"), False)
     with pytest.raises(_Ran) as ran:
         bench.main(base)
     assert ran.value.args == ((), True)

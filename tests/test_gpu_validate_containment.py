@@ -119,7 +119,7 @@ def test_check_1_runs_only_the_ways_that_ran_on_the_first_h200(validator, fake_r
 
 @pytest.mark.parametrize(
     ("fail", "grouped_parity", "skipped"),
-    [(set(), 0.001, []), ({"moe_grouped"}, 0.001, ["grouped"]), (set(), 0.5, ["grouped"])],
+    [(set(), 0.001, []), ({"moe_grouped"}, 0.001, ["moe:grouped"]), (set(), 0.5, ["moe:grouped"])],
     ids=["all-good", "grouped-crashes", "grouped-computes-otherwise"],
 )
 def test_a_newer_way_that_fails_in_check_6_is_kept_out_of_check_5(
@@ -174,3 +174,25 @@ def test_a_capture_that_fails_to_end_leaves_the_stream_it_found(monkeypatch):
         with graphs.capturing(object()):
             ran.append(current[0])
     assert ran == ["capture side stream"] and current == ["default"]
+
+
+@pytest.mark.parametrize(
+    ("state_run", "state_parity", "moe_parity", "skipped"),
+    [
+        ({"graphed_tokens_per_s": 900.0}, 0.001, 0.001, []),
+        ({"error": "RuntimeError: illegal memory access"}, 0.001, 0.001, ["state:triton"]),
+        ({"graphed_tokens_per_s": 900.0}, 0.001, 0.5, ["moe:triton"]),
+        ({"graphed_tokens_per_s": 900.0}, "no Triton here", 0.001, ["state:triton"]),
+    ],
+    ids=["both-good", "state-crashes", "moe-computes-otherwise", "state-unchecked"],
+)
+def test_a_failing_triton_kernel_keeps_only_its_own_part_out_of_check_5(
+    state_run, state_parity, moe_parity, skipped
+):
+    """The MoE's Triton kernels and the fused state step are both called 'triton': the skip list names
+    the part, so one failing cannot keep the other out of the end-to-end benchmark."""
+    preset = gpu_validate.PRESETS["tiny"]
+    runs = {gpu_validate._key("state", "dense", 0, "triton"): state_run,
+            f"attention/moe_triton/d{preset.moe_depth}": _measured(preset.moe_depth)}  # fmt: skip
+    data = {"state_parity": state_parity, "moe_parity": {"triton": moe_parity}}
+    assert gpu_validate._failed_ways(runs, data, preset, True, ["moe_triton"]) == skipped

@@ -57,6 +57,30 @@ def test_ways_the_benchmark_was_told_to_skip_are_not_tried_but_the_pytorch_way_a
     assert seen == ["gather", "grouped"] and way == "grouped" and set(trials) == {"gather", "grouped"}
 
 
+@pytest.mark.parametrize(
+    ("kind", "skip", "tried"),
+    [
+        (
+            "attention",
+            ("state:triton",),
+            ["gather", "grouped", "triton"],
+        ),  # the state's Triton is not the MoE's
+        ("attention", ("moe:triton",), ["gather", "grouped"]),
+        ("attention", ("triton",), ["gather", "grouped"]),  # bare: that way in every part
+        ("state", ("moe:triton",), ["torch", "triton"]),
+        ("state", ("state:triton",), []),  # one way left: kept untried
+        ("state", ("triton",), []),
+    ],
+)
+def test_a_skip_list_names_a_way_in_its_part_or_bare_in_every_part(monkeypatch, kind, skip, tried):
+    here = ["gather", "grouped", "triton"] if kind == "attention" else ["torch", "triton"]
+    seen = _fake_trials(monkeypatch, dict.fromkeys(here, 100.0))
+    model = build(kind, TINY, "cpu", torch.float32, ffn="moe" if kind == "attention" else "dense")
+    told = dataclasses.replace(TINY, skip_ways=skip)
+    way, trials = ways.choose_fastest(model, told, _FakeCudaEnv(), torch.arange(8), 4)
+    assert seen == tried == list(trials) and way == here[0]
+
+
 def test_the_fastest_way_is_kept_and_a_failing_way_is_reported(monkeypatch):
     seen = _fake_trials(
         monkeypatch, {"gather": 300.0, "grouped": RuntimeError("CUTLASS says no\nmore"), "triton": 900.0}

@@ -187,12 +187,14 @@ def _trials_line(trials: dict[str, float | str]) -> str:
     )
 
 
-# The ways a step can run besides the PyTorch one (core.gpu.ffn.IMPLS, core.gpu.models.STATE_WAYS).
-NEWER_WAYS = tuple(dict.fromkeys([*IMPLS[1:], *STATE_WAYS[1:]]))
+# The ways a step can run besides the PyTorch one (core.gpu.ffn.IMPLS, core.gpu.models.STATE_WAYS),
+# each named in its part ('moe:triton') or, bare, in every part that has it ('triton': core.gpu.ways).
+PART_WAYS = (*(f"moe:{w}" for w in IMPLS[1:]), *(f"state:{w}" for w in STATE_WAYS[1:]))
+NEWER_WAYS = (*dict.fromkeys(w.split(":")[1] for w in PART_WAYS), *PART_WAYS)
 
 
 def _way_list(text: str) -> tuple[str, ...]:
-    """'triton,grouped' → ('triton', 'grouped'); an unknown way is a one-line argument error."""
+    """'moe:triton,grouped' → ('moe:triton', 'grouped'); an unknown way is a one-line argument error."""
     ways = tuple(w.strip() for w in text.split(",") if w.strip())
     unknown = [w for w in ways if w not in NEWER_WAYS]
     if unknown or not ways:
@@ -240,7 +242,8 @@ def parse_args(argv: list[str] | None) -> Any:
         "--skip-ways",
         type=_way_list,
         default=(),
-        help=f"kernel ways not to try, e.g. triton (of {', '.join(NEWER_WAYS)}; the PyTorch way always runs)",
+        help=f"kernel ways not to try, e.g. moe:triton (of {', '.join(NEWER_WAYS)}; a bare way is skipped "
+        "in every part; the PyTorch way always runs)",
     )
     parser.add_argument(
         "--no-cpu-layers",

@@ -137,6 +137,12 @@ class DecodeModel(nn.Module):
         return layers[0].runnable_impls() if layers else ["torch"]
 
     @property
+    def way_part(self) -> str:
+        """The part of the step `kernel_ways` choose for: 'moe' (how the experts are read), 'state'
+        (how the fixed state is updated) — what a skip list names as 'moe:triton' (core.gpu.ways)."""
+        return "moe" if self.moe_layers() else "mixer"
+
+    @property
     def way(self) -> str:
         layers = self.moe_layers()
         return layers[0].impl if layers else "torch"
@@ -255,6 +261,8 @@ class StateDecoder(DecodeModel):
     # one Triton kernel a layer (core.gpu.state_triton: the state read once and written once).
     def kernel_ways(self) -> list[str]:
         return ["torch"] + (["triton"] if triton_support.available(self.device) else [])
+
+    way_part = "state"
 
     @property
     def way(self) -> str:

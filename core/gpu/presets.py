@@ -41,7 +41,8 @@ class Preset:
     rest_seconds: float = 0.0  # quiet time before the idle window, so the card settles after work
     depth_seconds: float = 30.0  # time cap on timing one depth (eager and graphed together)
     use_graphs: bool = True  # on CUDA, also replay each repetition as one CUDA graph
-    skip_ways: tuple[str, ...] = ()  # kernel ways not to try (core.gpu.ways); the PyTorch way always runs
+    # kernel ways not to try, 'moe:triton' (one part's) or bare (core.gpu.ways); PyTorch's always runs
+    skip_ways: tuple[str, ...] = ()
     budget_choices: tuple[int, ...]  # "pretend my card has N bytes" options
     copy_bytes: int  # buffer size for the copy-bandwidth test
 

@@ -24,6 +24,12 @@ if TYPE_CHECKING:
 TRIAL_REPEATS = 2  # graph replays per way: enough to rank ways that differ by more than noise
 
 
+def skipped(part: str, way: str, skip: tuple[str, ...]) -> bool:
+    """Is `way` of the step's `part` in the skip list? 'moe:triton' names one part's way (the MoE's
+    Triton kernels, not the fused state step); a bare 'triton' names it in every part."""
+    return way in skip or f"{part}:{way}" in skip
+
+
 def choose_fastest(
     model: DecodeModel,
     preset: Preset,
@@ -37,7 +43,11 @@ def choose_fastest(
     Returns (the way kept, tokens/s per way tried — or the one-line reason it could not run).
     A way that fails leaves the others; out of memory in a trial keeps the first way, untried
     (trials None); Stop is raised; the trial's cache is always released."""
-    ways = [w for i, w in enumerate(model.kernel_ways()) if i == 0 or w not in preset.skip_ways]
+    ways = [
+        w
+        for i, w in enumerate(model.kernel_ways())
+        if i == 0 or not skipped(model.way_part, w, preset.skip_ways)
+    ]
     if env.device.type != "cuda" or len(ways) < 2:
         model.use_way(ways[0])
         return ways[0], {}
