@@ -63,16 +63,6 @@ def test_long_prompt_is_cut_with_a_note(page):
     assert any("stops" in i.value for i in at.info)
 
 
-@pytest.mark.slow
-def test_a_curious_reader():
-    at = driver.fresh(PAGE)
-    assert driver.type_text(at) == 1
-    assert driver.sweep_sliders(at) == 3
-    assert driver.try_selectboxes(at) == 0
-    assert driver.click_steps(at, times=20) == 1
-    assert at.session_state["gpt2_t"] == 20
-
-
 # -- the released-weights switch, with a tiny random GPT-2 in Hugging Face format (no network) ------
 
 

@@ -96,16 +96,6 @@ def test_the_calculator_only_suggests_what_would_fit(page):
     assert "(1.3 TiB)" in advice
 
 
-@pytest.mark.slow
-def test_a_curious_reader():
-    at = driver.fresh(PAGE)
-    assert driver.type_text(at) == 1
-    assert driver.try_selectboxes(at) == 5
-    assert driver.sweep_sliders(at) == 4
-    assert driver.click_steps(at, times=20) == 1
-    assert at.session_state["kv_t"] == 20
-
-
 def test_stepped_figures_patched_from_the_last_step_match_a_full_build():
     """The page builds each stepped picture once per run and patches it per step (speed); what the
     reader gets must equal the figure built and validated from scratch at that step."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from bench.load_protocol import step_status
 from tests.app import driver
 from ui.course import LESSONS, available
 
@@ -54,12 +55,20 @@ def test_every_page_has_its_widget_counts():
 @pytest.mark.slow
 @pytest.mark.parametrize("slug", [item.slug for item in available()])
 def test_page_survives_a_curious_reader(slug):
+    """Every widget poked, then 20 Steps: no exception, and the Step controls stand 20 steps on
+    (or at the end of the run, where they stop)."""
     texts, selectboxes, sliders, steps = WIDGETS[slug]
     at = driver.fresh(slug)
     assert driver.type_text(at) == texts
     assert driver.try_selectboxes(at) == selectboxes
     assert driver.sweep_sliders(at) == sliders
+    before = step_status(driver.step_status(at)) if steps else None
     assert driver.click_steps(at, times=20) == steps
+    if before:
+        (start, total), (shown, after_total) = before, step_status(driver.step_status(at))
+        assert (shown, after_total) == (min(start + 20, total), total), (
+            f"{slug}: 20 Steps from {start} of {total}"
+        )
 
 
 def test_pages_draw_data_tables_through_one_helper():

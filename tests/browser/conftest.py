@@ -13,6 +13,7 @@ import pytest
 
 from bench.load_protocol import step_status
 from bench.load_server import CHROMIUM_FLAGS, chromium_path, course_server
+from ui.course import COURSE
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
@@ -98,3 +99,38 @@ def step_position(page) -> int | None:
     lines = page.locator("[data-testid='stMain']").inner_text().splitlines()
     found = [shown for line in lines if (shown := step_status(line))]
     return found[0][0] if found else None
+
+
+def open_lesson(page, server_url, item) -> None:
+    """The lesson by its own link (test_deep_links.py checks that this works on a fresh server)."""
+    page.goto(f"{server_url}/{'' if item == COURSE.start else item.url_path}")
+    wait_for_app(page)
+    page.wait_for_selector("h1", timeout=60_000)
+
+
+def click_when_ready(page, locator, attempts: int = 3) -> None:
+    """Click once the app accepts input: right after a (re)load Streamlit can hold the page inert
+    for a moment, so a click that times out waits for the app and tries again."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for attempt in range(attempts):
+        try:
+            locator.click(timeout=20_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == attempts - 1:
+                raise
+            wait_for_app(page)
+    wait_for_app(page)
+
+
+def save_whole_page(page, path) -> None:
+    """Screenshot the whole lesson: Streamlit scrolls inside its main pane, so grow the window to fit."""
+    height = page.evaluate(
+        "() => Math.max(...[...document.querySelectorAll('[data-testid=stMain], section.main, "
+        "[data-testid=stAppViewContainer]')].map(e => e.scrollHeight), 1000)"
+    )
+    page.set_viewport_size({"width": 1400, "height": min(int(height) + 40, 16000)})
+    page.wait_for_timeout(800)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path), full_page=True)

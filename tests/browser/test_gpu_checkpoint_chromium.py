@@ -6,8 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import SCREENSHOTS, checkpoint_server, wait_for_app
-from tests.browser.test_pages_in_chromium import click_when_ready, save_whole_page
+from tests.browser.conftest import (
+    SCREENSHOTS,
+    checkpoint_server,
+    click_when_ready,
+    save_whole_page,
+    wait_for_app,
+)
 from ui.course import lesson
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -1,14 +1,22 @@
-"""Every lesson renders in a real Chromium with no Streamlit exception; screenshots are kept."""
+"""Every lesson in a real Chromium: it renders with no Streamlit exception, Steps, passes axe as loaded
+and after Steps (one visit a lesson: loading a lesson is the costly part), and is screenshotted."""
 
 from __future__ import annotations
 
 import re
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.browser.conftest import SCREENSHOTS, step_position, wait_for_app
-from ui.course import COURSE, available, lesson
+from tests.browser.axe import assert_accessible
+from tests.browser.conftest import (
+    SCREENSHOTS,
+    click_when_ready,
+    open_lesson,
+    save_whole_page,
+    step_position,
+    wait_for_app,
+)
+from ui.course import available, lesson
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -20,12 +28,13 @@ def _assert_no_exception(page, where: str) -> None:
 
 
 @pytest.mark.parametrize("item", available(), ids=lambda item: item.slug)
-def test_lesson_renders(page, server_url, item):
-    page.goto(f"{server_url}/{'' if item == COURSE.start else item.url_path}")
-    wait_for_app(page)
-    page.wait_for_selector("h1", timeout=60_000)
+def test_lesson_renders_steps_and_passes_axe(page, server_url, item):
+    """One visit a lesson: its own link renders with no exception and passes axe (WCAG 2.1 A/AA);
+    three Steps advance it three steps, and it passes again; a whole-page screenshot is kept."""
+    open_lesson(page, server_url, item)
     _assert_no_exception(page, item.slug)
     assert item.title in page.locator("h1").first.inner_text()
+    assert_accessible(page, f"{item.slug}-default")
     step = page.locator("[data-testid='stButton'] button", has_text="Step")
     if step.count():
         start = step_position(page)
@@ -33,33 +42,8 @@ def test_lesson_renders(page, server_url, item):
             click_when_ready(page, step.first)
         _assert_no_exception(page, f"{item.slug} after Step")
         assert step_position(page) == start + 3, "Step did not advance three steps"
+        assert_accessible(page, f"{item.slug}-stepped")
     save_whole_page(page, SCREENSHOTS / f"{item.number:02d}_{item.slug}.png")
-
-
-def click_when_ready(page, locator, attempts: int = 3) -> None:
-    """Click once the app accepts input: right after a (re)load Streamlit can hold the page inert
-    for a moment, so a click that times out waits for the app and tries again."""
-    for attempt in range(attempts):
-        try:
-            locator.click(timeout=20_000)
-            break
-        except PlaywrightTimeout:
-            if attempt == attempts - 1:
-                raise
-            wait_for_app(page)
-    wait_for_app(page)
-
-
-def save_whole_page(page, path) -> None:
-    """Screenshot the whole lesson: Streamlit scrolls inside its main pane, so grow the window to fit."""
-    height = page.evaluate(
-        "() => Math.max(...[...document.querySelectorAll('[data-testid=stMain], section.main, "
-        "[data-testid=stAppViewContainer]')].map(e => e.scrollHeight), 1000)"
-    )
-    page.set_viewport_size({"width": 1400, "height": min(int(height) + 40, 16000)})
-    page.wait_for_timeout(800)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(path), full_page=True)
 
 
 def test_sidebar_lists_every_lesson(page, server_url):
