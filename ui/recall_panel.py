@@ -325,9 +325,9 @@ def render_trained_recall(key: str) -> None:
         [
             {
                 "asked": a.key,
-                "right answer": a.expected if a.expected is not None else "(never written)",
+                "correct": a.expected if a.expected is not None else "(never written)",
                 "model says": a.predicted,
-                "model's confidence": f"{a.probability:.2f}",
+                "confidence": f"{a.probability:.2f}",
                 "verdict": "—" if a.expected is None else ("right" if a.predicted == a.expected else "wrong"),
             }
             for a in result.answers

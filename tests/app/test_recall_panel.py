@@ -105,7 +105,7 @@ def test_default_sequence_is_answered_and_the_board_is_drawn(at):
     pinned = [driver.pinned_columns(d) for d in at.dataframe]
     assert pinned.count(["asked"]) == 1 and ["model", "width"] in pinned
     assert all(p in (["model", "width"], ["asked"]) for p in pinned), pinned
-    assert list(answers["asked"]) == ["b", "e", "a"] and list(answers["right answer"]) == ["2", "5", "1"]
+    assert list(answers["asked"]) == ["b", "e", "a"] and list(answers["correct"]) == ["2", "5", "1"]
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     heatmaps = [s for s in specs if s["data"] and s["data"][0]["type"] == "heatmap"]
     assert len(heatmaps) == 2  # two layers of the default (linear attention) model: two boards
@@ -169,7 +169,7 @@ def test_malformed_input_gives_a_clear_error_and_the_panel_survives(at, text, fr
     at.run()
     assert not at.exception and not at.error
     answers = _table(at, "asked")
-    assert list(answers["right answer"]) == ["6", "5", "(never written)"]
+    assert list(answers["correct"]) == ["6", "5", "(never written)"]
 
 
 def test_each_layer_keeps_its_own_fixed_colour_range_whatever_is_typed():
