@@ -48,7 +48,7 @@ from core.gpu.energy import EnergyMeter  # noqa: E402
 from core.gpu.export import to_json, versions  # noqa: E402
 from core.gpu.ffn import IMPL_WORDS, IMPLS, MOE_KINDS, DenseFFN, impl_available  # noqa: E402
 from core.gpu.kv_cache import pinned_host_bytes  # noqa: E402
-from core.gpu.models import build, moe_layer  # noqa: E402
+from core.gpu.models import MOE_PART, STATE_PART, build, moe_layer, part_way  # noqa: E402
 from core.gpu.presets import GIB, MIB, PRESETS  # noqa: E402
 from core.gpu.timing import (  # noqa: E402
     Bandwidth,
@@ -574,12 +574,12 @@ def _failed_ways(
         fused = runs.get(_key("state", "dense", 0, "triton"))
         state_parity = _number(data["state_parity"])
         if not fused or "error" in fused or state_parity is None or state_parity > 0.03:
-            bad.add("state:triton")
+            bad.add(part_way(STATE_PART, "triton"))
     for kind in newer:
         impl, run = MOE_KINDS[kind], runs.get(f"attention/{kind}/d{preset.moe_depth}")
         parity = _number(data["moe_parity"].get(impl))
         if not run or "error" in run or parity is None or parity > 0.03:
-            bad.add(f"moe:{impl}")
+            bad.add(part_way(MOE_PART, impl))
     return sorted(bad)
 
 

@@ -60,11 +60,7 @@ def test_ways_the_benchmark_was_told_to_skip_are_not_tried_but_the_pytorch_way_a
 @pytest.mark.parametrize(
     ("kind", "skip", "tried"),
     [
-        (
-            "attention",
-            ("state:triton",),
-            ["gather", "grouped", "triton"],
-        ),  # the state's Triton is not the MoE's
+        ("attention", ("state:triton",), ["gather", "grouped", "triton"]),  # not the MoE's Triton
         ("attention", ("moe:triton",), ["gather", "grouped"]),
         ("attention", ("triton",), ["gather", "grouped"]),  # bare: that way in every part
         ("state", ("moe:triton",), ["torch", "triton"]),

@@ -36,7 +36,7 @@ from core.gpu import checkpoint_bench, cli_io
 from core.gpu.context_bench import run_context
 from core.gpu.export import to_json, versions
 from core.gpu.ffn import IMPLS
-from core.gpu.models import STATE_WAYS, preset_summary
+from core.gpu.models import MOE_PART, STATE_PART, STATE_WAYS, part_way, preset_summary
 from core.gpu.moe_bench import run_moe
 from core.gpu.presets import PRESETS, Preset, preset_for_vram
 from core.gpu.runner import Busy, run_exclusive
@@ -189,8 +189,11 @@ def _trials_line(trials: dict[str, float | str]) -> str:
 
 # The ways a step can run besides the PyTorch one (core.gpu.ffn.IMPLS, core.gpu.models.STATE_WAYS),
 # each named in its part ('moe:triton') or, bare, in every part that has it ('triton': core.gpu.ways).
-PART_WAYS = (*(f"moe:{w}" for w in IMPLS[1:]), *(f"state:{w}" for w in STATE_WAYS[1:]))
-NEWER_WAYS = (*dict.fromkeys(w.split(":")[1] for w in PART_WAYS), *PART_WAYS)
+NEWER_WAYS = (
+    *dict.fromkeys([*IMPLS[1:], *STATE_WAYS[1:]]),
+    *(part_way(MOE_PART, w) for w in IMPLS[1:]),
+    *(part_way(STATE_PART, w) for w in STATE_WAYS[1:]),
+)
 
 
 def _way_list(text: str) -> tuple[str, ...]:

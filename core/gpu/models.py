@@ -41,6 +41,14 @@ from core.gpu.presets import Preset
 from core.gpu.traffic import Traffic
 from core.units import format_bytes, format_params
 
+# The parts of a step that can run more than one way, as a skip list names them (core.gpu.ways).
+MOE_PART, STATE_PART = "moe", "state"
+
+
+def part_way(part: str, way: str) -> str:
+    """A way named in its part — 'moe:triton' (the MoE's Triton kernels), not the state's 'triton'."""
+    return f"{part}:{way}"
+
 
 def _rms(x: torch.Tensor) -> torch.Tensor:
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
@@ -140,7 +148,7 @@ class DecodeModel(nn.Module):
     def way_part(self) -> str:
         """The part of the step `kernel_ways` choose for: 'moe' (how the experts are read), 'state'
         (how the fixed state is updated) — what a skip list names as 'moe:triton' (core.gpu.ways)."""
-        return "moe" if self.moe_layers() else "mixer"
+        return MOE_PART if self.moe_layers() else "mixer"
 
     @property
     def way(self) -> str:
@@ -262,7 +270,7 @@ class StateDecoder(DecodeModel):
     def kernel_ways(self) -> list[str]:
         return ["torch"] + (["triton"] if triton_support.available(self.device) else [])
 
-    way_part = "state"
+    way_part = STATE_PART
 
     @property
     def way(self) -> str:
@@ -323,6 +331,7 @@ class StateDecoder(DecodeModel):
 
 
 STATE_WAYS = ("torch", "triton")
+
 # The ways in words, for the page and the CLI.
 STATE_WAY_WORDS = {
     "torch": "PyTorch ops (a dozen kernels a layer)",

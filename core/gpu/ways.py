@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from core.gpu import graphs, timing
+from core.gpu.models import part_way
 from core.gpu.timing import BenchEnv, ShouldStop, Stopped, never, steps_room
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ TRIAL_REPEATS = 2  # graph replays per way: enough to rank ways that differ by m
 def skipped(part: str, way: str, skip: tuple[str, ...]) -> bool:
     """Is `way` of the step's `part` in the skip list? 'moe:triton' names one part's way (the MoE's
     Triton kernels, not the fused state step); a bare 'triton' names it in every part."""
-    return way in skip or f"{part}:{way}" in skip
+    return way in skip or part_way(part, way) in skip
 
 
 def choose_fastest(
