@@ -13,7 +13,7 @@ import pytest
 
 from bench.load_protocol import step_status
 from bench.load_server import CHROMIUM_FLAGS, chromium_path, course_server
-from ui.course import COURSE
+from ui.course import COURSE, Lesson
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
@@ -101,9 +101,14 @@ def step_position(page) -> int | None:
     return found[0][0] if found else None
 
 
-def open_lesson(page, server_url, item) -> None:
+def link(item: Lesson) -> str:
+    """The lesson's address on the server: its url_path; the map is the router's default page, "/"."""
+    return "/" if item == COURSE.start else f"/{item.url_path}"
+
+
+def open_lesson(page, server_url, item: Lesson) -> None:
     """The lesson by its own link (test_deep_links.py checks that this works on a fresh server)."""
-    page.goto(f"{server_url}/{'' if item == COURSE.start else item.url_path}")
+    page.goto(server_url + link(item))
     wait_for_app(page)
     page.wait_for_selector("h1", timeout=60_000)
 

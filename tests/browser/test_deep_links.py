@@ -23,7 +23,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from tests.browser.conftest import streamlit_server
+from tests.browser.conftest import link, streamlit_server
 from ui.course import COURSE, Lesson, available
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -33,11 +33,6 @@ AT_ONCE = 4  # links loading at the same time (a first run is CPU-bound, and CI 
 STARTING = 3  # servers starting (or stopping) at the same time, ahead of the links that need them
 HEADING_MS = 120_000  # a loaded 2-core machine can take this long for a first run
 SETTLE_MS = 700  # a dialog is drawn a moment after the page list arrives
-
-
-def link(item: Lesson) -> str:
-    """The lesson's address on the server: its url_path; the map is the router's default page, "/"."""
-    return "/" if item == COURSE.start else f"/{item.url_path}"
 
 
 @dataclass

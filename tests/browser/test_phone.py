@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import SCREENSHOTS, wait_for_app
-from ui.course import COURSE, available
+from tests.browser.conftest import SCREENSHOTS, open_lesson, wait_for_app
+from ui.course import available
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -104,9 +104,7 @@ def _cut_link_labels(page) -> list[str]:
 @pytest.mark.parametrize("item", available(), ids=lambda item: item.slug)
 def test_phone_reader_gets_the_lesson_first(phone, server_url, item):
     page = phone
-    page.goto(f"{server_url}/{'' if item == COURSE.start else item.url_path}")
-    wait_for_app(page)
-    page.wait_for_selector("h1", timeout=60_000)
+    open_lesson(page, server_url, item)
     assert not page.locator("[data-testid='stException']").count(), f"exception on {item.slug}"
     assert _sidebar_is_closed(page), f"{item.slug}: the sidebar covers the lesson on a phone"
     assert item.title in page.locator("h1").first.inner_text()
