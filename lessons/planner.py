@@ -1,5 +1,7 @@
 """Planner: any model's config.json → weights, KV cache, fixed state, what fits and how fast.
 
+The first view is for a beginner: a model and a card, one sentence (core/plan/headline.py) and one
+picture; the serving choices an engineer tunes sit under "More settings", and every figure follows.
 UI only: the arithmetic is core/plan (also `python -m core.plan`), the pictures core/figures/plan.py,
 the widgets and the shareable link ui/planner.py.
 """
@@ -12,44 +14,70 @@ from core.figures.plan import context_figure, memory_figure
 from core.plan import ConfigError, parse, plan
 from core.plan.curve import sweep
 from core.plan.export import rows, to_csv, to_json
+from core.plan.headline import headline, quoted_plan, speed_note, window_words
 from core.units import format_bytes, format_context
 from ui.course import lesson_ref
 from ui.deeper import go_deeper_serving
 from ui.glossary import new_words
 from ui.lesson import code, lesson_header, link_to, next_lesson, show_figure
-from ui.planner import config_choice, restore_from_link, serving_inputs, write_link
+from ui.planner import first_view, restore_from_link, serving_inputs, write_link
 from ui.text import plain
 
 lesson_header("planner")
 new_words("tensor_parallel", here="planner")
 st.markdown(
-    f"For practitioners. {lesson_ref('kv_cache').capitalize()} sized the cache of a few fixed models at batch 1. "
-    "Here any model's `config.json` — dense (MHA, GQA, MQA, sliding-window layers), MLA with experts, or a hybrid "
-    "with a fixed recurrent state (Qwen3-Next, Kimi Linear, Kimi K3) — meets your serving choices: how much memory "
-    "the weights, the cache and the state take, the longest context and the most sequences that fit, and the "
-    "bandwidth ceiling on decode speed. Every assumption is listed under the result; the command line gives the "
-    "same figures: `python -m core.plan --config config.json --context 131072 --batch 8 --card h100_80gb`."
+    "Will a model run on your graphics card, and how fast? Pick a model and a card: the planner reads the "
+    "model's `config.json` (the file every released model ships with) and works out how much memory its "
+    "weights take, how long a conversation can grow before the memory runs out, and how fast it can write. "
+    "The sentence and the bar below are the answer; **More settings** holds what an engineer tunes."
 )
 
 restore_from_link()
-choice = config_choice()
-inputs = serving_inputs()
+choice, card_key = first_view()
+summary = st.container()  # the sentence and the picture, filled once the plan is known
+with st.expander("More settings", icon=":material/tune:"):
+    st.markdown(
+        f"{lesson_ref('kv_cache').capitalize()} sized the cache of a few fixed models at batch 1. Here any model's "
+        "`config.json` — dense (MHA, GQA, MQA, sliding-window layers), MLA with experts, or a hybrid with a fixed "
+        "recurrent state (Qwen3-Next, Kimi Linear, Kimi K3) — meets your serving choices. The command line gives "
+        "the same figures: `python -m core.plan --config config.json --context 131072 --batch 8 --card h100_80gb`."
+    )
+    inputs = serving_inputs(card_key)
 share = write_link(inputs, choice)
 
 if choice.text is None:
-    st.info(choice.problem)
+    summary.info(choice.problem)
     st.stop()
 try:
     model = parse(choice.text)
 except ConfigError as exc:
-    st.error(f"Cannot plan this config: {plain(exc)}")  # quotes the config, which may come from a link
+    summary.error(f"Cannot plan this config: {plain(exc)}")  # quotes the config, which may come from a link
     st.stop()
 
 result = plan(model, inputs)
 spec = model.spec
+window = window_words(inputs.context, result.trained_context)
+with summary:
+    with st.container(border=True):
+        st.markdown(f"**{plain(headline(model, inputs))}**")  # the name may come from a pasted config
+    for caution in result.cautions:
+        st.warning(plain(caution), icon=":material/info:")
+    show_figure(memory_figure(quoted_plan(model, result)), key="plan_memory")  # the sentence's context
+
 st.subheader(
-    f"{plain(spec.name)} · {inputs.batch} × {format_context(inputs.context)} tokens on {inputs.gpus} × {result.card_name}"
+    f"{plain(spec.name)} · {inputs.batch} × {format_context(inputs.context)} tokens ({window}) on "
+    f"{inputs.gpus} × {result.card_name}"
 )
+if not result.fits:
+    if result.gpus_needed is None:
+        more = (
+            "no even split of its heads over these cards holds it: tensor parallelism alone is not enough "
+            "(engines add pipeline parallelism, splitting the layers too)"
+        )
+    else:
+        more = f"{result.gpus_needed:,} of these cards would hold it (tensor parallel)"
+    asked = f"{inputs.batch} × {format_context(inputs.context)} tokens"
+    st.warning(f"At {asked} this does not fit: it needs {format_bytes(result.needed)}; {more}.")
 memory_cols = st.columns(3)
 memory_cols[0].metric("Weights", format_bytes(result.weights))
 memory_cols[1].metric(
@@ -82,19 +110,13 @@ most = "no limit" if result.max_batch is None else f"{result.max_batch:,}"
 fit_cols[1].metric(f"Most sequences at {format_context(inputs.context)}", most)
 speed = result.decode_tokens_per_s
 fit_cols[2].metric("Decode ceiling", "does not fit" if speed is None else f"{speed:,.0f} tok/s")
-if not result.fits:
-    if result.gpus_needed is None:
-        more = (
-            "no even split of its heads over these cards holds it: tensor parallelism alone is not enough "
-            "(engines add pipeline parallelism, splitting the layers too)"
-        )
-    else:
-        more = f"{result.gpus_needed:,} of these cards would hold it (tensor parallel)"
-    st.warning(f"This does not fit: it needs {format_bytes(result.needed)}; {more}.")
-for caution in result.cautions:
-    st.warning(plain(caution), icon=":material/info:")
+if (note := speed_note(result)) is not None:
+    fit_cols[2].caption(f"A ceiling {note}.")
 
-show_figure(memory_figure(result), key="plan_memory")
+if (
+    quoted_plan(model, result) is not result
+):  # the first picture showed the longest that fits: here, the asked
+    show_figure(memory_figure(result), key="plan_memory_asked")
 show_figure(context_figure(sweep(model, inputs)), key="plan_speed")
 
 left, right = st.columns([3, 2])

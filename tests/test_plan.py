@@ -186,7 +186,8 @@ def test_cli_prints_the_figures(capsys):
     assert main(["--config", str(CONFIGS / "llama3_1_8b.json"), "--context", "131072", "--batch", "8",
                  "--card", "h100_80gb"]) == 0  # fmt: skip
     out = capsys.readouterr().out
-    assert "KV cache (8 × 128K tokens)" in out and "128.0 GiB" in out and "assumptions:" in out
+    assert "KV cache (8 × 128K tokens, trained for 131,072)" in out and "128.0 GiB" in out
+    assert "assumptions:" in out
 
 
 def test_cli_fails_with_one_line(tmp_path, capsys):
@@ -344,7 +345,10 @@ def test_a_sequence_that_stores_nothing_sets_no_batch_limit():
     llama = _config("llama3_1_8b")
     empty = plan(llama, PlanInputs(context=0))
     assert empty.max_batch is None
-    assert dict((q, s) for q, s, _ in rows(empty))["most sequences at 0"] == "no memory limit"
+    assert (
+        dict((q, s) for q, s, _ in rows(empty))["most sequences at 0 (trained for 131,072)"]
+        == "no memory limit"
+    )
     assert (
         plan(_config("qwen3_next_80b_a3b"), PlanInputs(context=0, card="h200", gpus=2)).max_batch > 0
     )  # state
@@ -354,7 +358,7 @@ def test_replicated_cache_says_it_counts_every_copy():
     ds = _config("deepseek_v3")
     p = plan(ds, PlanInputs(context=4096, card="h200", weight_format="fp8", gpus=8))
     label = next(q for q, _, _ in rows(p) if q.startswith("KV cache"))
-    assert label == "KV cache (1 × 4K tokens, 8 copies over 8 GPUs)"
+    assert label == "KV cache (1 × 4K tokens, trained for 163,840; 8 copies over 8 GPUs)"
     assert p.kv == pytest.approx(8 * p.per_sequence.kv)
 
 

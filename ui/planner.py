@@ -1,4 +1,4 @@
-"""The planner page's widgets: where the config comes from, the serving choices, and the shareable link.
+"""The planner page's widgets: the first view (a model and a card), the expert settings, and the shareable link.
 
 Every input lives in `st.session_state` under a `plan_*` key. On a session's first run the query
 parameters (a shared link) fill those keys before the widgets are drawn; after every run the
@@ -17,7 +17,7 @@ from core.plan.export import from_query, pack_config, to_query, unpack_config
 from core.plan.memory import LAYOUTS
 from core.units import format_context
 
-SOURCES = ("Shipped config", "Paste config.json", "Upload config.json")
+SOURCES = ("From the list", "Paste config.json", "Upload config.json")
 CONTEXTS = tuple(2**n for n in range(10, 21))
 DEFAULT_SHIPPED = "llama3_1_8b"
 
@@ -63,15 +63,26 @@ def restore_from_link() -> None:
         state["plan_source"], state["plan_paste"] = SOURCES[1], text
 
 
-def config_choice() -> ConfigChoice:
-    """The source radio and its widget; returns the chosen config text (size-checked)."""
+def first_view() -> tuple[ConfigChoice, str]:
+    """What a beginner picks: a model (from the list, or a config.json of their own) and a card.
+    Returns the chosen config and the card's key."""
     source = st.radio("Model", SOURCES, horizontal=True, key="plan_source")
+    left, right = st.columns(2)
+    with right:
+        card = st.selectbox("Card", list(CARDS), format_func=lambda k: CARDS[k].name, key="plan_card")
+    with left:
+        choice = config_choice(source)
+    return choice, card
+
+
+def config_choice(source: str) -> ConfigChoice:
+    """The widget for the chosen source; returns the chosen config text (size-checked)."""
     if source == SOURCES[0]:
         names = shipped()
         keys = list(names)
         if st.session_state.get("plan_shipped") not in keys:
             st.session_state["plan_shipped"] = DEFAULT_SHIPPED if DEFAULT_SHIPPED in keys else keys[0]
-        key = st.selectbox("Shipped config", keys, format_func=names.get, key="plan_shipped")
+        key = st.selectbox("Model from the list", keys, format_func=names.get, key="plan_shipped")
         return ConfigChoice((SHIPPED_CONFIGS / f"{key}.json").read_text(), {"config": key})
     if source == SOURCES[1]:
         text = st.text_area(
@@ -96,8 +107,9 @@ def config_choice() -> ConfigChoice:
     return ConfigChoice(data, {"configz": packed} if packed else {})
 
 
-def serving_inputs() -> PlanInputs:
-    """Context, batch, formats (weights, cache, fixed state), memory share, GPUs, card and cache layout."""
+def serving_inputs(card: str) -> PlanInputs:
+    """The expert settings (drawn inside "More settings"): context, batch, formats (weights, cache, fixed
+    state), memory share, GPUs and cache layout; `card` comes from the first view."""
     state = st.session_state
     default = PlanInputs()
     options = sorted(set(CONTEXTS) | {int(state.get("plan_context", default.context))})
@@ -124,7 +136,6 @@ def serving_inputs() -> PlanInputs:
             "It matters only for hybrid models.",
         )
     with right:
-        card = st.selectbox("Card", list(CARDS), format_func=lambda k: CARDS[k].name, key="plan_card")
         gpus = st.number_input("GPUs (tensor parallel)", min_value=1, max_value=1024, step=1, key="plan_gpus")
         share = st.slider(
             "Usable share of memory (vLLM gpu_memory_utilization)",

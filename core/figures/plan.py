@@ -10,6 +10,7 @@ from html import escape
 import plotly.graph_objects as go
 
 from core.figures.style import COLORS, base_layout
+from core.plan.headline import ALL_REDUCE_SHORT, window_words
 from core.plan.plan import Plan
 from core.units import format_bytes, format_context
 
@@ -47,9 +48,10 @@ def memory_figure(plan: Plan) -> go.Figure:
         hovertemplate=f"usable memory: {format_bytes(plan.usable)}<extra></extra>",
     )
     verdict = "fits" if plan.fits else "does not fit"
+    window = window_words(plan.inputs.context, plan.trained_context)
     title = (
-        f"{escape(plan.model_name)}: {plan.inputs.batch} × {format_context(plan.inputs.context)} tokens on "
-        f"{plan.inputs.gpus} × {plan.card_name} — {verdict}"
+        f"{escape(plan.model_name)}: {plan.inputs.batch} × {format_context(plan.inputs.context)} tokens ({window}) "
+        f"on {plan.inputs.gpus} × {plan.card_name} — {verdict}"
     )
     base_layout(fig, title=title, x_title="memory (GiB)", height=300)
     fig.update_layout(
@@ -60,17 +62,20 @@ def memory_figure(plan: Plan) -> go.Figure:
 
 
 def context_figure(plans: list[Plan]) -> go.Figure:
-    """Decode ceiling (all sequences) against context length; points that do not fit are left out."""
+    """Decode ceiling (all sequences) against context length; points that do not fit are left out.
+    A dashed line marks the trained window, where the sweep reaches it: past it the speeds are what
+    memory would allow, not contexts the model was trained for."""
     if not plans:
         raise ValueError("need at least one plan")
     xs = [p.inputs.context for p in plans]
     fits = [p for p in plans if p.decode_tokens_per_s is not None]
+    left_out = f", {ALL_REDUCE_SHORT}" if plans[0].inputs.gpus > 1 else ""
     fig = go.Figure()
     fig.add_scatter(
         x=[p.inputs.context for p in fits],
         y=[p.decode_tokens_per_s for p in fits],
         mode="lines+markers",
-        name=f"batch {plans[0].inputs.batch}, ceiling",
+        name=f"batch {plans[0].inputs.batch}, ceiling{left_out}",
         line=dict(color=COLORS["attention"], width=3),
         customdata=[[format_bytes(p.read_per_step), p.decode_bound] for p in fits],
         hovertemplate="%{x:,} tokens<br>%{y:,.1f} tokens/s<br>moved per step: %{customdata[0]}"
@@ -98,4 +103,16 @@ def context_figure(plans: list[Plan]) -> go.Figure:
         ticks = [4**i for i in range(40) if min(xs) <= 4**i <= max(xs)]
         fig.update_xaxes(type="log", tickvals=ticks, ticktext=[format_context(t) for t in ticks])
     fig.update_yaxes(rangemode="tozero")
+    trained = plans[0].trained_context
+    if trained and min(xs) <= trained <= max(xs):
+        # a trace, not a shape: it gets a legend entry and hover, and sits right on a log axis
+        top = max((p.decode_tokens_per_s for p in fits), default=1.0)
+        fig.add_scatter(
+            x=[trained, trained],
+            y=[0, top],
+            mode="lines",
+            name=f"trained for {trained:,} tokens",
+            line=dict(color=COLORS["warning"], dash="dash", width=2),
+            hovertemplate=f"the model was trained for {trained:,} tokens<extra></extra>",
+        )
     return fig

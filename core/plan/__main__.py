@@ -1,7 +1,8 @@
 """`python -m core.plan --config path/config.json --context 131072 --batch 8 --card h100_80gb`
 
-Prints the planner's figures and assumptions for one config (the page's twin); `--json` / `--csv`
-print the same in those formats. Exit status 2 for a config it cannot read, with a one-line message.
+Prints the plan in one sentence, then its figures, cautions and assumptions for one config (the page's
+twin); every context printed has the trained window beside it. `--json` / `--csv` print the figures in
+those formats. Exit status 2 for a config it cannot read, with a one-line message.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from core.plan.config import MAX_CONFIG_BYTES, SHIPPED_CONFIGS, parse
 from core.plan.errors import ConfigError
 from core.plan.export import rows, to_csv, to_json
 from core.plan.formats import CACHE_FORMATS, STATE_FORMATS, WEIGHT_FORMATS
+from core.plan.headline import headline
 from core.plan.memory import LAYOUTS
 from core.plan.plan import PlanInputs, plan
 
@@ -55,9 +57,14 @@ def main(argv: list[str] | None = None) -> int:
     elif args.csv:
         print(to_csv(result), end="")
     else:
+        print(headline(model, inputs) + "\n")
         width = max(len(q) for q, _, _ in rows(result))
         for quantity, shown, _ in rows(result):
             print(f"{quantity:<{width}}  {shown}")
+        if result.cautions:
+            print("\ncautions:")
+            for text in result.cautions:
+                print(f"- {text}")
         print("\nassumptions:")
         for text in result.assumptions:
             print(f"- {text}")

@@ -14,6 +14,7 @@ import json
 import zlib
 from dataclasses import fields, replace
 
+from core.plan.headline import ALL_REDUCE_SHORT, longest_words, trained_words, window_words
 from core.plan.plan import Plan, PlanInputs
 from core.units import counted, format_bytes, format_context
 
@@ -21,27 +22,33 @@ MAX_LINK_CONFIG = 6000  # characters of compressed config a link may carry
 
 
 def rows(p: Plan) -> list[tuple[str, str, float | int | str | None]]:
-    """(quantity, shown value, raw value) — what the CLI prints, the page tables and the CSV holds."""
+    """(quantity, shown value, raw value) — what the CLI prints, the page tables and the CSV holds.
+
+    Every context printed carries the trained window beside it (`window_words`), and on more than one
+    GPU every speed says that the all-reduces are left out (`core/plan/headline.py`)."""
 
     def b(x: float | None) -> str:
         return "—" if x is None else format_bytes(x)
 
     speed = p.decode_tokens_per_s
+    context = format_context(p.inputs.context)
+    window = window_words(p.inputs.context, p.trained_context)
+    left_out = f"; {ALL_REDUCE_SHORT}" if p.inputs.gpus > 1 else ""
     if not p.weights_fit:
-        longest = most = "weights alone do not fit"
+        most = "weights alone do not fit"
     else:
-        longest = "no memory limit" if p.max_context is None else format_context(p.max_context) + " tokens"
         most = "no memory limit" if p.max_batch is None else f"{p.max_batch:,}"
-    copies = f", {p.cache_copies} copies over {p.inputs.gpus} GPUs" if p.cache_copies else ""
+    copies = f"; {p.cache_copies} copies over {p.inputs.gpus} GPUs" if p.cache_copies else ""
     out = [
         ("model", p.model_name, p.model_name),
         ("card", f"{p.inputs.gpus} × {p.card_name}", p.card_name),
         ("parameters (total)", f"{p.total_params / 1e9:,.2f} B", p.total_params),
         ("parameters (active per token)", f"{p.active_params / 1e9:,.2f} B", p.active_params),
+        ("trained context window", trained_words(p.trained_context), p.trained_context),
         ("usable memory", b(p.usable), p.usable),
         ("weights", b(p.weights), p.weights),
         ("reserve (runtime + activations)", b(p.reserve), p.reserve),
-        (f"KV cache ({p.inputs.batch} × {format_context(p.inputs.context)} tokens{copies})", b(p.kv), p.kv),
+        (f"KV cache ({p.inputs.batch} × {context} tokens, {window}{copies})", b(p.kv), p.kv),
         (f"fixed recurrent state ({counted(p.inputs.batch, 'sequence')})", b(p.state), p.state),
         ("total needed", b(p.needed), p.needed),
         ("fits", "yes" if p.fits else "no", p.fits),
@@ -50,8 +57,8 @@ def rows(p: Plan) -> list[tuple[str, str, float | int | str | None]]:
             "none: no even split of the heads holds it" if p.gpus_needed is None else str(p.gpus_needed),
             p.gpus_needed,
         ),
-        (f"longest context at batch {p.inputs.batch}", longest, p.max_context),
-        (f"most sequences at {format_context(p.inputs.context)}", most, p.max_batch),
+        (f"longest context at batch {p.inputs.batch}", longest_words(p), p.max_context),
+        (f"most sequences at {context} ({window})", most, p.max_batch),
     ]
     if p.experts_touched is not None:
         out.append(
@@ -65,17 +72,21 @@ def rows(p: Plan) -> list[tuple[str, str, float | int | str | None]]:
         ),
         (
             "decode tokens/s (all sequences, ceiling)",
-            "does not fit" if speed is None else f"{speed:,.1f} ({p.decode_bound}-bound)",
+            "does not fit" if speed is None else f"{speed:,.1f} ({p.decode_bound}-bound{left_out})",
             speed,
         ),
         (
             "decode tokens/s per sequence",
-            "—" if p.per_sequence_tokens_per_s is None else f"{p.per_sequence_tokens_per_s:,.1f}",
+            "—"
+            if p.per_sequence_tokens_per_s is None
+            else f"{p.per_sequence_tokens_per_s:,.1f}" + (f" ({ALL_REDUCE_SHORT})" if left_out else ""),
             p.per_sequence_tokens_per_s,
         ),
         (
-            f"prefill of {format_context(p.inputs.context)} tokens (at peak, lower bound)",
-            "no published peak" if p.prefill_seconds is None else f"{p.prefill_seconds:,.2f} s",
+            f"prefill of {context} tokens ({window}; at peak, lower bound)",
+            "no published peak"
+            if p.prefill_seconds is None
+            else f"{p.prefill_seconds:,.2f} s" + (f" ({ALL_REDUCE_SHORT})" if left_out else ""),
             p.prefill_seconds,
         ),
     ]

@@ -16,7 +16,9 @@ Decode, one step for the whole batch (the roofline, `core/roofline.py`, made bat
     time    = max(bytes / (GPUs × bandwidth), FLOPs / (GPUs × peak))
     tokens/s (all sequences) = batch / time
 Prefill of one prompt of `context` tokens: FLOPs / (GPUs × peak) — a lower bound on time.
-Tensor parallelism splits weights, heads and bandwidth evenly; communication is not modelled.
+Tensor parallelism splits weights, heads and bandwidth evenly; communication is not modelled: the two
+all-reduces per layer (Megatron-LM) are left out, and every speed on more than one GPU says so
+(`core/plan/headline.py`).
 """
 
 from __future__ import annotations
@@ -481,8 +483,11 @@ def assumptions(
     if inputs.gpus > 1:
         items.append(
             f"Tensor parallel over {inputs.gpus} GPUs: weights, heads and bandwidth split evenly; communication "
-            "not modelled; the cache is repeated where GPUs outnumber KV heads, and MLA's latent is stored on every GPU "
-            "(engines avoid that with data-parallel attention, not modelled here)."
+            "is not modelled — every step, each layer's attention and feed-forward part end in an all-reduce (the "
+            "GPUs add up their partial results; two per layer, Shoeybi et al. 2019, Megatron-LM), which the speed "
+            "figures leave out, so a real group runs slower; the cache is repeated where GPUs outnumber KV heads, "
+            "and MLA's latent is stored on every GPU (engines avoid that with data-parallel attention, not "
+            "modelled here)."
         )
     if spec.context and inputs.context > spec.context:
         items.append(f"The context exceeds the model's max_position_embeddings ({spec.context:,}).")

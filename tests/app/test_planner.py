@@ -6,14 +6,17 @@ import json
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Widget
 
 from core.plan import CACHE_FORMATS, CARDS, STATE_FORMATS, WEIGHT_FORMATS, PlanInputs, parse, plan
 from core.plan.config import SHIPPED_CONFIGS
 from core.plan.export import pack_config, to_query
+from core.plan.headline import headline
 from core.plan.memory import LAYOUTS
 from core.units import format_bytes
 from tests.app import driver
 from ui.planner import shipped
+from ui.text import plain
 
 PAGE = "planner"
 
@@ -177,3 +180,78 @@ def test_the_fixed_state_format_changes_a_hybrids_state_and_not_a_dense_models()
     assert "state_format=bf16" in next(m.value for m in at.markdown if "(?context=" in m.value)
     at.selectbox(key="plan_shipped").set_value("llama3_1_8b").run()
     assert driver.metric_value(at, "Fixed state") == format_bytes(0)
+
+
+# -- the first view: a model and a card, one sentence, one picture; the rest under "More settings" ------
+
+FIRST_VIEW_KEYS = {"plan_source", "plan_shipped", "plan_card"}
+EXPERT_KEYS = {
+    "plan_context", "plan_batch", "plan_weights", "plan_cache", "plan_state", "plan_gpus", "plan_share", "plan_layout",
+}  # fmt: skip
+
+
+def _in_order(node):
+    for child in getattr(node, "children", {}).values():
+        yield child
+        yield from _in_order(child)
+
+
+def _first_view(at: AppTest) -> list:
+    """Every element above the "More settings" expander, in page order."""
+    seen = []
+    for node in _in_order(at.main):
+        if type(node).__name__ == "Expander" and node.label == "More settings":
+            return seen
+        seen.append(node)
+    raise AssertionError("the page has no More settings expander")
+
+
+def _sentence(model, inputs: PlanInputs) -> str:
+    return f"**{plain(headline(model, inputs))}**"
+
+
+def test_the_first_view_is_a_model_a_card_one_sentence_and_one_picture():
+    at = _page()
+    first = _first_view(at)
+    assert {node.key for node in first if isinstance(node, Widget)} == FIRST_VIEW_KEYS
+    assert len([node for node in first if getattr(node, "type", "") == "plotly_chart"]) == 1
+    sentence = _sentence(_shipped("llama3_1_8b"), PlanInputs())
+    assert sentence in [node.value for node in first if type(node).__name__ == "Markdown"]
+    assert "but the model was trained for 131,072" in sentence  # memory holds more than the trained window
+    more = next(e for e in at.expander if e.label == "More settings")
+    assert not more.proto.expanded
+    kinds = ("select_slider", "number_input", "selectbox", "slider")
+    assert {w.key for kind in kinds for w in getattr(more, kind)} == EXPERT_KEYS
+
+
+def test_the_sentence_follows_the_card_and_names_the_all_reduces_only_past_one_gpu():
+    llama = _shipped("llama3_1_8b")
+    at = _page()
+    at.selectbox(key="plan_card").set_value("rtx4090").run()
+    first = [node.value for node in _first_view(at) if type(node).__name__ == "Markdown"]
+    assert _sentence(llama, PlanInputs(card="rtx4090")) in first
+    assert "(trained for 131,072)" in _sentence(llama, PlanInputs(card="rtx4090"))
+    # the picture shows the conversation the sentence speaks of: the longest that fits, not the asked 128K
+    longest = plan(llama, PlanInputs(card="rtx4090")).max_context
+    assert (
+        f"**Llama-3.1-8B: 1 × {longest:,} tokens (trained for 131,072) on 1 × RTX 4090 24GB — fits**" in first
+    )
+    shown = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    assert not any("all-reduce" in text for text in shown)
+    at.number_input(key="plan_gpus").set_value(2).run()
+    driver.assert_clean(at, "two RTX 4090s")
+    two = _sentence(llama, PlanInputs(card="rtx4090", gpus=2))
+    assert "all-reduces" in two and two in [m.value for m in at.markdown]
+    assert any("all-reduces" in c.value for c in at.caption)  # beside the decode ceiling
+
+
+def test_a_config_without_a_trained_window_says_so_on_the_page():
+    data = json.loads((SHIPPED_CONFIGS / "llama3_1_8b.json").read_text())
+    del data["max_position_embeddings"]
+    at = _page()
+    at.radio(key="plan_source").set_value("Paste config.json").run()
+    at.text_area(key="plan_paste").input(json.dumps(data)).run()
+    driver.assert_clean(at, "a config without max_position_embeddings")
+    assert _sentence(parse(data), PlanInputs()) in [m.value for m in at.markdown]
+    assert any("trained window unknown" in m.value for m in at.markdown)
+    assert any(s.value.endswith("(trained window unknown) on 1 × H100 SXM 80GB") for s in at.subheader)

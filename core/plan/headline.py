@@ -1,0 +1,135 @@
+"""The plan in words: the one sentence a beginner reads, and the notes every printed context and speed carry.
+
+Two honesty rules live here so the page, the CLI, the CSV and the figures say them the same way:
+- a context is never printed without the length the model was trained for beside it (the config's
+  max_position_embeddings), because memory can hold far more tokens than a model can use well;
+- a tensor-parallel speed says that it leaves out the all-reduces: Megatron-LM's tensor parallelism
+  (Shoeybi et al. 2019, "Megatron-LM", section 3) adds two per layer in every forward pass — after the
+  attention and after the feed-forward part the GPUs add up their partial results — and this planner
+  does not time them, so a real group of GPUs runs slower than its ceiling.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from core.plan.config import PlannedModel
+from core.plan.plan import Plan, PlanInputs, plan
+from core.units import format_bytes
+
+ALL_REDUCE_NOTE = (
+    "leaving out tensor parallelism's all-reduces (twice per layer the GPUs add up their partial results, "
+    "Megatron-LM), so the real speed is lower"
+)
+ALL_REDUCE_SHORT = "all-reduces between GPUs left out"
+
+
+def window_words(tokens: int, trained: int | None) -> str:
+    """What `tokens` of context is beside the trained window, short enough for a label."""
+    if not trained:
+        return "trained window unknown"
+    if tokens > trained:
+        return f"past the {trained:,} the model was trained for"
+    return f"trained for {trained:,}"
+
+
+def trained_words(trained: int | None) -> str:
+    """The trained window on its own line: its size, or that the config does not give it."""
+    if not trained:
+        return "unknown: the config gives no max_position_embeddings"
+    return f"{trained:,} tokens (the config's max_position_embeddings)"
+
+
+def longest_words(p: Plan) -> str:
+    """The longest context memory holds at the plan's batch, with the trained window beside it."""
+    trained = p.trained_context
+    if not p.weights_fit:
+        return "weights alone do not fit"
+    if p.max_context is None:
+        if trained:
+            return f"no memory limit, but the model was trained for {trained:,}"
+        return "no memory limit (trained window unknown)"
+    if trained and p.max_context > trained:
+        return f"memory allows {p.max_context:,} tokens, but the model was trained for {trained:,}"
+    return f"{p.max_context:,} tokens ({window_words(p.max_context, trained)})"
+
+
+def speed_note(p: Plan) -> str | None:
+    """What a speed on more than one GPU leaves out; None on one GPU, where nothing is left out."""
+    return ALL_REDUCE_NOTE if p.inputs.gpus > 1 else None
+
+
+def quoted_context(p: Plan) -> int | None:
+    """The context the sentence quotes a speed at: the asked one when it fits, else the longest that
+    fits, no longer than the trained window; None when not even an empty context fits."""
+    if p.fits:
+        return p.inputs.context
+    if not p.weights_fit or not p.max_context:
+        return None
+    longest = p.max_context
+    return min(longest, p.trained_context) if p.trained_context else longest
+
+
+def quoted_plan(model: PlannedModel, p: Plan) -> Plan:
+    """The plan at the context the sentence quotes (`quoted_context`): the page's first picture shows
+    this one, so the bar and the sentence speak of the same conversation; `p` itself when nothing fits."""
+    context = quoted_context(p)
+    if context is None or context == p.inputs.context:
+        return p
+    return plan(model, replace(p.inputs, context=context))
+
+
+def _fit_clause(p: Plan) -> str:
+    b, trained = p.inputs.batch, p.trained_context
+    each = "" if b == 1 else f" for each of {b:,} conversations"
+    if not p.weights_fit:
+        need = (
+            "no even split of its heads over these cards holds it"
+            if p.gpus_needed is None
+            else f"{p.gpus_needed:,} of these cards together would hold it"
+        )
+        return (
+            f"the weights alone ({format_bytes(p.weights)}) do not fit in {format_bytes(p.usable)} of usable "
+            f"memory; {need}"
+        )
+    if p.max_context == 0:
+        return "the weights fit, but no room is left for even an empty conversation"
+    if p.max_context is None:
+        limit = f"the model was trained for {trained:,}" if trained else "its trained window is unknown"
+        return f"memory sets no limit on the context{each} (its memory per conversation stops growing), but {limit}"
+    if trained and p.max_context > trained:
+        return f"memory allows {p.max_context:,} tokens of context{each}, but the model was trained for {trained:,}"
+    return (
+        f"fits with up to {p.max_context:,} tokens of context{each} ({window_words(p.max_context, trained)})"
+    )
+
+
+def _speed_clause(model: PlannedModel, p: Plan) -> str | None:
+    context = quoted_context(p)
+    if context is None:
+        return None
+    speed = quoted_plan(model, p).per_sequence_tokens_per_s
+    if speed is None:
+        return None
+    b = p.inputs.batch
+    who = "one conversation" if b == 1 else f"each of {b:,} conversations"
+    if context != p.inputs.context:
+        where = f"at {context:,} tokens (the longest that fits)"
+    elif p.trained_context and context > p.trained_context:
+        where = f"at {context:,} tokens ({window_words(context, p.trained_context)})"
+    else:
+        where = f"at {context:,} tokens"
+    note = speed_note(p)
+    return f"{where}, at best about {speed:,.0f} tokens/s for {who}" + (f", {note}" if note else "")
+
+
+def headline(model: PlannedModel, inputs: PlanInputs) -> str:
+    """The plan in one sentence: what fits (beside the trained window) and how fast one conversation goes.
+
+    "Llama-3.1-8B on 1 × RTX 4090 24GB: fits with up to 44,175 tokens of context (trained for 131,072);
+    at 44,175 tokens (the longest that fits), at best about 64 tokens/s for one conversation."
+    """
+    p = plan(model, inputs)
+    speed = _speed_clause(model, p)
+    words = f"{p.model_name} on {p.inputs.gpus} × {p.card_name}: {_fit_clause(p)}"
+    return words + (f"; {speed}." if speed else ".")
