@@ -7,7 +7,7 @@ import streamlit as st
 
 from core.threads import set_once
 from ui.a11y import focus_rings
-from ui.course import COURSE, SECTIONS, available
+from ui.course import COURSE, SECTIONS, available, lesson, lesson_ref
 from ui.errors import guarded
 
 # The live models are tiny: one thread avoids thread hand-off costs that dwarf their maths. The
@@ -45,9 +45,10 @@ navigation = st.navigation(
 
 with st.sidebar:
     st.caption(
-        "A course that runs: tiny models compute live on the server for your session, "
-        "and every number comes from the code or from a cited spec. "
-        "Each lesson fixes what the one before it left broken."
+        "A course that runs: its tiny models compute live on the server that sends you this page — your own "
+        f"machine when you start it yourself with ./run.sh. The {lesson('your_gpu').title} page "
+        f"({lesson_ref('your_gpu')}) measures the machine that server runs on. Every number comes from the code "
+        "or from a cited spec, and each lesson fixes what the one before it left broken."
     )
 
 # an unexpected error: one friendly line for the reader, the full traceback in the server's log

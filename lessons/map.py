@@ -33,7 +33,8 @@ STORY = {
     "gpt2": (
         "GPT-2, plain (2019)",
         f"Predicts the next piece of text with {SPECS['gpt2'].num_layers} stacked blocks.",
-        "Without a cache, every new token re-reads the whole text from the start.",
+        "With no cache (the course's baseline; GPT-2's own 2019 code kept one), each new token re-reads "
+        "the whole text.",
     ),
     "kv_cache": (
         "KV cache",
@@ -62,12 +63,15 @@ STORY = {
     ),
     "forgetting": (
         "Forgetting",
-        "Gated DeltaNet fades the board; KDA picks a fade rate per channel.",
+        "Gated DeltaNet fades the board; KDA (Kimi Delta Attention) gives each channel, one row of the board, "
+        "its own fade rate.",
         "A fixed board, however well kept, cannot hold every detail exactly.",
     ),
     "kimi_k3": (
         "Kimi K3",
-        "Three layers of fixed boards to one full-attention layer, plus a look back over depth.",
+        f"About {round(K3.num_linear_layers / K3.num_full_attention_layers)} layers of fixed boards to one "
+        f"full-attention layer ({K3.num_linear_layers} + {K3.num_full_attention_layers} of {K3.num_layers}), "
+        "plus a look back over depth.",
         "The full-attention layers' cache still grows, "
         f"{K3.kv_cache_bytes_per_token() / K3.all_full_attention_bytes_per_token():.0%} as fast as with one in "
         "every layer.",
@@ -80,6 +84,7 @@ STORY = {
 }
 # lessons beyond the story that the map still links to, with a word on what they hold
 MORE = {
+    "primer": "vectors, dot products and matrices: the arithmetic of the boards",
     "your_gpu": "measure it on your own card",
     "planner": "any model on any card: what fits, how fast",
     "what_changed": "every stage side by side",
@@ -172,7 +177,7 @@ new_words(
     "token", "byte", "parameter", "layer", "block", "context", "matrix", "query", "key", "value", "attention",
     "head", "kv_cache", "gqa", "mha", "mla", "fp32", "gib", "gpu", "board", "channel", "expert",
     "linear_attention", "deltanet", "gated_deltanet", "kda", "short_conv",
-    here="map", expanded=False, title="Words you will meet, each taught in its lesson",
+    here="map", title="Words you will meet, each taught in its lesson",
 )  # fmt: skip
 gpt2, k3 = SPECS["gpt2"], K3
 headline(gpt2, k3)
@@ -208,11 +213,11 @@ st.table(
     border="horizontal",
 )
 with st.expander("Go to a lesson", expanded=False, icon=":material/list:"):
-    for item, (stage, _, _) in story_rows():
-        lesson_link(item.slug, f"{item.number} · {stage}")
-    known = {item.slug: item.number for item in COURSE.lessons}
-    for slug in sorted((s for s in MORE if s in known), key=known.get):  # course order
-        lesson_link(slug, f"{lesson(slug).label} — {MORE[slug]}")
+    for item in COURSE.lessons:  # course order: the story's stages and the lessons around them
+        if item.slug in STORY:
+            lesson_link(item.slug, f"{item.number} · {STORY[item.slug][0]}")
+        elif item.slug in MORE:
+            lesson_link(item.slug, f"{item.label} — {MORE[item.slug]}")
 
 st.subheader("Memory per token, stage by stage")
 st.markdown(
@@ -253,7 +258,8 @@ st.markdown(
     f"other {k3.num_linear_layers} keep fixed-size boards, one per head (a *fixed state*: the same size at any length) — "
     f"{format_bytes(k3.kv_cache_bytes_per_token(bytes_per_element))} per token plus a fixed "
     f"{format_bytes(k3.state_bytes())} that never grows ({format_bytes(k3.recurrent_state_bytes())} of boards + "
-    f"{format_bytes(k3.conv_state_bytes())} of short-convolution buffers)."
+    f"{format_bytes(k3.conv_state_bytes())} of short-convolution buffers: each layer's last few inputs, kept for "
+    "a small filter that mixes every token with the ones just before it)."
 )
 
 st.subheader("Every model at one context length")
@@ -265,7 +271,12 @@ context_label = st.select_slider(
     help="How much text the model has read so far in one conversation.",
 )
 context = CONTEXT_LABELS[context_label]
-data_table(model_rows(context, bytes_per_element), key="map_models_table", width="stretch")
+table_rows = model_rows(context, bytes_per_element)
+# between the slider and the table: a phone shows three columns, and the table's toolbar (search,
+# download, full screen) floats over the right end of what stands just above it — so a line short
+# enough to end before it, not the slider's end
+st.caption(f"Scroll sideways for all {len(table_rows[0])} columns →")
+data_table(table_rows, key="map_models_table", width="stretch")
 k3_memory = k3.cache_bytes(context, bytes_per_element)
 full_memory = context * k3.all_full_attention_bytes_per_token(bytes_per_element)
 st.caption(
@@ -292,6 +303,7 @@ code(ModelSpec.kv_cache_bytes_per_token, ModelSpec.cache_bytes, hybrid_layer_kin
 
 still_missing(
     "This page is the map, not the territory. To see *why* each row exists, start where the story starts: "
-    "a plain GPT-2 that re-reads its whole text for every new token."
+    "a model run with no cache, re-reading its whole text for every new token — the course's baseline, not "
+    "how GPT-2's own code ran."
 )
 next_lesson("map")

@@ -63,6 +63,8 @@ def stage_table(width: Width) -> list[dict]:
     return rows
 
 
+K3 = SPECS["kimi_k3"]  # the real hybrid's layer counts, from its config
+
 lesson_header("what_changed")
 
 problem(
@@ -76,7 +78,10 @@ st.markdown(
     "Read the four board stages as one sentence. **Adding** blends a key that is written again with what it "
     "held, so DeltaNet learned to **rewrite**. Rewriting one key at a time cannot clear a finished topic, so Gated DeltaNet learned "
     "to **forget**. One fade rate for the whole board throws away the useful with the stale, so KDA learned to "
-    "**forget per channel**. Kimi K3 then stopped choosing: three board layers for every one that keeps a full cache."
+    "**forget per channel**. Kimi K3 then stopped choosing: about "
+    f"{round(K3.num_linear_layers / K3.num_full_attention_layers)} board layers for every one that keeps a full "
+    f"cache ({K3.num_linear_layers} KDA + {K3.num_full_attention_layers} full attention in its {K3.num_layers} "
+    f"layers; the mix drawn below keeps a cache in 1 layer of {HYBRID_EVERY})."
 )
 
 cols = st.columns(2)
@@ -102,8 +107,9 @@ st.caption(
         if width.cached_heads != width.heads
         else ""
     )
-    + ". Every stage is drawn at this width, so the *no cache* row is a GPT-2-style model that recomputes "
-    "at this width, not GPT-2 itself."
+    + ". Every stage is drawn at this width. The *no cache* row is a teaching baseline: a model at this width "
+    "that recomputes the whole text for every token. GPT-2 itself never ran that way — its own 2019 code "
+    f"already kept past keys and values, as {lesson_ref('gpt2')} notes."
 )
 
 show_figure(cached_story_figure(width, context), key="wc_story_chart")
@@ -148,14 +154,13 @@ st.caption(
 
 show_figure(cached_memory_figure(width), key="wc_memory_chart")
 
-k3 = SPECS["kimi_k3"]
 mix_ratio = hybrid_memory_bytes(1048576, width) / mechanism_memory_bytes("attention", 1048576, width)
 notice(
     f"The K3-style mix keeps a cache in one layer out of {HYBRID_EVERY}. At 1M tokens, what share of the all-cache "
     "model's memory does it need?",
     f"{mix_ratio:.1%} — 1/{HYBRID_EVERY} for the cache layers, plus boards too small to notice at that length. "
-    f"The real {k3.name} keeps {format_bytes(k3.cache_bytes(1048576))} at 1M tokens, against "
-    f"{format_bytes(1048576 * k3.all_full_attention_bytes_per_token())} if all {k3.num_layers} layers kept an "
+    f"The real {K3.name} keeps {format_bytes(K3.cache_bytes(1048576))} at 1M tokens, against "
+    f"{format_bytes(1048576 * K3.all_full_attention_bytes_per_token())} if all {K3.num_layers} layers kept an "
     "MLA cache.",
     key="wc_notice_mix",
 )
@@ -177,8 +182,8 @@ code(mechanism_memory_bytes, mechanism_macs_per_token, key="wc_code")
 
 still_missing(
     "Nothing here is finished. K3's full-attention layers still grow with every token, a fixed board still "
-    f"cannot hold every detail of a long text, and {format_count(k3.published_params)} weights must be stored even if only a sliver "
-    "wakes per token. What changed in seven years is less the size than the craft of deciding what to "
+    f"cannot hold every detail of a long text, and {format_count(K3.published_params)} weights must be stored "
+    "even if only a sliver wakes per token. What changed in seven years is less the size than the craft of deciding what to "
     "throw away — and that craft shows up on your own card as speed that holds, or falls, as the text grows."
 )
 next_lesson("what_changed")

@@ -37,7 +37,7 @@ MECHANISMS: dict[str, Stage] = {
     for s in (
         Stage(
             "no_cache",
-            "No cache (GPT-2-style)",
+            "No cache (baseline)",  # a teaching baseline: GPT-2's own 2019 sampler kept a cache
             "recompute",
             "keeps nothing; re-reads the whole text every step (at the chosen width, not GPT-2's own)",
             "gpt2",

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 
+from core.glossary import get
 from core.specs import SPECS
-from core.units import format_bytes, format_context
+from core.units import format_bytes, format_context, format_params
 from tests.app import driver
-from ui.course import LESSONS
+from ui.course import LESSONS, number
 
 PAGE = "map"  # a lesson slug: driver.fresh finds its page file in ui/course.py
 
@@ -24,8 +25,12 @@ def test_story_table_and_memory_chart():
     at = driver.fresh(PAGE)
     story = at.table[0].value
     assert list(story.columns) == ["lesson", "stage", "what it fixed", "what it left"]
-    assert list(story["lesson"]) == list(range(1, 10))
-    # "Go to a lesson": every lesson after the map, numbered from the course outline (plain text off the router)
+    story_slugs = (
+        "gpt2 kv_cache linear_attention collisions deltanet chunks forgetting kimi_k3 experts".split()
+    )
+    assert list(story["lesson"]) == [number(slug) for slug in story_slugs]  # numbered by ui/course.py
+    # "Go to a lesson": every lesson after the map, in course order, numbered from the course outline
+    # (plain text off the router; a lesson whose page is not written yet says so)
     (go_to,) = [e for e in at.expander if e.label == "Go to a lesson"]
     links = [m.value for m in go_to.markdown]
     assert [link.split(" · ")[0] for link in links] == [f"- {item.number}" for item in LESSONS[1:]]
@@ -71,3 +76,48 @@ def test_a_curious_reader_breaks_nothing():
         at.toggle(key=key).set_value(True).run()
         driver.assert_clean(at, f"toggle {key}")
     assert at.latex and at.code
+
+
+def test_the_words_box_opens_and_explains_the_map_jargon():
+    """The map is the first page: every word it uses is defined in its box, which is open (a closed box
+    left parameters, heads, KiB, MLA, KDA … unexplained for a reader who did not open it)."""
+    at = driver.fresh(PAGE)
+    (words,) = [e for e in at.expander if e.label.startswith("Words you will meet")]
+    assert words.proto.expanded
+    shown = " ".join(m.value for m in words.markdown)
+    jargon = "parameter layer head gib mha gqa mla fp32 short_conv kda channel".split()
+    for key in jargon:
+        assert f"**{get(key).name}**" in shown, key
+
+
+def test_k3_active_parameters_come_from_the_one_spec_function():
+    k3 = SPECS["kimi_k3"]
+    active = format_params(k3.active_params())
+    at = driver.fresh(PAGE)
+    table = at.dataframe[0].value
+    assert table[table["model"] == "Kimi K3"].iloc[0]["active per token"] == active
+    engineers = " ".join(c.value for c in at.caption)
+    assert f"The course uses the count, {active}, from here on" in engineers
+
+
+def test_gpt2_without_a_cache_is_a_baseline_and_the_hybrid_counts_come_from_k3():
+    """GPT-2's own 2019 code kept past keys and values: the map calls 'no cache' the course's starting
+    point, not GPT-2's behaviour; the K3 row prints its layer counts from the config."""
+    at = driver.fresh(PAGE)
+    story = at.table[0].value.set_index("stage")
+    gpt2_left = story.loc["GPT-2, plain (2019)", "what it left"]
+    assert "no cache" in gpt2_left and "GPT-2's own 2019 code kept one" in gpt2_left
+    text = " ".join(m.value for m in at.markdown)
+    assert "a plain GPT-2 that re-reads" not in text and "not how GPT-2's own code ran" in text
+    k3 = SPECS["kimi_k3"]
+    k3_fixed = story.loc["Kimi K3", "what it fixed"]
+    assert f"({k3.num_linear_layers} + {k3.num_full_attention_layers} of {k3.num_layers})" in k3_fixed
+    assert "Three layers" not in k3_fixed
+
+
+def test_the_wide_table_says_it_scrolls_sideways():
+    """A phone shows three of its columns: a line above the table says how many there are to scroll to."""
+    at = driver.fresh(PAGE)
+    columns = len(at.dataframe[0].value.columns)
+    assert columns > 3
+    assert f"Scroll sideways for all {columns} columns →" in [c.value for c in at.caption]

@@ -8,6 +8,7 @@ from core.roofline import Width, hybrid_memory_bytes, mechanism_macs_per_token, 
 from core.specs import SPECS
 from core.units import format_bytes, format_context, format_count
 from tests.app import driver
+from ui.course import number
 
 PAGE = "what_changed"  # a lesson slug: driver.fresh finds its page file in ui/course.py
 
@@ -45,7 +46,9 @@ def test_story_picture_and_table():
     prose = " ".join(m.value for m in at.markdown)
     assert format_count(mechanism_macs_per_token("no_cache", 131072, width)) + " multiply-adds" in prose
     assert list(rules["what it does"])[2:6] == ["add", "rewrite", "forget", "forget per channel"]
-    assert list(rules["lesson"]) == [1, 2, 3, 5, 7, 7, 8]  # each stage's lesson, numbered by ui/course.py
+    # each stage's lesson, numbered by ui/course.py (a lesson inserted before one renumbers it)
+    stage_lessons = "gpt2 kv_cache linear_attention deltanet forgetting forgetting kimi_k3".split()
+    assert list(rules["lesson"]) == [number(slug) for slug in stage_lessons]
     assert list(table["stage"]) == list(rules["stage"])
     assert table.iloc[-1]["memory at 1M"] == format_bytes(hybrid_memory_bytes(1048576, width))
     board = format_bytes(mechanism_memory_bytes("kda", 1, width))
@@ -77,3 +80,22 @@ def test_a_curious_reader_breaks_nothing():
         driver.assert_clean(at, f"toggle {key}")
     assert at.latex and at.code
     assert any("Neither" in m.value for m in at.markdown)
+
+
+def test_no_cache_is_named_a_baseline_and_the_hybrid_counts_come_from_k3():
+    """GPT-2's own 2019 sampler kept past keys and values: the no-cache row is a teaching baseline,
+    not GPT-2's behaviour; the real hybrid's layer counts are Kimi K3's config, not "three to one"."""
+    at = driver.fresh(PAGE)
+    rules = at.table[0].value
+    no_cache = rules.iloc[0]["stage"]
+    assert no_cache.startswith("No cache") and "GPT-2" not in no_cache
+    labels = charts(at)[0]["data"][0]["y"]
+    assert not any("GPT-2" in label for label in labels)
+    captions = " ".join(c.value for c in at.caption)
+    assert "teaching baseline" in captions and "GPT-2-style" not in captions
+    assert "2019 code already kept past keys and values" in captions
+    k3 = SPECS["kimi_k3"]
+    prose = " ".join(m.value for m in at.markdown)
+    counts = f"{k3.num_linear_layers} KDA + {k3.num_full_attention_layers} full attention in its {k3.num_layers} layers"
+    assert counts in prose
+    assert "three board layers for every one" not in prose
