@@ -15,6 +15,7 @@ from core.units import format_small
 from ui.deeper import go_deeper_chunks
 from ui.glossary import new_words
 from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, show_figure, still_missing
+from ui.primer_link import primer_pointer
 
 CHUNK_SIZES = (1, 2, 4, 8, 16, 32, 64)
 SPEED_CHUNKS = (4, 8, 16, 32, 64)
@@ -53,6 +54,7 @@ st.markdown(
     "the board* can be written in closed form (the WY representation). Between chunks, hand the "
     "board over once. The line of waiting shrinks from T steps to T/C."
 )
+primer_pointer("matrix products")
 
 st.header("1 · The timeline, cut into chunks")
 c1, c2 = st.columns(2)
@@ -125,7 +127,10 @@ if setting in results:
     timings, rule_shown, T_shown, where = results[setting], rule_speed, T_speed, "Measured here just now"
 elif shipped is not None:  # before any Measure: the measurement that ships with the course
     timings, rule_shown, T_shown = shipped.timings, shipped.rule, shipped.T
-    where = f"Measured on {shipped.date} on {shipped.machine}"
+    where = (
+        f"A stored recording, not a measurement of this machine: measured on {shipped.date} on {shipped.machine}, "
+        f"{shipped.repeats} repeats"
+    )
 else:
     timings = None
 if timings:
@@ -134,7 +139,9 @@ if timings:
             [x.label for x in timings],
             [x.ms for x in timings],
             [x.hand_overs for x in timings],
-            title=f"{label_of(rule_shown)}, {T_shown} tokens",  # short enough for a phone
+            # short enough for a phone; says whether the bars are a stored recording or measured here
+            title=f"{label_of(rule_shown)}, {T_shown} tokens"
+            + ("" if setting in results else f" (recorded {shipped.date})"),
         ),
         key="ch_speed",
     )

@@ -9,6 +9,7 @@ from core import board as bd
 from core.figures import board as fb
 from core.figures import board_charts as fbc
 from core.ops import kda
+from core.specs import SPECS
 from core.units import counted
 from core.walkthrough import gate_bounds
 from ui.deeper import go_deeper_forgetting
@@ -24,8 +25,10 @@ from ui.lesson import (
     step_controls,
     still_missing,
 )
+from ui.primer_link import primer_pointer
 from ui.recall_panel import trained_recall_pointer
 
+K3 = SPECS["kimi_k3"]
 D, KEEP, D_V = 8, 2, 16  # key channels, of which the first KEEP hold the long-lived fact; value size
 WHEN = {"switch": "only at the topic switch", "every": "at every token"}
 RULES = ("delta", "gated_delta", "kda")
@@ -80,6 +83,10 @@ def overview(settings: Settings) -> dict:
         rule: [rec.mean_strength(names) for names in groups.values()] for rule, rec in recalls.items()
     }
     err = {rule: rec.mean_error(ts.topic_b) for rule, rec in recalls.items()}
+    opening = bd.most_different_step(rr, first=ts.switch + 1)  # the stepper's view before any Step
+    differing = [
+        c for c in range(D) if abs(fill_g[:, c] - fill_k[:, c]).max() > 1e-3
+    ]  # channels the maps disagree on
     strength = fbc.strength_figure(
         list(groups), strengths, title="how much of each value the key still returns"
     )
@@ -91,6 +98,9 @@ def overview(settings: Settings) -> dict:
         "strength": strength,
         "strengths": strengths,
         "err": err,
+        "opening": opening,
+        "gaps": bd.board_gaps(rr, opening),
+        "differing": differing,
         "limit": fb.color_limit(*(r.new for r in rr.values())),
     }
 
@@ -125,6 +135,7 @@ st.markdown(
     "channel** (board row), so it can keep some rows and clear others. In a trained model the gate "
     "is computed from each token; here you set it by hand."
 )
+primer_pointer("matrices")
 st.markdown(
     f"The stream: a fact worth keeping (**name → Ada**, whose key uses only channels 0–{KEEP - 1}; here "
     "mostly channel 0), then topic "
@@ -158,11 +169,22 @@ st.header("2 · The three boards, token by token")
 
 @st.fragment
 def boards_stepper(ts: bd.TopicSwitch, settings: Settings, when: str) -> None:
-    """Step controls and the stepped picture: a Step click reruns only this part."""
-    t = step_controls("fg_t", len(ts.pairs), unit="token")
+    """Step controls and the stepped picture: a Step click reruns only this part. Before the first Step
+    it shows the token after the topic switch where the three boards differ most (computed per setting)."""
+    view = overview(settings)
+    opening = view["opening"]
+    t = step_controls("fg_t", len(ts.pairs), unit="token", before_start=f"token {opening}, after the switch")
     if t == 0:
-        st.markdown("Press **Step** to write the first pair into all three boards.")
-    else:
+        t = opening
+        gaps = view["gaps"]
+        names = {"delta": "DeltaNet", "gated_delta": "Gated DeltaNet", "kda": "KDA"}
+        st.markdown(
+            f"Token {t} is where, after the topic switch, the three boards differ most. How far apart they "
+            "are (the size of the difference of two boards; 0 = the same): "
+            + "; ".join(f"{names[a]} – {names[b]} {gap:.2f}" for (a, b), gap in gaps.items())
+            + ". Press **Step** to replay the stream from token 1."
+        )
+    if t:
         k_name, v_name = ts.pairs[t - 1]
         topic = ts.topic_of(k_name)
         st.markdown(
@@ -181,7 +203,24 @@ boards_stepper(ts, settings, when)
 st.header("3 · What each channel holds over time")
 show_figure(view["fill_gated"], key="fg_fill_gated")
 show_figure(view["fill_kda"], key="fg_fill_kda")
-st.caption("Colour = how much a board row holds (the length of the row). Column 0 is the empty board.")
+differing = view["differing"]
+fact_channels = f"0–{KEEP - 1}"
+st.caption(
+    "Colour = how much a board row holds (the length of the row). Column 0 is the empty board. "
+    + (
+        "With these settings the two maps are the same in every channel."
+        if not differing
+        else f"With these settings the two maps differ in channel{'s' if len(differing) > 1 else ''} "
+        f"{bd.join_names([str(c) for c in differing])}"
+        + (
+            f" only — the fact's channels ({fact_channels}; its key is mostly channel 0): both rules fade the "
+            "topic channels at the same rate here. Set KDA's topic α apart from Gated DeltaNet's α to see "
+            "those channels part too."
+            if all(c < KEEP for c in differing)
+            else "."
+        )
+    )
+)
 
 st.header("4 · After the stream: what is still there?")
 show_figure(view["strength"], key="fg_strength")
@@ -225,7 +264,8 @@ code(kda.step, bd.Fade.log_gates, key="fg_code")
 go_deeper_forgetting()
 still_missing(
     "A board that forgets well is still a fixed-size board: some facts must be looked up exactly, "
-    "however long ago they were written. Kimi K3 keeps three layers of such boards for every full-attention "
-    "layer that still remembers everything."
+    f"however long ago they were written. Kimi K3 mixes about three layers of such boards for each full-attention "
+    f"layer that still remembers everything ({K3.num_linear_layers} KDA + {K3.num_full_attention_layers} "
+    f"full-attention layers of its {K3.num_layers})."
 )
 next_lesson("forgetting")

@@ -23,6 +23,7 @@ from ui.lesson import (
     step_controls,
     still_missing,
 )
+from ui.primer_link import primer_pointer
 
 KEY_CHOICES = {"random": "random unit vectors", "orthogonal": "orthogonal (one row each)"}
 REAL_HEAD = 128  # key and value size of one head in Kimi Linear / Kimi K3 KDA layers (facts.md §1.6)
@@ -34,12 +35,17 @@ def regrouping(T: int, seed: int) -> bd.Regrouping:
 
 
 @st.cache_data(show_spinner=False)
+def over_draws(n: int, d: int, keys: str, rule: str) -> bd.RecallOverDraws:
+    return bd.recall_over_draws(rule, d, n, keys=keys)
+
+
+@st.cache_data(show_spinner=False)
 def stream(n: int, d: int, keys: str, rule: str) -> bd.BoardRun:
     return bd.write_stream(bd.word_stream(n), rule, d=d, keys=keys)
 
 
 lesson_header("linear_attention")
-new_words("transpose", "outer_product", "unit_vector", "collision", here="linear_attention")
+new_words("collision", here="linear_attention")
 problem(
     "The KV cache made each new token cheap to compute, but it keeps **every** past key and value: "
     "memory grows with every token, and each step has to read all of it back. A long chat becomes "
@@ -50,8 +56,10 @@ st.markdown(
     "Linear attention keeps one **board** instead: a small grid of numbers of fixed size. Every "
     "token adds its key→value pair onto the same board, and reading means multiplying the board "
     "by a query. The board never grows, however long the text. What makes this possible is a "
-    "tiny fact about multiplying matrices."
+    "tiny fact about multiplying matrices (a **matrix multiplication** makes each entry of the result from "
+    "one row of the first matrix and one column of the second: multiply them entry by entry and add up)."
 )
+primer_pointer("matrix products")
 
 # ------------------------------------------------------------------ 1. regrouping
 st.header("1 · Same numbers, different order")
@@ -96,7 +104,8 @@ st.markdown(
     "columns run out, later colours are random mixes of all columns. Writing the pair adds "
     "`k vᵀ` to the board: the key's numbers say *which rows*, the value says *which column*. "
     "Reading a key multiplies the board by it. (Reads here use scale 1, so a key that is alone on "
-    "the board gives back exactly its value; real models scale by 1/√d.)"
+    "the board gives back exactly its value; real models also multiply by 1/√d, one over the square root of "
+    "the key size, so that scores do not grow with d.)"
 )
 c1, c2, c3 = st.columns(3)
 d = c1.slider("key size d (board rows)", 2, 16, 8, key="la_d")
@@ -158,7 +167,8 @@ board_stepper(run, d)
 # ------------------------------------------------------------------ 3. memory flat in T
 st.header("3 · Memory stays flat")
 st.markdown(
-    f"Scale it up to one real head (key and value size {REAL_HEAD}, fp32). The cache adds a key "
+    f"Scale it up to one real head (key and value size {REAL_HEAD}, every number stored as fp32: 4 bytes). "
+    "The cache adds a key "
     "and a value for every token; the board is one fixed matrix."
 )
 Ts, cache_bytes, board_bytes = bd.memory_curve(131_072, REAL_HEAD, REAL_HEAD)
@@ -181,6 +191,7 @@ st.markdown(
 )
 soft = stream(n, d, keys, "softmax")
 rec_lin, rec_soft = run.recall(), soft.recall()
+lin_draws, soft_draws = over_draws(n, d, keys, "linear"), over_draws(n, d, keys, "softmax")
 show_figure(
     fb.compare_readbacks_figure(
         {
@@ -194,9 +205,23 @@ show_figure(
     ),
     key="la_price",
 )
+misses = bd.softmax_misses(soft)
 st.caption(
-    f"{counted(n, 'pair')} on a board with {d} rows: the board recalls {rec_lin.accuracy:.0%} of the keys "
-    f"(nearest value right), softmax attention {rec_soft.accuracy:.0%}. Pale colours off the right "
+    f"{counted(n, 'pair')} on a board with {d} rows, in one random draw of keys (draw 1, the one "
+    f"{lesson_ref('collisions')} pictures too): the board recalls {rec_lin.accuracy:.0%} of the keys "
+    f"(nearest value right), softmax attention {rec_soft.accuracy:.0%}. Averaged over {len(bd.DRAWS)} draws "
+    f"(as {lesson_ref('collisions')}'s curves are): board {lin_draws.mean:.0%}, softmax {soft_draws.mean:.0%}. "
+    + (
+        "Softmax keeps every pair, yet misses a key when another key points almost the same way: it weighs "
+        "every stored pair by how well it matches, so the twin takes a large share — here "
+        + bd.join_names(
+            [f"{m} (twin: {misses.twin[m][0]}, overlap {misses.twin[m][1]:.2f})" for m in misses.missed]
+        )
+        + ". "
+        if misses.missed
+        else ""
+    )
+    + "Pale colours off the right "
     "column are other pairs leaking in; the black outline marks the value each key should return (colours "
     "past the board's d columns have none: their values are mixes of all columns)."
 )

@@ -75,8 +75,10 @@ def go_deeper_chunks() -> None:
             "are known at once, so the chunks' matrix products run in parallel and only T/C hand-overs wait. "
             "Decoding makes one token at a time: there is nothing to batch along time, and one recurrent step "
             "(about 3·d² multiply-adds per head for the delta rule) is exactly a chunk of size 1. fla's layers pick "
-            "`fused_recurrent` kernels at inference for inputs of up to 64 tokens (a decoding step is 1) and `chunk` "
-            "kernels otherwise; training runs chunk mode only (fla `fla/layers/delta_net.py`, `gated_deltanet.py`)."
+            "`fused_recurrent` kernels for inputs of up to 64 tokens (a decoding step is 1) and `chunk` kernels "
+            "otherwise. Gated DeltaNet's layer allows only chunk mode in training (fla `fla/layers/gated_deltanet.py`); "
+            "DeltaNet's layer switches to the recurrent kernel for 64 tokens or fewer in training too "
+            "(fla `fla/layers/delta_net.py`)."
         )
 
 

@@ -23,6 +23,8 @@ from core.figures.recall import (
     training_curves,
 )
 from core.figures.style import label_of
+from core.mechanisms import get as mechanism
+from core.mechanisms import rule_keys
 from core.models.recall_models import (
     ReaderRecall,
     RecallModel,
@@ -31,6 +33,7 @@ from core.models.recall_models import (
     recall_from_tokens,
 )
 from core.recall import DEFAULT_VOCAB, parse_recall_text
+from core.specs import SPECS
 from core.units import format_bytes
 from ui.course import lesson_ref
 from ui.errors import log
@@ -156,6 +159,34 @@ def trained_recall_pointer(mixers: tuple[str, ...], lead: str, versus: tuple[str
     )
 
 
+def _legend_words(results: dict) -> None:
+    """One plain line for the legend's names that later lessons explain, with the lesson that does,
+    and what the hybrid is (K3's own mix counted from its config)."""
+    mixers = list(dict.fromkeys(c["mixer"] for c in results["cells"]))
+    later = [m for m in mixers if m in rule_keys() and m != "linear"]
+    by_lesson: dict[str, list[str]] = {}
+    for m in later:
+        by_lesson.setdefault(mechanism(m).lesson, []).append(label_of(m))
+    k3 = SPECS["kimi_k3"]
+    words = "; ".join(f"{' and '.join(names)} ({lesson_ref(slug)})" for slug, names in by_lesson.items())
+    st.caption(
+        "In the legend, softmax attention keeps a cache and linear attention is the board of "
+        f"{lesson_ref('linear_attention')}. "
+        + (
+            f"The other boards are the rules the next lessons build — {words}: they add an erase step, then a fade. "
+            if words
+            else ""
+        )
+        + (
+            "The hybrid stacks a KDA layer and an attention layer — a two-layer miniature of Kimi K3, which "
+            f"has about three KDA layers for each full-attention layer ({k3.num_linear_layers} + "
+            f"{k3.num_full_attention_layers} in K3)."
+            if "hybrid" in mixers
+            else ""
+        )
+    )
+
+
 def _what_the_sweep_shows(results: dict) -> None:
     """Two readings of the chart, from the numbers: past a board's rows no rule keeps every pair, and
     whether the hybrid's attention layer caught up with attention in this budget."""
@@ -198,8 +229,10 @@ def _training_details(results: dict, key: str) -> None:
     width = st.radio("Curves for width", widths, horizontal=True, key=f"{key}_curve_width")
     show_figure(curves_picture(width), key=f"{key}_curves_chart")
     st.caption(
+        "A *loss curve* shows how wrong the model still is (its loss) as training goes on; lower is better. "
         "One line per seed at each model's chosen learning rate. Loss is measured only where a key is "
-        "asked again; the dashed line is the plateau: a run that stays near it is still guessing among the "
+        "asked again; the dashed line is the plateau — the loss of pure guessing, where training often sits "
+        "flat before it learns: a run that stays near it is still guessing among the "
         f"{DEFAULT_VOCAB.n_values} values, and one that ends above it never learned the task. "
         "Runs stop early once their loss is near zero."
     )
@@ -238,7 +271,8 @@ def render_trained_recall(key: str) -> None:
         f"{sweep['widths'][0]}×{sweep['widths'][0]} numbers."
     )
     st.caption(
-        f"How it was trained (Zoology's protocol, arXiv 2312.04927: sweep the learning rate, keep the best; "
+        "How it was trained (the *learning rate* is the size of each small correction training makes to the "
+        f"weights; Zoology's protocol, arXiv 2312.04927: sweep the learning rate, keep the best; "
         f"the rates are this course's own): every model at {len(sweep['lrs'])} learning rates "
         f"({', '.join(f'{lr:g}' for lr in sweep['lrs'])}) × {len(sweep['seeds'])} seeds (different "
         "random starts). Each point is the mean of the seeds at that model's best learning rate; the "
@@ -246,13 +280,15 @@ def render_trained_recall(key: str) -> None:
     )
     accuracy_chart, rows = sweep_picture()
     show_figure(accuracy_chart, key=f"{key}_accuracy_chart")
+    _legend_words(results)
     stuck = [c for c in results["cells"] if c["plateau"]]
     for c in stuck:
         chosen = next(row for row in c["lr_table"] if row["lr"] == c["lr"])
         mixed = len(chosen["plateau_seeds"]) < len(chosen["seeds"])
         st.caption(
             f"Honest note: {label_of(c['mixer'])} at width {c['d_model']} — at every learning rate at least one "
-            "of its seeds stayed on the starting plateau (guessing among the values)"
+            "of its seeds stayed on the starting plateau (the flat stretch of the loss where a model still only "
+            "guesses among the values)"
             + (
                 ", so its points average a trained and an untrained run: hence the long bars."
                 if mixed

@@ -31,10 +31,21 @@ Everything returned is numpy float32, so pages can cache and index it.
 
 Modules: `keys` (names → vectors, nearest value), `rules` (registry lookup, fade, β),
 `run` (the step recorder and recall), `streams` (what to write), `capacity` (recall
-curves), `counts` (lesson 3's arithmetic).
+curves, recall over draws), `compare` (where boards part, softmax's misses), `counts` (lesson 3's
+arithmetic).
 """
 
-from core.board.capacity import last_full_recall, pair_counts, recall_curve
+from core.board.capacity import (
+    DRAWS,
+    FirstLoss,
+    RecallOverDraws,
+    first_loss,
+    last_full_recall,
+    pair_counts,
+    recall_curve,
+    recall_over_draws,
+)
+from core.board.compare import SoftmaxMisses, board_gaps, join_names, most_different_step, softmax_misses
 from core.board.counts import (
     BYTES_PER_NUMBER,
     Regrouping,
@@ -62,6 +73,16 @@ from core.board.streams import (
 
 __all__ = [
     "BASELINE",
+    "DRAWS",
+    "FirstLoss",
+    "RecallOverDraws",
+    "SoftmaxMisses",
+    "board_gaps",
+    "first_loss",
+    "join_names",
+    "most_different_step",
+    "recall_over_draws",
+    "softmax_misses",
     "BYTES_PER_NUMBER",
     "FACT",
     "KEY_KINDS",

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from core.board.keys import BoardError, KeySpace, nearest, value_vectors
 from core.board.rules import BASELINE, Fade, check_beta, check_rule, mechanism
+from core.board.run import write_stream
+from core.board.streams import word_stream
 from core.ops.forms import one_thread
 
 
@@ -81,3 +84,58 @@ def _final_state(rule: str, K: np.ndarray, V: np.ndarray, beta: float, g: np.nda
     with one_thread():
         _, S = mech.ops.recurrent(k, k, v, scale=1.0, **kwargs)
     return S[:, 0].numpy()  # (B, d, V)
+
+
+# the random draws every board page averages over; draw 1 (seed 0) is the one the pages picture
+DRAWS: tuple[int, ...] = (0, 1, 2, 3, 4, 5)
+
+
+@dataclass(frozen=True)
+class RecallOverDraws:
+    """Recall of one setting in each random draw: what a page shows (draw 1) and the average."""
+
+    per_draw: tuple[float, ...]  # fraction of keys recalled, one per seed in `seeds`
+    seeds: tuple[int, ...]
+
+    @property
+    def first(self) -> float:
+        """The draw the pages picture (seed `seeds[0]`)."""
+        return self.per_draw[0]
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.per_draw))
+
+
+def recall_over_draws(
+    rule: str, d: int, n: int, *, keys: str = "random", seeds: Sequence[int] = DRAWS, beta: float = 1.0
+) -> RecallOverDraws:
+    """Recall of the n word pairs (apple → red, …) on a d-row board, once per seed.
+
+    The same draws as `recall_curve` (the i-th key name gets the same vector for a seed), so the
+    mean equals that curve's point at n, and the first draw is the one `write_stream` pictures.
+    """
+    if not seeds:
+        raise BoardError("give at least one seed")
+    per_draw = tuple(
+        write_stream(word_stream(n), rule, d=d, keys=keys, seed=s, beta=beta).recall().accuracy for s in seeds
+    )
+    return RecallOverDraws(per_draw, tuple(seeds))
+
+
+@dataclass(frozen=True)
+class FirstLoss:
+    """Where a recall curve first drops below complete, and its value there."""
+
+    last_full: int  # largest n with complete recall (0: none)
+    first_short: int | None  # the next n on the curve (None: complete to the end)
+    at_first_short: float | None  # recall there
+
+
+def first_loss(ns: Sequence[int], accuracy: Sequence[float], level: float = 0.999) -> FirstLoss:
+    """The first n at which the curve is no longer complete — what a sentence about "losing earlier" needs."""
+    for n, a in zip(ns, accuracy, strict=True):
+        if a < level:
+            full = [m for m, b in zip(ns, accuracy, strict=True) if m < n and b >= level]
+            return FirstLoss(max(full) if full else 0, int(n), float(a))
+    return FirstLoss(int(ns[-1]) if len(ns) else 0, None, None)

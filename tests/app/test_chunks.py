@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core import chunk_timing
 from core.mechanisms import rule_keys
 from tests.app import driver
 from tests.app.driver import chart_spec as chart
@@ -20,12 +21,19 @@ def test_equality_check_and_speed():
     assert diff < 1e-5
     waits = next(m.value for m in at.metric if m.label.startswith("waits in line, chunks"))
     assert waits == "4"  # 32 tokens in chunks of 8
+    shipped = chunk_timing.load()
+    assert shipped is not None
+    before = " ".join(c.value for c in at.caption)
+    assert f"A stored recording, not a measurement of this machine: measured on {shipped.date}" in before
+    assert f"(recorded {shipped.date})" in driver.shown_title(at, chart(at, "ch_speed"))
     at.select_slider(key="ch_speed_T").set_value(64).run()
     at.slider(key="ch_repeats").set_value(1).run()
     at.button(key="ch_measure").click().run()
     driver.assert_clean(at, "measuring")
     speed = chart(at, "ch_speed")
     assert list(speed["data"][0]["x"]) == ["step by step", "C = 4", "C = 8", "C = 16", "C = 32", "C = 64"]
+    assert "recorded" not in driver.shown_title(at, speed)
+    assert any(c.value.startswith("Measured here just now") for c in at.caption)
 
 
 @pytest.mark.slow

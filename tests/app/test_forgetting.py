@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core import board as bd
 from tests.app import driver
 from tests.app.driver import chart_spec as chart
 
@@ -28,6 +30,23 @@ def test_kda_keeps_the_fact():
     assert [t["type"] for t in chart(at, "fg_boards")["data"]] == ["heatmap"] * 3
     at.slider(key="fg_alpha_fact").set_value(0.5).run()
     assert fact_strength(at)["Kimi Delta Attention"] == pytest.approx(0.5, abs=1e-4)
+
+
+def test_it_opens_after_the_topic_switch_where_the_boards_differ():
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    driver.assert_clean(at, "first run")
+    assert at.session_state["fg_t"] == 0  # no Step pressed yet
+    spec = chart(at, "fg_boards")
+    boards = [driver.plotly_array(trace["z"]) for trace in spec["data"]]  # three (d, d_v) boards
+    assert len(boards) == 3
+    gaps = [np.linalg.norm(a - b) for i, a in enumerate(boards) for b in boards[i + 1 :]]
+    assert min(gaps) > 0.5, f"the three boards of the opening view must differ, gaps {gaps}"
+    ts = bd.topic_switch(8, 2, 4, 4)
+    opened = int(driver.shown_title(at, spec).split("after ")[1].split(" ")[0])
+    assert opened > ts.switch  # after the switch token, not a typed index before it
+    assert f"token {opened}, after the switch" in driver.step_status(at)
+    caption = " ".join(c.value for c in at.caption)
+    assert "differ in channels 0 and 1 only" in caption  # the fill maps, read from their data
 
 
 @pytest.mark.slow

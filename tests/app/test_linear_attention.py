@@ -10,6 +10,7 @@ from core import board as bd
 from tests.app import driver
 from tests.app.driver import chart_spec as chart
 from tests.app.driver import metric_value as metric
+from ui.course import number
 
 PAGE = driver.page_path("linear_attention")
 
@@ -17,7 +18,7 @@ PAGE = driver.page_path("linear_attention")
 def test_regrouping_and_board_stepping():
     at = AppTest.from_file(PAGE, default_timeout=120).run()
     driver.assert_clean(at, "first run")
-    assert at.title[0].value.startswith("3 ·")
+    assert at.title[0].value.startswith(f"{number('linear_attention')} ·")
     assert driver.small_number(metric(at, "largest difference")) < 1e-12
     rg = bd.regroup(4, 3, 3, 0)
     assert metric(at, "multiply-adds, (QKᵀ)V") == f"{rg.left_ops:,}"
