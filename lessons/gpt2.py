@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.figures.generation import (
+    grid_counts,
     ms_per_token_figure,
     ms_per_token_step,
     recompute_grid_figure,
@@ -28,6 +29,7 @@ from ui.gpt2_model import (
     choose_model,
     describe_real,
     generation_settings,
+    grid_caption,
     live_model,
     show_tokens,
     show_top_next,
@@ -69,13 +71,14 @@ def precompute(
     return run.without_logits()  # the top-5 per step is kept in run.top
 
 
-def step_figures(settings: tuple, t: int, run: GenerationRun, series: RunSeries) -> dict:
-    """The step-t pictures: each built once per run (at its last step) and patched per step."""
+def step_figures(settings: tuple, step: int, run: GenerationRun, series: RunSeries) -> dict:
+    """The pictures at `step` (0: the finished run, the grid framing its first dozen steps): each
+    built once per run (at its last step) and patched per step."""
     p, n = len(run.prompt_ids), len(run.traces)
     steps, work, lengths, ms = series.steps, series.cumulative_work, series.text_lengths, series.wall_ms
     grid = Stepped(
         base=lambda: recompute_grid_figure(run.traces, n, p, GRID_TITLE, unit=live_model(settings[0]).unit),
-        patch=lambda base, t: recompute_grid_step(base, run.traces, t),
+        patch=lambda base, step: recompute_grid_step(base, run.traces, step, GRID_TITLE),
     )
 
     def formula_counts() -> list[int]:
@@ -84,26 +87,28 @@ def step_figures(settings: tuple, t: int, run: GenerationRun, series: RunSeries)
     return stepped_figures(
         "gpt2",
         settings,
-        t,
+        step,
         {
             "grid": grid,
             "work": Stepped(
                 base=lambda: work_figure(steps, work, formula_counts(), shown=n),
-                patch=lambda base, t: work_step(base, steps, work, shown=t),
+                patch=lambda base, step: work_step(base, steps, work, shown=step or n),
             ),
             "ms": Stepped(
                 base=lambda: ms_per_token_figure(lengths, ms, shown=n, unit=live_model(settings[0]).unit),
-                patch=lambda base, t: ms_per_token_step(base, lengths, ms, shown=t),
+                patch=lambda base, step: ms_per_token_step(base, lengths, ms, shown=step or n),
             ),
         },
     )
 
 
 lesson_header("gpt2")
-new_words("residual", here="gpt2")
+new_words("transformer", "residual", here="gpt2")
 problem(
     "A language model writes one piece of text at a time: it reads everything so far and guesses "
-    "what comes next. A transformer **without a cache** does that the naive way: to write the next piece it "
+    "what comes next. A *transformer* (the design of GPT-2 and of nearly every model since: a stack of "
+    "identical blocks, each repeating the same kind of work) **without a cache** does that the naive way: to "
+    "write the next piece it "
     "reads **the whole text again from the start**, redoing all the work it had just done. This lesson "
     "switches the cache off to show that cost."
 )
@@ -116,9 +121,10 @@ if live.real:
     describe_real(live)
 else:
     st.markdown(
-        f"Below is a real GPT-2-shaped model, shrunk to fit a laptop: {cfg.n_layer} blocks instead of "
-        f"{SPECS['gpt2'].num_layers} (each "
-        "block adds its result onto the token's running vector, the *residual*), "
+        f"Below is a real GPT-2-shaped model, shrunk to fit a laptop: {cfg.n_layer} *blocks* instead of "
+        f"{SPECS['gpt2'].num_layers} (a block is one repeated unit: each byte looks back at the earlier ones, "
+        "then a small network reworks what it found; the block adds its result onto the byte's running "
+        "*vector*, a list of numbers that stands for it, called the *residual*), "
         f"{model.num_params():,} numbers (*parameters*) instead of {format_count(SPECS['gpt2'].published_params)}. "
         "It reads **bytes** — one "
         "letter of plain English is one byte, a Japanese character three, an emoji four — and was trained for "
@@ -150,9 +156,8 @@ st.subheader("Step through it")
 def stepper(live, settings: tuple, run: GenerationRun, series: RunSeries) -> None:
     """Step controls and everything that moves with them: a Step click reruns only this part."""
     unit, p = live.unit, len(run.prompt_ids)
-    t = step_controls("gpt2_t", len(run.traces), unit=unit, before_start="the finished run")
-    if t == 0:  # before the first Step: the finished run (full triangle, every step timed)
-        t = len(run.traces)
+    step = step_controls("gpt2_t", len(run.traces), unit=unit, before_start="the finished run")
+    t = step or len(run.traces)  # before the first Step: the finished run, every step timed
 
     written = live.tokenizer.decode(run.prompt_ids + run.new_ids[:t])
     st.code(written or " ", language=None, wrap_lines=True)
@@ -187,14 +192,9 @@ def stepper(live, settings: tuple, run: GenerationRun, series: RunSeries) -> Non
         delta_color="normal" if expected == run_so_far else "inverse",
     )
 
-    figures = step_figures(settings, t, run, series)
+    figures = step_figures(settings, step, run, series)
     show_figure(figures["grid"], key="gpt2_grid")
-    st.caption(
-        f"Each row is one step, each column one {unit} of the text. Dark cells are {unit}s read for the first "
-        f"time; light blue cells are {unit}s the model had already processed and **computed again**. Without a "
-        f"cache the rows get longer and the shape becomes a triangle (a trapezoid when the prompt has several "
-        f"{unit}s)."
-    )
+    st.caption(grid_caption(grid_counts(run.traces, step), p, unit))
 
     charts_side_by_side(
         ("**Work piles up** — total positions run so far", figures["work"], "gpt2_work"),

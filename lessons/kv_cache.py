@@ -10,6 +10,7 @@ from core.figures.generation import (
     cache_bytes_figure,
     cache_heatmaps_figure,
     cache_heatmaps_step,
+    grid_counts,
     ms_per_token_figure,
     recompute_grid_figure,
     recompute_grid_step,
@@ -37,6 +38,7 @@ from ui.glossary import new_words
 from ui.gpt2_model import (
     choose_model,
     generation_settings,
+    grid_caption,
     live_model,
     show_cache_size,
     show_tokens,
@@ -58,7 +60,7 @@ from ui.stepped import Stepped, built_once, stepped_figures
 
 DEFAULT_PROMPT = "The cache "
 CONTEXTS = [2**k for k in range(10, 21)]  # 1K … 1M tokens
-GRID_TITLE = "Which positions the model ran at each step (with a cache)"
+GRID_TITLE = "Which positions the model ran at each step, with a cache"
 PRECISIONS = {"16-bit weights (bf16)": 2.0, "8-bit weights": 1.0, "4-bit weights": 0.5}
 # llama.cpp's own -ngl sweep (llama-bench README): tokens/s as layers move from the card to the CPU
 NGL_SWEEP = result_speeds(published_row("spill", "Llama 7B Q4_0"))
@@ -125,18 +127,21 @@ def run_figures(settings: tuple, cached: GenerationRun, plain: RunSeries) -> dic
     return built_once("kv_run", settings, build)
 
 
-def step_figures(settings: tuple, t: int, layer: int, head: int, cached: GenerationRun) -> dict:
-    """The step-t pictures, each built once per (settings, layer, head) at the last step and patched
-    per step (see ui/stepped.py), so a warm rerun or a Back click only re-sends them."""
+def step_figures(settings: tuple, step: int, layer: int, head: int, cached: GenerationRun) -> dict:
+    """The pictures at `step` (0: the finished run, the grid framing its first dozen steps), each
+    built once per (settings, layer, head) at the last step and patched per step (see
+    ui/stepped.py), so a warm rerun or a Back click only re-sends them."""
     n = len(cached.traces)
+    t = step or n  # the step the cache pictures show
     live = live_model(settings[0])
     label, unit = live.tokenizer.label, live.unit
     final = cached.traces[-1].layers[layer]
     all_ids = cached.prompt_ids + cached.new_ids
     p, max_rows = len(cached.prompt_ids), final.keys.shape[1]
 
-    def heatmaps(base: dict, t: int):
-        rows = cached.traces[t - 1].position + 1 if t else 0  # cache rows after step t: one per byte read
+    def heatmaps(base: dict, step: int):
+        # cache rows after the step: one per byte read
+        rows = cached.traces[(step or n) - 1].position + 1 if n else 0
         return cache_heatmaps_step(base, final.keys, final.values, head, rows, all_ids, label)
 
     parts = {
@@ -148,18 +153,18 @@ def step_figures(settings: tuple, t: int, layer: int, head: int, cached: Generat
         ),
         "grid": Stepped(
             base=lambda: recompute_grid_figure(cached.traces, n, p, GRID_TITLE, unit=unit),
-            patch=lambda base, t: recompute_grid_step(base, cached.traces, t),
+            patch=lambda base, step: recompute_grid_step(base, cached.traces, step, GRID_TITLE),
             base_key=settings,
         ),
     }
     if t:
         parts["attention"] = Stepped(
             base=lambda: attention_figure(final.attention, all_ids, max_rows, label, unit),
-            patch=lambda base, t: attention_step(
-                base, cached.traces[t - 1].layers[layer].attention, max_rows
+            patch=lambda base, step: attention_step(
+                base, cached.traces[(step or n) - 1].layers[layer].attention, max_rows
             ),
         )
-    return stepped_figures("kv", (settings, layer, head), t, parts)
+    return stepped_figures("kv", (settings, layer, head), step, parts)
 
 
 def speed_figure(spec_key: str, card_key: str, weight_bytes_per_param: float):
@@ -194,8 +199,9 @@ st.markdown(
 )
 st.markdown(
     f"How the new {unit} mixes, in four steps:\n"
-    f"1. **Score**: its query times the key of every {unit} so far, its own included (a dot product, large "
-    "when the two point the same way).\n"
+    f"1. **Score**: its query times the key of every {unit} so far, its own included: a *dot product*, which "
+    "multiplies two vectors number by number and adds the products up, so it is large when the two point the "
+    f"same way ({lesson_ref('primer')} shows it live).\n"
     "2. **Softmax**: the scores become shares that add up to 1 — the *attention weights* drawn below.\n"
     "3. **Mix**: the output is the values added up by those shares.\n"
     "4. **Heads**: a layer runs several of these side by side, each with its own queries, keys and values."
@@ -223,11 +229,37 @@ def live_check_words(check, unit: str) -> str:
     scores = (
         "are exactly equal"
         if check.max_logit_difference == 0
-        else f"differ by at most {format_small(check.max_logit_difference)} (float rounding)"
+        else f"differ by at most {format_small(check.max_logit_difference)} (float rounding: a computer keeps only "
+        "the leading digits of each number, so the same sums added in another order can end in another digit)"
     )
     return (
         f"Live check: the cached run and a run that recomputes everything chose the same {unit} {agree}; "
         f"their scores for every possible next {unit} {scores}."
+    )
+
+
+def heatmap_caption(rows: int, prompt_length: int, t: int, live, ids: list[int]) -> str:
+    """What to look at in the key/value heatmaps after step t: which rows the prompt wrote, the one
+    row each later step appended (outlined), and why old rows keep their colour."""
+    unit = live.unit
+    columns = (
+        "Columns are the head's *channels*: each column is one of the numbers in its key (left) or value "
+        "(right) vector."
+    )
+    if rows == 0:
+        return columns
+    newest = f"row {rows - 1}, `{live.tokenizer.label(ids[rows - 1]).replace('`', 'ˋ')}`"
+    if t <= 1:
+        grew = f"the {prompt_length:,} rows of the prompt, all written at step 1; the last ({newest}) is outlined."
+    else:
+        grew = (
+            f"rows 0–{prompt_length - 1} hold the prompt, written at step 1, and each of the {t - 1} steps since "
+            f"appended **one row** at the bottom, for the {unit} it read: the newest, {newest}, is outlined."
+        )
+    return (
+        f"**Look at the bottom edge.** After step {t} the cache holds {rows} rows: {grew} Red is positive, "
+        "blue negative, on one colour range for the whole run, so an old row keeps its colour as you step: "
+        f"it is never rewritten, only read. {columns}"
     )
 
 
@@ -239,9 +271,8 @@ def stepper(
     cache pictures): a Step click reruns only this part."""
     model, unit = live.model, live.unit
     cfg, per_token = model.config, model.cache_bytes_per_token()
-    t = step_controls("kv_t", len(cached.traces), unit=unit, before_start="the finished run")
-    if t == 0:  # before the first Step: the finished run, the cache at its fullest
-        t = len(cached.traces)
+    step = step_controls("kv_t", len(cached.traces), unit=unit, before_start="the finished run")
+    t = step or len(cached.traces)  # before the first Step: the finished run, the cache at its fullest
     st.code(
         live.tokenizer.decode(cached.prompt_ids + cached.new_ids[:t]) or " ", language=None, wrap_lines=True
     )
@@ -281,13 +312,9 @@ def stepper(
     s1, s2 = st.columns(2)
     layer = s1.selectbox("Layer", list(range(cfg.n_layer)), key="kv_layer")
     head = s2.selectbox("Head", list(range(cfg.n_head)), key="kv_head")
-    figures = step_figures(settings, t, layer, head, cached) | run_figures(settings, cached, plain_series)
+    figures = step_figures(settings, step, layer, head, cached) | run_figures(settings, cached, plain_series)
     show_figure(figures["heatmaps"], key="kv_heatmaps")
-    st.caption(
-        f"Rows = cached positions (the {unit} is in the row label), columns = the head's channels. Red is positive, blue "
-        "negative; the colour range is fixed for the whole run, so an old row never changes colour — it is never "
-        "rewritten, only read."
-    )
+    st.caption(heatmap_caption(rows, len(cached.prompt_ids), t, live, cached.prompt_ids + cached.new_ids))
     if t:
         st.markdown(
             f"**What the newest {unit} looked at** (layer {layer}): attention weights over the cached rows."
@@ -300,7 +327,8 @@ def stepper(
     )
     show_figure(figures["grid"], key="kv_grid")
     st.caption(
-        f"Compare with {lesson_ref('gpt2')}'s triangle: after the prompt, one dark cell per row — nothing is recomputed."
+        f"{grid_caption(grid_counts(cached.traces, step), len(cached.prompt_ids), unit)} Compare with "
+        f"{lesson_ref('gpt2')}'s triangle."
     )
 
 
@@ -322,18 +350,20 @@ st.markdown(
     "card must **read every weight and the whole cache** from its memory. A graphics card multiplies far faster than its memory can deliver "
     "numbers, so the time per token is about *bytes read ÷ memory bandwidth* (bandwidth = bytes per second the "
     "memory delivers). The longer the chat, the more cache to read, the slower each token. And once weights plus "
-    "cache outgrow the card's memory (VRAM), speed falls off a cliff."
+    "cache outgrow the card's memory (VRAM), the model *spills* into the computer's main memory and speed "
+    "falls off a cliff."
 )
 with st.expander("Where the overflow goes, and why it is a cliff", icon=":material/engineering:"):
     st.markdown(
         "A batch of sequences shares one read of the weights "
         f"(the planner, {lesson_ref('planner')}, has a batch setting). Once weights plus cache outgrow VRAM, part "
-        "of the model has to live in the computer's main memory. On consumer setups (llama.cpp, Ollama) that "
+        "of the model has to live in the computer's main memory. In programs that run models at home (llama.cpp, "
+        "Ollama) that "
         "usually means the **CPU computes the offloaded layers** from main memory, many times slower than the "
         "card; a few other setups stream the overflow over the PCIe link each step. Either way speed falls off a "
         "cliff — the drop the article *From GPT-2 to Kimi K3* (2026) measured on a 12 GB card, and llama.cpp's "
         f"own `-ngl` sweep shows ({NGL_SWEEP[0]:.1f} → {NGL_SWEEP[-1]:.1f} tokens/s as layers move to the CPU; "
-        "llama-bench README)."
+        "the README of llama-bench, llama.cpp's speed-test tool)."
     )
 planner_batch_link()
 st.markdown("**Calculator: a real model on a real card** (a prediction from memory traffic alone).")
@@ -401,7 +431,7 @@ if spec.context and context > spec.context:
     )
 st.caption(
     "Upper bound from bytes read per token at batch 1 (one conversation) and the card's bandwidth. "
-    "Measured runs stay below it: llama-bench "
+    "Measured runs stay below it: llama-bench (llama.cpp's speed-test tool) "
     f"with Llama 8B (Q4_0) and an 8-bit cache on an RTX 3090 reached {shares_words()} of such a bound, the bound "
     "worked out by the planner for that "
     "setting (a community report: a pull request's text in the Abai/llama.cpp fork, 2026). Q4_0 stores about "

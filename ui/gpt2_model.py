@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from core.figures.generation import GridCounts
 from core.generation import CacheSize, cache_size
 from core.models import fetch
 from core.models.gpt2 import GPT2
@@ -194,7 +195,8 @@ def describe_real(live: LiveGPT2) -> None:
     st.markdown(
         f"Below is **{live.label}**: GPT-2 weights from a Hugging Face checkpoint folder, loaded into this "
         f"course's own GPT-2 code (`core/models/gpt2.py`, the same code as the tiny model): {cfg.n_layer} "
-        f"blocks, {live.model.num_params():,} numbers (*parameters*). It reads **tokens** from a byte-level "
+        f"*blocks* (repeated units: in each, every token looks back at the earlier ones, then a small network "
+        f"reworks what it found), {live.model.num_params():,} numbers (*parameters*). It reads **tokens** from a byte-level "
         f"BPE vocabulary of {live.tokenizer.vocab_size:,}: a common English word is one token, a rarer word "
         "several, and an emoji or a Japanese character may be split into pieces of its bytes. It can look "
         f"at most {cfg.block_size} tokens back: that is its *context window*. When the text fills it, "
@@ -281,4 +283,34 @@ def show_cache_size(live: LiveGPT2) -> None:
     st.caption(
         f"{text}. The catalog row for {size.spec_name} (`core/specs`, 16-bit) says "
         f"{format_bytes(size.spec_16bit)}: {verdict}."
+    )
+
+
+def grid_caption(counts: GridCounts, prompt_length: int, unit: str) -> str:
+    """What to look at in the "which positions ran" picture, in words computed from the cells it
+    shows: how many positions its steps ran, how many of them again, and the shape that makes."""
+    frame = counts.frame
+    legend = (
+        f"Each row is one step, each column one {unit} of the text: dark = read for the first time, "
+        "light blue = run **again**."
+    )
+    if frame.filled < frame.first:
+        return legend
+    shown = f"step {frame.first}" if frame.filled == frame.first else f"steps {frame.first}–{frame.filled}"
+    first_row = (
+        f"the {prompt_length:,}-{unit} prompt at step 1, then "
+        if frame.first == 1 and prompt_length > 1
+        else ""
+    )
+    follows = " The picture follows the newest dozen steps." if frame.first > 1 else ""
+    if counts.recomputed == 0:
+        return (
+            f"{legend} In {shown} the model ran {counts.total:,} positions, **all new**: {first_row}one {unit} "
+            f"per step. One dark cell per row, a diagonal: nothing is run twice.{follows}"
+        )
+    return (
+        f"{legend} In {shown} the model ran {counts.total:,} positions, but only {counts.new:,} were new; "
+        f"the other {counts.recomputed:,} (light blue) it had already computed at an earlier step. Each row "
+        f"re-runs every {unit} to its left, one more than the row above, so the cells pile up into a "
+        f"triangle{' (a trapezoid, since the prompt fills the first row)' if first_row else ''}.{follows}"
     )

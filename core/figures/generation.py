@@ -8,6 +8,7 @@ so that stepping fills a frame instead of rescaling it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
@@ -51,25 +52,87 @@ def work_grid(traces: list[Trace], shown: int) -> np.ndarray:
     return grid
 
 
-def _grid_rows(traces: list[Trace], shown: int) -> dict:
-    """The heatmap's z and y at step `shown`: the rows stepped so far (one blank row before the first)."""
-    grid = work_grid(traces, shown)
-    if not len(grid):
-        n_positions = traces[-1].position + 1 if traces else 0
-        return {"z": np.full((1, n_positions), np.nan, dtype=np.float32), "y": np.array([1])}
-    return {"z": grid, "y": np.arange(1, len(grid) + 1)}
+GRID_STEPS = 12  # the grid's frame: a dozen steps, so every cell is big enough to read
+
+
+@dataclass(frozen=True)
+class GridFrame:
+    """The steps the recompute picture frames (1-based, inclusive) and how many of them are filled.
+
+    Until the reader passes step 12 the frame is steps 1–12, filling downwards; then it follows the
+    newest step (the last dozen). Step 0, a page's untouched default, frames the first dozen of the
+    finished run, all filled: the whole triangle (or diagonal) of a dozen steps at once.
+    """
+
+    first: int
+    last: int
+    filled: int  # rows first … filled have run; 0 before anything ran
+
+    @classmethod
+    def at(cls, total: int, shown: int) -> GridFrame:
+        if total <= 0:
+            return cls(1, 0, 0)
+        if shown <= 0:
+            last = min(GRID_STEPS, total)
+            return cls(1, last, last)
+        last = min(total, max(shown, GRID_STEPS))
+        return cls(max(1, last - GRID_STEPS + 1), last, min(shown, total))
+
+    @property
+    def steps(self) -> str:
+        return f"step {self.first}" if self.first == self.last else f"steps {self.first}–{self.last}"
+
+
+@dataclass(frozen=True)
+class GridCounts:
+    """What the filled rows of a frame ran: positions read for the first time and positions run again."""
+
+    frame: GridFrame
+    new: int
+    recomputed: int
+
+    @property
+    def total(self) -> int:
+        return self.new + self.recomputed
+
+
+def grid_counts(traces: list[Trace], shown: int) -> GridCounts:
+    """Counted from the steps' own records, for the sentence under the picture."""
+    frame = GridFrame.at(len(traces), shown)
+    grid = work_grid(traces, frame.filled)[frame.first - 1 :]
+    return GridCounts(frame, int((grid == NEW).sum()), int((grid == RECOMPUTED).sum()))
+
+
+def _grid_view(traces: list[Trace], shown: int, title: str) -> tuple[dict, dict]:
+    """The step-dependent part of the recompute picture: the heatmap's rows (z, y, x) and the
+    axes' ranges and the title naming the steps framed. Only the framed, filled rows travel."""
+    frame = GridFrame.at(len(traces), shown)
+    n_positions = traces[frame.last - 1].position + 1 if frame.last else 0
+    if frame.filled >= frame.first:
+        z = work_grid(traces, frame.filled)[frame.first - 1 :, :n_positions]
+        y = np.arange(frame.first, frame.filled + 1)
+    else:  # nothing run yet: one blank row
+        z, y = np.full((1, n_positions), np.nan, dtype=np.float32), np.array([frame.first])
+    rows = {"z": z, "y": y, "x": np.arange(n_positions)}
+    layout = {
+        "title": {"text": f"{title} ({frame.steps} of {len(traces)})" if title else ""},
+        # the frame is fixed while it holds the steps shown, so the grid fills downwards
+        "yaxis": {"range": [frame.last + 0.5, frame.first - 0.5]},
+        "xaxis": {"range": [-0.5, n_positions - 0.5]},
+    }
+    return rows, layout
 
 
 def recompute_grid_figure(
     traces: list[Trace], shown: int, prompt_length: int, title: str = "", unit: str = "byte"
 ) -> go.Figure:
-    """Rows = generation step, columns = position in the text; a cell is coloured when the
-    model ran that position at that step. Without a cache the rows form a growing triangle."""
-    rows = _grid_rows(traces, shown)
-    n_positions = rows["z"].shape[1]
+    """Rows = generation step (a dozen at a time, `GridFrame`), columns = position in the text; a cell
+    is coloured when the model ran that position at that step. Without a cache each row re-runs
+    every position to its left, so the rows form a triangle (a trapezoid after a long prompt); with
+    one, the prompt's row and then one cell per row, a diagonal."""
+    rows, layout = _grid_view(traces, shown, title)
     trace = go.Heatmap(
         **rows,
-        x=np.arange(n_positions),
         zmin=0,
         zmax=2,
         colorscale=_WORK_SCALE,
@@ -79,8 +142,8 @@ def recompute_grid_figure(
             ticktext=["not run", "recomputed", "new"],
             thickness=12,
         ),
-        xgap=0.5,
-        ygap=0.5,
+        xgap=1,
+        ygap=1,
     )
     fig = go.Figure(trace)
     if prompt_length > 0:
@@ -95,16 +158,18 @@ def recompute_grid_figure(
             yanchor="bottom",
             font=dict(size=11, color=COLORS["dense"]),
         )
-    base_layout(fig, title, f"position in the text ({unit} index)", "generation step", height=380)
-    # both axes span the whole run, so the grid fills downwards as the reader steps
-    fig.update_yaxes(range=[len(traces) + 0.5, 0.5], autorange=False, showgrid=False)
-    fig.update_xaxes(range=[-0.5, n_positions - 0.5], showgrid=False)
+    base_layout(
+        fig, layout["title"]["text"], f"position in the text ({unit} index)", "generation step", height=380
+    )
+    fig.update_yaxes(range=layout["yaxis"]["range"], autorange=False, showgrid=False, dtick=1)
+    fig.update_xaxes(range=layout["xaxis"]["range"], showgrid=False)
     return fig
 
 
-def recompute_grid_step(base: dict, traces: list[Trace], shown: int) -> go.Figure:
-    """`recompute_grid_figure` at another step, from that figure's dict (only the rows change)."""
-    return patched_figure(base, {0: _grid_rows(traces, shown)})
+def recompute_grid_step(base: dict, traces: list[Trace], shown: int, title: str = "") -> go.Figure:
+    """`recompute_grid_figure` at another step, from that figure's dict (same run and title)."""
+    rows, layout = _grid_view(traces, shown, title)
+    return patched_figure(base, {0: rows}, layout)
 
 
 def _line_and_dots(line: tuple, dots: tuple) -> go.Figure:
@@ -225,9 +290,10 @@ def _cache_rows(
     rows: int,
     token_ids: list[int],
     label: Label = token_label,
-) -> tuple[tuple[np.ndarray, np.ndarray], dict]:
+) -> tuple[tuple[np.ndarray, np.ndarray], dict, list[dict]]:
     """The step-dependent part of the cache heatmaps: K and V of `head`, the first `rows` rows
-    (each (max(rows, 1), Dh) float32), and the y ticks labelling the rows held so far."""
+    (each (max(rows, 1), Dh) float32), the y ticks labelling the rows held so far, and an outline
+    around the newest row in both panels (what a step adds)."""
     max_rows = keys.shape[1]
     every = max(1, max_rows // 16)  # tick spacing fixed by the axis, not by the rows shown
     ticks = dict(
@@ -242,7 +308,23 @@ def _cache_rows(
         z = np.full((max(rows, 1), data.shape[1]), np.nan, dtype=np.float32)
         z[:rows] = data[:rows]
         zs.append(z)
-    return (zs[0], zs[1]), ticks
+    width = keys.shape[2]
+    newest = [
+        dict(
+            type="rect",
+            xref=f"x{axis}",
+            yref=f"y{axis}",
+            x0=-0.5,
+            x1=width - 0.5,
+            y0=max(rows, 1) - 1.5,
+            y1=max(rows, 1) - 0.5,
+            line=dict(color=COLORS["dense"], width=2),
+            fillcolor="rgba(0,0,0,0)",
+            visible=rows > 0,  # an empty cache outlines nothing (the shapes stay, so a patch can move them)
+        )
+        for axis in ("", "2")
+    ]
+    return (zs[0], zs[1]), ticks, newest
 
 
 def cache_heatmaps_step(
@@ -255,8 +337,16 @@ def cache_heatmaps_step(
     label: Label = token_label,
 ) -> go.Figure:
     """`cache_heatmaps_figure` for another number of rows, from that figure's dict (same layer and head)."""
-    (zk, zv), ticks = _cache_rows(keys, values, head, rows, token_ids, label)
-    return patched_figure(base, {0: {"z": zk}, 1: {"z": zv}}, {"yaxis": ticks, "yaxis2": ticks})
+    (zk, zv), ticks, newest = _cache_rows(keys, values, head, rows, token_ids, label)
+    return patched_figure(
+        base, {0: {"z": zk}, 1: {"z": zv}}, {"yaxis": ticks, "yaxis2": ticks, "shapes": newest}
+    )
+
+
+def channel_ticks(width: int) -> list[int]:
+    """Channel numbers to label under one panel: 0 and the middle only. A tick at the panel's right
+    edge would sit beside the next panel's 0 (on a phone the two read as one label, "30 0")."""
+    return [0, width // 2] if width > 1 else [0]
 
 
 def cache_heatmaps_figure(
@@ -277,7 +367,7 @@ def cache_heatmaps_figure(
     """
     zmax = float(max(np.abs(keys).max(), np.abs(values).max(), 1e-6))
     max_rows = keys.shape[1]
-    zs, ticks = _cache_rows(keys, values, head, rows, token_ids, label)
+    zs, ticks, newest = _cache_rows(keys, values, head, rows, token_ids, label)
     hover = "position %{y}<br>channel %{x}<br>%{z:.3f}<extra></extra>"
     traces = []
     for z, axis in ((zs[0], ""), (zs[1], "2")):
@@ -289,11 +379,15 @@ def cache_heatmaps_figure(
     base_layout(fig, "", "channel", "", height=420)
     fig.update_layout(margin=dict(t=56))  # room for the two-line panel titles
     y_common = dict(autorange=False, range=[max_rows - 0.5, -0.5], showgrid=False, **ticks)
+    x_ticks = dict(tickmode="array", tickvals=channel_ticks(keys.shape[2]), tickangle=0)
     fig.update_layout(
-        xaxis=dict(domain=[0.0, 0.46], showgrid=False),
+        xaxis=dict(domain=[0.0, 0.46], showgrid=False, **x_ticks),
         # a second axis pair gets plotly's defaults, not base_layout's: no zero line through column 0
-        xaxis2=dict(domain=[0.54, 1.0], showgrid=False, zeroline=False, title_text="channel", anchor="y2"),
-        yaxis=dict(title_text=f"cached position (one row per {unit} read)", **y_common),
+        xaxis2=dict(
+            domain=[0.54, 1.0], showgrid=False, zeroline=False, title_text="channel", anchor="y2", **x_ticks
+        ),
+        # short: on a phone the plot is under 300 px tall, and a longer title was cut at both ends
+        yaxis=dict(title_text=f"cached row (one per {unit})", automargin=True, **y_common),
         yaxis2=dict(anchor="x2", showticklabels=False, zeroline=False, **y_common),
         annotations=[
             dict(
@@ -308,6 +402,7 @@ def cache_heatmaps_figure(
             )
             for text, x in (("cached<br>K: keys", 0.23), ("cached<br>V: values", 0.77))
         ],
+        shapes=newest,
     )
     return fig
 

@@ -55,6 +55,24 @@ def test_stepping_recomputes_the_whole_text(page):
     driver.assert_clean(at, "back and reset")
 
 
+def test_the_untouched_page_shows_a_dozen_steps_of_the_triangle():
+    """A reader who never clicks sees the point: a dozen rows, each re-running every earlier byte,
+    and a caption whose numbers are the picture's own cells."""
+    at = driver.fresh(PAGE)
+    assert at.session_state["gpt2_t"] == 0
+    p = len(encode(DEFAULT_PROMPT))
+    z = array(chart(at, "gpt2_grid")["data"][0]["z"])
+    assert z.shape[0] >= 12
+    ran = np.nan_to_num(z) > 0
+    for row in range(z.shape[0]):  # lower-triangular: at step t every position up to the newest ran
+        newest = p + row - 1
+        assert ran[row, : newest + 1].all() and not ran[row, newest + 1 :].any()
+    new, again = int((z == 2).sum()), int((z == 1).sum())
+    (caption,) = [c.value for c in at.caption if c.value.startswith("Each row is one step")]
+    assert f"ran {new + again:,} positions, but only {new:,} were new" in caption
+    assert f"the other {again:,} (light blue)" in caption and "triangle" in caption
+
+
 def test_long_prompt_is_cut_with_a_note(page):
     at = page
     at.text_input(key="gpt2_prompt").input("キャッシュ" * 26).run()  # 390 bytes > 256-byte window

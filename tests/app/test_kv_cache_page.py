@@ -43,7 +43,8 @@ def test_cache_grows_one_row_per_byte(page):
         ) in check
         # exactly equal scores are said so, not as "at most 0.0e+00"
         assert re.search(
-            r"are exactly equal\.$|differ by at most \d\.\d × 10⁻[⁰¹²³⁴⁵⁶⁷⁸⁹]+ \(float rounding\)\.$", check
+            r"are exactly equal\.$|differ by at most \d\.\d × 10⁻[⁰¹²³⁴⁵⁶⁷⁸⁹]+ \(float rounding: [^)]+\)\.$",
+            check,
         ), check
         keys = chart(at, "kv_heatmaps")["data"][0]
         z = array(keys["z"])
@@ -55,6 +56,28 @@ def test_cache_grows_one_row_per_byte(page):
     assert chart(at, "kv_heatmaps")["data"][0]["zmax"] == zmax  # fixed colour range across steps
     attention = array(chart(at, "kv_attention")["data"][0]["z"])
     np.testing.assert_allclose(np.nansum(attention, axis=1), 1.0, atol=1e-5)
+
+
+def test_the_untouched_page_shows_the_diagonal_and_says_what_to_look_at():
+    """Without a click: the grid is a dozen rows, the prompt then one new position per row, and the
+    heatmaps' caption names the rows the cache holds and the one the last step appended."""
+    at = driver.fresh(PAGE)
+    p = len(encode(DEFAULT_PROMPT))
+    z = np.nan_to_num(array(chart(at, "kv_grid")["data"][0]["z"]))
+    assert z.shape[0] >= 12
+    assert np.flatnonzero(z[0]).tolist() == list(range(p))  # step 1 reads the prompt
+    for row in range(1, z.shape[0]):
+        assert np.flatnonzero(z[row]).tolist() == [p + row - 1]  # then only the newest position
+    assert not (z == 1).any()  # nothing recomputed
+    (grid_words,) = [c.value for c in at.caption if c.value.startswith("Each row is one step")]
+    assert f"ran {p + z.shape[0] - 1:,} positions, **all new**" in grid_words and "diagonal" in grid_words
+    rows = int(metric(at, "Rows in the cache"))
+    (words,) = [c.value for c in at.caption if c.value.startswith("**Look at the bottom edge.**")]
+    steps = at.slider(key="kv_n").value
+    assert f"After step {steps} the cache holds {rows} rows" in words
+    assert f"each of the {steps - 1} steps since appended **one row**" in words and f"row {rows - 1}" in words
+    heat = chart(at, "kv_heatmaps")["layout"]
+    assert [s["y0"] for s in heat["shapes"]] == [rows - 1.5] * 2  # the newest row is outlined
 
 
 def test_layer_and_head_selectors(page):
@@ -107,7 +130,9 @@ def test_stepped_figures_patched_from_the_last_step_match_a_full_build():
     from core.generation import Sampling, run_generation
 
     model = GPT2.load()
-    run = run_generation(model, encode(DEFAULT_PROMPT), 6, use_cache=True, sampling=Sampling(temperature=0.0))
+    run = run_generation(
+        model, encode(DEFAULT_PROMPT), 16, use_cache=True, sampling=Sampling(temperature=0.0)
+    )
     ids, p, n = run.prompt_ids + run.new_ids, len(run.prompt_ids), len(run.traces)
     final = run.traces[-1].layers[1]
     size = final.keys.shape[1]
@@ -123,7 +148,7 @@ def test_stepped_figures_patched_from_the_last_step_match_a_full_build():
         assert spec(fg.cache_heatmaps_step(heat, final.keys, final.values, 1, rows, ids)) == spec(
             fg.cache_heatmaps_figure(final.keys, final.values, 1, rows, ids)
         )
-        assert spec(fg.recompute_grid_step(grid, run.traces, t)) == spec(
+        assert spec(fg.recompute_grid_step(grid, run.traces, t, "grid")) == spec(
             fg.recompute_grid_figure(run.traces, t, p, "grid")
         )
         if t:
