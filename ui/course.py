@@ -16,6 +16,8 @@ from pathlib import Path
 
 from core.specs import SPECS
 
+_K3 = SPECS["kimi_k3"]  # the hybrid's layer counts come from its config, never typed
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -27,6 +29,7 @@ class Lesson:
     subtitle: str
     section: str
     icon: str
+    takeaway: str = ""  # "In one sentence": the lesson's point in at most two plain sentences, shown first
     number: int = -1  # set by `Course` from the lesson's position; never written by hand
 
     @property
@@ -111,6 +114,10 @@ OUTLINE: tuple[Lesson, ...] = (
         "Seven years of LLMs as one story: how much must a model remember?",
         "Start here",
         ":material/map:",
+        takeaway=(
+            "Every stage of the last seven years fixes what the one before left broken, and the fight is "
+            "always about how much a model must remember. Pick a stage and see what it keeps in memory."
+        ),
     ),
     Lesson(
         "gpt2",
@@ -119,6 +126,10 @@ OUTLINE: tuple[Lesson, ...] = (
         "Without a cache, every new token re-reads the whole text.",
         "Remembering everything",
         ":material/replay:",
+        takeaway=(
+            "A language model writes one token at a time, and each new token has to look back at all the text"
+            " before it. Without a cache, that look back recomputes the whole text again at every token."
+        ),
     ),
     Lesson(
         "kv_cache",
@@ -127,6 +138,22 @@ OUTLINE: tuple[Lesson, ...] = (
         "Keep what you computed — and watch the memory grow.",
         "Remembering everything",
         ":material/memory:",
+        takeaway=(
+            "Keep each token's key and value once they are computed, and a new token only computes itself. "
+            "The price is memory: the cache grows by one row per token, forever."
+        ),
+    ),
+    Lesson(
+        "primer",
+        "lessons/primer.py",
+        "Vectors and matrices",
+        "The five pieces of arithmetic the board lessons use, each one live.",
+        "A board of fixed size",
+        ":material/functions:",
+        takeaway=(
+            "A vector is a list of numbers that means something, and the dot product says how much two of "
+            "them point the same way. Everything the board lessons do is built from that one operation."
+        ),
     ),
     Lesson(
         "linear_attention",
@@ -135,6 +162,10 @@ OUTLINE: tuple[Lesson, ...] = (
         "One board of fixed size, written over and over.",
         "A board of fixed size",
         ":material/grid_on:",
+        takeaway=(
+            "Replace the growing cache with one board of fixed size: every token adds its key–value pair to "
+            "the same board. Memory stops growing, but every pair now shares the same space."
+        ),
     ),
     Lesson(
         "collisions",
@@ -143,6 +174,10 @@ OUTLINE: tuple[Lesson, ...] = (
         "A full board blurs: more pairs than dimensions collide.",
         "A board of fixed size",
         ":material/blur_on:",
+        takeaway=(
+            "A board with d rows holds about d pairs cleanly; write more and they blur into each other. Past "
+            "that point reading one key returns a mix of many values."
+        ),
     ),
     Lesson(
         "deltanet",
@@ -151,6 +186,10 @@ OUTLINE: tuple[Lesson, ...] = (
         "Erase, then write: a rewritten key replaces instead of blurring.",
         "A board of fixed size",
         ":material/edit_note:",
+        takeaway=(
+            "Before writing, erase what the key already returns, then write the new value. A rewritten key "
+            "replaces its old value instead of piling up on top of it."
+        ),
     ),
     Lesson(
         "chunks",
@@ -159,6 +198,10 @@ OUTLINE: tuple[Lesson, ...] = (
         "Rewriting in order is slow; cut the text into chunks and go parallel.",
         "A board of fixed size",
         ":material/view_week:",
+        takeaway=(
+            "Erase-then-write looks strictly one token after another, which is slow to train. Cutting the "
+            "text into chunks gives the same board with most of the work done in parallel."
+        ),
     ),
     Lesson(
         "forgetting",
@@ -167,14 +210,25 @@ OUTLINE: tuple[Lesson, ...] = (
         "Fade the board: one rate (Gated DeltaNet) or one per channel (KDA).",
         "A board of fixed size",
         ":material/hourglass_bottom:",
+        takeaway=(
+            "A board that never forgets fills up with old topics. Gated DeltaNet fades the whole board a "
+            "little each token; Kimi Delta Attention fades each channel at its own rate."
+        ),
     ),
     Lesson(
         "kimi_k3",
         "lessons/kimi_k3.py",
         "Kimi K3",
-        "Three KDA layers to one full-attention layer, and a look back over depth.",
+        (
+            f"About {round(_K3.num_linear_layers / _K3.num_full_attention_layers)} KDA layers to each "
+            f"full-attention layer ({_K3.num_linear_layers} + {_K3.num_full_attention_layers} in K3), and a "
+            f"look back over depth."
+        ),
         "Kimi K3",
         ":material/stacks:",
+        takeaway=f"Kimi K3 mixes layers: about {round(_K3.num_linear_layers / _K3.num_full_attention_layers)} fixed-board (KDA) layers for each full-attention layer, so most "
+        "layers need no growing cache. Each layer can also look back at earlier layers' outputs, not just the one "
+        "below.",
     ),
     Lesson(
         "experts",
@@ -183,6 +237,10 @@ OUTLINE: tuple[Lesson, ...] = (
         "{} experts, {} awake per token.".format(*SPECS["kimi_k3"].expert_counts()),
         "Kimi K3",
         ":material/groups:",
+        takeaway=(
+            "Kimi K3 holds hundreds of small feed-forward networks (experts) but sends each token through "
+            "only a few of them. Total size and the work per token come apart."
+        ),
     ),
     Lesson(
         "your_gpu",
@@ -191,6 +249,10 @@ OUTLINE: tuple[Lesson, ...] = (
         "Measure the memory wall and the power bill on your own card.",
         "Your hardware",
         ":material/speed:",
+        takeaway=(
+            "Writing one token means reading the whole model from memory, so memory speed, not arithmetic, "
+            "usually sets the pace. Measure that wall on the machine in front of you."
+        ),
     ),
     Lesson(
         "planner",
@@ -199,6 +261,10 @@ OUTLINE: tuple[Lesson, ...] = (
         "Any config.json: what fits on your cards, and how fast it can decode.",
         "Your hardware",
         ":material/calculate:",
+        takeaway=(
+            "Whether a model fits on a card, and how fast it writes, follows from its config: the weights "
+            "plus the cache or board must fit, and each token reads them once."
+        ),
     ),
     Lesson(
         "what_changed",
@@ -207,6 +273,10 @@ OUTLINE: tuple[Lesson, ...] = (
         "Add, rewrite, forget, forget per channel — side by side.",
         "Wrap-up",
         ":material/summarize:",
+        takeaway=(
+            "Seven years in four rules for one board: add, rewrite, forget, forget per channel. Run them side"
+            " by side on the same text."
+        ),
     ),
     Lesson(
         "glossary",
@@ -215,6 +285,7 @@ OUTLINE: tuple[Lesson, ...] = (
         "Every word the course uses, in one plain sentence.",
         "Reference",
         ":material/menu_book:",
+        takeaway="Every word the course uses, each in one plain sentence, with the lesson that explains it.",
     ),
 )
 

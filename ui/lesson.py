@@ -24,6 +24,9 @@ def lesson_header(slug: str) -> None:
     item = lesson(slug)
     st.title(item.label)
     st.caption(item.subtitle)
+    if item.takeaway:  # the lesson's point before anything else, for a reader who reads no further
+        with st.container(border=True, key="in_one_sentence"):
+            st.markdown(f"**:material/lightbulb: In one sentence.** {item.takeaway}")
 
 
 def problem(md: str) -> None:

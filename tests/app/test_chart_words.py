@@ -38,7 +38,7 @@ def _check(at, where: str) -> int:
     return len(pairs)
 
 
-@pytest.mark.parametrize("slug", ["map", "kv_cache", "deltanet", "kimi_k3", "what_changed"])
+@pytest.mark.parametrize("slug", ["map", "kv_cache", "primer", "deltanet", "kimi_k3", "what_changed"])
 def test_every_chart_has_words_that_match_it(slug):
     at = driver.fresh(slug)
     assert _check(at, slug) >= 1

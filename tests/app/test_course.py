@@ -33,8 +33,8 @@ SOURCES = [
 
 
 def inserted() -> Course:
-    """Today's outline with NEW between the KV cache and linear attention."""
-    at = [item.slug for item in OUTLINE].index("linear_attention")
+    """Today's outline with NEW right after the KV cache (before the primer)."""
+    at = [item.slug for item in OUTLINE].index("kv_cache") + 1
     return Course(OUTLINE[:at] + (NEW,) + OUTLINE[at:])
 
 
@@ -51,6 +51,7 @@ def test_numbers_are_positions_in_the_outline():
         "map",
         "gpt2",
         "kv_cache",
+        "primer",
         "linear_attention",
         "collisions",
         "deltanet",
@@ -64,7 +65,7 @@ def test_numbers_are_positions_in_the_outline():
         "glossary",
     ]
     assert COURSE.start.slug == "map"
-    assert course.lesson("forgetting").label == "7 · Forgetting"
+    assert course.lesson("forgetting").label == "8 · Forgetting"
     assert course.number("what_changed") == [item.slug for item in LESSONS].index("what_changed")
     assert course.number("glossary") == len(LESSONS) - 1  # the glossary closes the course
 
@@ -77,9 +78,9 @@ def test_every_page_file_is_in_the_outline_and_exists():
 
 def test_prose_names_lessons_by_slug():
     assert lesson_ref("kv_cache") == "lesson 2"
-    assert lesson_ref("deltanet", "forgetting") == "lessons 5 and 7"
-    assert lesson_ref("gpt2", "kv_cache", "collisions") == "lessons 1, 2 and 4"
-    assert lesson_span("kv_cache", "experts") == "lessons 2–9"
+    assert lesson_ref("deltanet", "forgetting") == "lessons 6 and 8"
+    assert lesson_ref("gpt2", "kv_cache", "collisions") == "lessons 1, 2 and 5"
+    assert lesson_span("kv_cache", "experts") == "lessons 2–10"
     with pytest.raises(ValueError, match="no lesson 'kv-cache'"):
         lesson_ref("kv-cache")
     with pytest.raises(ValueError):
@@ -104,16 +105,16 @@ def test_inserting_a_lesson_renumbers_everything_after_it():
     for item in LESSONS[3:]:
         assert c.number(item.slug) == item.number + 1
         assert c.lesson(item.slug).file == item.file  # page files keep their names
-    assert c.lesson("linear_attention").label == "4 · Linear attention"
-    assert c.ref("collisions") == "lesson 5"
+    assert c.lesson("linear_attention").label == "5 · Linear attention"
+    assert c.ref("collisions") == "lesson 6"
     assert c.ref("kv_cache") == "lesson 2"
-    assert c.span("kv_cache", "experts") == "lessons 2–10"
+    assert c.span("kv_cache", "experts") == "lessons 2–11"
     # a planned lesson without a page is numbered but never linked: next / previous step over it
     assert "sliding_window" not in [item.slug for item in c.available()]
-    assert c.next_available("kv_cache").slug == "linear_attention"
-    assert c.next_available("sliding_window").slug == "linear_attention"
-    assert c.previous_available("linear_attention").slug == "kv_cache"
-    assert c.next_available("kv_cache").label == "4 · Linear attention"
+    assert c.next_available("kv_cache").slug == "primer"
+    assert c.next_available("sliding_window").slug == "primer"
+    assert c.previous_available("primer").slug == "kv_cache"
+    assert c.next_available("kv_cache").label == "4 · Vectors and matrices"
     assert c.sections == COURSE.sections
 
 
@@ -132,17 +133,17 @@ def course_with_insert(monkeypatch):
 
 def test_a_page_follows_an_inserted_lesson(course_with_insert):
     at = driver.fresh("deltanet")
-    assert at.title[0].value == "6 · DeltaNet"
-    assert any(h.value == "2 · The stream of lesson 5, both rules" for h in at.header)
-    assert any("Next: 7 · Chunks" in m.value for m in at.markdown)
+    assert at.title[0].value == "7 · DeltaNet"
+    assert any(h.value == "2 · The stream of lesson 6, both rules" for h in at.header)
+    assert any("Next: 8 · Chunks" in m.value for m in at.markdown)
 
 
 def test_the_map_follows_an_inserted_lesson(course_with_insert):
     at = driver.fresh("map")
-    assert list(at.table[0].value["lesson"]) == [1, 2, *range(4, 11)]
+    assert list(at.table[0].value["lesson"]) == [1, 2, *range(5, 12)]  # the story's stages (not the primer)
     (go_to,) = [e for e in at.expander if e.label == "Go to a lesson"]
     links = [m.value for m in go_to.markdown]  # outside the router a link is plain text
-    assert links[2] == "- 4 · Linear attention"
+    assert "- 5 · Linear attention" in links
     assert links[-1].startswith(f"- {len(LESSONS)} · ")  # the last lesson moved up by one too
     assert any("Next: 1 · GPT-2, plain" in m.value for m in at.markdown)
 

@@ -17,6 +17,7 @@ WIDGETS = {
     "map": (0, 0, 1, 0),
     "gpt2": (1, 0, 3, 1),
     "kv_cache": (1, 5, 4, 1),
+    "primer": (0, 3, 7, 0),
     "linear_attention": (0, 0, 3, 1),
     "collisions": (1, 1, 3, 0),
     "deltanet": (0, 0, 3, 1),

@@ -15,7 +15,7 @@ from ui.course import available
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-@pytest.mark.parametrize("slug", ["deltanet", "kimi_k3"])
+@pytest.mark.parametrize("slug", ["primer", "deltanet", "kimi_k3"])
 def test_revealed_answers_formulas_and_chart_words_pass_axe(page, server_url, slug):
     """What a reader opens (answers, formulas, code, every chart's words) must pass too."""
     item = next(i for i in available() if i.slug == slug)
