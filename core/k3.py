@@ -81,6 +81,18 @@ def release_weight_bytes_per_token(spec: ModelSpec) -> float:
     return rest * 2.0 + routed * MXFP4_BYTES_PER_PARAM
 
 
+def example_picks(num_routed: int, top_k: int, seed: int = 0) -> list[int]:
+    """`top_k` distinct routed experts for K3's expert grid to light, as one token would (sorted).
+
+    K3's own router is not run here (its weights are the released 1.4 TB), so which experts light
+    up is an example drawn with a fixed seed; how many is the config's top_k. mini-K3's page shows
+    real picks of a real router."""
+    if not 1 <= top_k <= num_routed:
+        raise ValueError(f"top_k must be in 1..{num_routed}, got {top_k}")
+    rng = np.random.default_rng(seed)
+    return sorted(int(e) for e in rng.choice(num_routed, size=top_k, replace=False))
+
+
 def bytes_per_token_rows(spec: ModelSpec, bytes_per_param: float = 2.0) -> list[tuple[str, float]]:
     """Weight bytes one token reads: a dense model of K3's total size vs K3's experts (bf16)."""
     return [
@@ -130,6 +142,44 @@ class RunSummary:
         steps = np.arange(1, len(self.memory_bytes) + 1)
         kda = np.array([k == "kda" for k in self.kinds])
         return steps, self.memory_bytes[:, kda].sum(axis=1), self.memory_bytes[:, ~kda].sum(axis=1)
+
+
+@dataclass(frozen=True)
+class AttnResPull:
+    """The most lopsided AttnRes mix of one byte: the row whose top weight is furthest above an even split."""
+
+    mix: str  # row label, e.g. "layer 7 before FFN"
+    source: str  # the column it leans on, e.g. "embedding"
+    weight: float  # that cell's weight, 0…1
+    sources: int  # sources that row can weigh (cells that exist at that depth)
+
+    @property
+    def even(self) -> float:
+        """The weight each source would get from an untrained (zero) pseudo-query: 1 / sources."""
+        return 1.0 / self.sources
+
+    @property
+    def far_from_even(self) -> bool:
+        """True when the top weight is at least 1.5× an even split: a mix training clearly steered."""
+        return self.weight >= 1.5 * self.even
+
+
+def strongest_pull(run: RunSummary, step: int) -> AttnResPull | None:
+    """Of the AttnRes mixes shown for byte `step` (1-based), the one that leans hardest on one source,
+    measured as its largest weight minus an even split. Rows with a single source (weight 1 by
+    construction) are skipped; None when no row has two sources."""
+    weights = run.attn_res[step - 1]  # (mixes, sources), NaN where a source does not exist yet
+    best, best_lean = None, -np.inf
+    for row, cells in enumerate(weights):
+        present = np.flatnonzero(~np.isnan(cells))
+        if len(present) < 2:
+            continue
+        col = int(present[np.argmax(cells[present])])
+        lean = float(cells[col]) - 1.0 / len(present)
+        if lean > best_lean:
+            best_lean = lean
+            best = AttnResPull(run.mix_labels[row], run.source_labels[col], float(cells[col]), len(present))
+    return best
 
 
 def source_labels(num_layers: int, block_size: int) -> list[str]:
@@ -192,9 +242,14 @@ class TextRouting:
     load: np.ndarray  # (E,) bytes served per routed expert
 
     @property
-    def busiest(self) -> int:
-        """The routed expert that served the most bytes."""
-        return int(self.load.argmax())
+    def busiest(self) -> list[int]:
+        """Every routed expert that served the most bytes (all of them when several tie)."""
+        return [int(e) for e in np.flatnonzero(self.load == self.load.max())]
+
+    @property
+    def busiest_load(self) -> int:
+        """Bytes the busiest expert(s) served."""
+        return int(self.load.max())
 
     @property
     def idle(self) -> int:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from core.figures import k3 as fk
-from core.k3 import MXFP4_BYTES_PER_PARAM, bytes_per_token_rows, release_weight_bytes_per_token
+from core.gpu.committed_run import moe_power_words
+from core.k3 import MXFP4_BYTES_PER_PARAM, bytes_per_token_rows, example_picks, release_weight_bytes_per_token
 from core.models.moe import MoE, route
 from core.specs import SPECS
 from core.tokenizer import prepare_prompt, token_label
@@ -34,11 +35,13 @@ MAX_TEXT = 64  # bytes of the reader's text the router is shown on
 
 
 def k3_grid_figure():
-    """One K3 MoE layer (fixed by the config): built once per process, shared read-only."""
+    """One K3 MoE layer (fixed by the config) with one token's top-k lit: built once per process, shared
+    read-only. Which experts light is an example (`example_picks`); how many is the config's."""
     moe = K3.moe
     title = f"One K3 MoE layer: {moe.experts + moe.shared} experts"  # short: it must fit a phone
+    picked = example_picks(moe.experts, moe.top_k)
     return built_once(
-        "ex_k3_grid", None, lambda: fk.expert_grid_figure(moe.experts, moe.shared, moe.top_k, [], title)
+        "ex_k3_grid", None, lambda: fk.expert_grid_figure(moe.experts, moe.shared, moe.top_k, picked, title)
     )
 
 
@@ -127,8 +130,9 @@ st.markdown(
 with st.expander("K3's experts work at a narrower width (for engineers)", icon=":material/engineering:"):
     st.markdown(
         "K3's experts are **latent**: a routed expert does not work at the model's full width of "
-        f"{K3.hidden:,} numbers. Each token is first squeezed to {K3.moe.latent_dim:,} numbers (a down projection, "
-        "then an RMSNorm), the routed experts run at that smaller width, and one up projection brings their mix "
+        f"{K3.hidden:,} numbers. The router scores the token at full width; then the token is squeezed to "
+        f"{K3.moe.latent_dim:,} numbers (a down projection), the routed experts run at that smaller width, their "
+        "weighted sum is normalised (an RMSNorm), and one up projection brings it "
         f"back to {K3.hidden:,}. The {K3.moe.shared} shared experts are stored as one fused full-width network "
         f"(intermediate size {K3.moe.shared * K3.moe.shared_intermediate:,}) that every token runs. Source: the "
         f"released config (`routed_expert_hidden_size {K3.moe.latent_dim}`, `latent_moe_use_norm`) and weight "
@@ -151,8 +155,9 @@ c[3].metric(
 show_figure(k3_grid_figure(), key="ex_k3_grid")
 st.caption(
     f"{moe.shared} shared experts are always on; for each token the router wakes {moe.top_k} of the "
-    f"{moe.experts} grey ones. Which {moe.top_k} depends on the token, so none are marked here; mini-K3 below "
-    "shows real picks. "
+    f"{moe.experts} routed ones — lit here for one example token. Which {moe.top_k} depends on the token "
+    "(K3's own router is not run here: the example's places are drawn at random); mini-K3 below shows a real "
+    "router's picks. "
     f"Source: {K3.source}"
 )
 
@@ -179,18 +184,24 @@ if net is not None:
     per_layer_figures = layer_figures(tuple(prompt.ids), layer, zmax, cfg.top_k, table)
     show_figure(per_layer_figures["router"], key="ex_router")
     show_figure(per_layer_figures["load"], key="ex_load")
-    busiest, idle = table.busiest, table.idle
+    busiest, idle = [str(e) for e in table.busiest], table.idle
+    who = (
+        f"expert {busiest[0]}"
+        if len(busiest) == 1
+        else f"experts {', '.join(busiest[:-1])} and {busiest[-1]}"
+    )
     st.caption(
-        f"Busiest in layer {layer}: expert {busiest}, with {int(table.load[busiest])} of the "
-        f"{len(prompt.ids) * cfg.top_k} picks; "
+        f"Busiest in layer {layer}: {who}, with {table.busiest_load} of the "
+        f"{len(prompt.ids) * cfg.top_k} picks{' each' if len(busiest) > 1 else ''}; "
         + (
             "every expert got at least one byte"
             if idle == 0
             else f"{counted(idle, 'expert')} picked by no byte"
         )
         + ". Training "
-        "kept the load even with a per-expert selection bias, not an extra loss term (K3's config calls "
-        "this “noaux_tc”: no auxiliary loss)."
+        "kept the load even with a per-expert selection bias, not an extra loss term (K3's config names this "
+        "method “noaux_tc”: no auxiliary loss — no extra penalty for uneven load is added to what training "
+        "minimises; the bias alone steers the top-k choice)."
     )
 
     st.markdown("**One byte at a time.** Step through your text to see which experts each byte wakes.")
@@ -227,6 +238,10 @@ st.caption(
 st.subheader("Bytes read per token at batch 1: dense vs experts")
 byte_rows = bytes_per_token_rows(K3)
 release_bytes = release_weight_bytes_per_token(K3)
+st.markdown(
+    "K3's routed experts ship in **MXFP4**, a 4-bit number format (one shared scale per group of 32 "
+    "weights); everything else ships in bf16, 16 bits. The chart compares what one token reads."
+)
 show_figure(totals_figures(tuple(rows))["bytes"], key="ex_bytes")
 st.markdown(
     f"A dense model of K3's size in bf16 would read **{format_bytes(byte_rows[0][1])}** of weights per token "
@@ -234,8 +249,8 @@ st.markdown(
     f"were bf16 — {byte_rows[0][1] / byte_rows[1][1]:.0f}× less — and **{format_bytes(release_bytes)}** as "
     f"released, because its routed experts are stored in MXFP4 ({MXFP4_BYTES_PER_PARAM * 8:.2f} bits per "
     "weight: 4 bits plus one shared 8-bit scale per 32) while attention, shared experts, the dense layer and "
-    "the head stay bf16. Less to read means each token finishes sooner: **faster, and fewer joules per "
-    f"token**. The card's power draw stays in about the same band (measured in {lesson_ref('your_gpu')}). "
+    "the head stay bf16. Less to read should mean **faster, and fewer joules per token**. "
+    f"{moe_power_words()} (The run and its charts: {lesson_ref('your_gpu')}.) "
     "The catch: all experts still have to be *stored* somewhere fast enough to fetch."
 )
 planner_batch_link()
@@ -261,14 +276,15 @@ notice(
 )
 
 formula(
-    r"y=E_{\text{shared}}(x)+W_{\uparrow}\!\sum_{e\in\operatorname{TopK}(s+b)}w_e\,E_e(z),\quad "
-    r"z=\mathrm{RMSNorm}(W_{\downarrow}x),\quad "
+    r"y=E_{\text{shared}}(x)+W_{\uparrow}\,\mathrm{RMSNorm}\!\Big(\sum_{e\in\operatorname{TopK}(s+b)}w_e\,"
+    r"E_e(W_{\downarrow}x)\Big),\quad "
     r"s=\sigma(W_r x),\quad w_e=\rho\,\frac{s_e}{\sum_{j\in\operatorname{TopK}}s_j}",
     caption=f"K3's latent MoE: W↓ squeezes x from {K3.hidden} to {K3.moe.latent_dim} numbers, the routed experts E_e "
-    f"run at {K3.moe.latent_dim}, W↑ brings their weighted sum back to {K3.hidden}; E_shared is the fused shared "
+    f"run at {K3.moe.latent_dim}, their weighted sum is RMS-normalised and W↑ brings it back to {K3.hidden}; E_shared is the fused shared "
     f"expert ({K3.moe.shared} × {K3.moe.shared_intermediate} wide) at full width. "
     "s: sigmoid router scores; b: balancing bias (changes who is picked, never the weights); ρ: routed scaling "
-    "factor (K3: 1.0). Source: K3 config.json and weight listing; HF transformers modular_kimi_k3.py.",
+    "factor (K3: 1.0). Source: K3 config.json and weight listing; HF transformers modular_kimi_k3.py; mlx-lm "
+    "mlx_lm/models/kimi_k3.py (KimiK3SparseMoE).",
     key="ex_formula",
 )
 code(route, MoE.forward, MoE.active_params, key="ex_code")

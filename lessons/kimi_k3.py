@@ -10,7 +10,7 @@ from core.models import mini_k3
 from core.ops.attn_res import BlockResidualStream, attn_res
 from core.specs import SPECS, attn_res_block_starts
 from core.tokenizer import decode, prepare_prompt, token_label
-from core.units import format_bytes, format_count
+from core.units import format_bytes, format_count, format_params
 from ui.course import lesson_ref
 from ui.deeper import go_deeper_k3, planner_batch_link
 from ui.glossary import new_words
@@ -88,10 +88,10 @@ c[2].metric("MLA layers (growing cache)", K3.num_full_attention_layers)
 c[3].metric("AttnRes blocks", len(attn_res_block_starts(K3.num_layers, K3.attn_res_block_size)))
 show_figure(k3_figures()["map"], key="k3_map")
 st.caption(
-    f"Drawn from the released config (core/specs): the group KDA-KDA-KDA-MLA repeats "
-    f"{K3.num_layers // 4} times, and layer {K3.num_layers} is one more MLA layer — so "
-    f"{K3.num_linear_layers} + {K3.num_full_attention_layers}, "
-    f"not a clean 3 : 1. Dashed lines: a new Attention Residuals block every {K3.attn_res_block_size} layers. "
+    f"Drawn from the released config (core/specs), one row per Attention Residuals block of "
+    f"{K3.attn_res_block_size} layers (explained below). The group KDA-KDA-KDA-MLA repeats "
+    f"{K3.num_layers // 4} times — the MLA columns — and layer {K3.num_layers} is one more MLA layer — so "
+    f"{K3.num_linear_layers} + {K3.num_full_attention_layers}, not a clean 3 : 1. "
     "Source: " + K3.source
 )
 
@@ -131,8 +131,9 @@ st.markdown(
     "Residuals** (AttnRes, Kimi Team 2026, arXiv 2603.15031) replace that sum by attention **over depth**: each "
     "sub-layer owns one learned vector (a *pseudo-query*) and uses it to weigh the earlier outputs "
     "with a softmax — so a late layer can reach straight back to what an early one found. K3 has **two "
-    "pseudo-queries per decoder layer**, one before its attention and one before its feed-forward step, plus "
-    "**a final one** before the output head."
+    "pseudo-queries per layer**, one before its attention and one before its feed-forward step, plus "
+    "**a final one** before the output head (the last matrix, which turns the final vector into a score for "
+    "every possible next token)."
 )
 st.markdown(
     "Remembering every layer's output per token would be costly, so K3 uses the **block** form: "
@@ -174,6 +175,18 @@ def stepper(run: k3.RunSummary, ids: tuple[int, ...], cfg) -> None:
     charts_side_by_side(("", figures["layers"], "k3_layer_memory"), ("", figures["time"], "k3_memory_time"))
     st.caption("The fixed KDA boards stay flat; only the attention layers' cache grows, a little per byte.")
     show_figure(figures["attn_res"], key="k3_attn_res")
+    pull = k3.strongest_pull(run, shown)
+    if pull is not None:
+        st.markdown(
+            f"**What to see:** for this byte, **{pull.mix}** leans hardest on one source — it gives "
+            f"**{pull.weight:.2f}** of its mix to the **{pull.source}**, where an even split over its "
+            f"{pull.sources} sources would give each {pull.even:.2f}"
+            + (
+                " — far from a plain average: training taught this mix where to look."
+                if pull.far_from_even
+                else " — close to a plain average, even in the most lopsided row."
+            )
+        )
     st.caption(
         "Rows: the mix before each sub-layer (and before the output). Columns: the sources — the "
         "embedding and one sum per block; the block a layer is still filling is its running partial "
@@ -185,7 +198,8 @@ def stepper(run: k3.RunSummary, ids: tuple[int, ...], cfg) -> None:
         if experts is not None
     ]
     st.markdown(
-        f"Experts this byte woke ({cfg.top_k} of {cfg.num_experts} per layer, plus "
+        f"Experts this byte woke (the small feed-forward networks a layer is split into; {cfg.top_k} of "
+        f"{cfg.num_experts} per layer run for each byte, plus "
         f"{cfg.num_shared_experts} shared; {lesson_ref('experts')}): " + " · ".join(picks)
     )
 
@@ -200,8 +214,10 @@ if net is not None:
     st.markdown(
         f"A byte-level miniature built by the same rule: **{cfg.num_layers} layers** `{schedule}` "
         f"(K = KDA, A = latent attention: every {cfg.full_attn_every}th layer and the last), Block "
-        f"AttnRes with {cfg.attn_res_block_size} layers per block, a dense first layer and experts "
-        f"after it — {net.num_params():,} parameters, trained on the course corpus "
+        f"AttnRes with {cfg.attn_res_block_size} layers per block, a *dense* first layer (one ordinary "
+        "feed-forward network that every byte runs) and, after it, layers split into *experts* (several "
+        f"small feed-forward networks, of which each byte runs only a few) — {net.num_params():,} "
+        "parameters, trained on the course corpus "
         "(see assets/mini_k3/MODEL_CARD.md). It reads your text, then keeps writing "
         f"{NEW_TOKENS} bytes of its own."
     )
@@ -264,7 +280,8 @@ still_missing(
     "Memory is now under control. The other cost is the feed-forward weights: a plain (*dense*) layer runs "
     f"**all** of them for every token, and K3 has {format_count(K3.published_params)} parameters — reading them all for every token at batch 1 (one "
     "conversation; a batch shares the reads) would be hopeless. So only K3's first layer is dense; every later one (in K3 and in mini-K3 above) splits its "
-    "feed-forward part into experts and runs a few per token. Next: how that works."
+    f"feed-forward part into experts and runs a few per token, so about {format_params(K3.active_params())} of the "
+    "weights work on any one token. Next: how that works."
 )
 planner_batch_link()
 next_lesson("kimi_k3")

@@ -63,9 +63,9 @@ def test_horizontal_bars_read_the_value_axis():
 def test_the_k3_layer_map_names_where_each_kind_sits_not_only_its_colour():
     words = describe(k3_layer_map(KIMI_K3))
     assert "93 layers = 69 KDA + 24 MLA" in words
-    assert "69 bars, at 1–3, 5–7, 9–11" in words
-    assert "24 bars, at 4, 8, 12, 16" in words
-    assert "7 vertical lines at x = 12.5, 24.5" in words
+    assert "69 cells, at layers 1–3, 5–7, 9–11" in words
+    assert "24 cells, at layers 4, 8, 12, 16" in words and words.endswith("88, 92–93.")
+    assert "8 rows, one per Attention Residuals block of 12 layers (layers 1–12, " in words
 
 
 def test_a_patched_figure_with_base64_arrays_reads_the_same_as_the_original():

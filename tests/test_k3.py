@@ -100,4 +100,66 @@ def test_text_routing_names_the_busiest_and_the_idle_experts():
         weights=np.zeros((2, 5)),
         load=np.array([1, 1, 2, 0, 0]),
     )
-    assert (routing.busiest, routing.idle) == (2, 2)
+    assert (routing.busiest, routing.busiest_load, routing.idle) == ([2], 2, 2)
+
+
+def test_busiest_names_every_tied_expert():
+    """Two experts with the same top load are both the busiest (the page once named only the first)."""
+    routing = k3.TextRouting(
+        layer=1,
+        expert_ids=np.array([[4, 8], [4, 8], [1, 0]]),
+        weights=np.zeros((3, 10)),
+        load=np.bincount([4, 8, 4, 8, 1, 0], minlength=10),
+    )
+    assert (routing.busiest, routing.busiest_load) == ([4, 8], 2)
+
+
+def test_example_picks_light_top_k_distinct_routed_experts():
+    moe = K3.moe
+    picks = k3.example_picks(moe.experts, moe.top_k)
+    assert len(set(picks)) == len(picks) == moe.top_k and picks == sorted(picks)
+    assert 0 <= picks[0] and picks[-1] < moe.experts
+    assert picks == k3.example_picks(moe.experts, moe.top_k)  # fixed seed: the same every process
+    with pytest.raises(ValueError):
+        k3.example_picks(4, 5)
+
+
+def _summary(rows: list[list[float]]) -> k3.RunSummary:
+    """A one-step RunSummary whose only content is these AttnRes rows (NaN = no such source yet)."""
+    z = np.array([rows], dtype=np.float32)
+    n_rows, n_sources = z.shape[1:]
+    return k3.RunSummary(
+        kinds=["kda"], tokens_in=[65], tokens_out=[66], prompt_length=1,
+        memory_bytes=np.zeros((1, 1), dtype=np.int64), attn_res=z,
+        mix_labels=[f"mix {i}" for i in range(n_rows)], source_labels=[f"src {j}" for j in range(n_sources)],
+        experts=[[None]], wall_ms=np.zeros(1, dtype=np.float32),
+    )  # fmt: skip
+
+
+def test_strongest_pull_is_the_row_furthest_above_an_even_split():
+    nan = np.nan
+    run = _summary(
+        [
+            [1.0, nan, nan],  # one source: weight 1 by construction, skipped
+            [0.7, 0.3, nan],  # 0.7 against an even 0.5: +0.2
+            [0.1, 0.6, 0.3],  # 0.6 against an even 1/3: +0.27, the strongest
+            [0.5, 0.5, nan],
+        ]
+    )
+    pull = k3.strongest_pull(run, 1)
+    assert (pull.mix, pull.source, pull.sources) == ("mix 2", "src 1", 3)
+    assert pull.weight == pytest.approx(0.6) and pull.even == pytest.approx(1 / 3) and pull.far_from_even
+    even = k3.strongest_pull(_summary([[0.5, 0.5], [0.55, 0.45]]), 1)
+    assert even.mix == "mix 1" and not even.far_from_even
+    assert k3.strongest_pull(_summary([[1.0, nan]]), 1) is None
+
+
+def test_strongest_pull_on_a_real_run_is_a_cell_of_the_heatmap(mini):
+    run = k3.live_run(mini, list(b"abcdefgh"), new_tokens=1)
+    for step in range(1, len(run.tokens_in) + 1):
+        pull = k3.strongest_pull(run, step)
+        row, col = run.mix_labels.index(pull.mix), run.source_labels.index(pull.source)
+        z = run.attn_res[step - 1]
+        assert z[row, col] == pytest.approx(pull.weight)
+        leans = [np.nanmax(r) - 1 / np.sum(~np.isnan(r)) for r in z if np.sum(~np.isnan(r)) > 1]
+        assert pull.weight - pull.even == pytest.approx(max(leans))

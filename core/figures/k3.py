@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from core.figures.specs import layer_map_figure
+from core.figures.specs import ATTENTION_KINDS
 from core.figures.style import (
     COLORS,
     LABELS,
@@ -18,6 +18,7 @@ from core.figures.style import (
     base_layout,
     dash_of,
     heatmap,
+    label_of,
     legend_below,
     marker_of,
     patched_figure,
@@ -36,15 +37,87 @@ GIB = 1024**3
 
 
 def k3_layer_map(spec: ModelSpec) -> go.Figure:
-    """K3's layers in order, coloured by kind, with the Attention Residuals block edges."""
-    edges = attn_res_block_starts(spec.num_layers, spec.attn_res_block_size or spec.num_layers)
+    """K3's layers as a grid, one row per Attention Residuals block, coloured (and hatched) by kind.
+
+    A single 93-cell strip blurs on a phone; rows of one block each (12 layers) keep every cell a
+    readable square with its layer number, and the 3 : 1 schedule shows as whole columns of MLA."""
+    kinds = spec.layer_kinds()
+    size = spec.attn_res_block_size or 12
+    starts = attn_res_block_starts(spec.num_layers, size)
     n_full, n_linear = spec.num_full_attention_layers, spec.num_linear_layers
-    return layer_map_figure(
-        spec.layer_kinds(),
-        edges,
-        # short, to fit a phone; the page's caption says what the dashed block edges are
+    fig = go.Figure()
+    for kind in dict.fromkeys(kinds):
+        layers = [i for i, k in enumerate(kinds) if k == kind]  # 0-based
+        label = ATTENTION_KINDS.get(kind, label_of(kind))
+        fig.add_bar(
+            x=[i % size + 1 for i in layers],  # position inside its block, 1-based
+            y=[0.9] * len(layers),
+            base=[i // size - 0.45 for i in layers],  # its block's row, centred on the row number
+            width=0.9,
+            name=f"{label} ({len(layers)})",
+            marker_color=COLORS[kind],
+            # fixed boards hatched (told apart without colour), sparser than usual so the numbers stay legible
+            marker_pattern={**bar_pattern(kind), "solidity": 0.2} if bar_pattern(kind) else {},
+            text=[str(i + 1) for i in layers],
+            textposition="inside",
+            insidetextanchor="middle",
+            textangle=0,
+            textfont=dict(color="white", size=10),
+            constraintext="none",  # two digits fit a phone's cell; shrunk to fit, plotly hid them
+            customdata=[i + 1 for i in layers],
+            hovertemplate=f"layer %{{customdata}}: {label}<extra></extra>",
+        )
+    rows = [f"layers {s + 1}–{min(s + size, spec.num_layers)}" for s in starts]
+    base_layout(
+        fig,
+        # short, to fit a phone; the page's caption says that each row is one AttnRes block
         title=f"{spec.name}: {spec.num_layers} layers = {n_linear} KDA + {n_full} MLA",
+        x_title="place in its block of layers",
+        y_title="",
+        height=70 + 30 * len(starts) + 80,
     )
+    fig.update_layout(barmode="overlay", bargap=0.0)
+    fig.update_xaxes(
+        tickmode="linear",
+        dtick=1,
+        range=[0.5, size + 0.5],
+        showgrid=False,
+        tickangle=0,
+        tickfont=dict(size=10),
+    )
+    fig.update_yaxes(
+        tickmode="array",
+        tickvals=list(range(len(starts))),
+        ticktext=rows,
+        range=[len(starts) - 0.5, -0.5],  # first block on top
+        showgrid=False,
+        zeroline=False,
+    )
+    # the text alternative (core.figures.describe) reads the grid as layers, not as bars on a row axis
+    groups = [
+        f"{ATTENTION_KINDS.get(kind, label_of(kind))} ({kinds.count(kind)}): "
+        f"{kinds.count(kind)} cells, at layers {_runs([i + 1 for i, k in enumerate(kinds) if k == kind])}"
+        for kind in dict.fromkeys(kinds)
+    ]
+    fig.update_layout(
+        meta={
+            "words": f"{len(starts)} rows, one per Attention Residuals block of {size} layers "
+            f"({', '.join(rows)}). " + ". ".join(groups) + "."
+        }
+    )
+    legend_below(fig, y=-0.18, bottom=90, grow=0)
+    return fig
+
+
+def _runs(numbers: list[int]) -> str:
+    """[1, 2, 3, 5, 6, 7, 9] → '1–3, 5–7, 9': sorted numbers as runs, the way a reader says them."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    return ", ".join(f"{r[0]}–{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
 
 
 def memory_at_context_figure(spec: ModelSpec, rows: list[MemoryAtContext]) -> go.Figure:
@@ -126,6 +199,11 @@ def layer_memory_figure(run: RunSummary, step: int) -> go.Figure:
             marker_pattern=bar_pattern(kind),
             text=bar["text"],
             textposition="outside",
+            # upright and kept at full size: flat, or shrunk to the bar's width, a phone dropped the labels
+            textangle=-90,
+            constraintext="none",
+            textfont=dict(size=11),
+            cliponaxis=False,
             customdata=[names[i] for i in idx],
             hovertemplate="layer %{x}: %{customdata}<br>%{y:,} bytes<extra></extra>",
         )
@@ -135,9 +213,9 @@ def layer_memory_figure(run: RunSummary, step: int) -> go.Figure:
         title=_layer_memory_title(step),
         x_title="layer",
         y_title="bytes held (fp32)",
-        height=330,
+        height=360,
     )
-    fig.update_yaxes(range=[0, top * 1.2])
+    fig.update_yaxes(range=[0, top * 1.4])  # headroom for the upright labels
     fig.update_xaxes(tickmode="linear", dtick=1)
     legend_below(fig, y=-0.3, bottom=130, grow=80)
     return fig
@@ -324,7 +402,14 @@ def router_heatmap_figure(weights: np.ndarray, tokens: list[int], layer: int, zm
     )
     # every byte and every expert labelled: category ticks, one per row and column
     fig.update_yaxes(autorange="reversed", showgrid=False, type="category", dtick=1, tickfont=dict(size=11))
-    fig.update_xaxes(showgrid=False, type="category", dtick=1)
+    # upright expert numbers, small enough that 16 fit a phone's width; the colour bar lies above the
+    # plot, so the columns get the whole width (beside it, on a phone, the numbers crowded and turned)
+    fig.update_xaxes(showgrid=False, type="category", dtick=1, tickangle=0, tickfont=dict(size=10))
+    fig.update_traces(
+        colorbar=dict(orientation="h", x=0.0, xanchor="left", y=1.0, yanchor="bottom", len=1.0,
+                      thickness=12, title=dict(text="weight", side="top")),
+    )  # fmt: skip
+    fig.update_layout(margin_t=(fig.layout.margin.t or 0) + 40)  # room for the colour bar under the title
     return fig
 
 
@@ -333,17 +418,20 @@ def expert_load_figure(load: np.ndarray, top_k: int, layer: int) -> go.Figure:
     even = load.sum() / len(load)
     fig = go.Figure()
     fig.add_bar(
-        x=[str(e) for e in range(len(load))],
+        x=list(range(len(load))),
         y=load,
         marker_color=COLORS["moe"],
         name="bytes served",
         hovertemplate="expert %{x}: %{y} bytes<extra></extra>",
     )
-    fig.add_hline(
-        y=even,
+    # the even share is a legend entry, not a label on the line: on a phone a label sat on the bars
+    fig.add_scatter(
+        x=[-0.5, len(load) - 0.5],
+        y=[even, even],
+        mode="lines",
         line=dict(color=COLORS["predicted"], dash="dash"),
-        annotation_text=f"even share ({even:.1f})",
-        annotation_position="top left",
+        name=f"even share ({even:.1f} bytes each)",
+        hovertemplate=f"even share: {even:.1f} bytes<extra></extra>",
     )
     base_layout(
         fig,
@@ -352,8 +440,10 @@ def expert_load_figure(load: np.ndarray, top_k: int, layer: int) -> go.Figure:
         y_title="bytes routed to it",
         height=300,
     )
-    fig.update_xaxes(type="category")
+    fig.update_xaxes(tickmode="linear", dtick=1, tick0=0, tickangle=0, tickfont=dict(size=10),
+                     range=[-0.5, len(load) - 0.5])  # fmt: skip
     fig.update_yaxes(range=[0, max(float(load.max()), even) * 1.15 + 1])
+    legend_below(fig, y=-0.3, bottom=110, grow=50)
     return fig
 
 

@@ -13,7 +13,8 @@ aux-loss-free balancing bias "noaux_tc"); Kimi K3 config and release code
 Every token runs all shared experts and exactly k routed ones, so the weights it
 reads per token (the "active" parameters) are a small slice of the total.
 Simplification against K3: no latent down-projection for the routed experts
-(K3 runs them in a 3,584-wide latent of its 7,168-wide stream).
+(K3 routes on its 7,168-wide token, projects it down to 3,584, runs the routed experts
+there, RMS-normalises their weighted sum and projects it back up).
 """
 
 from __future__ import annotations

@@ -173,8 +173,9 @@ class DenseMLP:
 class MixtureOfExperts:
     """DeepSeekMoE-style layer: a router, routed GLU experts, always-on shared experts.
 
-    latent_dim: K3's latent MoE — routed experts run at latent_dim, reached through a
-    down projection (hidden→latent), optional RMSNorm, and an up projection back.
+    latent_dim: K3's latent MoE — routed on the full-width token, then a down projection
+    (hidden→latent), the routed experts at latent_dim, an optional RMSNorm (latent_norm) of their
+    weighted sum, and an up projection back (mlx-lm `KimiK3SparseMoE`).
     shared_gate: Qwen3-Next's scalar sigmoid gate on the shared expert.
     """
 

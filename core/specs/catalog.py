@@ -149,7 +149,7 @@ KIMI_K3 = ModelSpec(
     source=(
         "huggingface.co/moonshotai/Kimi-K3 config.json (text_config) and weight listing; "
         "huggingface/transformers models/kimi_k3/modular_kimi_k3.py; ml-explore/mlx-lm mlx_lm/models/kimi_k3.py; "
-        "NVIDIA NeMo AutoModel docs (2.8T total / 104B activated)"
+        "NVIDIA NeMo AutoModel docs (published parameter counts)"
     ),
     hidden=7168,
     num_layers=93,

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core.specs import SPECS
 from core.tokenizer import encode
 from tests.app.driver import READER_TEXT, assert_clean, fresh, page_path, step_status
 from tests.app.driver import chart_spec as _spec
 from tests.app.driver import metric_value as _metric
 from tests.app.driver import plotly_array as _array
 from tests.app.test_kimi_k3 import needs_mini_k3
+from ui.course import number
 
 PAGE = page_path("experts")
 pytestmark = needs_mini_k3
@@ -25,7 +28,7 @@ def at() -> AppTest:
 
 
 def test_k3_counts_come_from_specs(at):
-    assert at.title[0].value.startswith("9 · Experts")
+    assert at.title[0].value.startswith(f"{number('experts')} · Experts")
     assert _metric(at, "experts per MoE layer") == "898"
     assert _metric(at, "routed / shared") == "896 / 2"
     assert _metric(at, "awake per token") == "18"
@@ -104,3 +107,53 @@ def test_expert_grid_draws_every_expert_once_with_the_shared_ones_apart(routed, 
     assert max(shared_dots.y) < min(min(asleep.y), min(woken.y, default=np.inf)) - 1  # an empty row between
     assert all(np.diff(sorted(shared_dots.x)) >= 2)
     assert asleep.name == f"asleep ({routed - len(picked)})"
+
+
+def test_k3_grid_opens_on_a_token_with_its_routed_experts_lit(at):
+    """A reader who never clicks sees a token's top-k routed experts lit beside the shared ones."""
+    moe = SPECS["kimi_k3"].moe
+    grid = {trace["name"]: trace for trace in _spec(at, "ex_k3_grid")["data"]}
+    picked = next(t for name, t in grid.items() if name.startswith("routed, picked"))
+    shared = next(t for name, t in grid.items() if name.startswith("shared"))
+    asleep = next(t for name, t in grid.items() if name.startswith("asleep"))
+    assert len(_array(picked["x"])) == moe.top_k and len(_array(shared["x"])) == moe.shared
+    assert len(_array(asleep["x"])) == moe.experts - moe.top_k
+
+
+def _layer_caption(at) -> str:
+    return next(c.value for c in at.caption if c.value.startswith("Busiest in layer"))
+
+
+def test_busiest_caption_names_every_tied_expert(at):
+    """The caption names all experts that share the top load (it once named only the first)."""
+    at.text_input(key="ex_prompt").input(READER_TEXT).run()
+    for layer in at.select_slider(key="ex_layer").options:
+        at.select_slider(key="ex_layer").set_value(layer).run()
+        assert_clean(at, f"layer {layer}")
+        caption = _layer_caption(at)
+        load = _array(_spec(at, "ex_load")["data"][0]["y"])
+        top = [str(e) for e in np.flatnonzero(load == load.max())]
+        named = caption.split(":", 1)[1].split(", with")[0]
+        assert sorted(re.findall(r"\d+", named), key=int) == top, caption
+        assert f"with {int(load.max())} of the" in caption
+
+
+def test_even_share_is_a_legend_entry_not_a_label_over_the_bars(at):
+    spec = _spec(at, "ex_load")
+    assert not spec["layout"].get("annotations")
+    even = next(trace for trace in spec["data"] if trace["name"].startswith("even share"))
+    load = _array(spec["data"][0]["y"])
+    assert _array(even["y"]).tolist() == [load.mean()] * 2
+    assert spec["layout"]["legend"]["y"] < 0  # below the axis, never over a bar
+    assert f"({load.mean():.1f} bytes each)" in even["name"]
+
+
+def test_latent_moe_order(at):
+    """K3's latent MoE: down projection → routed experts → weighted sum → RMSNorm → up projection."""
+    text = "\n".join(e.value for e in (*at.markdown, *at.caption) if isinstance(e.value, str))
+    order = re.search(r"down projection.*routed experts run.*weighted sum is normalised.*up projection", text)
+    assert order, "the latent MoE order is down → experts → sum → RMSNorm → up"
+    assert "a down projection, then an RMSNorm" not in text
+    at.toggle(key="ex_formula").set_value(True).run()
+    latex = at.latex[0].value
+    assert latex.index("RMSNorm") < latex.index("\\sum") < latex.index("W_{\\downarrow}x")  # norm of the sum

@@ -10,12 +10,14 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.models.mini_k3 import CHECKPOINT, MiniK3Config
+from core.specs import SPECS
 from core.units import format_bytes
 from tests.app import driver
 from tests.app.driver import READER_TEXT, assert_clean, fresh, page_path
 from tests.app.driver import chart_spec as _spec
 from tests.app.driver import metric_value as _metric
 from tests.app.driver import plotly_array as _array
+from ui.course import number
 
 PAGE = page_path("kimi_k3")
 needs_mini_k3 = pytest.mark.skipif(not CHECKPOINT.exists(), reason="mini-K3 checkpoint not built")
@@ -28,7 +30,7 @@ def at() -> AppTest:
 
 
 def test_page_shows_the_real_k3_from_specs(at):
-    assert at.title[0].value.startswith("8 · Kimi K3")
+    assert at.title[0].value.startswith(f"{number('kimi_k3')} · Kimi K3")
     assert _metric(at, "layers") == "93"
     assert _metric(at, "KDA layers") == "69"
     assert _metric(at, "MLA layers") == "24"
@@ -100,3 +102,54 @@ def test_stepped_figures_patched_from_the_last_step_match_a_full_build():
         base = build(run, n).to_dict()
         for step in range(1, n + 1):
             assert spec(patch(base, run, step)) == spec(build(run, step)), (build.__name__, step)
+
+
+def test_layer_map_is_one_row_per_attn_res_block_with_every_layer_numbered(at):
+    """On a phone a 93-cell strip blurred; rows of one AttnRes block keep cells readable and show
+    the 3 : 1 schedule as whole columns of MLA."""
+    k3 = SPECS["kimi_k3"]
+    size = k3.attn_res_block_size
+    bars = [trace for trace in _spec(at, "k3_map")["data"] if trace["type"] == "bar"]
+    numbers = sorted(int(t) for trace in bars for t in trace["text"])
+    assert numbers == list(range(1, k3.num_layers + 1))  # every layer once, labelled with its number
+    kinds = k3.layer_kinds()
+    for trace in bars:
+        for label, column, base in zip(trace["text"], _array(trace["x"]), _array(trace["base"]), strict=True):
+            layer = int(label) - 1
+            assert column == layer % size + 1 and round(base + 0.45) == layer // size
+    mla = next(trace for trace in bars if "MLA" in trace["name"])
+    assert {kinds[int(t) - 1] for t in mla["text"]} == {"mla"}
+    axis = _spec(at, "k3_map")["layout"]["yaxis"]
+    assert (
+        len(axis["ticktext"]) == len(range(0, k3.num_layers, size)) and axis["ticktext"][0] == "layers 1–12"
+    )
+
+
+def test_per_layer_bars_keep_their_byte_labels_upright(at):
+    """Flat "8.0 KiB" labels are wider than a bar on a phone and plotly dropped them; upright they fit."""
+    for trace in _spec(at, "k3_layer_memory")["data"]:
+        assert trace["textangle"] == -90 and trace["textposition"] == "outside"
+        assert len(trace["text"]) == len(_array(trace["y"])) and all("B" in t for t in trace["text"])
+
+
+def test_attn_res_takeaway_quotes_the_heatmap_shown(at):
+    """The one-line takeaway under the heatmap names a cell of it, with its weight, at every byte."""
+    for _ in range(5):
+        at.button(key="k3_step_step").click().run()
+        assert_clean(at, "stepping")
+        spec = _spec(at, "k3_attn_res")["data"][0]
+        z = _array(spec["z"])
+        lines = [m.value for m in at.markdown if m.value.startswith("**What to see:**")]
+        assert len(lines) == 1, lines
+        found = re.search(
+            r"for this byte, \*\*(.+?)\*\* leans .* \*\*([0-9.]+)\*\* of its mix to the \*\*(.+?)\*\*"
+            r".*over its (\d+) sources would give each ([0-9.]+)",
+            lines[0],
+        )
+        assert found, lines[0]
+        mix, weight, source, n, even = found.groups()
+        row, col = list(spec["y"]).index(mix), list(spec["x"]).index(source)
+        assert f"{z[row, col]:.2f}" == weight
+        assert int(n) == int(np.sum(~np.isnan(z[row]))) and even == f"{1 / int(n):.2f}"
+        leans = [np.nanmax(r) - 1 / np.sum(~np.isnan(r)) for r in z if np.sum(~np.isnan(r)) > 1]
+        assert z[row, col] - 1 / int(n) == pytest.approx(max(leans), abs=1e-6)  # the most lopsided row

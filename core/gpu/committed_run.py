@@ -1,0 +1,243 @@
+"""This project's own GPU run, committed under docs/gpu-runs/: typed facts and the sentences the pages
+say about it, every number read from the run's bench.json, so no sentence can drift from what was measured.
+
+The run is the newest dated folder (`YYYY-MM-DD-<card>`) that holds a bench.json; its date comes from
+the folder's name, its card from the JSON. `load()` gives None (never raises) where the folder is
+missing or unreadable, and the `*_words` helpers then say so in one plain line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from core.gpu.context_bench import ContextResult, Series
+from core.gpu.last_run import context_from_dict, moe_from_dict
+from core.gpu.moe_bench import MoeResult, MoeRow
+from core.units import format_context
+
+RUNS = Path(__file__).resolve().parents[2] / "docs" / "gpu-runs"
+_DATED = re.compile(r"^(\d{4}-\d{2}-\d{2})-")
+NO_RUN = "This copy of the course holds no GPU run of its own (docs/gpu-runs/ is missing or unreadable)."
+
+
+@dataclass(frozen=True)
+class CommittedRun:
+    """One committed bench.json, read back into the page's own result types."""
+
+    folder: Path
+    date: str  # YYYY-MM-DD, from the folder's name
+    card: str  # the device name the run recorded, e.g. "NVIDIA H200"
+    context: ContextResult
+    moe: MoeResult
+
+    @property
+    def label(self) -> str:
+        """How every chart names the run: 'measured on an NVIDIA H200 on 2026-11-30'."""
+        article = "an" if self.card[:1].upper() in "AEFHILMNORSX" else "a"  # as the letter is spoken
+        return f"measured on {article} {self.card} on {self.date}"
+
+    @property
+    def opening(self) -> str:
+        """How every sentence starts: 'On the NVIDIA H200 measured on 2026-11-30'."""
+        return f"On the {self.card} measured on {self.date}"
+
+    @property
+    def source(self) -> str:
+        """The JSON's place in the repository, as a reader can find it (never an absolute path)."""
+        return f"docs/gpu-runs/{self.folder.name}/bench.json"
+
+
+def latest_folder(runs: Path = RUNS) -> Path | None:
+    """The newest dated run folder that has a bench.json, or None."""
+    dated = sorted(
+        (p for p in runs.glob("*") if p.is_dir() and _DATED.match(p.name) and (p / "bench.json").is_file()),
+        key=lambda p: p.name,
+    )
+    return dated[-1] if dated else None
+
+
+def read(folder: Path) -> CommittedRun:
+    """The run in `folder` (raises OSError, ValueError, KeyError or TypeError on a bad one)."""
+    match = _DATED.match(folder.name)
+    if match is None:
+        raise ValueError(f"{folder.name} does not start with a date")
+    data = json.loads((folder / "bench.json").read_text(encoding="utf-8"))
+    return CommittedRun(
+        folder, match.group(1), str(data["device"]["name"]), context_from_dict(data["context"]),
+        moe_from_dict(data["moe"]),
+    )  # fmt: skip
+
+
+@lru_cache(maxsize=8)
+def load(folder: Path | None = None) -> CommittedRun | None:
+    """The run in `folder` (default: the newest one committed), or None where there is none readable."""
+    folder = folder or latest_folder()
+    if folder is None:
+        return None
+    try:
+        return read(folder)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+# ------------------------------------------------------------------------------------------------
+# Facts
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DepthFacts:
+    """Full attention against the fixed state at the shallowest and the deepest depth both ran."""
+
+    depth0: int
+    deepest: int
+    attention0: float  # tokens/s
+    state0: float
+    attention_deep: float
+    state_deep: float
+    attention_roofline0: float
+    state_roofline0: float
+
+    @property
+    def ratio0(self) -> float:
+        """Fixed state ÷ full attention at the shallowest depth (> 1: the fixed state is faster)."""
+        return self.state0 / self.attention0
+
+    @property
+    def ratio_deep(self) -> float:
+        return self.state_deep / self.attention_deep
+
+
+@dataclass(frozen=True)
+class MoeFacts:
+    """Dense against MoE at one depth: speed, power, energy, bytes."""
+
+    dense: MoeRow
+    moe: MoeRow
+    idle_watts: float | None
+
+    @property
+    def speedup(self) -> float:
+        return self.moe.tokens_per_s / self.dense.tokens_per_s
+
+    @property
+    def byte_ratio(self) -> float:
+        """How many times fewer bytes the MoE reads per token."""
+        return self.dense.bytes_per_token / self.moe.bytes_per_token
+
+    @property
+    def power_ratio(self) -> float:
+        """MoE ÷ dense average board power."""
+        return self.moe.avg_watts / self.dense.avg_watts
+
+    @property
+    def net_power_ratio(self) -> float:
+        """MoE ÷ dense power above the idle baseline."""
+        idle = self.idle_watts or 0.0
+        return (self.moe.avg_watts - idle) / (self.dense.avg_watts - idle)
+
+    @property
+    def energy_ratio(self) -> float:
+        """MoE ÷ dense joules per token, idle subtracted where the run measured it."""
+        if self.moe.net_joules_per_token and self.dense.net_joules_per_token:
+            return self.moe.net_joules_per_token / self.dense.net_joules_per_token
+        return self.moe.joules_per_token / self.dense.joules_per_token
+
+
+def _series(context: ContextResult, kind: str) -> Series:
+    return next(s for s in context.series if s.model == kind)
+
+
+def depth_facts(run: CommittedRun) -> DepthFacts:
+    attention, state = _series(run.context, "full attention"), _series(run.context, "fixed state")
+    at = {p.depth: p for p in attention.points}
+    st = {p.depth: p for p in state.points}
+    both = sorted(set(at) & set(st))
+    first, last = both[0], both[-1]
+    return DepthFacts(
+        first, last, at[first].tokens_per_s, st[first].tokens_per_s, at[last].tokens_per_s,
+        st[last].tokens_per_s, at[first].predicted_tokens_per_s, st[first].predicted_tokens_per_s,
+    )  # fmt: skip
+
+
+def moe_facts(run: CommittedRun) -> MoeFacts:
+    rows = {r.model: r for r in run.moe.rows}
+    return MoeFacts(rows["dense"], rows["experts (MoE)"], run.moe.idle_watts)
+
+
+# ------------------------------------------------------------------------------------------------
+# Sentences (every number from the facts above)
+# ------------------------------------------------------------------------------------------------
+
+
+def _times(ratio: float) -> str:
+    return f"{ratio:.2f}×"
+
+
+def _faster_or_slower(ratio: float) -> str:
+    """'1.14× faster' / '0.73× the speed of' words for a speed ratio."""
+    return f"{_times(ratio)} faster than" if ratio >= 1 else f"at {_times(ratio)} the speed of"
+
+
+def depth_sentence(run: CommittedRun) -> str:
+    """Full attention vs the fixed state at depth 0 and at the deepest depth, on the committed run."""
+    f = depth_facts(run)
+    at0 = (
+        f"at depth {f.depth0:,} the fixed-state model ran {_faster_or_slower(f.ratio0)} full attention "
+        f"({f.state0:,.0f} against {f.attention0:,.0f} tokens/s; their rooflines were "
+        f"{f.state_roofline0:,.0f} and {f.attention_roofline0:,.0f} tokens/s)"
+    )
+    deep = (
+        f"at {format_context(f.deepest)} tokens full attention had fallen to {f.attention_deep:,.0f} tokens/s "
+        f"while the fixed state ran at {f.state_deep:,.0f}, {_faster_or_slower(f.ratio_deep)} full attention"
+    )
+    return f"{run.opening}, {at0}; {deep}."
+
+
+def depth_question(run: CommittedRun) -> str:
+    """The page's predict-then-reveal question, its premise measured rather than assumed."""
+    f = depth_facts(run)
+    return (
+        f"{run.opening}, at depth {f.depth0:,} the fixed-state model ran {_faster_or_slower(f.ratio0)} full "
+        f"attention. At the deepest depth ({format_context(f.deepest)} tokens), which one is slower, and by "
+        "roughly how much?"
+    )
+
+
+def moe_power_sentence(run: CommittedRun) -> str:
+    """The MoE's power, speed and energy against the dense model's, and which of the two made the saving."""
+    f = moe_facts(run)
+    energy = f.energy_ratio
+    idle = " (idle power subtracted)" if f.moe.net_joules_per_token and f.dense.net_joules_per_token else ""
+    head = (
+        f"{run.opening}, the MoE drew "
+        f"{f.moe.avg_watts:,.0f} W against the dense model's {f.dense.avg_watts:,.0f} W and ran "
+        f"{_times(f.speedup)} as fast, reading {f.byte_ratio:.1f}× fewer bytes per token; it used "
+        f"{_times(energy)} the dense model's energy per token{idle}."
+    )
+    if energy >= 1:
+        return head + " Here the MoE saved no energy per token."
+    # energy ratio = power ratio × (1 ÷ speed-up): the factor further below 1 did more of the saving
+    # (with energy < 1, the power factor being the smaller one implies it is below 1: less power)
+    by_power, by_speed = f.net_power_ratio if idle else f.power_ratio, 1 / f.speedup
+    reason = (
+        "Most of that saving came from drawing less power, not from finishing each token sooner."
+        if by_power < by_speed
+        else "Most of that saving came from finishing each token sooner, not from the power it drew."
+    )
+    return f"{head} {reason}"
+
+
+def moe_power_words() -> str:
+    """The MoE sentence for the newest committed run, or one line saying there is none."""
+    run = load()
+    return moe_power_sentence(run) if run is not None else NO_RUN
+
+
+def depth_words() -> str:
+    run = load()
+    return depth_sentence(run) if run is not None else NO_RUN
