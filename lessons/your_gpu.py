@@ -15,6 +15,7 @@ import torch
 
 from core import glossary
 from core.gpu import nvml
+from core.gpu.committed_run import depth_question, depth_sentence, load, moe_power_words
 from core.gpu.energy import EnergyMeter
 from core.gpu.health import HEALTH
 from core.gpu.kv_cache import KVCache
@@ -28,10 +29,12 @@ from ui.course import lesson_ref, lesson_span
 from ui.deeper import planner_batch_link
 from ui.glossary import gloss, new_words
 from ui.gpu.checkpoint import checkpoint_section
+from ui.gpu.committed import committed_run_panel
 from ui.gpu.device_card import device_card
 from ui.gpu.results import beside_published, context_results, downloads, load_last_run, moe_results
 from ui.gpu.runner import benchmark_panel, public_panel, run_token
 from ui.gpu.telemetry import telemetry_panel
+from ui.gpu.this_machine import this_machine_panel
 from ui.lesson import (
     code,
     formula,
@@ -47,8 +50,9 @@ new_words("nvml", "tg128", "num_ctx", "cuda_graph", "decode", here="your_gpu")
 problem(
     f"{lesson_span('kv_cache', 'experts').capitalize()} argued from arithmetic: a growing KV cache "
     "must be read in full at every step, a fixed state stays the same size however long the text, and an MoE reads only the experts it wakes. Arithmetic is a promise, not a measurement. "
-    "This page runs the same kinds of models **on your machine** and compares what happens with what "
-    "the memory traffic predicts."
+    "This page runs the same kinds of models and compares what happens with what the memory traffic "
+    "predicts. It measures **the computer that runs this course**: your own when you start it yourself "
+    "(`./run.sh`); a shared public server measures nothing and gives you the command to run at home."
 )
 
 public = public_mode()
@@ -67,14 +71,21 @@ else:
     measured_bw = st.session_state.get("gpu_bandwidth")
 
     load_last_run()
+    if not on_gpu:  # no NVIDIA card: open with a measurement of this CPU, then this project's GPU run
+        this_machine_panel(owner, HEALTH.runs_off)
+        committed_run_panel()
     device_card(snapshot, cuda, measured_bw, HEALTH.runs_off)
     if snapshot.available:
         telemetry_panel(st.session_state.setdefault("gpu_viewer", uuid.uuid4().hex))
     choice = benchmark_panel(owner, snapshot, on_gpu, HEALTH.runs_off)
-    context = context_results(choice.preset, choice.budget_bytes, snapshot, on_gpu, measured_bw)
+    context = context_results(
+        choice.preset, choice.budget_bytes, snapshot, on_gpu, measured_bw, chart_above=not on_gpu
+    )
     moe = moe_results(choice.preset)
     downloads(snapshot, measured_bw, context, moe)
     checkpoint_section(owner, on_gpu, HEALTH.runs_off)
+if public or on_gpu:  # beside the reader's own runs (or the command for them): this project's GPU run
+    committed_run_panel()
 beside_published(context, moe)
 with st.expander("How to read the published table", icon=":material/help:"):
     # a legend for the llama-bench / Ollama terms, from the one glossary (core/glossary.py)
@@ -86,10 +97,14 @@ with st.expander("How to read the published table", icon=":material/help:"):
         "conversation at a time (batch 1)."
     )
 
+committed = load()  # this project's own GPU run (docs/gpu-runs/): the premise and the answer follow it
 notice(
-    "At depth 0 the full-attention model and the fixed-state model run at about the same speed. At the deepest "
-    "depth, which one slows down, and by roughly how much?",
-    "Full attention slows down: every step reads its whole cache, so time per token grows in a straight line "
+    depth_question(committed)
+    if committed
+    else "Full attention reads a cache that grows with depth; the fixed state does not. At the deepest depth, "
+    "which one is slower, and by roughly how much?",
+    (f"{depth_sentence(committed)} " if committed else "")
+    + "Full attention slows down: every step reads its whole cache, so time per token grows in a straight line "
     "with depth and speed falls like 1 ÷ (weights + cache) at batch 1, the one conversation these benchmarks run. "
     "The fixed-state model reads boards of the same size at every "
     "depth and stays flat. A community report (llama-bench, in pull-request text in the Abai/llama.cpp fork): "
@@ -110,8 +125,7 @@ notice(
 )
 notice(
     "The MoE wakes a few percent of its experts. Will it draw much less power than the dense model?",
-    "Not necessarily: both keep the memory busy, so the GPU's power draw stays in the same band. The MoE wins on "
-    "**joules per token** because each token finishes sooner. (On an H100, arXiv 2508.16700 measured −25.8 % "
+    f"{moe_power_words()} (On an H100, arXiv 2508.16700 measured −25.8 % "
     "energy per 1,000 tokens for GPT-OSS-20B, an MoE, against the dense Qwen3-32B; very low watts usually mean the GPU is waiting for experts on the CPU.)",
     key="gpu_notice_moe",
 )

@@ -14,6 +14,7 @@ from core.figures.style import COLORS, base_layout, legend_below
 from core.gpu.context_bench import ContextResult, Series
 from core.gpu.moe_bench import MoeResult
 from core.gpu.nvml import TelemetrySample
+from core.gpu.report import percent
 from core.units import format_si
 
 SERIES_COLORS = {"full attention": COLORS["attention"], "fixed state": COLORS["gated_delta"]}
@@ -141,14 +142,15 @@ def _depth_line(series: Series, what: str, ys: list[float], line: dict, hover: s
     return go.Scatter(x=[p.depth for p in series.points], y=ys, **(props | extra))
 
 
-def moe_figure(result: MoeResult) -> go.Figure:
-    """Dense vs MoE: tokens/s (mean ± std) beside each one's roofline; with an energy reading, two more
-    panels: average board watts and joules per token net of idle. Without one, the speed panel alone."""
+def moe_figure(result: MoeResult, energy: bool = True) -> go.Figure:
+    """Dense vs MoE: tokens/s (mean ± std) beside each one's roofline; with an energy reading (and
+    `energy`), two more panels: average board watts and joules per token net of idle. Without one, the
+    speed panel alone (`moe_energy_figure` then draws the energy on its own, for a narrow screen)."""
     names = [r.model for r in result.rows]
     colors = [COLORS["dense"] if r.model == "dense" else COLORS["moe"] for r in result.rows]
     watts = [r.avg_watts for r in result.rows]
     joules = [r.net_joules_per_token for r in result.rows]
-    has_energy = any(v is not None for v in watts + joules)
+    has_energy = energy and any(v is not None for v in watts + joules)
     if has_energy:
         fig = make_subplots(
             rows=1,
@@ -218,10 +220,41 @@ def moe_figure(result: MoeResult) -> go.Figure:
     return legend_below(fig, y=-0.2, bottom=100)  # under the two-line tick labels
 
 
+def moe_energy_figure(result: MoeResult) -> go.Figure:
+    """Dense vs MoE, power and energy alone: average board watts and joules per token net of idle, two
+    narrow panels that a phone can read (beside the speed panel they were three)."""
+    names = [r.model for r in result.rows]
+    colors = [COLORS["dense"] if r.model == "dense" else COLORS["moe"] for r in result.rows]
+    fig = make_subplots(
+        rows=1, cols=2, horizontal_spacing=0.22, subplot_titles=("power", "energy net of idle")
+    )
+    panels = (
+        ([r.avg_watts for r in result.rows], "W"),
+        ([r.net_joules_per_token for r in result.rows], "J/token"),
+    )
+    for col, (values, unit) in enumerate(panels, 1):
+        fig.add_trace(
+            go.Bar(
+                x=names,
+                y=[_num(v) for v in values],
+                marker_color=colors,
+                showlegend=False,
+                hovertemplate="%{x}: %{y:,.3g} " + unit + "<extra></extra>",
+            ),
+            row=1,
+            col=col,
+        )
+    base_layout(fig, "", "", "", height=340)
+    fig.update_layout(bargap=0.35)
+    fig.update_yaxes(title_text="average watts (W)", row=1, col=1, rangemode="tozero")
+    fig.update_yaxes(title_text="joules per token (J)", row=1, col=2, rangemode="tozero")
+    return fig
+
+
 def _percent_label(measured: float | None, roofline: float | None) -> str:
     if not measured or not roofline:
         return ""
-    return f"{100 * measured / roofline:.0f} % of roofline"
+    return f"{percent(measured, roofline)} of roofline"  # '0.17 %', not '0 %', far below it
 
 
 def telemetry_figure(samples: list[TelemetrySample]) -> go.Figure:

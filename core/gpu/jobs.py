@@ -7,6 +7,7 @@ hands in.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -62,6 +63,23 @@ def context_benchmark(
     """Bandwidth, then the context sweep (under the VRAM budget, if any)."""
     sweep = partial(run_context, budget_bytes=budget_bytes, should_stop=should_stop, oom_hook=OOM_HOOK)
     return _job(preset_name, device, progress, sweep)
+
+
+QUICK_PRESET = "cpu"  # "Measure this machine": the CPU sizes, seconds on two cores
+QUICK_LIMIT_S = 60.0  # and never longer than a minute: it stops there, keeping what it measured
+
+
+def quick_benchmark(
+    progress: timing.Progress = timing.no_progress,
+    should_stop: timing.ShouldStop = timing.never,
+    limit_s: float = QUICK_LIMIT_S,
+) -> JobResult:
+    """The one-click CPU measurement: the context sweep of the CPU preset, with the whole memory, on
+    the CPU, stopped after `limit_s` seconds however busy the machine is."""
+    deadline = time.monotonic() + limit_s
+    return context_benchmark(
+        QUICK_PRESET, None, "cpu", progress, lambda: should_stop() or time.monotonic() > deadline
+    )
 
 
 def moe_benchmark(

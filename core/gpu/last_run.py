@@ -57,7 +57,8 @@ def _pick(cls, data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k in names}  # drops derived keys (ms_per_token, …)
 
 
-def _context_from(d: dict[str, Any]) -> ContextResult:
+def context_from_dict(d: dict[str, Any]) -> ContextResult:
+    """A ContextResult from its `to_dict()` JSON (derived keys dropped); also reads committed runs."""
     series = [
         Series(**{**_pick(Series, s), "points": [DepthPoint(**_pick(DepthPoint, p)) for p in s["points"]]})
         for s in d["series"]
@@ -65,7 +66,8 @@ def _context_from(d: dict[str, Any]) -> ContextResult:
     return ContextResult(**{**_pick(ContextResult, d), "series": series})
 
 
-def _moe_from(d: dict[str, Any]) -> MoeResult:
+def moe_from_dict(d: dict[str, Any]) -> MoeResult:
+    """A MoeResult from its `to_dict()` JSON."""
     return MoeResult(**{**_pick(MoeResult, d), "rows": [MoeRow(**_pick(MoeRow, r)) for r in d["rows"]]})
 
 
@@ -77,8 +79,8 @@ def load() -> tuple[LastRun | None, str | None]:
         return None, None
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
-        context = _context_from(data["context"]) if data.get("context") else None
-        moe = _moe_from(data["moe"]) if data.get("moe") else None
+        context = context_from_dict(data["context"]) if data.get("context") else None
+        moe = moe_from_dict(data["moe"]) if data.get("moe") else None
         if context is None and moe is None:
             raise ValueError("no result in it")
         return LastRun(str(data["saved_at"]), str(data.get("machine", "")), context, moe), None

@@ -115,9 +115,12 @@ def rate_with_spread(mean: float | None, std: float | None) -> str:
 
 
 def percent(part: float | None, whole: float | None) -> str:
+    """'71 %', and two significant digits below 10 % ('0.17 %'): a small model far below its roofline
+    on a CPU read '0 %' in every row."""
     if not part or not whole or part != part:
         return "—"
-    return f"{100 * part / whole:.0f} %"
+    share = 100 * part / whole
+    return f"{share:.0f} %" if share >= 9.95 else f"{share:.2g} %"
 
 
 def context_rows(result: ContextResult) -> list[dict[str, str]]:

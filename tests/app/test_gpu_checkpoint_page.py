@@ -72,6 +72,16 @@ def test_the_tiny_checkpoint_runs_to_a_chart_and_a_table(tiny_gpt2):
     table = next(t.value for t in at.table if "KV cache" in t.value.columns)
     assert table["depth d"].tolist() == ["0", "16", "32", "40"] and "% of roofline" in table.columns
     assert list(table.columns) == list(HEADLINE)  # four columns: a phone's width
+    # a tiny model lands far below its roofline on a CPU: its share is small but never shown as "0 %"
+    shares = [float(cell.removesuffix(" %")) for cell in table["% of roofline"]]
+    expected = [p.percent_of_roofline for p in result.points]
+    assert all(s > 0 for s in shares) and shares == pytest.approx(expected, rel=0.05)
+    shown = " ".join(
+        str(e.value) for kind in ("markdown", "caption", "info", "warning") for e in at.get(kind)
+    )
+    shown += " ".join(json.dumps(t.value.astype(str).values.tolist()) for t in at.table)
+    assert str(tiny_gpt2) not in shown and str(tiny_gpt2.parent) not in shown  # no server path, only the name
+    assert "tiny-gpt2" in shown
     more = next(e for e in at.expander if e.label.startswith("Every figure per depth"))
     assert "bytes per token" in more.label and len(more.table[0].value) == len(table)
     assert any("Checked: the cache tensors" in c.value for c in at.caption)

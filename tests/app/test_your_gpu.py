@@ -16,6 +16,7 @@ from core.gpu.presets import PRESETS
 from core.gpu.report import HEADLINE_COLUMNS
 from tests.app import driver
 from tests.fake_nvml import CALLS, FakeNvml
+from ui import course
 
 PAGE = driver.page_path("your_gpu")
 
@@ -57,9 +58,11 @@ def texts(elements) -> str:
 
 
 def finish(at: AppTest) -> AppTest:
+    """Wait for this reader's run, then redraw. A short run may already have been collected by the
+    page's own redraw after the click (then the runner has forgotten it and its result is in the session)."""
     job = runner.RUNNER.job(at.session_state["gpu_owner"])
-    assert job is not None
-    assert job.wait(120)
+    if job is not None:
+        assert job.wait(120)
     at.run()
     driver.assert_clean(at, "after the benchmark")
     return at
@@ -68,10 +71,10 @@ def finish(at: AppTest) -> AppTest:
 def test_no_driver_says_so_and_offers_the_cpu(monkeypatch):
     use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
     at = page()
-    assert at.title[0].value.startswith("10 · Your GPU")
+    assert at.title[0].value.startswith(f"{course.number('your_gpu')} · Your GPU")
     assert "No NVIDIA GPU here" in texts(at.info) and "CPU" in texts(at.info)
     assert at.selectbox(key="gpu_preset").options[0].startswith("cpu")
-    spec = json.loads(at.get("plotly_chart")[0].proto.spec)  # the roofline before any run
+    spec = driver.chart_spec(at, "gpu_prediction")  # the roofline before any run
     names = [trace["name"] for trace in spec["data"]]
     assert names == ["full attention: roofline", "fixed state: roofline"]
     attention_y = spec["data"][0]["y"]
@@ -138,7 +141,7 @@ def test_cpu_context_run_with_simulated_oom(monkeypatch):
     result = at.session_state["gpu_context"]
     assert result.series[0].oom_depth == 1024
     assert "out of memory at depth 1,024" in texts(at.warning)
-    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    spec = driver.chart_spec(at, "gpu_this_fig")  # drawn once, at the top of the page (no NVIDIA card)
     assert driver.shown_title(at, spec).startswith("Measured on CPU")  # above the chart, where it wraps
     names = [trace["name"] for trace in spec["data"]]
     assert "full attention: measured" in names and "full attention: out of memory" in names
@@ -168,7 +171,7 @@ def test_cpu_context_run_with_simulated_oom(monkeypatch):
     finish(at)
     moe = at.session_state["gpu_moe"]
     assert [r.model for r in moe.rows] == ["dense", "experts (MoE)"]
-    moe_spec = json.loads(at.get("plotly_chart")[1].proto.spec)
+    moe_spec = driver.chart_spec(at, "gpu_moe_fig")
     bars = {t["name"]: t for t in moe_spec["data"]}
     assert set(bars) == {"measured (mean ± 1 std)", "roofline (bandwidth bound)"}  # no energy panels on a CPU
     assert bars["roofline (bandwidth bound)"]["y"] == pytest.approx(
@@ -191,7 +194,7 @@ def test_spilled_run_marks_the_spill_point(monkeypatch):
     series = at.session_state["gpu_context"].series[0]
     assert series.spill_depth is not None
     assert f"position {series.spill_position:,}" in texts(at.info)
-    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    spec = driver.chart_spec(at, "gpu_this_fig")
     assert any(shape["x0"] == series.spill_position for shape in spec["layout"]["shapes"])
     assert any("stops fitting" in note["text"] for note in spec["layout"]["annotations"])
 
@@ -256,7 +259,7 @@ def test_a_stored_last_run_is_the_default_view(monkeypatch):
     assert "last measurement made on this machine" in shown and stored.date in shown
     assert "cpu (stored test run)" in shown and "Run again here" in shown
     assert "No measurement on this machine yet" not in texts(at.warning)
-    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    spec = driver.chart_spec(at, "gpu_this_fig")
     assert "full attention: measured" in [t["name"] for t in spec["data"]]
 
 
@@ -265,7 +268,7 @@ def test_no_stored_run_says_there_is_no_measurement_yet(monkeypatch):
     at = page()
     assert "No measurement on this machine yet" in texts(at.warning)
     assert "prediction" in texts(at.warning)
-    prediction = json.loads(at.get("plotly_chart")[0].proto.spec)
+    prediction = driver.chart_spec(at, "gpu_prediction")
     assert driver.shown_title(at, prediction).startswith(
         "Before you measure: the roofline for the 'cpu' models"
     )
@@ -291,7 +294,7 @@ def test_public_mode_measures_nothing_and_gives_the_home_command(monkeypatch):
     assert not probed  # the server's own GPU is not even read
     assert "Nothing is measured on this shared server" in texts(at.info)
     assert at.code[0].value == "python -m core.gpu.bench --preset small --out my_gpu.json"
-    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    spec = driver.chart_spec(at, "gpu_prediction")
     assert [t["name"] for t in spec["data"]] == ["full attention: roofline", "fixed state: roofline"]
     assert any("Sources" in str(c.value) for c in at.caption)  # the published numbers are there
     budget = at.select_slider(key="gpu_budget_small")
@@ -371,3 +374,95 @@ def test_a_spill_that_would_pin_too_much_host_ram_is_explained(monkeypatch):
     at.button(key="gpu_run_context").click().run()
     finish(at)
     assert "were not run" in texts(at.warning) and "safely spare" in texts(at.warning)
+
+
+def _committed_json() -> dict:
+    """This project's committed GPU run, read here without core.gpu.committed_run."""
+    folder = sorted(
+        p for p in (driver.ROOT / "docs" / "gpu-runs").glob("20*") if (p / "bench.json").is_file()
+    )[-1]
+    return json.loads((folder / "bench.json").read_text(encoding="utf-8"))
+
+
+def test_without_a_gpu_the_page_opens_with_this_machine_then_the_committed_h200_run(monkeypatch):
+    from core.gpu import committed_run
+
+    use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
+    at = page()
+    assert at.subheader[0].value == "Measure this machine"  # the first thing after the lesson's problem
+    assert at.button[0].key == "gpu_measure_this" and not at.button[0].disabled
+    run = committed_run.load()
+    spec = driver.chart_spec(at, "gpu_committed_context_fig")
+    assert "measured on an NVIDIA H200 on 2026-11-30" in driver.shown_title(at, spec)
+    raw = _committed_json()
+    for series in raw["context"]["series"]:
+        trace = next(t for t in spec["data"] if t["name"] == f"{series['model']}: measured")
+        assert driver.plotly_array(trace["y"]).tolist() == pytest.approx(
+            [p["tokens_per_s"] for p in series["points"]]
+        )
+    moe = driver.chart_spec(at, "gpu_committed_energy_fig")
+    watts = next(t for t in moe["data"] if str(t.get("hovertemplate", "")).endswith(" W<extra></extra>"))
+    assert driver.plotly_array(watts["y"]).tolist() == pytest.approx(
+        [r["avg_watts"] for r in raw["moe"]["rows"]]
+    )
+    shown = [m.value for m in at.markdown]
+    assert committed_run.depth_sentence(run) in shown and committed_run.moe_power_sentence(run) in shown
+    assert "300 W" in committed_run.moe_power_sentence(run)  # the H200's MoE figure, from the JSON
+    assert "same band" not in texts(at.markdown) and "about the same speed" not in texts(at.markdown)
+
+
+def test_measure_this_machine_is_one_click_to_a_curve_and_a_worked_example(monkeypatch):
+    from core.gpu.worked_example import worked_example
+
+    use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
+    monkeypatch.setattr(jobs, "QUICK_PRESET", "tiny")  # the trimmed tiny sizes: a second, not a few
+    at = page()
+    assert "Nothing measured on this machine yet" in texts(at.caption)
+    at.button(key="gpu_measure_this").click().run()
+    driver.assert_clean(at, "measure clicked")
+    finish(at)
+    result = at.session_state["gpu_context"]
+    assert result.device.startswith("CPU") and result.preset == "tiny" and result.budget_bytes is None
+    spec = driver.chart_spec(at, "gpu_this_fig")
+    assert driver.shown_title(at, spec).startswith(f"Measured on {result.device}")
+    names = [t["name"] for t in spec["data"]]
+    assert "full attention: measured" in names and "full attention: roofline" in names
+    assert not [c for c in at.get("plotly_chart") if c.proto.id.endswith("-gpu_context_fig")]  # drawn once
+    assert any("at the top of the page" in c.value for c in at.caption)
+    example = worked_example(result)
+    shown = [m.value for m in at.markdown]
+    assert example.sentence() in shown
+    assert any(example.division() in m and f"{example.measured_tokens_per_s:,.1f}" in m for m in shown)
+    deepest = max(p.depth for p in result.series[0].points if p.spilled_bytes == 0)
+    assert example.depth == deepest and example.roofline_tokens_per_s == pytest.approx(
+        next(p for p in result.series[0].points if p.depth == deepest).predicted_tokens_per_s
+    )
+    table = next(t.value for t in at.table if "% of roofline" in t.value.columns)  # section 1's table
+    assert "0 %" not in table["% of roofline"].tolist()  # a share far below the roofline keeps its digits
+
+
+def test_public_mode_shows_the_committed_run_and_measures_nothing(monkeypatch):
+    monkeypatch.setenv("COURSE_PUBLIC", "1")
+    at = page()
+    assert not [b for b in at.button if b.key == "gpu_measure_this"]
+    spec = driver.chart_spec(at, "gpu_committed_context_fig")
+    assert "measured on an NVIDIA H200" in driver.shown_title(at, spec)
+
+
+def test_the_depth_and_power_notices_follow_the_committed_run(monkeypatch):
+    from core.gpu import committed_run
+
+    use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
+    at = page()
+    run = committed_run.load()
+    questions = [m.value for m in at.markdown if m.value.startswith("**:material/psychology_alt:")]
+    assert any(committed_run.depth_question(run) in q for q in questions)  # its premise is measured: 0.73×
+    at.toggle(key="gpu_notice_depth_reveal").set_value(True).run()
+    at.toggle(key="gpu_notice_moe_reveal").set_value(True).run()
+    driver.assert_clean(at, "answers shown")
+    answers = texts(at.markdown)
+    assert committed_run.depth_sentence(run) in answers and committed_run.moe_power_sentence(run) in answers
+    assert (
+        "power draw stays in the same band" not in answers
+        and "because each token finishes sooner" not in answers
+    )

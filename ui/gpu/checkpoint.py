@@ -29,7 +29,7 @@ from core.units import format_bytes
 from ui.gpu.results import headline_and_more
 from ui.gpu.runner import RUN_PARAM, busy_with, progress_of
 from ui.lesson import show_figure
-from ui.text import code_span, plain
+from ui.text import plain
 
 TYPED = "a folder I type…"
 HOME_COMMAND = "python -m core.gpu.bench --checkpoint /path/to/model-folder --out my_checkpoint.json"
@@ -264,4 +264,3 @@ def _result(result: CheckpointResult) -> None:
         key="gpu_ckpt_json",
         icon=":material/data_object:",
     )
-    st.caption(f"Folder: {code_span(result.folder)}")

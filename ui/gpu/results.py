@@ -45,7 +45,7 @@ def load_last_run() -> None:
             st.session_state.setdefault("gpu_moe", stored.moe)
 
 
-def _stored_caption(result: object) -> None:
+def stored_caption(result: object) -> None:
     """Say that what is shown is the stored last run, with its date and device."""
     stored: last_run.LastRun | None = st.session_state.get("gpu_stored_run")
     if stored is not None and result is not None and any(result is r for r in (stored.context, stored.moe)):
@@ -63,9 +63,11 @@ def context_results(
     on_gpu: bool,
     measured_bw: Bandwidth | None,
     public: bool = False,
+    chart_above: bool = False,
 ) -> ContextResult | None:
     """The measured speed over depth with its notes and table, or the roofline alone before a run
-    (always the roofline alone in public mode, where nothing is measured)."""
+    (always the roofline alone in public mode, where nothing is measured). `chart_above`: the measured
+    chart is already drawn at the top of the page (ui.gpu.this_machine), so it is not drawn twice."""
     st.markdown("#### 1 · Context vs speed")
     result: ContextResult | None = None if public else st.session_state.get("gpu_context")
     if st.session_state.get("gpu_stored_note"):
@@ -85,12 +87,15 @@ def context_results(
         )
         _prediction(preset, budget_bytes, snapshot, on_gpu, measured_bw)
         return None
-    _stored_caption(result)
+    stored_caption(result)
     title = (
         f"Measured on {result.device}: solid lines, mean ± 1 std of {PRESETS[result.preset].repeats} repeats; "
         "the roofline dashed"
     )
-    show_figure(context_speed_figure(result, title), key="gpu_context_fig")  # the title shows above it
+    if chart_above:
+        st.caption("The chart of this measurement is at the top of the page, under *Measure this machine*.")
+    else:
+        show_figure(context_speed_figure(result, title), key="gpu_context_fig")  # the title shows above it
     for s in result.series:
         if s.spill_depth is not None:
             st.info(
@@ -183,7 +188,7 @@ def moe_results(preset: Preset, public: bool = False) -> MoeResult | None:
     if result is None:
         st.caption("No measurement on this machine yet: press **Run: dense vs experts** to measure.")
         return None
-    _stored_caption(result)
+    stored_caption(result)
     show_figure(moe_figure(result), key="gpu_moe_fig")
     st.caption(
         "Solid bars: measured tokens/s, mean ± 1 std of the repeats; hatched bars: the roofline, the fastest "

@@ -89,7 +89,8 @@ def benchmark_panel(
         )
     if not runs_off:
         mine_running, waiting = _run_buttons(owner, choice, on_gpu, mine_running, waiting)
-    if (mine_running or waiting) and busy_with(owner)[0] != "checkpoint":  # that one shows by its section
+    # the checkpoint and the one-click run show their progress by their own sections
+    if (mine_running or waiting) and busy_with(owner)[0] not in ("checkpoint", "this machine"):
         st.fragment(run_every=0.5)(progress_of(owner))()
     st.caption(
         f"One run takes at most {MAX_RUN_S / 60:.0f} minutes, and stops about {OWNER_TTL_S:.0f} s after you "
