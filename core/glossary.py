@@ -13,7 +13,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from core.plan.formats import Q6_K_BITS, WEIGHT_FORMATS
 from core.specs import SPECS
+
+_K3 = SPECS["kimi_k3"]  # the hybrid's layer counts come from its config, never typed
+_Q4_0, _Q4_K_M = WEIGHT_FORMATS["q4_0"], WEIGHT_FORMATS["q4_k_m"]  # real bits per weight, with sources
 
 
 @dataclass(frozen=True)
@@ -24,6 +28,12 @@ class Term:
     lesson: str  # slug of the lesson that explains it in depth (ui/course.py)
     patterns: tuple[str, ...]  # regexes over prose strings (case-sensitive; use (?i) where needed)
     code: tuple[str, ...] = ()  # regexes over page source for text built at run time
+    first: str = ""  # slug of the lesson whose "new words" box explains it first, when earlier than `lesson`
+
+    @property
+    def first_lesson(self) -> str:
+        """Where a reader first meets the term explained (its first "new words" box)."""
+        return self.first or self.lesson
 
     def used_in(self, prose: str, source: str = "") -> bool:
         """True if `prose` (the page's strings) or `source` (its code) uses the term."""
@@ -32,8 +42,8 @@ class Term:
         return any(re.search(p, source) for p in self.code)
 
 
-def _t(key, name, sentence, lesson, *patterns, code=()) -> Term:
-    return Term(key, name, sentence, lesson, tuple(patterns), tuple(code))
+def _t(key, name, sentence, lesson, *patterns, code=(), first="") -> Term:
+    return Term(key, name, sentence, lesson, tuple(patterns), tuple(code), first)
 
 
 TERMS: tuple[Term, ...] = (
@@ -80,6 +90,14 @@ TERMS: tuple[Term, ...] = (
         r"(?i)\bblocks?\b",
     ),
     _t(
+        "transformer",
+        "transformer",
+        "The design of GPT-2 and of nearly every language model since (Vaswani et al., 2017): a stack "
+        "of identical blocks, in each of which every token looks back at the tokens before it.",
+        "gpt2",
+        r"(?i)\btransformers?\b",
+    ),
+    _t(
         "residual",
         "residual (stream)",
         "The running vector each token carries up through the model: every block adds its result "
@@ -92,7 +110,7 @@ TERMS: tuple[Term, ...] = (
         "embedding",
         "The list of numbers a token is turned into before the first layer; a "
         "learned table has one such row per possible token.",
-        "gpt2",
+        "kimi_k3",
         r"(?i)\bembeddings?\b",
     ),
     _t(
@@ -108,11 +126,29 @@ TERMS: tuple[Term, ...] = (
         "matrix / vector",
         "A vector is a list of numbers; a matrix is a grid of them. Models are "
         "mostly matrices multiplied with vectors.",
-        "linear_attention",
+        "primer",
         r"(?i)\bmatri(x|ces)\b",
         r"(?i)\bvectors?\b",
     ),
     # --- attention ---------------------------------------------------------------------------
+    _t(
+        "vector",
+        "vector",
+        "A list of numbers that together mean something, such as one token's meaning in a layer; drawn "
+        "as an arrow when it has two numbers.",
+        "primer",
+        r"(?i)\bvectors?\b",
+        first="gpt2",
+    ),
+    _t(
+        "dot_product",
+        "dot product",
+        "Multiply two vectors number by number and add up the products: large when they point the same "
+        "way, zero at right angles, negative when opposite.",
+        "primer",
+        r"(?i)\bdot[- ]products?\b",
+        first="kv_cache",
+    ),
     _t(
         "query",
         "query",
@@ -180,7 +216,7 @@ TERMS: tuple[Term, ...] = (
         "Several query heads share one key/value head, so the cache "
         f"stores fewer keys and values (Llama-3-8B: {SPECS['llama3_8b'].attention.heads} query heads, "
         f"{SPECS['llama3_8b'].attention.kv_heads} key/value heads).",
-        "kv_cache",
+        "planner",
         r"\bGQA\b",
         r"(?i)grouped-query",
     ),
@@ -188,7 +224,7 @@ TERMS: tuple[Term, ...] = (
         "mha",
         "MHA (multi-head attention)",
         "Plain attention where every head keeps its own keys and values, as in GPT-2.",
-        "kv_cache",
+        "planner",
         r"\bMHA\b",
     ),
     _t(
@@ -257,6 +293,7 @@ TERMS: tuple[Term, ...] = (
         "memory's bandwidth (or work divided by compute, whichever is slower).",
         "your_gpu",
         r"(?i)\broofline\b",
+        first="kv_cache",
     ),
     # --- the fixed-size board --------------------------------------------------------------
     _t(
@@ -284,6 +321,7 @@ TERMS: tuple[Term, ...] = (
         "angles collide sooner.",
         "collisions",
         r"(?i)\bcollisions?\b",
+        first="linear_attention",
     ),
     _t(
         "mqar",
@@ -323,10 +361,13 @@ TERMS: tuple[Term, ...] = (
     _t(
         "hybrid",
         "hybrid",
-        "A model that mixes layer kinds: Kimi K3 has three KDA layers (fixed boards) for every "
-        "full-attention layer (a growing cache).",
+        "A model that mixes layer kinds: Kimi K3 has about "
+        f"{round(_K3.num_linear_layers / _K3.num_full_attention_layers)} KDA layers (fixed boards) for every "
+        f"full-attention layer (a growing cache) — {_K3.num_linear_layers} KDA + "
+        f"{_K3.num_full_attention_layers} full attention in its {_K3.num_layers} layers.",
         "kimi_k3",
         r"(?i)\bhybrids?\b",
+        first="collisions",
     ),
     _t(
         "short_conv",
@@ -334,7 +375,7 @@ TERMS: tuple[Term, ...] = (
         "A small filter that mixes each token with the few just before it (the last "
         f"{SPECS['kimi_k3'].linear.conv_kernel - 1} in Kimi's "
         "layers); a board layer keeps those few inputs in a small buffer that, like its boards, never grows.",
-        "forgetting",
+        "kimi_k3",
         r"(?i)short[- ]conv",
     ),
     _t(
@@ -367,7 +408,7 @@ TERMS: tuple[Term, ...] = (
         "transpose (ᵀ)",
         "Flipping a matrix over its diagonal, so rows become columns; kᵀ turns "
         "a column of numbers into a row.",
-        "linear_attention",
+        "primer",
         r"ᵀ",
         r"(?i)\btranspose",
     ),
@@ -375,7 +416,7 @@ TERMS: tuple[Term, ...] = (
         "outer_product",
         "outer product",
         "A column times a row (k vᵀ): a whole grid where entry (i, j) is k's i-th number times v's j-th.",
-        "linear_attention",
+        "primer",
         r"(?i)outer product",
     ),
     _t(
@@ -383,7 +424,7 @@ TERMS: tuple[Term, ...] = (
         "unit / orthogonal vector",
         "A unit vector has length 1; two vectors are orthogonal "
         "when they point at right angles, so neither has any part of the other.",
-        "collisions",
+        "primer",
         r"(?i)\bunit (vector|key)s?\b",
         r"(?i)\borthogonal\b",
     ),
@@ -437,12 +478,13 @@ TERMS: tuple[Term, ...] = (
     _t(
         "ffn",
         "FFN / feed-forward",
-        "The part of each block that works on every token alone (an MLP: two or "
-        "three matrix multiplications); it holds most of a dense model's weights.",
+        "The part of each block that works on every token alone (an MLP, a multilayer perceptron: two or "
+        "three matrix multiplications in a row); it holds most of a dense model's weights.",
         "experts",
         r"(?i)feed-forward",
         r"\bFFN\b",
         r"\bMLP\b",
+        first="kimi_k3",
     ),
     _t(
         "expert",
@@ -477,6 +519,7 @@ TERMS: tuple[Term, ...] = (
         "while each keeps its own cache; batch 1 is a single conversation.",
         "planner",
         r"(?i)\bbatch(es)?\b",
+        first="kv_cache",
     ),
     # --- measuring -------------------------------------------------------------------------
     _t(
@@ -494,6 +537,7 @@ TERMS: tuple[Term, ...] = (
         "your_gpu",
         r"J/token",
         r"(?i)joules? per token",
+        first="experts",
     ),
     _t(
         "kernel",
@@ -502,6 +546,7 @@ TERMS: tuple[Term, ...] = (
         "them, each started by the CPU, and fast libraries write fused ones that do several steps in one.",
         "your_gpu",
         r"(?i)\bkernels?\b",
+        first="chunks",
     ),
     _t(
         "cuda_graph",
@@ -522,9 +567,12 @@ TERMS: tuple[Term, ...] = (
     _t(
         "q4_0",
         "Q4_0 / Q4_K_M",
-        "llama.cpp's 4-bit weight formats: weights stored in 4 bits with a shared scale per small group.",
+        "llama.cpp's 4-bit weight formats: Q4_0 stores each weight in 4 bits plus one shared scale per "
+        f"small block ({_Q4_0.bits:.1f} bits per weight); Q4_K_M mixes Q4_K blocks with larger Q6_K ones "
+        f"({Q6_K_BITS:.1f} bits per weight), about {_Q4_K_M.bits:.1f} bits per weight over a whole model.",
         "your_gpu",
         r"\bQ4_(0|K_M)\b",
+        first="kv_cache",
     ),
     _t(
         "ngl",
@@ -533,6 +581,7 @@ TERMS: tuple[Term, ...] = (
         "run on the CPU from main memory.",
         "your_gpu",
         r"-ngl\b",
+        first="kv_cache",
     ),
     _t(
         "num_ctx",

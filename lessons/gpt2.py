@@ -103,7 +103,7 @@ def step_figures(settings: tuple, step: int, run: GenerationRun, series: RunSeri
 
 
 lesson_header("gpt2")
-new_words("transformer", "residual", here="gpt2")
+new_words("transformer", "vector", "residual", here="gpt2")
 problem(
     "A language model writes one piece of text at a time: it reads everything so far and guesses "
     "what comes next. A *transformer* (the design of GPT-2 and of nearly every model since: a stack of "

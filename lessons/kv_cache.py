@@ -177,7 +177,7 @@ def speed_figure(spec_key: str, card_key: str, weight_bytes_per_param: float):
 
 lesson_header("kv_cache")
 new_words(
-    "softmax", "attention_weights", "vram", "bandwidth", "pcie", "roofline", "q4_0", "ngl", "batch", here="kv_cache"
+    "dot_product", "softmax", "attention_weights", "vram", "bandwidth", "pcie", "roofline", "q4_0", "ngl", "batch", here="kv_cache"
 )  # fmt: skip
 problem(
     "Without a cache, the model re-read the whole text for every new token (a byte, for the tiny model), so each "

@@ -84,7 +84,7 @@ STORY = {
 }
 # lessons beyond the story that the map still links to, with a word on what they hold
 MORE = {
-    "primer": "vectors, dot products and matrices: the arithmetic of the boards",
+    "primer": "the arithmetic the boards are built from, one live picture each",
     "your_gpu": "measure it on your own card",
     "planner": "any model on any card: what fits, how fast",
     "what_changed": "every stage side by side",

@@ -226,7 +226,7 @@ OUTLINE: tuple[Lesson, ...] = (
         ),
         "Kimi K3",
         ":material/stacks:",
-        takeaway=f"Kimi K3 mixes layers: about {round(_K3.num_linear_layers / _K3.num_full_attention_layers)} fixed-board (KDA) layers for each full-attention layer, so most "
+        takeaway=f"Kimi K3 is a hybrid that mixes layers: about {round(_K3.num_linear_layers / _K3.num_full_attention_layers)} fixed-board (KDA) layers for each full-attention layer, so most "
         "layers need no growing cache. Each layer can also look back at earlier layers' outputs, not just the one "
         "below.",
     ),

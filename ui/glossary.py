@@ -15,9 +15,16 @@ from ui.course import lesson_ref
 
 
 def gloss(item: Term, here: str | None = None) -> str:
-    """One term as a markdown line: name, sentence, and where it is explained in depth."""
-    more = "" if item.lesson == here else f" *(more in {lesson_ref(item.lesson)})*"
-    return f"**{item.name}** — {item.sentence}{more}"
+    """One term as a markdown line: name, sentence, and where it is explained — first (the lesson whose
+    "new words" box a reader meets it in) and in depth, when that is a later lesson."""
+    first, deep = item.first_lesson, item.lesson
+    if here in (first, deep):
+        where = "" if here == deep else f"more in {lesson_ref(deep)}"
+    elif first == deep:
+        where = f"more in {lesson_ref(deep)}"
+    else:
+        where = f"first in {lesson_ref(first)}, more in {lesson_ref(deep)}"
+    return f"**{item.name}** — {item.sentence}" + (f" *({where})*" if where else "")
 
 
 def new_words(

@@ -1,4 +1,4 @@
-"""Train the miniature Kimi K3 of lessons 8–9 on the course corpus.
+"""Train the miniature Kimi K3 of the Kimi K3 and Experts lessons on the course corpus.
 
     python -m core.train mini_k3                 # writes assets/mini_k3/model.pt + MODEL_CARD.md
     python -m core.train mini_k3 --steps 20      # a quick smoke run (to a scratch --out)
@@ -20,7 +20,9 @@ import torch
 from core.corpus import load_corpus, sha256, split_train_heldout
 from core.models.mini_k3 import CHECKPOINT, MiniK3, MiniK3Config
 from core.models.moe import MoE, update_balance_bias
+from core.specs import SPECS
 from core.train import TrainConfig, evaluate, print_progress, random_windows, seed_everything, train
+from core.units import format_params
 
 TRAIN = TrainConfig(steps=450, batch_size=8, seq_len=128, lr=3e-3, warmup=30, seed=0)
 BIAS_RATE = 1e-3  # DeepSeek-V3's bias update speed
@@ -106,7 +108,7 @@ def model_card(model: MiniK3, meta: dict) -> str:
     n_kda, n_mla = kinds.count("kda"), kinds.count("mla")
     return f"""# mini-K3 — model card
 
-A byte-level miniature of Kimi K3, trained for lessons 8 (Kimi K3) and 9 (Experts).
+A byte-level miniature of Kimi K3, trained for the lessons Kimi K3 and Experts.
 It is real — every picture in those lessons is computed by these weights — but tiny:
 it writes plausible-looking English-ish bytes, nothing more.
 
@@ -120,7 +122,7 @@ it writes plausible-looking English-ish bytes, nothing more.
 | Attention Residuals | Block AttnRes, {cfg.attn_res_block_size} layers per block | blocks of 12 layers |
 | feed-forward | layer 1 dense ({cfg.dense_hidden} hidden); then {cfg.num_experts} routed experts, top-{cfg.top_k}, + {cfg.num_shared_experts} shared, expert hidden {cfg.expert_hidden}, SiTU-GLU | layer 1 dense; then 896 routed, top-16, + 2 shared |
 | vocabulary | 256 bytes | 163,840 tokens |
-| parameters | {meta["total_params"]:,} total, {meta["active_params"]:,} active per token ({meta["active_params"] / meta["total_params"]:.0%}) | 2.8T total, 104B active |
+| parameters | {meta["total_params"]:,} total, {meta["active_params"]:,} active per token ({meta["active_params"] / meta["total_params"]:.0%}) | 2.8T total, 104B active (as published; counted from its config: {format_params(SPECS["kimi_k3"].active_params())}, see the map) |
 
 Memory while decoding (fp32 in this model): each KDA layer keeps {cfg.kda_heads} fixed boards, one per head,
 {kda_state:,} bytes in all ({n_kda} layers → {n_kda * kda_state:,} bytes, whatever the length); each

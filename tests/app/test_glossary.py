@@ -142,3 +142,21 @@ def test_glossary_page_lists_every_term_and_filters():
     at.text_input(key="gl_find").input("zzzz").run()
     assert at.info, "an empty search says so"
     assert [t.key for t in alphabetical()][0] != ""
+
+
+def test_hybrid_and_q4_sentences_carry_core_numbers():
+    """The hybrid is about three to one, not exactly: its counts are K3's config; Q4_K_M is a Q4_K / Q6_K
+    mix of about 4.9 bits per weight (core/plan/formats.py), not '4 bits with a shared scale'."""
+    from core.plan.formats import Q6_K_BITS, WEIGHT_FORMATS
+    from core.specs import SPECS
+
+    k3 = SPECS["kimi_k3"]
+    hybrid = get("hybrid").sentence
+    assert f"{k3.num_linear_layers} KDA + {k3.num_full_attention_layers} full attention" in hybrid
+    assert f"in its {k3.num_layers} layers" in hybrid
+    assert k3.num_linear_layers + k3.num_full_attention_layers == k3.num_layers
+    assert f"about {round(k3.num_linear_layers / k3.num_full_attention_layers)} KDA layers" in hybrid
+    q4 = get("q4_0").sentence
+    assert f"about {WEIGHT_FORMATS['q4_k_m'].bits:.1f} bits per weight" in q4  # 4.9 today
+    assert f"({WEIGHT_FORMATS['q4_0'].bits:.1f} bits per weight)" in q4
+    assert "Q6_K" in q4 and f"{Q6_K_BITS:.1f}" in q4
