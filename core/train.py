@@ -1,8 +1,8 @@
 """Reproducible training of the tiny checkpoints shipped in `assets/`.
 
     python -m core.train gpt2        # the tiny GPT-2 of lessons 1–2
-    python -m core.train mini_k3     # the miniature Kimi K3 of lessons 8–9
-    python -m core.train recall      # the MQAR sweep of lesson 4
+    python -m core.train mini_k3     # the miniature Kimi K3 of the Kimi K3 and Experts lessons
+    python -m core.train recall      # the MQAR sweep of the Collisions lesson
 
 Each target is a recipe module in `core/recipes/` with `main(argv)`; this file
 holds the one training loop they share, seeded and single-threaded so that the
