@@ -189,3 +189,19 @@ def test_no_hand_written_lesson_numbers(path):
         if re.search(r"\b[Ll]essons? \d", text)
     ]
     assert not found, f"{path.name} writes lesson numbers by hand:\n" + "\n".join(found)
+
+
+def test_every_lesson_opens_with_its_point_in_at_most_two_sentences():
+    """'In one sentence' (Lesson.takeaway): every lesson has one, plain and short, and a lesson shows it
+    right under its title, before anything else the page draws."""
+    for item in LESSONS:
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+", item.takeaway.strip()) if s]
+        assert 1 <= len(sentences) <= 2, f"{item.slug}: {len(sentences)} sentences in its takeaway"
+        assert "$" not in item.takeaway and "\\" not in item.takeaway, (
+            f"{item.slug}: a formula in its takeaway"
+        )
+    for slug in ("gpt2", "primer", "forgetting", "planner"):
+        at = driver.fresh(slug)
+        first_text = [m.value for m in at.main.markdown if m.value.strip()][0]
+        assert first_text.startswith("**:material/lightbulb: In one sentence.**"), (slug, first_text[:80])
+        assert course.lesson(slug).takeaway in first_text
