@@ -118,17 +118,19 @@ class _Ran(Exception):
 
 
 def test_the_benchmark_is_given_the_ways_to_skip_and_the_cpu_layers_choice(monkeypatch, tmp_path):
-    def run_exclusive(fn, preset, env, budget, moe, *rest, cpu_layers=True):
-        raise _Ran(preset.skip_ways, cpu_layers)
+    def run_exclusive(fn, preset, env, budget, moe, *rest, cpu_layers=True, **options):
+        raise _Ran(preset.skip_ways, cpu_layers, options["retime_dense"])
 
     monkeypatch.setattr(bench, "run_exclusive", run_exclusive)
     base = ["--preset", "tiny", "--device", "cpu", "--out", str(tmp_path / "r.json")]
     with pytest.raises(_Ran) as ran:
-        bench.main([*base, "--skip-ways", "state:triton,grouped,moe:triton", "--no-cpu-layers"])
-    assert ran.value.args == (("state:triton", "grouped", "moe:triton"), False)
+        bench.main(
+            [*base, "--skip-ways", "state:triton,grouped,moe:triton", "--no-cpu-layers", "--retime-dense"]
+        )
+    assert ran.value.args == (("state:triton", "grouped", "moe:triton"), False, True)
     with pytest.raises(_Ran) as ran:
         bench.main(base)
-    assert ran.value.args == ((), True)
+    assert ran.value.args == ((), True, False)
 
 
 def test_an_unwritable_out_is_refused_up_front(capsys, tmp_path):
@@ -259,12 +261,15 @@ def test_validate_dry_run_runs_every_check_and_writes_its_json(bare_env, tmp_pat
         "2 bandwidth",
         "3 spill",
         "4 energy",
+        "7 batch",
         "6 newer kernels",
         "5 end to end",
-    ]  # fmt: skip  (the newer kernels run after the established checks, before the benchmark)
+    ]  # fmt: skip  (the newer kernels run after the established checks and batch, before the benchmark)
     for name, check in data["checks"].items():
         assert "error" not in check, (name, check.get("traceback"))
-        assert check["expectations"] and all(e["status"] in ("PASS", "SKIP") for e in check["expectations"])
+        assert check["expectations"] and all(
+            e["status"] in ("PASS", "SKIP", "INFO") for e in check["expectations"]
+        )
         assert all("low" in e and "high" in e for e in check["expectations"])  # every check states its range
     assert data["summary"]["FAIL"] == 0 and data["summary"]["PASS"] >= 4
     assert json.loads((tmp_path / "bench.json").read_text())["complete"]
@@ -275,7 +280,7 @@ def test_validate_dry_run_runs_every_check_and_writes_its_json(bare_env, tmp_pat
     ("args", "words"),
     [
         ([], "--cpu-ok"),
-        (["--cpu-ok", "--checks", "7"], "pick from"),
+        (["--cpu-ok", "--checks", "8"], "pick from"),
         (["--cpu-ok", "--checks", "0,6"], "pick from"),
         (["--cpu-ok", "--budget-seconds", "-3"], "above zero"),
     ],

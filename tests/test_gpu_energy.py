@@ -151,3 +151,52 @@ def test_background_sampling_thread():
     reading = meter.end()
     assert reading.method == "sampled power" and reading.n_samples >= 3
     assert reading.avg_watts == pytest.approx(50.0)
+
+
+def test_power_is_sampled_from_a_second_before_the_window_through_a_fake_gpu():
+    """NVML power on Hopper is a 1 s average: a meter with a lead samples from 1 s before its window,
+    reports that lead (seconds, watts) apart, and integrates only the window — here a card at 40 W
+    that jumps to 220 W as the window opens."""
+    clock = FakeClock()
+    fake = FakeNvml(
+        power_w=lambda t: 40.0 if t < 2.0 else 220.0, energy_mj=lambda t: 1e6 + 1000.0 * t, clock=clock
+    )
+    gpu = nvml.open_gpu(fake)
+    meter = EnergyMeter(None, gpu.power_w, clock=clock, background=False, lead_s=1.0)
+    clock.now = 1.0
+    meter.start_lead()
+    clock.now = 1.5
+    meter.record()
+    clock.now = 2.0
+    meter.begin()  # the lead is 1 s long: the window opens now
+    for t in (3.0, 4.0):
+        clock.now = t
+        meter.record()
+    reading = meter.end()
+    assert reading.method == "sampled power"
+    assert reading.lead_seconds == pytest.approx(1.0) and reading.lead_watts == pytest.approx(40.0)
+    assert reading.seconds == pytest.approx(2.0) and reading.joules == pytest.approx(440.0)  # lead left out
+    assert reading.n_samples == 4  # at the window's open, 3 s, 4 s and its close
+
+
+def test_a_counter_reading_also_reports_its_lead():
+    clock = FakeClock()
+    meter = EnergyMeter(lambda: 1000.0 * clock.now, lambda: 100.0, clock=clock, background=False, lead_s=1.0)
+    meter.start_lead()
+    clock.now = 1.0
+    meter.begin()
+    clock.now = 3.0
+    reading = meter.end()
+    assert reading.method == "energy counter" and reading.joules == pytest.approx(2.0)
+    assert reading.lead_seconds == pytest.approx(1.0) and reading.lead_watts == pytest.approx(100.0)
+
+
+def test_a_background_meter_waits_for_its_lead_before_the_window_opens():
+    import time
+
+    meter = EnergyMeter(None, lambda: 50.0, interval_s=0.01, lead_s=0.2)
+    t0 = time.perf_counter()
+    meter.begin()
+    assert time.perf_counter() - t0 >= 0.2
+    reading = meter.end()
+    assert reading.lead_seconds >= 0.2 and reading.lead_watts == pytest.approx(50.0)

@@ -117,11 +117,15 @@ def test_check_1_runs_only_the_ways_that_ran_on_the_first_h200(validator, fake_r
                               ("attention", "dense_moe_size", None), ("attention", "moe", None)]  # fmt: skip
 
 
+NOT_RUN_HERE = ["moe:triton", "state:triton"]  # the fakes run only the grouped GEMM of the newer ways
+
+
 @pytest.mark.parametrize(
     ("fail", "grouped_parity", "skipped"),
-    [(set(), 0.001, []), ({"moe_grouped"}, 0.001, ["moe:grouped"]), (set(), 0.5, ["moe:grouped"])],
+    [(set(), 0.001, NOT_RUN_HERE), ({"moe_grouped"}, 0.001, ["moe:grouped", *NOT_RUN_HERE]),
+     (set(), 0.5, ["moe:grouped", *NOT_RUN_HERE])],
     ids=["all-good", "grouped-crashes", "grouped-computes-otherwise"],
-)
+)  # fmt: skip
 def test_a_newer_way_that_fails_in_check_6_is_kept_out_of_check_5(
     validator, fake_runs, tmp_path, fail, grouped_parity, skipped
 ):
@@ -129,15 +133,13 @@ def test_a_newer_way_that_fails_in_check_6_is_kept_out_of_check_5(
     fake_runs.runs.clear()
     fake_runs.fail.update(fail)
     fake_runs.parity["grouped"] = grouped_parity
-    validator.run("6 newer kernels", validator.newer_kernels)
+    validator.run("6 newer kernels", validator.newer_kernels_here)
     record = _record(tmp_path, "6 newer kernels")
     assert "error" not in record, record.get("traceback")
     assert fake_runs.runs == [("attention", "moe_grouped", None)]  # check 1's runs are its references
     assert record["data"]["skip_ways"] == skipped == validator.skip_ways
     command = validator.bench_command(tmp_path / "bench.json")
-    assert ("--skip-ways" in command) == bool(skipped)
-    if skipped:
-        assert command[command.index("--skip-ways") + 1] == ",".join(skipped)
+    assert command[command.index("--skip-ways") + 1] == ",".join(skipped)  # a way not run is skipped too
     if fail:  # the crash is a finding of its own way, beside the references
         depth = gpu_validate.PRESETS[validator.s.preset].moe_depth
         assert "illegal memory access" in record["data"][f"attention/moe_grouped/d{depth}"]["error"]
@@ -145,7 +147,7 @@ def test_a_newer_way_that_fails_in_check_6_is_kept_out_of_check_5(
 
 
 def test_check_6_alone_measures_its_own_references(validator, fake_runs, tmp_path):
-    validator.run("6 newer kernels", validator.newer_kernels)
+    validator.run("6 newer kernels", validator.newer_kernels_here)
     assert "error" not in _record(tmp_path, "6 newer kernels")
     assert fake_runs.runs == [("state", "dense", None), ("attention", "dense_moe_size", None),
                               ("attention", "moe", None), ("attention", "moe_grouped", None)]  # fmt: skip
@@ -179,10 +181,10 @@ def test_a_capture_that_fails_to_end_leaves_the_stream_it_found(monkeypatch):
 @pytest.mark.parametrize(
     ("state_run", "state_parity", "moe_parity", "skipped"),
     [
-        ({"graphed_tokens_per_s": 900.0}, 0.001, 0.001, []),
-        ({"error": "RuntimeError: illegal memory access"}, 0.001, 0.001, ["state:triton"]),
-        ({"graphed_tokens_per_s": 900.0}, 0.001, 0.5, ["moe:triton"]),
-        ({"graphed_tokens_per_s": 900.0}, "no Triton here", 0.001, ["state:triton"]),
+        ({"graphed_tokens_per_s": 900.0}, 0.001, 0.001, ["moe:grouped"]),
+        ({"error": "RuntimeError: illegal memory access"}, 0.001, 0.001, ["moe:grouped", "state:triton"]),
+        ({"graphed_tokens_per_s": 900.0}, 0.001, 0.5, ["moe:grouped", "moe:triton"]),
+        ({"graphed_tokens_per_s": 900.0}, "no Triton here", 0.001, ["moe:grouped", "state:triton"]),
     ],
     ids=["both-good", "state-crashes", "moe-computes-otherwise", "state-unchecked"],
 )
@@ -190,9 +192,29 @@ def test_a_failing_triton_kernel_keeps_only_its_own_part_out_of_check_5(
     state_run, state_parity, moe_parity, skipped
 ):
     """The MoE's Triton kernels and the fused state step are both called 'triton': the skip list names
-    the part, so one failing cannot keep the other out of the end-to-end benchmark."""
+    the part, so one failing cannot keep the other out of the end-to-end benchmark (the grouped GEMM,
+    not run here, stays out: default-deny)."""
     preset = gpu_validate.PRESETS["tiny"]
     runs = {gpu_validate._key("state", "dense", 0, "triton"): state_run,
             f"attention/moe_triton/d{preset.moe_depth}": _measured(preset.moe_depth)}  # fmt: skip
     data = {"state_parity": state_parity, "moe_parity": {"triton": moe_parity}}
-    assert gpu_validate._failed_ways(runs, data, preset, True, ["moe_triton"]) == skipped
+    assert gpu_validate._ways_to_skip(runs, data, preset, True, ["moe_triton"]) == skipped
+
+
+def test_a_way_that_fails_the_preflight_is_never_timed(validator, fake_runs, tmp_path, monkeypatch):
+    """The first launch of a new kernel is where a sticky CUDA error is likeliest: one that fails to
+    launch, capture or match in the preflight is not run in a decode model, and stays out of check 5."""
+    monkeypatch.setattr(gpu_validate.preflight, "run", lambda *args: {
+        "toolchain": {"triton": None, "c_compiler_version": None, "libcuda_driver_version": None},
+        "ways": {"moe:grouped": {"launched": True, "captured": False, "error": "capture failed"}}})  # fmt: skip
+    validator.run("1 decode", validator.decode)
+    fake_runs.runs.clear()
+    validator.run("6 newer kernels", validator.newer_kernels_here)
+    record = _record(tmp_path, "6 newer kernels")
+    assert "error" not in record, record.get("traceback")
+    assert fake_runs.runs == []  # the grouped GEMM was not timed
+    assert record["data"]["skip_ways"] == ["moe:grouped", *NOT_RUN_HERE]
+    preflight_verdict = next(
+        x for x in record["expectations"] if x["what"].startswith("preflight: moe:grouped")
+    )
+    assert preflight_verdict["value"] == 0.0

@@ -32,7 +32,7 @@ from typing import Any
 
 import torch
 
-from core.gpu import checkpoint_bench, cli_io
+from core.gpu import batch_bench, checkpoint_bench, cli_io, moe_sizing
 from core.gpu.context_bench import run_context
 from core.gpu.export import to_json, versions
 from core.gpu.ffn import IMPLS
@@ -67,11 +67,19 @@ def run_suite(
     should_stop: ShouldStop = never,
     on_update: Callable[[dict[str, Any]], None] = _nothing,
     cpu_layers: bool = True,
+    moe_sized_by_card: bool = False,
+    retime_dense: bool = False,
+    batches: tuple[int, ...] = (),
+    batch_depth: int = batch_bench.BATCH_DEPTH,
 ) -> dict[str, Any]:
     """Bandwidth, context sweep (and again under a VRAM budget), dense vs MoE, and — with a budget —
     the llama.cpp-style sweep whose layers that do not fit run on the CPU → one JSON-ready dict.
 
     `on_update(partial)` is called after every part and every measured depth with what there is so far.
+    `moe_sized_by_card`: dense vs MoE with experts sized like real ones from this card's free memory
+    and measured copy speed (core.gpu.moe_sizing), its sizes under `moe_sizing`; `retime_dense`: the
+    dense twin timed again right after the MoE (`moe.dense_again`); `batches`: decode at each of these
+    batches at `batch_depth`, full attention and the fixed state (core.gpu.batch_bench; `batch`).
     """
     started = time.time()
     out: dict[str, Any] = {
@@ -96,7 +104,7 @@ def run_suite(
     bw = measure_copy_bandwidth(env, preset.copy_bytes)
     out["bandwidth"] = asdict(bw)
     update()
-    parts = 2 + (budget_bytes is not None) * (1 + cpu_layers) - (not moe)
+    parts = 2 + (budget_bytes is not None) * (1 + cpu_layers) - (not moe) + bool(batches)
     part = 0
 
     def sub(fraction: float, message: str) -> None:
@@ -118,9 +126,22 @@ def run_suite(
         )  # fmt: skip
         part += 1
     if moe and not should_stop():
-        out["moe"] = run_moe(preset, env, bw, progress=sub, should_stop=should_stop).to_dict()
+        moe_preset = preset
+        if moe_sized_by_card:
+            sizing = moe_sizing.size_moe(
+                env.free_bytes(), bw.device_bytes_per_s, torch.finfo(env.dtype).bits // 8
+            )
+            out["moe_sizing"] = asdict(sizing) | {"bytes_ratio": sizing.bytes_ratio}
+            moe_preset = moe_sizing.sized_preset(preset, sizing)
+        out["moe"] = run_moe(
+            moe_preset, env, bw, progress=sub, should_stop=should_stop, retime_dense=retime_dense
+        ).to_dict()
         update()
         part += 1
+    if batches and not should_stop():
+        progress(part / parts, f"batch {', '.join(map(str, batches))} at depth {batch_depth:,}")
+        out["batch"] = batch_bench.run_batch(preset, env, batches, batch_depth, should_stop).to_dict()
+        update()
     if budget_bytes is not None and cpu_layers and not should_stop():
         run_context(
             preset, env, bw, budget_bytes, kinds=("attention",), progress=sub, should_stop=should_stop,
@@ -177,6 +198,17 @@ def _print_summary(result: dict[str, Any]) -> None:
             )
             if r.get("impl_trials"):
                 print(f"  {'':<15} experts read by {r['moe_impl']} ({_trials_line(r['impl_trials'])})")
+    if "batch" in result:
+        batch = result["batch"]
+        print(f"\nbatch at depth {batch['depth']:,}")
+        for s in batch["series"]:
+            print(f"  {s['model']:<15} at most {s['max_batch']:,} sequences fit")
+            for p in s["points"]:
+                if p["fits"]:
+                    print(f"  {'':<15} B={p['batch']:>3}  {p['tokens_per_s_per_sequence']:9.1f} t/s a sequence, "
+                          f"{p['tokens_per_s_total']:10.1f} t/s in all ({p['timing']})")  # fmt: skip
+                else:
+                    print(f"  {'':<15} B={p['batch']:>3}  {p['note']}")
     print(f"\n{result.get('seconds', 0.0):.1f} s" + ("  (stopped early)" if result.get("stopped") else ""))
 
 
@@ -203,6 +235,17 @@ def _way_list(text: str) -> tuple[str, ...]:
     if unknown or not ways:
         raise argparse.ArgumentTypeError(f"{text!r}: choose from {', '.join(NEWER_WAYS)}")
     return ways
+
+
+def _batch_list(text: str) -> tuple[int, ...]:
+    """'1,4,16,64' → (1, 4, 16, 64): increasing whole numbers ≥ 1 (argparse type)."""
+    try:
+        batches = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of batches") from None
+    if not batches or batches[0] < 1 or list(batches) != sorted(set(batches)):
+        raise argparse.ArgumentTypeError(f"{text!r}: batches must be increasing whole numbers ≥ 1")
+    return batches
 
 
 def parse_args(argv: list[str] | None) -> Any:
@@ -249,6 +292,28 @@ def parse_args(argv: list[str] | None) -> Any:
         "in every part; the PyTorch way always runs)",
     )
     parser.add_argument(
+        "--moe-sized-by-card",
+        action="store_true",
+        help="dense vs MoE with experts sized like real ones from the GPU's free memory and copy speed",
+    )
+    parser.add_argument(
+        "--batch",
+        type=_batch_list,
+        default=(),
+        help="also time decode at these batches, e.g. 1,4,16,64 (full attention and the fixed state)",
+    )
+    parser.add_argument(
+        "--batch-depth",
+        type=cli_io.positive_int,
+        default=batch_bench.BATCH_DEPTH,
+        help=f"the context depth of --batch (default {batch_bench.BATCH_DEPTH:,})",
+    )
+    parser.add_argument(
+        "--retime-dense",
+        action="store_true",
+        help="in dense vs MoE, time the dense model again after the MoE",
+    )
+    parser.add_argument(
         "--no-cpu-layers",
         action="store_true",
         help="with a budget, skip the sweep whose extra layers run on the CPU",
@@ -256,6 +321,8 @@ def parse_args(argv: list[str] | None) -> Any:
     args = parser.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
         cli_io.fail(PROG, "--device cuda was asked for, but this PyTorch sees no CUDA GPU")
+    if args.moe_sized_by_card and (args.device == "cpu" or not torch.cuda.is_available()):
+        cli_io.fail(PROG, "--moe-sized-by-card sizes the MoE from a GPU's memory: it needs a CUDA GPU")
     why = cli_io.check_out_path(Path(args.out))
     if why:
         cli_io.fail(PROG, why)
@@ -314,6 +381,10 @@ def main(argv: list[str] | None = None) -> int:
                 stop.is_set,
                 lambda r: out.write(to_json(r)),
                 cpu_layers=not args.no_cpu_layers,
+                moe_sized_by_card=args.moe_sized_by_card,
+                retime_dense=args.retime_dense,
+                batches=args.batch,
+                batch_depth=args.batch_depth,
             )
         if isinstance(result, Busy):
             print(result.message, file=sys.stderr)

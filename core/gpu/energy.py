@@ -9,17 +9,23 @@ power, and `EnergyReading.note` says why. Older cards have no
 counter, so a background thread samples board power and the energy is the trapezoid
 integral of watts over time. Zeus reports the two agree within about 1 %. A counter that
 did not move at all over the window is treated as no reading (sampled power, or None), never 0 J.
-NVML measures the GPU board only, never the wall socket.
+NVML measures the GPU board only, never the wall socket. On Hopper and newer NVML's power
+reading is a 1 s trailing average, so a meter with `lead_s` starts sampling that long before its
+window opens: the first samples of the window then stand for the window, and the lead (its
+seconds and average watts in the reading) shows what the card drew just before.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from core.gpu.sampler import Sampler
+
+POWER_AVERAGE_S = 1.0  # NVML power on Hopper: the average of the last second
 
 
 @dataclass
@@ -29,6 +35,8 @@ class EnergyReading:
     method: str  # "energy counter" or "sampled power"
     n_samples: int = 0
     note: str = ""  # why the counter was not used, when it was there but went backwards
+    lead_seconds: float = 0.0  # power sampled this long before the window opened
+    lead_watts: float | None = None  # the average of those samples
 
     @property
     def avg_watts(self) -> float:
@@ -67,12 +75,15 @@ class EnergyMeter:
         clock: Callable[[], float] = time.perf_counter,
         interval_s: float = 0.05,
         background: bool = True,
+        lead_s: float = 0.0,
     ) -> None:
         self.read_counter_mj = read_counter_mj
         self.read_power_w = read_power_w
         self.clock = clock
         self.interval_s = interval_s
         self.background = background
+        self.lead_s = lead_s
+        self._lead_t0: float | None = None
         self.samples: list[tuple[float, float]] = []
         self._t0 = 0.0
         self._counter0: float | None = None
@@ -90,12 +101,30 @@ class EnergyMeter:
         if watts is not None:
             self.samples.append((t, float(watts)))
 
-    def begin(self) -> None:
+    def start_lead(self) -> None:
+        """Start sampling power now, before the window: begin() opens it `lead_s` later at the earliest."""
         self.samples = []
+        self._lead_t0 = self.clock()
+        self.record()
+        self._start_sampler()
+
+    def begin(self) -> None:
+        """Open the window: with `lead_s`, after power has been sampled that long (started here if
+        start_lead() was not called; a meter without its own thread is given its samples by hand)."""
+        if self.lead_s > 0 and self.read_power_w is not None:
+            if self._lead_t0 is None:
+                self.start_lead()
+            while self.background and self.clock() - self._lead_t0 < self.lead_s:  # type: ignore[operator]
+                time.sleep(min(0.05, self.lead_s))
+        else:
+            self.samples = []
         self._counter0 = self.read_counter_mj() if self.read_counter_mj else None
         self._t0 = self.clock()
         self.record()
-        if self.background and self.read_power_w is not None:
+        self._start_sampler()
+
+    def _start_sampler(self) -> None:
+        if self.background and self.read_power_w is not None and self._sampler is None:
             self._sampler = Sampler(self._record_for_sampler, interval_s=self.interval_s, maxlen=1_000_000)
             self._sampler.start()
 
@@ -112,11 +141,13 @@ class EnergyMeter:
         self.record()
         seconds = t1 - self._t0
         note = ""
+        reading = None
         if self._counter0 is not None and counter1 is not None:
             delta_mj = counter1 - self._counter0
             if delta_mj > 0:
-                return EnergyReading(delta_mj / 1000.0, seconds, "energy counter", len(self.samples))
-            if delta_mj < 0:
+                window = sum(1 for t, _ in self.samples if t >= self._t0)
+                reading = EnergyReading(delta_mj / 1000.0, seconds, "energy counter", window)
+            elif delta_mj < 0:
                 note = (
                     f"the energy counter went backwards ({self._counter0:.0f} → {counter1:.0f} mJ), "
                     "so its reading was discarded"
@@ -124,8 +155,19 @@ class EnergyMeter:
             # A counter that never moved measured nothing (a stuck or vGPU counter, or a window
             # shorter than its update period): not 0 J. Integrate the power samples instead.
         # a bad reading is skipped; two threads may append out of order, so the samples are sorted by time
-        samples = sorted((t, w) for t, w in self.samples if math.isfinite(w) and w >= 0)
+        good = sorted((t, w) for t, w in self.samples if math.isfinite(w) and w >= 0)
+        lead = [(t, w) for t, w in good if t < self._t0]
+        samples = [(t, w) for t, w in good if t >= self._t0]
+        self._lead_t0 = None
+        lead_fields = {
+            "lead_seconds": self._t0 - lead[0][0] if lead else 0.0,
+            "lead_watts": sum(w for _, w in lead) / len(lead) if lead else None,
+        }
+        if reading is not None:
+            return dataclasses.replace(reading, **lead_fields)
         if len(samples) >= 2:
             span = samples[-1][0] - samples[0][0]
-            return EnergyReading(trapezoid_joules(samples), span, "sampled power", len(samples), note)
+            return EnergyReading(
+                trapezoid_joules(samples), span, "sampled power", len(samples), note, **lead_fields
+            )
         return None

@@ -68,7 +68,9 @@ def context_from_dict(d: dict[str, Any]) -> ContextResult:
 
 def moe_from_dict(d: dict[str, Any]) -> MoeResult:
     """A MoeResult from its `to_dict()` JSON."""
-    return MoeResult(**{**_pick(MoeResult, d), "rows": [MoeRow(**_pick(MoeRow, r)) for r in d["rows"]]})
+    again = d.get("dense_again")
+    return MoeResult(**{**_pick(MoeResult, d), "rows": [MoeRow(**_pick(MoeRow, r)) for r in d["rows"]],
+                        "dense_again": None if again is None else MoeRow(**_pick(MoeRow, again))})  # fmt: skip
 
 
 def load() -> tuple[LastRun | None, str | None]:

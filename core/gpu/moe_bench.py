@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from core.gpu import graphs, timing, ways
-from core.gpu.energy import EnergyMeter, EnergyReading
+from core.gpu.energy import POWER_AVERAGE_S, EnergyMeter, EnergyReading
 from core.gpu.models import DecodeModel, build
 from core.gpu.presets import Preset
 from core.gpu.timing import Bandwidth, BenchEnv, OomHook, Progress, ShouldStop, Stopped, never, no_progress
@@ -59,9 +59,15 @@ class MoeResult:
     stopped: bool = False
     llc_bytes: int | None = None  # CPU runs: the last-level cache whose speed a step that fits in it gets
     llc_bytes_per_s: float | None = None
+    # the dense twin timed again right after the MoE (`retime_dense`): the same card, as warm as the
+    # MoE ran it, so a drift in clocks or power between the two is seen, not taken for the MoE's
+    dense_again: MoeRow | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+DENSE_AGAIN = "dense, again after the MoE"
 
 
 def make_energy_meter(env: BenchEnv) -> EnergyMeter | None:
@@ -70,7 +76,7 @@ def make_energy_meter(env: BenchEnv) -> EnergyMeter | None:
         return None
     counter = env.gpu.energy_mj if env.snapshot.energy_counter else None
     power = env.gpu.power_w if env.gpu.power_w() is not None else None
-    meter = EnergyMeter(counter, power)
+    meter = EnergyMeter(counter, power, lead_s=POWER_AVERAGE_S)  # power sampled from 1 s before a window
     return meter if meter.can_measure else None
 
 
@@ -91,8 +97,10 @@ def run_moe(
     should_stop: ShouldStop = never,
     oom_hook: OomHook | None = None,
     meter: EnergyMeter | None = None,
+    retime_dense: bool = False,
 ) -> MoeResult:
-    """Dense vs MoE of equal total parameters at a fixed short context, both fully resident."""
+    """Dense vs MoE of equal total parameters at a fixed short context, both fully resident; with
+    `retime_dense` the dense twin again after the MoE (`dense_again`)."""
     meter = meter if meter is not None else make_energy_meter(env)
     routed = preset.moe_experts - preset.moe_shared
     result = MoeResult(
@@ -112,10 +120,13 @@ def run_moe(
     with timing.stoppable(result, progress):
         if meter is not None and preset.idle_seconds > 0:
             result.idle_watts = measure_idle_watts(meter, env, preset, should_stop, progress)
-        for i, (ffn, label) in enumerate((("dense_moe_size", "dense"), ("moe", "experts (MoE)"))):
+        models = [("dense_moe_size", "dense"), ("moe", "experts (MoE)")]
+        models += [("dense_moe_size", DENSE_AGAIN)] if retime_dense else []
+        step = 0.9 / len(models)
+        for i, (ffn, label) in enumerate(models):
             if should_stop():
                 raise Stopped
-            progress(0.1 + 0.45 * i, f"{label}: timing")
+            progress(0.1 + step * i, f"{label}: timing")
             try:
                 model = build("attention", preset, env.device, env.dtype, ffn=ffn)
             except Exception as error:  # out of memory while building is a result; anything else is raised
@@ -136,7 +147,7 @@ def run_moe(
                     row.eager_tokens_per_s = measured.eager.mean
                     row.graphed_tokens_per_s = None if measured.graphed is None else measured.graphed.mean
                     if meter is not None:
-                        progress(0.3 + 0.45 * i, f"{label}: energy")
+                        progress(0.1 + step * (i + 0.5), f"{label}: energy")
                         _energy_window(
                             model, depth, tokens, preset, env, meter, row, result.idle_watts, should_stop
                         )
@@ -146,6 +157,8 @@ def run_moe(
                 model.release()
                 del model
                 env.free_memory()
+    if len(result.rows) == 3:  # the dense twin's second timing is its own field: `rows` stays dense, MoE
+        result.dense_again = result.rows.pop()
     return result
 
 

@@ -118,6 +118,16 @@ class BenchEnv:
         if self.gpu is not None:
             self.gpu.close()
 
+    def free_bytes(self) -> int:
+        """Memory free for new tensors now: the GPU's, after cached blocks are handed back; else the
+        host's (MemAvailable), 0 where it cannot say."""
+        if self.device.type == "cuda":
+            self.free_memory()
+            return torch.cuda.mem_get_info(self.device)[0]
+        from core.gpu.spill import host_available_bytes  # only here: spill imports this module's kin
+
+        return host_available_bytes() or 0
+
     def held_bytes(self) -> int:
         """Device memory this process holds now: the CUDA context and everything torch reserved."""
         if self.device.type != "cuda":

@@ -2,22 +2,27 @@
 
 An expectation is a measured value, the range it should fall in and a status: PASS inside,
 FAIL outside (or when the value is missing), SKIP when it needs a GPU and the run has none —
-a CPU dry run still executes the code and records the value, but does not judge it.
+a CPU dry run still executes the code and records the value, but does not judge it — and INFO
+for a value recorded without a range: nothing was judged, so it never reads as a PASS.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+STATUSES = ("PASS", "FAIL", "SKIP", "INFO")  # the order a summary counts them in
+
 
 def expect(what: str, value: float | None, low: float | None = None, high: float | None = None,
            unit: str = "", needs_cuda: bool = True, cuda: bool = True, skip: bool = False) -> dict[str, Any]:  # fmt: skip
     """One expectation: PASS inside [low, high], FAIL outside, SKIP where it needs a GPU and there is none
-    (or `skip`: this machine cannot run what it measures)."""
+    (or `skip`: this machine cannot run what it measures), INFO for a value without a range."""
     if skip or (needs_cuda and not cuda):
         status = "SKIP"
     elif value is None:
         status = "FAIL"
+    elif low is None and high is None:
+        status = "INFO"
     else:
         status = "PASS" if (low is None or value >= low) and (high is None or value <= high) else "FAIL"
     return dict(what=what, value=value, low=low, high=high, unit=unit, status=status)
@@ -29,7 +34,7 @@ def range_text(e: dict[str, Any]) -> str:
     if lo is not None and hi is not None:
         return f"[{lo:g}, {hi:g}]{u}"
     if lo is None and hi is None:
-        return "a value"
+        return "no range (recorded only)"
     return f"≥ {lo:g}{u}" if lo is not None else f"≤ {hi:g}{u}"
 
 

@@ -1,0 +1,250 @@
+"""Decode at batch 1, 4, 16, 64: where a fixed state's small memory pays off.
+
+At batch 1 a step reads every weight for one token; at batch B the same weights serve B sequences,
+so tokens/s in total grows with B until each sequence's own memory — its KV cache, or its fixed
+state — dominates what a step reads, or no longer fits on the card. A full-attention sequence at
+depth 16K on the `large` preset holds 4 GiB of cache; a fixed-state one 32 MiB at any depth. So the
+largest batch that fits, and the total tokens/s there, is where the two memories part ways.
+
+`BatchedDecoder` is the decode models' skeleton (core.gpu.models) with a batch dimension: the same
+weights, one cache or state per sequence, one step for all of them (B tokens in, B logit rows out),
+graphable as theirs are. `run_batch` times it at one depth for each batch that fits
+(core.gpu.timing.time_at_depth: eager, and replayed as a CUDA graph on a GPU).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from core.gpu import timing
+from core.gpu.ffn import weight
+from core.gpu.presets import Preset
+from core.gpu.timing import BenchEnv, ShouldStop, Stopped, never
+from core.gpu.traffic import Traffic
+
+BATCHES = (1, 4, 16, 64)
+BATCH_DEPTH = 16384
+FIT_SHARE = 0.9  # of the free memory a batch may fill: the allocator and the graph pool need the rest
+KINDS = {"attention": "full attention", "state": "fixed state"}
+
+
+def _rms(x: torch.Tensor) -> torch.Tensor:
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+
+
+def per_sequence_bytes(kind: str, preset: Preset, depth: int, elem_bytes: int) -> int:
+    """Memory one sequence holds at `depth`: keys and values of every position, or the fp32 state."""
+    p = preset
+    if kind == "attention":
+        return 2 * p.n_layers * depth * p.d_model * elem_bytes
+    return p.n_layers * p.n_heads * p.head_dim * p.head_dim * 4
+
+
+def max_batch(free_bytes: int, weight_bytes: int, sequence_bytes: int) -> int:
+    """The most sequences whose memory fits beside the weights in FIT_SHARE of the free memory."""
+    return max(0, int(FIT_SHARE * free_bytes - weight_bytes) // max(1, sequence_bytes))
+
+
+class BatchedDecoder(nn.Module):
+    """Embedding → n_layers × [attention or gated-delta state + dense feed-forward] → head, for
+    `batch` sequences at once; each sequence's cache or state is its own, the weights are shared."""
+
+    def __init__(self, kind: str, preset: Preset, batch: int, device: torch.device | str, dtype: torch.dtype):
+        super().__init__()
+        if kind not in KINDS:
+            raise ValueError(f"unknown kind {kind!r}; choose one of {', '.join(KINDS)}")
+        self.kind, self.preset, self.batch = kind, preset, batch
+        self.device, self.dtype = torch.device(device), dtype
+        d, p = preset.d_model, preset
+        self.embed = weight((p.vocab, d), self.device, dtype)
+        self.head = weight((d, p.vocab), self.device, dtype)
+        self.wqkv = nn.ParameterList(weight((d, 3 * d), self.device, dtype) for _ in range(p.n_layers))
+        self.wo = nn.ParameterList(weight((d, d), self.device, dtype) for _ in range(p.n_layers))
+        self.w1 = nn.ParameterList(weight((d, p.ffn_hidden), self.device, dtype) for _ in range(p.n_layers))
+        self.w2 = nn.ParameterList(weight((p.ffn_hidden, d), self.device, dtype) for _ in range(p.n_layers))
+        if kind == "state":
+            self.w_gates = nn.ParameterList(
+                weight((d, 2 * p.n_heads), self.device, dtype) for _ in range(p.n_layers)
+            )
+        self.memory: list[torch.Tensor] = []  # per layer: (B, H, L, 2, Dh) cache or (B, H, Dh, Dh) state
+        self.pos = 0
+
+    @property
+    def elem_bytes(self) -> int:
+        return torch.finfo(self.dtype).bits // 8
+
+    def weight_bytes(self) -> int:
+        return sum(p.numel() for p in self.parameters()) * self.elem_bytes
+
+    def traffic(self, pos: int) -> Traffic:
+        """One step for all sequences: every weight once (one embedding row per sequence), and each
+        sequence's cache read to `pos` and its new row written — or its state, in PyTorch ops read four
+        times and written twice (as core.gpu.models.StateDecoder's)."""
+        p, e = self.preset, self.elem_bytes
+        weights = self.weight_bytes() - (p.vocab - self.batch) * p.d_model * e
+        if self.kind == "attention":
+            row = 2 * p.d_model * e
+            return Traffic(weights=weights, cache_read=self.batch * p.n_layers * (pos + 1) * row,
+                           cache_write=self.batch * p.n_layers * row)  # fmt: skip
+        state = self.batch * per_sequence_bytes("state", p, 0, e)
+        return Traffic(weights=weights, state=6 * state)  # decay, recall, update (read + write), output
+
+    def allocate(self, max_len: int, resident_positions: int | None = None) -> None:
+        p, b = self.preset, self.batch
+        if self.kind == "attention":
+            shape: tuple[int, ...] = (b, p.n_heads, max_len, 2, p.head_dim)
+            self.memory = [
+                torch.empty(shape, device=self.device, dtype=self.dtype) for _ in range(p.n_layers)
+            ]
+        else:
+            shape = (b, p.n_heads, p.head_dim, p.head_dim)
+            self.memory = [
+                torch.zeros(shape, device=self.device, dtype=torch.float32) for _ in range(p.n_layers)
+            ]
+
+    def release(self) -> None:
+        self.memory = []
+
+    def fill(self, depth: int) -> None:
+        """Untimed prefill: random unit-scale rows to `depth` (or a random state), as the decode models do."""
+        for m in self.memory:
+            if self.kind == "attention":
+                m[:, :, :depth].normal_()
+            else:
+                m.normal_(0.0, 1.0 / self.preset.head_dim) if depth else m.zero_()
+        self.pos = depth
+
+    @torch.inference_mode()
+    def step(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Decode one token per sequence ((B,) or (1, B) long, on the device) → logits (B, vocab)."""
+        x = self.embed.index_select(0, tokens.reshape(self.batch))  # (B, D)
+        for layer in range(self.preset.n_layers):
+            x = x + self._mix(_rms(x), layer) @ self.wo[layer]
+            x = x + F.gelu(_rms(x) @ self.w1[layer]) @ self.w2[layer]
+        self.pos += 1
+        return _rms(x) @ self.head
+
+    def _mix(self, h: torch.Tensor, layer: int) -> torch.Tensor:  # (B, D) → (B, D)
+        p, b = self.preset, self.batch
+        n_h, dh = p.n_heads, p.head_dim
+        qkv = (h @ self.wqkv[layer]).view(b, 3, n_h, dh)
+        if self.kind == "attention":
+            cache = self.memory[layer]  # (B, H, L, 2, Dh)
+            cache[:, :, self.pos].copy_(qkv[:, 1:].transpose(1, 2))  # this position's k, v: (B, H, 2, Dh)
+            kv = cache[:, :, : self.pos + 1]  # (B, H, n, 2, Dh)
+            out = F.scaled_dot_product_attention(
+                qkv[:, 0, :, None], kv[..., 0, :], kv[..., 1, :]
+            )  # (B, H, 1, Dh)
+            return out.reshape(b, p.d_model)
+        q, k, v = qkv.float().unbind(1)  # each (B, H, Dh)
+        q = F.normalize(q, dim=-1) * dh**-0.5
+        k = F.normalize(k, dim=-1)
+        beta_logit, gate_logit = (h @ self.w_gates[layer]).float().view(b, 2, n_h).unbind(1)  # (B, H) each
+        beta, alpha = torch.sigmoid(beta_logit), torch.exp(-F.softplus(gate_logit))
+        s = self.memory[layer]  # (B, H, K, V), updated in place: S ← αS + β k (v − Sᵀk)ᵀ
+        s.mul_(alpha[..., None, None])
+        recalled = (k[..., None, :] @ s)[..., 0, :]  # (B, H, V)
+        s.add_(k[..., :, None] * (beta[..., None] * (v - recalled))[..., None, :])
+        o = (q[..., None, :] @ s)[..., 0, :]  # (B, H, V)
+        return o.to(self.dtype).reshape(b, p.d_model)
+
+
+@dataclass
+class BatchPoint:
+    batch: int
+    fits: bool
+    tokens_per_s_per_sequence: float | None = None
+    tokens_per_s_total: float | None = None
+    timing: str | None = None
+    bytes_per_step: int | None = None
+    memory_bytes: int | None = None  # every sequence's cache or state
+    note: str | None = None
+
+
+@dataclass
+class BatchSeries:
+    kind: str
+    model: str
+    depth: int
+    weight_bytes: int
+    per_sequence_bytes: int
+    max_batch: int  # the largest that fits the free memory beside the weights
+    points: list[BatchPoint] = field(default_factory=list)
+
+
+@dataclass
+class BatchResult:
+    preset: str
+    device: str
+    depth: int
+    free_bytes: int
+    series: list[BatchSeries] = field(default_factory=list)
+    stopped: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def run_batch(
+    preset: Preset,
+    env: BenchEnv,
+    batches: tuple[int, ...] = BATCHES,
+    depth: int = BATCH_DEPTH,
+    should_stop: ShouldStop = never,
+) -> BatchResult:
+    """Each kind at `depth` for every batch in `batches` that fits; the largest that fits is reported
+    for each kind whether or not it was among them."""
+    free = env.free_bytes()
+    result = BatchResult(preset.name, env.device_label, depth, free)
+    e = torch.finfo(env.dtype).bits // 8
+    try:
+        for kind, words in KINDS.items():
+            shape = BatchedDecoder(kind, preset, 1, "meta", env.dtype)
+            per_seq = per_sequence_bytes(kind, preset, timing.steps_room(preset, depth), e)
+            series = BatchSeries(kind, words, depth, shape.weight_bytes(), per_seq,
+                                 max_batch(free, shape.weight_bytes(), per_seq))  # fmt: skip
+            result.series.append(series)
+            for b in batches:
+                if should_stop():
+                    raise Stopped
+                series.points.append(_time_batch(kind, preset, env, b, depth, series, should_stop))
+    except Stopped:
+        result.stopped = True
+    return result
+
+
+def _time_batch(
+    kind: str,
+    preset: Preset,
+    env: BenchEnv,
+    batch: int,
+    depth: int,
+    series: BatchSeries,
+    should_stop: ShouldStop,
+) -> BatchPoint:
+    """One batch at `depth`: tokens/s per sequence and in total, or why it was not run."""
+    if batch > series.max_batch:
+        return BatchPoint(
+            batch, False, note=f"does not fit: room for {series.max_batch} sequences at this depth"
+        )
+    model = BatchedDecoder(kind, preset, batch, env.device, env.dtype)
+    gen = torch.Generator().manual_seed(batch)
+    tokens = torch.randint(0, preset.vocab, (64, batch), generator=gen).to(env.device)  # (steps, B)
+    try:
+        measured = timing.time_at_depth(model, kind, preset, env, tokens, depth, should_stop)
+        best = measured.best
+        return BatchPoint(batch, True, best.mean, best.mean * batch, best.method, model.traffic(depth).total,
+                          batch * series.per_sequence_bytes)  # fmt: skip
+    except Stopped:
+        raise
+    except Exception as error:  # out of memory is a finding at this batch; anything else is raised
+        return BatchPoint(batch, False, note=timing.oom_message(error))
+    finally:
+        model.release()
+        del model
+        env.free_memory()
