@@ -54,6 +54,9 @@ FAMILIES = {
                        linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=8,
                        linear_value_head_dim=6, linear_conv_kernel_dim=3,
                        **{**DENSE, "num_hidden_layers": 4}),
+    "qwen3_5_text": dict(model_type="qwen3_5_text", num_key_value_heads=2, head_dim=8, linear_num_key_heads=2,
+                         linear_num_value_heads=4, linear_key_head_dim=8, linear_value_head_dim=6,
+                         linear_conv_kernel_dim=3, tie_word_embeddings=True, **{**DENSE, "num_hidden_layers": 4}),
     "kimi_linear": dict(model_type="kimi_linear", num_key_value_heads=4, num_experts=4, num_experts_per_token=2,
                         num_shared_experts=1, moe_intermediate_size=16, first_k_dense_replace=1,
                         linear_attn_config={"head_dim": 8, "num_heads": 4, "short_conv_kernel_size": 4,
@@ -149,3 +152,34 @@ def test_planner_parameters_equal_what_transformers_stores(family, models):
         models[family] = _hf_model(FAMILIES[family])
     stored = {t.data_ptr(): t.numel() for t in models[family].state_dict().values()}
     assert parse(FAMILIES[family]).spec.total_params() == sum(stored.values())
+
+
+def _qwen3_5_multimodal(tied: bool):
+    """The layout the small Qwen3.5 releases ship: the text model under `text_config`, a vision tower beside it."""
+    text = {
+        k: v for k, v in FAMILIES["qwen3_5_text"].items() if k not in ("model_type", "tie_word_embeddings")
+    }
+    vision = dict(depth=1, hidden_size=16, intermediate_size=32, num_heads=2, out_hidden_size=32, patch_size=4,
+                  num_position_embeddings=16)  # fmt: skip
+    config = dict(model_type="qwen3_5", text_config=text, vision_config=vision, tie_word_embeddings=tied)
+    hf_config = transformers.Qwen3_5Config(text_config=text, vision_config=vision, tie_word_embeddings=tied)
+    torch.manual_seed(0)
+    return config, transformers.Qwen3_5ForConditionalGeneration(hf_config).to(torch.bfloat16).eval()
+
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_multimodal_qwen3_5_config_plans_its_text_model(tied):
+    """`qwen3_5` (text under text_config): cache bytes as transformers holds them, and the text model's
+    weights — everything but the vision tower — counted once (the head tied by the outer flag)."""
+    config, model = _qwen3_5_multimodal(tied)
+    tokens, batch = 11, 2
+    held = _held_bytes(_cache_of(model, batch, tokens))
+    ours = sequence_bytes(
+        parse(config), tokens, cache_bytes=2, layout="transformers", state_bytes=4, conv_bytes=2
+    )
+    assert {"kv": ours.kv * batch, "state": ours.state * batch, "conv": ours.conv * batch} == held
+    stored = {
+        t.data_ptr(): t.numel() for n, t in model.state_dict().items() if not n.startswith("model.visual.")
+    }
+    assert parse(config).spec.total_params() == sum(stored.values())
+    assert parse(config).spec.kinds == ("gated_delta",) * 3 + (parse(config).spec.attention.kind,)

@@ -69,3 +69,27 @@ def check_weight_files(folder: Path | str) -> list[Path]:
                 f"{path.name} is damaged or truncated ({one_line(error)}); download it again"
             ) from None
     return files
+
+
+def read_tensors(folder: Path | str, rename, dtype=None) -> dict:
+    """Every tensor of the folder's safetensors file(s) that `rename(name)` keeps (it returns the new
+    name, or None to skip the tensor), cast to `dtype` when given; CheckpointError (one line) when a
+    shard is missing or a file is damaged. Skipped tensors are never read from disk."""
+    from safetensors import SafetensorError, safe_open
+
+    tensors = {}
+    for path in weight_files(folder):
+        if not path.is_file():
+            raise CheckpointError(f"shard {path.name} listed in the index is missing")
+        try:
+            with safe_open(str(path), framework="pt") as f:
+                for name in f.keys():
+                    new = rename(name)
+                    if new is not None:
+                        tensor = f.get_tensor(name)
+                        tensors[new] = tensor if dtype is None else tensor.to(dtype)
+        except (SafetensorError, OSError, RuntimeError, ValueError) as error:
+            raise CheckpointError(
+                f"{path.name} is damaged or truncated ({one_line(error)}); download it again"
+            ) from None
+    return tensors

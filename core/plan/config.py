@@ -14,6 +14,8 @@ Field names are those of the released Hugging Face configs, read the way `transf
 - Qwen3-Next (`qwen3_next`): gated attention + Gated DeltaNet (linear_num_key_heads, linear_num_value_heads,
   linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim), `layer_types` or
   `full_attention_interval`, MoE with one gated shared expert.
+- Qwen3.5 (`qwen3_5_text`, and the multimodal `qwen3_5` with its `text_config`): Qwen3-Next's layers
+  (Gated DeltaNet + gated attention, the same fields) with a dense SwiGLU MLP instead of experts.
 - Kimi Linear / Kimi K3 (`kimi_linear`, `kimi_k3` with its `text_config`): KDA layers from
   `linear_attn_config` (kda_layers, full_attn_layers, num_heads, head_dim, short_conv_kernel_size),
   MLA, MoE; K3's latent MoE (`routed_expert_hidden_size`, `latent_moe_use_norm`), gated MLA
@@ -53,7 +55,8 @@ class PlannedModel:
 DENSE = ("llama", "mistral", "ministral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "gemma3_text")
 DENSE_MOE = ("mixtral", "qwen3_moe", "qwen2_moe")
 MLA_MOE = ("deepseek_v2", "deepseek_v3", "kimi_k2")
-FAMILIES = ("gpt2", *DENSE, *DENSE_MOE, *MLA_MOE, "qwen3_next", "kimi_linear", "kimi_k3")
+QWEN3_5 = ("qwen3_5", "qwen3_5_text")
+FAMILIES = ("gpt2", *DENSE, *DENSE_MOE, *MLA_MOE, "qwen3_next", *QWEN3_5, "kimi_linear", "kimi_k3")
 
 
 SHIPPED_CONFIGS = Path(__file__).resolve().parents[2] / "assets" / "configs"  # the configs the course ships
@@ -114,6 +117,8 @@ def parse(data: dict | str | bytes, key: str = "config", name: str | None = None
         if not isinstance(text, dict):
             raise ConfigError(f"{family} config: missing field 'text_config'")
         data = {**text, "model_type": family}
+    elif family == "qwen3_5":
+        data = _qwen3_5_text(data)
     f = Fields(data, family)
     if family == "gpt2":
         planned = _gpt2(f)
@@ -123,6 +128,8 @@ def parse(data: dict | str | bytes, key: str = "config", name: str | None = None
         planned = _deepseek(f)
     elif family == "qwen3_next":
         planned = _qwen3_next(f)
+    elif family in QWEN3_5:
+        planned = _qwen3_5(f)
     else:
         planned = _kimi(f)
     spec = planned.spec
@@ -266,10 +273,9 @@ def _kinds_from_types(f: Fields, layers: int, linear: str, full: str, default_ev
     return tuple(full if t == "full_attention" else linear for t in types)
 
 
-def _qwen3_next(f: Fields) -> PlannedModel:
-    layers = f.int("num_hidden_layers")
-    attention = _attention(f, output_gate=True, qk_norm=True)
-    linear = LinearAttention(
+def _gated_delta(f: Fields) -> LinearAttention:
+    """Qwen3-Next's and Qwen3.5's Gated DeltaNet layer: q/k heads, value heads, head sizes, conv kernel."""
+    return LinearAttention(
         kind="gated_delta",
         qk_heads=f.int("linear_num_key_heads"),
         v_heads=f.int("linear_num_value_heads"),
@@ -277,6 +283,12 @@ def _qwen3_next(f: Fields) -> PlannedModel:
         head_v_dim=f.int("linear_value_head_dim"),
         conv_kernel=f.int("linear_conv_kernel_dim", 4),
     )
+
+
+def _qwen3_next(f: Fields) -> PlannedModel:
+    layers = f.int("num_hidden_layers")
+    attention = _attention(f, output_gate=True, qk_norm=True)
+    linear = _gated_delta(f)
     shared = f.int("shared_expert_intermediate_size", 0, minimum=0)
     moe = MixtureOfExperts(experts=f.int("num_experts"), top_k=f.int("num_experts_per_tok"), shared=1 if shared else 0,
                            expert_intermediate=f.int("moe_intermediate_size"), shared_intermediate=shared,
@@ -286,6 +298,27 @@ def _qwen3_next(f: Fields) -> PlannedModel:
                  mlp=DenseMLP(intermediate=f.int("intermediate_size", 1)), linear=linear, kinds=kinds, moe=moe,
                  tied_embeddings=f.flag("tie_word_embeddings", False))  # fmt: skip
     return PlannedModel(spec, "qwen3_next")
+
+
+def _qwen3_5_text(data: dict) -> dict:
+    """The multimodal Qwen3.5 config's text part, with the outer `tie_word_embeddings` (transformers
+    ties the head by the outer config's flag, false by default in `Qwen3_5Config`)."""
+    text = data.get("text_config")
+    if not isinstance(text, dict):
+        raise ConfigError("qwen3_5 config: missing field 'text_config'")
+    return {**text, "model_type": "qwen3_5", "tie_word_embeddings": data.get("tie_word_embeddings", False)}
+
+
+def _qwen3_5(f: Fields) -> PlannedModel:
+    """Qwen3.5: Qwen3-Next's Gated DeltaNet and gated attention layers, a dense MLP in every layer."""
+    layers = f.int("num_hidden_layers")
+    attention = _attention(f, output_gate=True, qk_norm=True)
+    linear = _gated_delta(f)
+    kinds = _kinds_from_types(f, layers, "gated_delta", attention.kind, 4)
+    spec = _base(f, hidden=f.int("hidden_size"), num_layers=layers, attention=attention,
+                 mlp=DenseMLP(intermediate=f.int("intermediate_size")), linear=linear, kinds=kinds,
+                 tied_embeddings=f.flag("tie_word_embeddings", False))  # fmt: skip
+    return PlannedModel(spec, f.family)
 
 
 def _kimi(f: Fields) -> PlannedModel:

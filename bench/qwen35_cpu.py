@@ -1,0 +1,188 @@
+"""Qwen3.5 decode speed on this CPU at batch 1, beside the memory roofline, in fp32 and bf16.
+
+    .venv/bin/python bench/qwen35_cpu.py ~/models/Qwen3.5-0.8B          # a released folder
+    .venv/bin/python bench/qwen35_cpu.py --tiny                         # the tests' tiny random folder
+    .venv/bin/python bench/qwen35_cpu.py --tiny --size hidden_size=1024 --size intermediate_size=3584
+
+The model is the course's own (core/models/qwen35.py: Gated DeltaNet layers through
+core/ops/gated_delta_rule.step, gated attention with its KV cache). After an untimed prompt of
+`--depth` tokens (read through the chunked form) and a warm-up, `--tokens` single-token steps are
+timed. The roofline is this CPU's measured copy bandwidth (core/gpu/probes.copy_bandwidth: read +
+write bytes per second of a buffer far larger than the caches) ÷ the bytes one step must read
+(core/roofline.decode_bytes_per_token: every weight but the input table, the KV cache at that
+depth, the boards read and written back). A decode step is a chain of matrix × vector products, so
+it can go no faster than that: the percentage says how close the course's code comes. Beside it,
+torch's own matrix × vector read speed (`F.linear` on one token, the model's weight layout) on a
+matrix far larger than the caches — what any PyTorch decoder gets here — and the share of it a whole
+step reaches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from core.gpu.probes import best_seconds, copy_bandwidth  # noqa: E402
+from core.models.hf_qwen35 import load_qwen35  # noqa: E402
+from core.roofline import bandwidth_bound_tokens_per_s, decode_bytes_per_token  # noqa: E402
+
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+COPY_BYTES = 512 * 1024**2  # far beyond any CPU's last-level cache
+GEMV_SHAPE = (16384, 4096)  # (out, in): 256 MiB in fp32, 128 MiB in bf16, read from memory, not a cache
+
+
+def cpu_bf16_units() -> list[str]:
+    """This CPU's bf16 matrix instructions, from /proc/cpuinfo (empty: bf16 is converted to fp32 in software)."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text().split("flags", 2)[1].split("\n", 1)[0].split()
+    except (OSError, IndexError):
+        return []
+    return [f for f in ("avx512_bf16", "amx_bf16", "avx_vnni") if f in flags]
+
+
+def linear_read_bandwidth(dtype: torch.dtype, repeats: int = 3) -> float:
+    """Weight bytes per second torch reads in one token's `F.linear` (the model's own layout, (out, in))."""
+    weight = torch.randn(GEMV_SHAPE).to(dtype)
+    x = torch.randn(1, GEMV_SHAPE[1]).to(dtype)
+    return (
+        weight.numel()
+        * weight.element_size()
+        / best_seconds(lambda: torch.nn.functional.linear(x, weight), torch.device("cpu"), repeats)
+    )
+
+
+def measure(folder: Path, dtype: torch.dtype, depth: int, tokens: int, repeats: int) -> dict:
+    """Load `folder` in `dtype`, read `depth` prompt tokens, then time `tokens` decode steps `repeats` times."""
+    loaded = load_qwen35(folder, dtype)
+    model = loaded.model
+    prompt = [(7 * i + 3) % loaded.tokenizer.vocab_size for i in range(depth)]
+    runs = []
+    for _ in range(repeats):
+        cache = model.new_cache()
+        logits = model.prefill(prompt, cache)[-1]
+        for _ in range(3):  # warm-up: the first steps allocate
+            logits = model.next_logits(int(logits.argmax()), cache)
+        started = time.perf_counter()
+        for _ in range(tokens):
+            logits = model.next_logits(int(logits.argmax()), cache)
+        runs.append(tokens / (time.perf_counter() - started))
+    element = torch.tensor([], dtype=dtype).element_size()
+    gemv = linear_read_bandwidth(dtype)
+    context = depth + 3 + tokens // 2  # the middle of the timed steps
+    bytes_per_token = decode_bytes_per_token(loaded.spec, context, element, element, 4)
+    return {
+        "dtype": str(dtype).removeprefix("torch."),
+        "tokens_per_s": max(runs),  # best run, as the copy bandwidth is its best run
+        "median_tokens_per_s": statistics.median(runs),
+        "runs": runs,
+        "bytes_per_token": bytes_per_token,
+        "gemv_bandwidth": gemv,  # torch's own matrix × vector on this CPU: the practical ceiling
+        "params": model.num_params(),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "folder", nargs="?", help="a Qwen3.5 checkpoint folder (config.json, safetensors, tokenizer.json)"
+    )
+    parser.add_argument("--tiny", action="store_true", help="build the tiny random test folder in a temp dir")
+    parser.add_argument("--size", action="append", default=[], metavar="FIELD=N",
+                        help="with --tiny: a text-config size, e.g. hidden_size=1024 (repeatable)")  # fmt: skip
+    parser.add_argument("--dtypes", default="fp32,bf16")
+    parser.add_argument("--depth", type=int, default=64, help="prompt tokens read before timing")
+    parser.add_argument("--tokens", type=int, default=32, help="timed decode steps per run")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's own choice)")
+    parser.add_argument("--out", help="write the figures as JSON here")
+    args = parser.parse_args(argv)
+    if bool(args.folder) == args.tiny:
+        parser.error("give a folder or --tiny")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(args.folder) if args.folder else _tiny(Path(tmp) / "qwen35", args.size)
+        bandwidth = copy_bandwidth(torch.device("cpu"), COPY_BYTES)
+        print(
+            f"folder {folder}  threads {torch.get_num_threads()}  copy bandwidth {bandwidth / 1e9:.1f} GB/s"
+        )
+        rows = [
+            measure(folder, DTYPES[d], args.depth, args.tokens, args.repeats) for d in args.dtypes.split(",")
+        ]
+    print(
+        f"{'dtype':<10}{'tokens/s':>9}{'(median)':>10}{'MB read/token':>15}{'roofline tok/s':>16}"
+        f"{'of roofline':>13}{'GEMV GB/s':>11}{'of GEMV':>9}"
+    )
+    for row in rows:
+        row["roofline_tokens_per_s"] = bandwidth_bound_tokens_per_s(row["bytes_per_token"], bandwidth)
+        row["percent_of_roofline"] = 100 * row["tokens_per_s"] / row["roofline_tokens_per_s"]
+        row["percent_of_gemv"] = 100 * row["tokens_per_s"] * row["bytes_per_token"] / row["gemv_bandwidth"]
+        print(f"{row['dtype']:<10}{row['tokens_per_s']:>9.1f}{row['median_tokens_per_s']:>10.1f}"
+              f"{row['bytes_per_token'] / 1e6:>15.2f}{row['roofline_tokens_per_s']:>16.1f}"
+              f"{row['percent_of_roofline']:>12.0f}%{row['gemv_bandwidth'] / 1e9:>11.1f}"
+              f"{row['percent_of_gemv']:>8.0f}%")  # fmt: skip
+    print(verdict(rows))
+    if args.out:
+        report = {
+            "folder": str(folder),
+            "copy_bandwidth": bandwidth,
+            "bf16_units": cpu_bf16_units(),
+            "rows": rows,
+        }
+        Path(args.out).write_text(json.dumps(report, indent=2))
+    return 0
+
+
+def verdict(rows: list[dict]) -> str:
+    """Which dtype decoded faster here, by how much, and the CPU fact that explains it — from the figures."""
+    if len(rows) < 2:
+        return ""
+    fast, slow = sorted(rows, key=lambda r: -r["tokens_per_s"])[:2]
+    ratio = fast["tokens_per_s"] / slow["tokens_per_s"]
+    units = cpu_bf16_units()
+    bf16_hw = (
+        f"this CPU has bf16 instructions ({', '.join(units)})"
+        if units
+        else "this CPU has no bf16 instructions"
+    )
+    return (
+        f"{fast['dtype']} is {ratio:.2f}× faster than {slow['dtype']} here; bf16 reads half the bytes, "
+        f"{bf16_hw}; the faster run reaches {fast['percent_of_roofline']:.0f}% of its roofline, "
+        f"limited by {_limit(fast)}."
+    )
+
+
+def _limit(row: dict) -> str:
+    """What holds a run back, from its own figures: memory, torch's matrix × vector, or the rest of a step."""
+    if row["percent_of_roofline"] >= 50:
+        return "memory bandwidth"
+    if row.get("percent_of_gemv", 0) >= 70:
+        return (
+            f"torch's matrix × vector speed here ({row['gemv_bandwidth'] / 1e9:.1f} GB/s read, which the step "
+            f"reaches {row['percent_of_gemv']:.0f}% of)"
+        )
+    return "the work of a step outside its matrix products (small ops, per-op overhead)"
+
+
+def _tiny(folder: Path, sizes: list[str]) -> Path:
+    from bench.hf_tiny_qwen35 import make_checkpoint
+
+    fields = {}
+    for item in sizes:
+        name, _, value = item.partition("=")
+        fields[name] = int(value)
+    return make_checkpoint(folder, **fields)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

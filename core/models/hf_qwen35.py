@@ -1,0 +1,252 @@
+"""A released Qwen3.5 folder (Hugging Face format) in the course's own Qwen3.5 module (core/models/qwen35.py).
+
+Two layouts are read, both written by transformers 5.24's `save_pretrained`:
+
+* the text-only `Qwen3_5ForCausalLM` (`model_type` "qwen3_5_text"): tensors `model.layers.…`,
+  `model.embed_tokens.weight`, `model.norm.weight`, `lm_head.weight` (absent when tied);
+* the multimodal `Qwen3_5ForConditionalGeneration` (`model_type` "qwen3_5"), the layout the small
+  releases (0.8B, 2B) ship: the text sizes sit under `text_config`, the text tensors under
+  `model.language_model.`, a vision tower under `model.visual.` beside them — not read here, nor the
+  multi-token-prediction head (`mtp.`), which plain decoding does not use.
+
+Weights come from `model.safetensors` or the shards its index names; the output head is the token
+embedding itself when the file stores no `lm_head.weight` (tied, as the small releases are), and the
+stored head otherwise. The tokenizer is the folder's `tokenizer.json` (byte-level BPE, read by
+core/models/hf_tokenizer.py; Qwen pads its embedding table far past the tokenizer, which is allowed). Every problem with a folder —
+another family, a missing tokenizer, a truncated or missing weights file, a tensor that does not fit
+the config — is a `CheckpointError` with a one-line message, raised before any weight is loaded
+where it can be (config, tokenizer and every safetensors header are checked first).
+
+    loaded = load_qwen35(folder)                 # LoadedQwen35: model, tokenizer, config, spec
+    cache = loaded.model.new_cache()
+    trace = loaded.model.step(token, cache)      # per layer: the board, α and β per head, or the KV rows
+    spec = folder_spec(folder)                   # the planner's ModelSpec from config.json alone
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from core.models import hf_folder
+from core.models.hf_tokenizer import BPETokenizer, CheckpointError
+from core.models.qwen35 import Qwen35
+from core.models.qwen35_layers import Qwen35Config
+from core.specs.model import ModelSpec
+
+SUPPORTED_FAMILIES = ("qwen3_5", "qwen3_5_text")
+LAYER_TYPES = ("linear_attention", "full_attention")
+TEXT_PREFIXES = ("model.language_model.", "model.")  # multimodal first: it also starts with "model."
+UNUSED_PREFIXES = ("model.visual.", "visual.", "mtp.", "model.mtp.")  # vision tower, multi-token head
+
+
+def read_config(folder: Path | str) -> tuple[dict, dict]:
+    """The folder's config.json and its text part (itself, or `text_config` for the multimodal layout);
+    CheckpointError if it is not a Qwen3.5 checkpoint."""
+    config = hf_folder.read_config(folder)
+    family = config.get("model_type")
+    if family not in SUPPORTED_FAMILIES:
+        raise CheckpointError(
+            f"unsupported model family {str(family)[:60]!r} in config.json: this loader reads Qwen3.5 "
+            f"checkpoints (model_type {' or '.join(repr(f) for f in SUPPORTED_FAMILIES)})"
+        )
+    if family == "qwen3_5_text":
+        return config, config
+    text = config.get("text_config")
+    if not isinstance(text, dict):
+        raise CheckpointError("config.json of a qwen3_5 checkpoint has no 'text_config' object")
+    return config, text
+
+
+def qwen35_config(text: dict, top: dict | None = None) -> Qwen35Config:
+    """Our Qwen35Config from a text config dict, read as transformers' Qwen3_5TextConfig reads it."""
+    top = top or text
+    rope = text.get("rope_parameters") or {}
+    if not isinstance(rope, dict) or rope.get("rope_type", "default") != "default":
+        raise CheckpointError(
+            f"unsupported rotary scaling {rope.get('rope_type')!r} (Qwen3.5 uses 'default')"
+        )
+    if text.get("hidden_act", "silu") != "silu" or text.get("attention_bias", False):
+        raise CheckpointError("unsupported: this config's activation or attention bias is not Qwen3.5's")
+    try:
+        layers = int(text.get("num_hidden_layers", 32))
+        kinds = text.get("layer_types")
+        if kinds is None:
+            every = int(text.get("full_attention_interval", 4))
+            kinds = ["full_attention" if (i + 1) % every == 0 else "linear_attention" for i in range(layers)]
+        heads = int(text.get("num_attention_heads", 16))
+        head_dim = int(text.get("head_dim") or 256)
+        partial = float(rope.get("partial_rotary_factor", text.get("partial_rotary_factor", 0.25)))
+        config = Qwen35Config(
+            vocab_size=int(text.get("vocab_size", 248320)),
+            hidden_size=int(text.get("hidden_size", 4096)),
+            intermediate_size=int(text.get("intermediate_size", 12288)),
+            layer_types=tuple(str(k) for k in kinds),
+            num_attention_heads=heads,
+            num_key_value_heads=int(text.get("num_key_value_heads", 4)),
+            head_dim=head_dim,
+            rotary_dim=int(head_dim * partial),
+            rope_theta=float(rope.get("rope_theta", text.get("rope_theta", 10000.0))),
+            linear_num_key_heads=int(text.get("linear_num_key_heads", 16)),
+            linear_num_value_heads=int(text.get("linear_num_value_heads", 32)),
+            linear_key_head_dim=int(text.get("linear_key_head_dim", 128)),
+            linear_value_head_dim=int(text.get("linear_value_head_dim", 128)),
+            linear_conv_kernel_dim=int(text.get("linear_conv_kernel_dim", 4)),
+            rms_norm_eps=float(text.get("rms_norm_eps", 1e-6)),
+            max_position_embeddings=int(text.get("max_position_embeddings", 32768)),
+            tie_word_embeddings=bool(top.get("tie_word_embeddings", False)),  # the outer flag
+        )
+    except (TypeError, ValueError) as error:
+        raise CheckpointError(f"config.json has a non-numeric size ({hf_folder.one_line(error)})") from None
+    _check_sizes(config, layers)
+    return config
+
+
+def _check_sizes(c: Qwen35Config, layers: int) -> None:
+    if len(c.layer_types) != layers or set(c.layer_types) - set(LAYER_TYPES):
+        raise CheckpointError(
+            f"config.json layer_types must name {layers} layers, each 'linear_attention' or 'full_attention'"
+        )
+    sizes = (c.vocab_size, c.hidden_size, c.num_attention_heads, c.num_key_value_heads, c.head_dim)
+    if min(sizes) < 1 or c.num_attention_heads % c.num_key_value_heads:
+        raise CheckpointError(
+            f"config.json attention heads do not fit: {c.num_attention_heads} query heads, "
+            f"{c.num_key_value_heads} KV heads"
+        )
+    if c.linear_num_key_heads < 1 or c.linear_num_value_heads % c.linear_num_key_heads:
+        raise CheckpointError(
+            f"config.json board heads do not fit: {c.linear_num_value_heads} value heads, "
+            f"{c.linear_num_key_heads} key heads"
+        )
+    if c.rotary_dim % 2 or not 0 <= c.rotary_dim <= c.head_dim or c.linear_conv_kernel_dim < 1:
+        raise CheckpointError(
+            f"config.json rotary part {c.rotary_dim} of head_dim {c.head_dim} is not usable"
+        )
+
+
+def text_tensor_name(name: str) -> str | None:
+    """A checkpoint tensor name → our model's name, or None for weights plain decoding does not use."""
+    if name.startswith(UNUSED_PREFIXES):
+        return None
+    if name == "lm_head.weight":
+        return name
+    for prefix in TEXT_PREFIXES:
+        if name.startswith(prefix):
+            return name[len(prefix) :]
+    return name  # unexpected: reported by the shape check
+
+
+def check_tensors(state: dict[str, torch.Tensor], config: Qwen35Config) -> None:
+    """Every tensor the config implies is present with its shape, and nothing else (one line if not)."""
+    with torch.device("meta"):
+        expected = {k: tuple(v.shape) for k, v in Qwen35(config).state_dict().items()}
+    if config.tie_word_embeddings:
+        expected.pop("lm_head.weight")
+    missing = sorted(set(expected) - set(state))
+    if missing:
+        raise CheckpointError(f"the weights lack {len(missing)} tensors of this config, e.g. {missing[0]}")
+    extra = sorted(set(state) - set(expected))
+    if extra:
+        raise CheckpointError(f"the weights hold tensors this config has no place for, e.g. {extra[0]}")
+    for key, shape in expected.items():
+        if tuple(state[key].shape) != shape:
+            raise CheckpointError(
+                f"tensor {key} has shape {tuple(state[key].shape)}, config.json implies {shape}"
+            )
+
+
+def check_vocabulary(tokenizer: BPETokenizer, model_vocab: int) -> None:
+    """Every token id needs a row of the embedding table (Qwen pads its table far beyond the tokenizer)."""
+    if tokenizer.vocab_size > model_vocab:
+        raise CheckpointError(
+            f"tokenizer.json has {tokenizer.vocab_size:,} tokens but the model's vocabulary has "
+            f"{model_vocab:,}: they do not belong together"
+        )
+
+
+@dataclass
+class LoadedQwen35:
+    """A released Qwen3.5 in the course's module, with what a page or a benchmark needs beside it."""
+
+    model: Qwen35
+    tokenizer: BPETokenizer
+    folder: Path
+    hf_config: dict = field(repr=False)  # config.json as written
+    name: str = "Qwen3.5 checkpoint"
+
+    @property
+    def config(self) -> Qwen35Config:
+        return self.model.config
+
+    @property
+    def spec(self) -> ModelSpec:
+        return spec_from_config(self.hf_config, self.name)
+
+
+def load_qwen35(
+    folder: Path | str, dtype: torch.dtype = torch.float32, name: str | None = None
+) -> LoadedQwen35:
+    """A Qwen3.5 folder (either layout) → our Qwen35 in eval mode + tokenizer (CheckpointError if bad).
+
+    Checked before any weight is read: config.json, tokenizer.json, every safetensors header. The
+    weights are read in `dtype` (fp32 by default, so logits match transformers' to 1e-4 relative).
+    """
+    folder = Path(folder)
+    top, text = read_config(folder)
+    config = qwen35_config(text, top)
+    tokenizer = BPETokenizer.from_folder(folder)
+    check_vocabulary(tokenizer, config.vocab_size)
+    hf_folder.check_weight_files(folder)
+    state = hf_folder.read_tensors(folder, text_tensor_name, dtype)
+    if ("lm_head.weight" in state) == config.tie_word_embeddings:
+        config = _tied(config, "lm_head.weight" not in state)  # a stored head is used; none: the embedding
+    check_tensors(state, config)
+    with torch.device("meta"):
+        model = Qwen35(config)
+    model.load_state_dict(state, strict=False, assign=True)  # a tied head is the embedding itself
+    if config.tie_word_embeddings:
+        model.lm_head.weight = model.embed_tokens.weight
+    _fresh_buffers(model)
+    text_config = {**text, "model_type": "qwen3_5_text", "architectures": ["Qwen3_5ForCausalLM"]}
+    text_config["tie_word_embeddings"] = config.tie_word_embeddings
+    model.meta = {"source": str(folder), "hf_config": top, "hf_text_config": text_config}
+    return LoadedQwen35(model.eval(), tokenizer, folder, top, name or folder.name)
+
+
+def _tied(config: Qwen35Config, tied: bool) -> Qwen35Config:
+    from dataclasses import replace
+
+    return replace(config, tie_word_embeddings=tied)
+
+
+def _fresh_buffers(model: Qwen35) -> None:
+    """The rotary frequencies are computed, not stored: make them on the CPU (the model was built on meta)."""
+    for layer in model.layers:
+        if layer.kind == "full_attention":
+            c = model.config
+            steps = torch.arange(0, c.rotary_dim, 2, dtype=torch.float) / c.rotary_dim
+            layer.self_attn.inv_freq = 1.0 / (c.rope_theta**steps)
+
+
+def spec_from_config(hf: dict, name: str = "Qwen3.5 checkpoint") -> ModelSpec:
+    """The planner's ModelSpec for a Qwen3.5 config.json (core/plan/config.py reads both layouts)."""
+    from dataclasses import replace
+
+    from core.plan.config import parse
+    from core.plan.errors import ConfigError
+
+    try:
+        spec = parse(hf, key="qwen35_checkpoint", name=name).spec
+    except ConfigError as error:
+        raise CheckpointError(str(error)) from None
+    return replace(spec, source="config.json of the local checkpoint")
+
+
+def folder_spec(folder: Path | str, name: str | None = None) -> ModelSpec:
+    """The ModelSpec of a Qwen3.5 folder from its config.json alone (no weights read)."""
+    folder = Path(folder)
+    top, text = read_config(folder)
+    qwen35_config(text, top)
+    return spec_from_config(top, name or folder.name)

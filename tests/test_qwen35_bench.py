@@ -1,0 +1,46 @@
+"""bench/qwen35_cpu.py: the decode speed it prints sits beside a roofline computed from the same figures."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench import qwen35_cpu
+from core.roofline import bandwidth_bound_tokens_per_s
+
+pytest.importorskip("transformers")
+
+
+@pytest.mark.slow
+def test_tiny_run_reports_both_dtypes_against_their_roofline(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    args = ["--tiny", "--depth", "5", "--tokens", "3", "--repeats", "1", "--threads", "1", "--out", str(out)]
+    assert qwen35_cpu.main(args) == 0
+    report = json.loads(out.read_text())
+    rows = {row["dtype"]: row for row in report["rows"]}
+    assert set(rows) == {"float32", "bfloat16"}
+    assert rows["bfloat16"]["bytes_per_token"] < rows["float32"]["bytes_per_token"]  # half the weight bytes
+    for row in rows.values():
+        roofline = bandwidth_bound_tokens_per_s(row["bytes_per_token"], report["copy_bandwidth"])
+        assert row["roofline_tokens_per_s"] == pytest.approx(roofline)
+        assert row["percent_of_roofline"] == pytest.approx(100 * row["tokens_per_s"] / roofline)
+    printed = capsys.readouterr().out
+    faster = max(rows.values(), key=lambda r: r["tokens_per_s"])["dtype"]
+    assert f"{faster} is " in printed and "faster than" in printed
+
+
+def test_verdict_names_the_faster_dtype_from_the_figures():
+    rows = [
+        {"dtype": "float32", "tokens_per_s": 10.0, "percent_of_roofline": 60.0},
+        {"dtype": "bfloat16", "tokens_per_s": 15.0, "percent_of_roofline": 45.0, "percent_of_gemv": 90.0,
+         "gemv_bandwidth": 12e9},
+    ]  # fmt: skip
+    text = qwen35_cpu.verdict(rows)
+    assert text.startswith("bfloat16 is 1.50× faster than float32")
+    assert "45% of its roofline" in text and "12.0 GB/s" in text and "90%" in text
+    rows[1]["percent_of_gemv"] = 40.0
+    assert "outside its matrix products" in qwen35_cpu.verdict(rows)
+    rows[0]["tokens_per_s"] = 30.0
+    text = qwen35_cpu.verdict(rows)
+    assert text.startswith("float32 is 2.00× faster than bfloat16") and "memory bandwidth" in text
