@@ -97,11 +97,11 @@ def server_command(port: int) -> list[str]:
 
 @contextlib.contextmanager
 def course_server(
-    log_path: Path, command: Callable[[int], list[str]] = server_command
+    log_path: Path, command: Callable[[int], list[str]] = server_command, port: int | None = None
 ) -> Iterator[tuple[str, int]]:
-    """A fresh server on a free port (`command(port)` starts it); yields (url, pid) and stops it
-    (terminate, then kill) after."""
-    port = free_port()
+    """A fresh server on `port` (default: a free one; `command(port)` starts it); yields (url, pid)
+    and stops it (terminate, then kill) after."""
+    port = port or free_port()
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "w") as log:
         proc = subprocess.Popen(

@@ -55,7 +55,7 @@ GRID_TITLE = "Which positions the model ran at each step"
 
 
 def timing_note(repeats: int) -> str:
-    """How each step was timed: the tiny model 3 times (fastest kept), a checkpoint once."""
+    """How each step was timed (`LiveGPT2.run_options`): once, its own time shown beside the running median."""
     return "each step run once" if repeats == 1 else f"each step run {repeats} times, fastest kept"
 
 
