@@ -328,6 +328,9 @@ def _axis_title(layout: dict, axis: str) -> str:
     if spec.get("visible") is False:
         return ""
     words = _text(_title_of(spec.get("title")))
+    shared = spec.get("matches")  # panels sharing one axis (make_subplots) title it under the bottom one
+    if not words and isinstance(shared, str) and shared[1:] and shared[0] == axis:
+        words = _text(_title_of((layout.get(f"{axis}axis{shared[1:]}", {}) or {}).get("title")))
     if spec.get("type") == "log" and words and "log" not in words:
         words += ", log scale"
     return words

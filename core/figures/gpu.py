@@ -1,6 +1,8 @@
-"""Charts for lesson 10 (Your GPU): speed vs context with the roofline, dense vs MoE, live telemetry.
+"""Charts for the Your GPU lesson: speed vs context with the roofline, speed vs batch, dense vs MoE,
+live telemetry.
 
-Data in (results of `core.gpu.context_bench` and `core.gpu.moe_bench`, samples of `core.gpu.nvml`), plotly figures out.
+Data in (results of `core.gpu.context_bench`, `core.gpu.batch_bench` and `core.gpu.moe_bench`, samples
+of `core.gpu.nvml`), plotly figures out.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.figures.style import COLORS, base_layout, legend_below
+from core.figures.style import COLORS, TITLE_MARGIN, base_layout, legend_below
+from core.gpu.batch_bench import BatchResult, BatchSeries
+from core.gpu.batch_words import ran
 from core.gpu.context_bench import ContextResult, Series
 from core.gpu.moe_bench import MoeResult
 from core.gpu.nvml import TelemetrySample
@@ -140,6 +144,76 @@ def _depth_line(series: Series, what: str, ys: list[float], line: dict, hover: s
         hovertemplate="depth %{x:,}<br>" + hover + "<extra>" + series.model + "</extra>",
     )
     return go.Scatter(x=[p.depth for p in series.points], y=ys, **(props | extra))
+
+
+BATCH_PANELS = (("in total", "tokens_per_s_total"), ("per sequence", "tokens_per_s_per_sequence"))
+MARK_REACH = 4  # a largest fitting batch up to 4× the largest timed one widens the axis to show it
+
+
+def batch_figure(result: BatchResult, title: str = "") -> go.Figure:
+    """Two panels over batch (log scale): tokens/s of all sequences together, and of each one, for
+    full attention and the fixed state at the sweep's depth. A dotted vertical line marks the largest
+    batch of a model that fits the free memory, and a note above the plot names it (or says it lies
+    past the chart's right edge)."""
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.6, 0.4], vertical_spacing=0.08)
+    timed = sorted({p.batch for s in result.series for p in s.points})
+    widest = max(timed, default=1)
+    reach = max([widest, *(s.max_batch for s in result.series if 0 < s.max_batch <= MARK_REACH * widest)])
+    notes: list[str] = []
+    for s in result.series:
+        points = sorted(ran(s).values(), key=lambda p: p.batch)
+        for row, (what, field_name) in enumerate(BATCH_PANELS, 1):
+            fig.add_trace(
+                go.Scatter(
+                    x=[p.batch for p in points],
+                    y=[getattr(p, field_name) for p in points],
+                    mode="lines+markers",
+                    name=f"{s.model}: {what}",
+                    legendgroup=s.model,
+                    line=dict(
+                        color=SERIES_COLORS.get(s.model, COLORS["measured"]), width=2.5 if row == 1 else 1.5
+                    ),
+                    marker=dict(size=8 if row == 1 else 6, symbol=SERIES_MARKERS.get(s.model, "diamond")),
+                    hovertemplate=f"batch %{{x}}<br>%{{y:,.1f}} tokens/s {what}<extra>{s.model}</extra>",
+                ),
+                row=row,
+                col=1,
+            )
+        notes.append(_mark_largest_batch(fig, s, reach))
+    base_layout(fig, title, "", "", height=540)
+    fig.add_annotation(  # above the plot, where it covers no point (inside it covered batch 1 on a phone)
+        text="<br>".join(notes), x=0, y=1, xref="paper", yref="paper", xanchor="left", yanchor="bottom",
+        xshift=-50, yshift=6, align="left", showarrow=False, font=dict(size=12),
+    )  # fmt: skip
+    for row, (what, field_name) in enumerate(BATCH_PANELS, 1):
+        values = [getattr(p, field_name) for s in result.series for p in ran(s).values()]
+        fig.update_yaxes(title_text=f"tokens per second<br>{what} (log)", row=row, col=1, **_log_axis(values))
+    ticks = sorted({*timed, *(s.max_batch for s in result.series if 0 < s.max_batch <= reach)})
+    fig.update_xaxes(
+        type="log",
+        tickvals=ticks,
+        ticktext=[f"{t:,}" for t in ticks],
+        range=[math.log10(0.8), math.log10(reach * 1.25)],
+    )
+    fig.update_xaxes(title_text="batch (sequences, log scale)", row=2, col=1)
+    legend_below(fig)
+    fig.update_layout(margin=dict(t=(TITLE_MARGIN if title else 20) + 16 * len(notes) + 8))
+    return fig
+
+
+def _mark_largest_batch(fig: go.Figure, series: BatchSeries, reach: int) -> str:
+    """A dotted vertical line through both panels at the largest batch that fits, when it lies within
+    `reach`; returns the note that names it (or says it lies past the chart, or that none fits)."""
+    n = series.max_batch
+    if n == 0:
+        return f"{series.model}: not even one fits"
+    if n > reach:
+        return f"{series.model}: {n:,} fit (past the right edge)"
+    fig.add_shape(  # one line through both panels
+        type="line", x0=n, x1=n, xref="x", y0=0, y1=1, yref="paper",
+        line=dict(color=SERIES_COLORS.get(series.model, COLORS["measured"]), dash="dot", width=1.5),
+    )  # fmt: skip
+    return f"{series.model}: at most {n:,} fit (dotted line)"
 
 
 def moe_figure(result: MoeResult, energy: bool = True) -> go.Figure:

@@ -24,7 +24,7 @@ from torch import nn
 from core.gpu import timing
 from core.gpu.ffn import weight
 from core.gpu.presets import Preset
-from core.gpu.timing import BenchEnv, ShouldStop, Stopped, never
+from core.gpu.timing import BenchEnv, Progress, ShouldStop, Stopped, never, no_progress
 from core.gpu.traffic import Traffic
 
 BATCHES = (1, 4, 16, 64)
@@ -196,9 +196,10 @@ def run_batch(
     batches: tuple[int, ...] = BATCHES,
     depth: int = BATCH_DEPTH,
     should_stop: ShouldStop = never,
+    progress: Progress = no_progress,
 ) -> BatchResult:
     """Each kind at `depth` for every batch in `batches` that fits; the largest that fits is reported
-    for each kind whether or not it was among them."""
+    for each kind whether or not it was among them. `progress(fraction, message)` before each batch."""
     free = env.free_bytes()
     result = BatchResult(preset.name, env.device_label, depth, free)
     e = torch.finfo(env.dtype).bits // 8
@@ -212,6 +213,8 @@ def run_batch(
             for b in batches:
                 if should_stop():
                     raise Stopped
+                done = len(result.series) - 1 + batches.index(b) / len(batches)
+                progress(done / len(KINDS), f"{words}: batch {b} at depth {depth:,}")
                 series.points.append(_time_batch(kind, preset, env, b, depth, series, should_stop))
     except Stopped:
         result.stopped = True

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from core.gpu.batch_bench import BatchPoint, BatchResult, BatchSeries
 from core.gpu.context_bench import ContextResult, DepthPoint, Series
 from core.gpu.moe_bench import MoeResult, MoeRow
 
@@ -27,6 +28,7 @@ class LastRun:
     machine: str
     context: ContextResult | None
     moe: MoeResult | None
+    batch: BatchResult | None = None  # the batch sweep of the same run as `context`; None in older files
 
     @property
     def date(self) -> str:
@@ -73,6 +75,17 @@ def moe_from_dict(d: dict[str, Any]) -> MoeResult:
                         "dense_again": None if again is None else MoeRow(**_pick(MoeRow, again))})  # fmt: skip
 
 
+def batch_from_dict(d: dict[str, Any]) -> BatchResult:
+    """A BatchResult from its `to_dict()` JSON (also the `batch` part of `bench --batch`'s JSON)."""
+    series = [
+        BatchSeries(
+            **{**_pick(BatchSeries, s), "points": [BatchPoint(**_pick(BatchPoint, p)) for p in s["points"]]}
+        )
+        for s in d["series"]
+    ]
+    return BatchResult(**{**_pick(BatchResult, d), "series": series})
+
+
 def load() -> tuple[LastRun | None, str | None]:
     """(the stored run, None), (None, None) when nothing is stored, or (None, a one-line note) when
     the file is there but unreadable — it is then ignored, never raised."""
@@ -83,9 +96,10 @@ def load() -> tuple[LastRun | None, str | None]:
         data = json.loads(p.read_text(encoding="utf-8"))
         context = context_from_dict(data["context"]) if data.get("context") else None
         moe = moe_from_dict(data["moe"]) if data.get("moe") else None
+        batch = batch_from_dict(data["batch"]) if data.get("batch") else None
         if context is None and moe is None:
             raise ValueError("no result in it")
-        return LastRun(str(data["saved_at"]), str(data.get("machine", "")), context, moe), None
+        return LastRun(str(data["saved_at"]), str(data.get("machine", "")), context, moe, batch), None
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         return (  # no path in the note: readers never see where the server keeps its files
             None,
@@ -93,11 +107,15 @@ def load() -> tuple[LastRun | None, str | None]:
         )
 
 
-def save(context: ContextResult | None = None, moe: MoeResult | None = None) -> None:
-    """Store a finished result, keeping the other benchmark's last result. Failing to write is not an error."""
+def save(
+    context: ContextResult | None = None, moe: MoeResult | None = None, batch: BatchResult | None = None
+) -> None:
+    """Store a finished result, keeping the other benchmark's last result; `batch` belongs to `context`
+    (a new context run without one drops the old batch sweep). Failing to write is not an error."""
     previous, _ = load()
     if previous is not None:
-        context = context or previous.context
+        if context is None:
+            context, batch = previous.context, previous.batch
         moe = moe or previous.moe
     data = {
         "version": VERSION,
@@ -105,6 +123,7 @@ def save(context: ContextResult | None = None, moe: MoeResult | None = None) -> 
         "machine": platform.node(),
         "context": context.to_dict() if context is not None else None,
         "moe": moe.to_dict() if moe is not None else None,
+        "batch": batch.to_dict() if batch is not None else None,
     }
     p = path()
     try:

@@ -261,6 +261,35 @@ def test_a_stored_last_run_is_the_default_view(monkeypatch):
     assert "No measurement on this machine yet" not in texts(at.warning)
     spec = driver.chart_spec(at, "gpu_this_fig")
     assert "full attention: measured" in [t["name"] for t in spec["data"]]
+    assert stored.batch is None  # a run stored before the batch sweep existed: no panel, no error
+    assert not [c for c in at.get("plotly_chart") if c.proto.id.endswith("-gpu_batch_fig")]
+
+
+def test_a_stored_run_with_a_batch_sweep_shows_it_beside_the_context_curves(monkeypatch):
+    from core.gpu.batch_words import batch_sentence
+    from tests.test_gpu_batch_page import h200_like
+
+    use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
+    sweep = h200_like()
+    last_run.save(_stored_context(), batch=sweep)
+    at = page()
+    assert at.session_state["gpu_batch"] == sweep
+    spec = driver.chart_spec(at, "gpu_batch_fig")
+    assert driver.shown_title(at, spec).startswith("Measured on NVIDIA H200 at depth 16,384")
+    for series in sweep.series:
+        timed = [p for p in series.points if p.fits]
+        total = next(t for t in spec["data"] if t["name"] == f"{series.model}: in total")
+        each = next(t for t in spec["data"] if t["name"] == f"{series.model}: per sequence")
+        assert driver.plotly_array(total["x"]).tolist() == [p.batch for p in timed]
+        assert driver.plotly_array(total["y"]).tolist() == pytest.approx(
+            [p.tokens_per_s_total for p in timed]
+        )
+        assert driver.plotly_array(each["y"]).tolist() == pytest.approx(
+            [p.tokens_per_s_per_sequence for p in timed]
+        )
+    assert batch_sentence(sweep) in [m.value for m in at.markdown]  # computed from the sweep, shown as is
+    assert "Not timed: full attention at batch 64 (does not fit: room for 30" in texts(at.caption)
+    assert any(m.value.startswith("##### Many conversations at once") for m in at.markdown)
 
 
 def test_no_stored_run_says_there_is_no_measurement_yet(monkeypatch):
@@ -439,6 +468,20 @@ def test_measure_this_machine_is_one_click_to_a_curve_and_a_worked_example(monke
     )
     table = next(t.value for t in at.table if "% of roofline" in t.value.columns)  # section 1's table
     assert "0 %" not in table["% of roofline"].tolist()  # a share far below the roofline keeps its digits
+    batch = at.session_state["gpu_batch"]  # the same click measured the batch sweep beside it
+    assert batch.device == result.device and batch.depth == min(
+        jobs.CPU_BATCH_DEPTH, max(PRESETS["tiny"].depths)
+    )
+    assert [p.batch for p in batch.series[1].points] == list(jobs.CPU_BATCHES)
+    batch_spec = driver.chart_spec(at, "gpu_batch_fig")
+    state_total = next(t for t in batch_spec["data"] if t["name"] == "fixed state: in total")
+    assert driver.plotly_array(state_total["y"]).tolist() == pytest.approx(
+        [p.tokens_per_s_total for p in batch.series[1].points]
+    )
+    from core.gpu.batch_words import batch_sentence
+
+    assert batch_sentence(batch) in shown
+    assert last_run.load()[0].batch == batch  # stored with the run for the next visit
 
 
 def test_public_mode_shows_the_committed_run_and_measures_nothing(monkeypatch):

@@ -1,12 +1,14 @@
-"""The results: context vs speed (or its roofline before a run), dense vs experts, downloads, and the
-reader's numbers beside published ones."""
+"""The results: context vs speed (or its roofline before a run) with the batch sweep beside it, dense
+vs experts, downloads, and the reader's numbers beside published ones."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from core.figures.gpu import context_speed_figure, moe_figure, prediction_figure
+from core.figures.gpu import batch_figure, context_speed_figure, moe_figure, prediction_figure
 from core.gpu import last_run
+from core.gpu.batch_bench import FIT_SHARE, BatchResult
+from core.gpu.batch_words import batch_sentence
 from core.gpu.context_bench import ContextResult, predict_context, reference_bandwidth
 from core.gpu.export import page_payload, to_csv, to_json
 from core.gpu.moe_bench import MoeResult
@@ -41,6 +43,7 @@ def load_last_run() -> None:
     if stored is not None:
         if stored.context is not None:
             st.session_state.setdefault("gpu_context", stored.context)
+            st.session_state.setdefault("gpu_batch", stored.batch)
         if stored.moe is not None:
             st.session_state.setdefault("gpu_moe", stored.moe)
 
@@ -129,7 +132,53 @@ def context_results(
     note = state_way_note(result)
     if note:
         st.caption(note)
+    batch_results(st.session_state.get("gpu_batch"), budget_bytes is not None)
     return result
+
+
+def batch_results(result: BatchResult | None, budgeted: bool = False) -> None:
+    """The batch sweep of the same run: tokens/s in total and per sequence against batch, the largest
+    batch that fits marked, and one sentence computed from it. Nothing for a run without one (older
+    stored runs, a run stopped before it)."""
+    if result is None:
+        return
+    st.markdown("##### Many conversations at once: speed against batch")
+    st.markdown(
+        "Every curve above writes one conversation at a time (*batch 1*). A server writes many at once: one "
+        "step reads the weights once for all of them, but each conversation — a *sequence* — keeps its own "
+        "memory: full attention its KV cache, which grows with the depth, the fixed-state model its board of "
+        f"the same size at any depth. This run decoded batches of {_batches_words(result)} sequences at depth "
+        f"{result.depth:,}: more sequences per step means more tokens per second in total, until their memory "
+        "is most of what a step reads, or no longer fits."
+    )
+    show_figure(
+        batch_figure(
+            result, f"Measured on {result.device} at depth {result.depth:,}: tokens/s against batch"
+        ),
+        key="gpu_batch_fig",
+    )
+    sentence = batch_sentence(result)
+    if sentence:
+        st.markdown(sentence)
+    skipped = [
+        f"{s.model} at batch {p.batch} ({p.note})" for s in result.series for p in s.points if not p.fits
+    ]
+    if skipped:
+        st.caption(f"Not timed: {'; '.join(skipped)}.")
+    budget = " The budget slider pretends only for the context sweep above; this one fits the whole memory."
+    st.caption(
+        "Top: all sequences together; bottom: each one. Above the chart: the most sequences of each model "
+        f"that fit beside the weights in {FIT_SHARE:.0%} of the free memory (the rest is kept for the "
+        "allocator), drawn as a dotted line where that lies within the chart." + (budget if budgeted else "")
+    )
+    if result.stopped:
+        st.caption("The batch sweep stopped early: the batches timed before it stopped are shown.")
+
+
+def _batches_words(result: BatchResult) -> str:
+    """'1, 4, 16 and 64': the batches the sweep asked for."""
+    batches = [str(b) for b in sorted({p.batch for s in result.series for p in s.points})]
+    return ", ".join(batches[:-1]) + f" and {batches[-1]}" if len(batches) > 1 else "".join(batches)
 
 
 def headline_and_more(headline: list[dict[str, str]], full: list[dict[str, str]]) -> None:

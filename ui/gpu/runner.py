@@ -177,6 +177,7 @@ def _collect_finished(owner: str) -> None:
         st.session_state["gpu_bandwidth"] = result.bandwidth
         if result.context is not None:
             st.session_state["gpu_context"] = result.context
+            st.session_state["gpu_batch"] = result.batch  # the batch sweep of this run, or none
         if result.moe is not None:
             st.session_state["gpu_moe"] = result.moe
         if result.checkpoint is not None:
@@ -185,7 +186,7 @@ def _collect_finished(owner: str) -> None:
         else:
             st.session_state["gpu_stored_run"] = None  # what is shown now was measured in this session
             if not (result.context and result.context.stopped) and not (result.moe and result.moe.stopped):
-                last_run.save(result.context, result.moe)
+                last_run.save(result.context, result.moe, result.batch)
     RUNNER.forget(owner)
     if st.query_params.get(RUN_PARAM) == owner:
         del st.query_params[RUN_PARAM]

@@ -32,7 +32,8 @@ def this_machine_panel(owner: str, runs_off: str | None = None) -> ContextResult
         "CPU — one with full attention, whose cache grows with every token, and one with a fixed-size state — "
         f"at {len(PRESETS[jobs.QUICK_PRESET].depths)} depths, and draws each beside its **roofline**: the "
         "fastest a step can be when all it does is read its bytes at the copy speed this machine measures "
-        f"first. A few seconds; never more than {jobs.QUICK_LIMIT_S:.0f} s."
+        f"first; then both again with {_listed(jobs.CPU_BATCHES)} conversations at once. A few seconds; never "
+        f"more than {jobs.QUICK_LIMIT_S:.0f} s."
     )
     label, busy = busy_with(owner)
     pressed = st.button(
@@ -80,3 +81,9 @@ def _worked(result: ContextResult) -> None:
         "The rest of the time goes to work that is not reading memory — on a CPU mostly Python and the "
         "launch of many small operations — which is why a small model lands below its ceiling."
     )
+
+
+def _listed(numbers: tuple[int, ...]) -> str:
+    """(1, 4, 16) → '1, 4 and 16'."""
+    words = [str(n) for n in numbers]
+    return ", ".join(words[:-1]) + f" and {words[-1]}" if len(words) > 1 else "".join(words)

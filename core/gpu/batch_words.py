@@ -1,0 +1,108 @@
+"""What a batch sweep (core.gpu.batch_bench) says, in one sentence computed from its numbers.
+
+The page shows it under the batch chart: at the largest batch the fixed state ran, how many tokens
+per second it wrote in total and how many times full attention's that is (at the largest batch both
+ran, when full attention no longer fit), and how many sequences of each fit the free memory at the
+sweep's depth. Every number comes from the `BatchResult`; none is typed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.gpu.batch_bench import BatchPoint, BatchResult, BatchSeries
+from core.units import format_bytes, format_context
+
+
+def ran(series: BatchSeries) -> dict[int, BatchPoint]:
+    """The batches of a series that were timed, by batch."""
+    return {p.batch: p for p in series.points if p.fits and p.tokens_per_s_total is not None}
+
+
+@dataclass(frozen=True)
+class BatchSummary:
+    """The numbers of the sentence, each read from the sweep."""
+
+    depth: int
+    device: str
+    state_batch: int  # the largest batch the fixed state ran
+    state_total: float  # its tokens/s in total there
+    compared_batch: int | None  # the largest batch both ran (None: none)
+    state_total_compared: float | None
+    attention_total_compared: float | None
+    attention_max_batch: int
+    state_max_batch: int
+    attention_sequence_bytes: int
+    state_sequence_bytes: int
+
+    @property
+    def ratio(self) -> float | None:
+        """Fixed state ÷ full attention, tokens/s in total at `compared_batch`."""
+        if not self.attention_total_compared or self.state_total_compared is None:
+            return None
+        return self.state_total_compared / self.attention_total_compared
+
+    def sentence(self) -> str:
+        state = (
+            f"At batch {self.state_batch} the fixed state wrote {rate(self.state_total)} tokens/s in total"
+        )
+        if self.compared_batch == self.state_batch and self.ratio is not None:
+            head = f"{state}, {times(self.ratio)} full attention's {rate(self.attention_total_compared)}."
+        elif self.compared_batch is not None and self.ratio is not None:
+            head = (
+                f"{state}; full attention did not run there. At batch {self.compared_batch}, the largest both "
+                f"ran, the fixed state wrote {rate(self.state_total_compared)} tokens/s in total, "
+                f"{times(self.ratio)} full attention's {rate(self.attention_total_compared)}."
+            )
+        else:
+            head = f"{state}; full attention ran at none of these batches."
+        n = self.attention_max_batch
+        at_most = "not even one sequence" if n == 0 else f"at most {n:,} sequence{'s' * (n != 1)}"
+        return (
+            f"{head} Beside the weights, in the memory free on {self.device}, full attention fits {at_most} "
+            f"at depth {format_context(self.depth)} ({format_bytes(self.attention_sequence_bytes)} of cache "
+            f"each); the fixed state fits {self.state_max_batch:,} ({format_bytes(self.state_sequence_bytes)} "
+            "of state each)."
+        )
+
+
+def summarise(result: BatchResult) -> BatchSummary | None:
+    """The sentence's numbers, or None when the sweep lacks a kind or the fixed state timed no batch."""
+    by_kind = {s.kind: s for s in result.series}
+    attention, state = by_kind.get("attention"), by_kind.get("state")
+    if attention is None or state is None or not ran(state):
+        return None
+    state_ran, attention_ran = ran(state), ran(attention)
+    top = max(state_ran)
+    both = [b for b in state_ran if b in attention_ran]
+    compared = max(both) if both else None
+    return BatchSummary(
+        depth=result.depth,
+        device=result.device,
+        state_batch=top,
+        state_total=state_ran[top].tokens_per_s_total,
+        compared_batch=compared,
+        state_total_compared=None if compared is None else state_ran[compared].tokens_per_s_total,
+        attention_total_compared=None if compared is None else attention_ran[compared].tokens_per_s_total,
+        attention_max_batch=attention.max_batch,
+        state_max_batch=state.max_batch,
+        attention_sequence_bytes=attention.per_sequence_bytes,
+        state_sequence_bytes=state.per_sequence_bytes,
+    )
+
+
+def batch_sentence(result: BatchResult) -> str | None:
+    summary = summarise(result)
+    return None if summary is None else summary.sentence()
+
+
+def rate(tokens_per_s: float | None) -> str:
+    """12,345 tokens/s as '12,345'; below 100 with one decimal ('42.5')."""
+    if tokens_per_s is None:
+        return "—"
+    return f"{tokens_per_s:,.0f}" if tokens_per_s >= 100 else f"{tokens_per_s:,.1f}"
+
+
+def times(ratio: float) -> str:
+    """'3.2×'; '12×' from ten up."""
+    return f"{ratio:.0f}×" if ratio >= 10 else f"{ratio:.1f}×"
