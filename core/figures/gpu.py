@@ -266,18 +266,7 @@ def moe_figure(result: MoeResult, energy: bool = True) -> go.Figure:
         col=1,
     )
     if has_energy:
-        for col, values, unit in ((2, watts, "W"), (3, joules, "J/token")):
-            fig.add_trace(
-                go.Bar(
-                    x=names,
-                    y=[_num(v) for v in values],
-                    marker_color=colors,
-                    showlegend=False,
-                    hovertemplate="%{x}: %{y:,.3g} " + unit + "<extra></extra>",
-                ),
-                row=1,
-                col=col,
-            )
+        _energy_bars(fig, names, colors, ((watts, "W"), (joules, "J/token")), first_col=2)
     base_layout(fig, "", "", "", height=380)
     fig.update_layout(barmode="group", bargap=0.45, bargroupgap=0.06)
     fig.update_yaxes(
@@ -294,6 +283,23 @@ def moe_figure(result: MoeResult, energy: bool = True) -> go.Figure:
     return legend_below(fig, y=-0.2, bottom=100)  # under the two-line tick labels
 
 
+def _energy_bars(fig: go.Figure, names: list[str], colors: list[str], panels, first_col: int) -> None:
+    """One bar panel per (values, unit) in `panels`, side by side from column `first_col` of row 1:
+    dense and MoE watts, joules per token (a missing value stays a gap)."""
+    for col, (values, unit) in enumerate(panels, first_col):
+        fig.add_trace(
+            go.Bar(
+                x=names,
+                y=[_num(v) for v in values],
+                marker_color=colors,
+                showlegend=False,
+                hovertemplate="%{x}: %{y:,.3g} " + unit + "<extra></extra>",
+            ),
+            row=1,
+            col=col,
+        )
+
+
 def moe_energy_figure(result: MoeResult) -> go.Figure:
     """Dense vs MoE, power and energy alone: average board watts and joules per token net of idle, two
     narrow panels that a phone can read (beside the speed panel they were three)."""
@@ -306,18 +312,7 @@ def moe_energy_figure(result: MoeResult) -> go.Figure:
         ([r.avg_watts for r in result.rows], "W"),
         ([r.net_joules_per_token for r in result.rows], "J/token"),
     )
-    for col, (values, unit) in enumerate(panels, 1):
-        fig.add_trace(
-            go.Bar(
-                x=names,
-                y=[_num(v) for v in values],
-                marker_color=colors,
-                showlegend=False,
-                hovertemplate="%{x}: %{y:,.3g} " + unit + "<extra></extra>",
-            ),
-            row=1,
-            col=col,
-        )
+    _energy_bars(fig, names, colors, panels, first_col=1)
     base_layout(fig, "", "", "", height=340)
     fig.update_layout(bargap=0.35)
     fig.update_yaxes(title_text="average watts (W)", row=1, col=1, rangemode="tozero")
