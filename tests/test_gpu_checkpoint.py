@@ -19,6 +19,7 @@ import torch
 from bench.hf_tiny_gpt2 import make_checkpoint
 from core.gpu import bench, checkpoint_bench
 from core.gpu.checkpoint_bench import CheckpointResult, Settings, describe, run_checkpoint
+from core.gpu.checkpoint_course import Qwen3Decoder
 from core.gpu.checkpoint_decoders import GPT2Decoder, open_decoder
 from core.gpu.timing import Bandwidth, make_env
 from core.models.hf_causal import INSTALL_HINT
@@ -29,6 +30,7 @@ FAMILIES = ("gpt2", "llama", "mistral", "qwen2", "qwen3")
 FAST = Settings(n_steps=3, warmup=1, repeats=2, depth_seconds=5.0)
 BANDWIDTH = Bandwidth(20e9, 10e9, "stated for the test")
 WINDOW = 64
+CACHE_KIND = {"gpt2": GPT2Decoder.cache_kind, "qwen3": Qwen3Decoder.cache_kind}  # the others: transformers'
 
 
 def make_causal(folder: Path, family: str, seed: int = 0) -> Path:
@@ -98,7 +100,7 @@ def test_sweep_measures_every_depth_with_the_planners_bytes(folders, env, family
         assert p.predicted_tokens_per_s == pytest.approx(BANDWIDTH.device_bytes_per_s / p.bytes_per_token)
         assert p.tokens_per_s > 0 and len(p.samples_tokens_per_s) == FAST.repeats
     assert result.cache_matches_plan
-    assert result.cache_kind == ("StaticCache" if family != "gpt2" else GPT2Decoder.cache_kind)
+    assert result.cache_kind == CACHE_KIND.get(family, "StaticCache")
     again = CheckpointResult.from_dict(json.loads(json.dumps(result.to_dict())))
     assert again == result
 

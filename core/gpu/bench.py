@@ -13,7 +13,8 @@ that is killed or times out keeps what it measured; Ctrl-C or SIGTERM stops it c
 (core.gpu.cli_io), marks the result stopped and exits 128 + the signal number.
 
 `python -m core.gpu.bench --checkpoint FOLDER` times a real checkpoint instead (GPT-2 in the
-course's module; Llama, Mistral, Qwen2, Qwen3 through transformers, an optional extra):
+course's module; Qwen3 and Qwen3.5 in the course's modules, graph-captured on CUDA; Llama, Mistral,
+Qwen2 through transformers, an optional extra):
 decode speed vs depth with its own KV cache, beside the roofline of its config
 (core.gpu.checkpoint_bench). A folder that is not a usable checkpoint, or a depth beyond its
 window, is refused before anything loads.
@@ -282,7 +283,7 @@ def parse_args(argv: list[str] | None) -> Any:
         "--checkpoint",
         metavar="FOLDER",
         default=None,
-        help="time this local checkpoint (GPT-2, Llama, Mistral, Qwen2, Qwen3 in safetensors) instead",
+        help="time this local checkpoint (GPT-2, Llama, Mistral, Qwen2, Qwen3, Qwen3.5 in safetensors) instead",
     )
     parser.add_argument(
         "--skip-ways",
@@ -453,6 +454,7 @@ def _print_checkpoint(r: checkpoint_bench.CheckpointResult) -> None:
     print(
         f"loader: {r.loader}; cache: {r.cache_kind}; copy bandwidth {r.bandwidth_bytes_per_s / 1e9:.1f} GB/s"
     )
+    print(f"steps: {r.step_method}" + (f" ({r.graph_note})" if r.graph_note else ""))
     for p in r.points:
         print(
             f"  d={p.depth:>7}  {p.tokens_per_s:9.1f} ± {p.std_tokens_per_s:6.1f} t/s"

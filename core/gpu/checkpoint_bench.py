@@ -2,16 +2,20 @@
 
 The preset benchmarks (core.gpu.context_bench) time random-weight models built to a shape; this
 one times a released model as it is: a GPT-2 folder in the course's own module
-(core/models/hf_gpt2.py, its KV cache from core/models/gpt2.py), or a Llama / Mistral / Qwen2 /
-Qwen3 folder through transformers with its own cache (core/models/hf_causal.py). Method:
-llama-bench's `tg @ d` (ggml-org/llama.cpp tools/llama-bench; reference/gpu-measurement.md
-§1.1, §5) — fill the cache to depth d with untimed prefill, then time single-token steps with
-core.gpu.timing.time_decode (warm-up, repetitions, a sync after every step, a time cap per
-depth). Steps run eagerly: the model's own code, no CUDA graph.
+(core/models/hf_gpt2.py, its KV cache from core/models/gpt2.py), a Qwen3 (dense) or Qwen3.5
+(hybrid: fixed boards in three layers of four) folder in the course's own modules over static
+buffers (core/gpu/checkpoint_course.py), or a Llama / Mistral / Qwen2 folder through transformers
+with its own cache (core/models/hf_causal.py). Method: llama-bench's `tg @ d` (ggml-org/llama.cpp
+tools/llama-bench; reference/gpu-measurement.md §1.1, §5) — fill the cache to depth d with
+untimed prefill, then time single-token steps. On CUDA the course's Qwen decoders replay each
+repetition as one CUDA graph (core.gpu.graphs.time_graphed, as the synthetic models run); the
+others, and every decoder on a CPU, run eagerly through core.gpu.timing.time_decode (warm-up,
+repetitions, a sync after every step, a time cap per depth). `CheckpointPoint.method` says which.
 
 The roofline comes from the checkpoint's config.json through the planner (core.plan): weights one
 step reads + the cache at depth d, over the measured copy bandwidth. Each point also keeps the
-cache bytes counted on the real cache tensors, which the tests check equal the planner's.
+cache bytes counted on the real cache tensors, which the tests check equal the planner's, and the
+fixed state (Qwen3.5's boards and convolution windows), counted the same way.
 `describe(folder)` checks a folder from its config and file headers alone (one-line
 CheckpointError), so the CLI and the page refuse bad input before loading anything.
 """
@@ -27,8 +31,8 @@ from typing import Any
 
 import torch
 
-from core.gpu import timing
-from core.gpu.checkpoint_decoders import Decoder, open_decoder, rows_bytes, unique_bytes
+from core.gpu import checkpoint_course, graphs, timing
+from core.gpu.checkpoint_decoders import Decoder, open_decoder, rows_bytes, state_tensors, unique_bytes
 from core.gpu.timing import Bandwidth, BenchEnv, Progress, ShouldStop, never, no_progress
 from core.models import hf_causal, hf_folder
 from core.models.hf_tokenizer import CheckpointError
@@ -37,6 +41,8 @@ from core.plan.memory import growing_bytes_per_token, sequence_bytes
 from core.roofline import bandwidth_bound_tokens_per_s
 
 LAYOUT = "transformers"  # the planner's cache layout that both loaders keep (no MLA, no sliding past the cap)
+STATE_LAYOUT = "engine"  # the course's Gated DeltaNet keeps kernel − 1 convolution inputs, as vLLM does
+GRAPH_NEEDS_CUDA = "CUDA graphs need a CUDA device"  # why a graphable decoder ran eagerly
 MAX_DEFAULT_DEPTH = {"cpu": 4096, "cuda": 32768}  # the default sweep stops here on long-window models
 
 
@@ -74,6 +80,11 @@ class CheckpointInfo:
     def cache_bytes_per_token(self, elem_bytes: int) -> int:
         return int(growing_bytes_per_token(self.planned, elem_bytes, LAYOUT))
 
+    def state_bytes(self, elem_bytes: int) -> int:
+        """Fixed state per sequence (boards in fp32, convolution windows in the weights' dtype)."""
+        fixed = sequence_bytes(self.planned, 0, elem_bytes, STATE_LAYOUT, conv_bytes=elem_bytes)
+        return int(fixed.state + fixed.conv)
+
     def weight_bytes(self, elem_bytes: int) -> int:
         """Every parameter, as the planner counts them from config.json."""
         return self.planned.spec.total_params() * elem_bytes
@@ -103,8 +114,26 @@ def describe(folder: Path | str) -> CheckpointInfo:
         gpt2_checks(folder)  # GPT-2's own refusals (activation, attention scaling)
         if not (folder / "tokenizer.json").is_file():  # the course's GPT-2 loader reads it with the weights
             raise CheckpointError(f"{folder} has no tokenizer.json (the course's GPT-2 loader needs it)")
+    elif family in checkpoint_course.QWEN3:
+        from core.models.qwen3 import qwen3_config
+
+        qwen3_config(config)  # what the course's Qwen3 module does not do (sliding layers, scaled rotary)
+    elif family in checkpoint_course.QWEN35:
+        from core.models.hf_qwen35 import qwen35_config, read_config
+
+        top, text = read_config(folder)
+        qwen35_config(text, top)
+        if not (folder / "tokenizer.json").is_file():  # the course's Qwen3.5 loader reads it with the weights
+            raise CheckpointError(f"{folder} has no tokenizer.json (the course's Qwen3.5 loader needs it)")
+    elif family in hf_causal.SUPPORTED:
+        hf_causal.check_family(config)  # transformers installed
     else:
-        hf_causal.check_family(config)
+        families = ", ".join(
+            ["gpt2", *checkpoint_course.FAMILIES, *sorted(set(hf_causal.SUPPORTED) - {"qwen3"})]
+        )
+        raise CheckpointError(
+            f"unsupported model family {str(family)[:60]!r} in config.json: the checkpoint benchmark reads {families}"
+        )
     hf_folder.check_weight_files(folder)
     try:
         planned = parse(config, name=checkpoint_name(folder))
@@ -156,6 +185,9 @@ class CheckpointPoint(timing.SpeedPoint):
     bytes_per_token: int  # the roofline's: weights read + cache (planner)
     predicted_tokens_per_s: float
     capped: bool = False  # the depth's time cap cut its repetitions short
+    state_bytes: int = 0  # fixed state (boards, convolution windows) counted on the real tensors at depth d
+    planned_state_bytes: int = 0  # core.plan's for the config
+    method: str = "eager"  # how the steps ran: "eager", or "CUDA graph"
 
 
 @dataclass
@@ -183,13 +215,25 @@ class CheckpointResult:
     stopped: bool = False
     llc_bytes: int | None = None  # CPU runs: the last-level cache whose speed a step that fits in it gets
     llc_bytes_per_s: float | None = None
+    state_bytes: int = 0  # planner: fixed state per sequence (0 for a model with no board)
+    graph_note: str | None = None  # why some depth's steps ran eagerly, when they did
 
     @property
     def cache_matches_plan(self) -> bool:
-        return all(p.cache_bytes == p.planned_cache_bytes for p in self.points)
+        return all(
+            p.cache_bytes == p.planned_cache_bytes and p.state_bytes == p.planned_state_bytes
+            for p in self.points
+        )
+
+    @property
+    def step_method(self) -> str:
+        """'CUDA graph' when every depth was replayed as one, else 'eager'."""
+        graphed = bool(self.points) and all(p.method == "CUDA graph" for p in self.points)
+        return "CUDA graph" if graphed else "eager"
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
+        out["step_method"] = self.step_method
         for p_out, p in zip(out["points"], self.points, strict=True):
             p_out["ms_per_token"] = p.ms_per_token
             p_out["percent_of_roofline"] = p.percent_of_roofline
@@ -239,7 +283,7 @@ def run_checkpoint(
         unique_bytes(params), info.weight_bytes(elem), info.weight_read_bytes(elem),
         info.cache_bytes_per_token(elem), info.window, bandwidth.device_bytes_per_s, bandwidth.method,
         settings.n_steps, settings.repeats,
-        llc_bytes=bandwidth.llc_bytes, llc_bytes_per_s=bandwidth.llc_bytes_per_s,
+        llc_bytes=bandwidth.llc_bytes, llc_bytes_per_s=bandwidth.llc_bytes_per_s, state_bytes=info.state_bytes(elem),
     )  # fmt: skip
     tokens = torch.randint(0, decoder.vocab, (256,), generator=torch.Generator().manual_seed(1))
     tokens = tokens.to(env.device)
@@ -251,7 +295,7 @@ def run_checkpoint(
                     raise timing.Stopped
                 progress(0.05 + 0.95 * i / len(depths), f"{info.name}: depth {depth:,}")
                 try:
-                    point = _measure(
+                    point, note = _measure(
                         decoder, info, depth, settings, env, bandwidth, tokens, elem, should_stop
                     )
                 except timing.Stopped:
@@ -261,6 +305,7 @@ def run_checkpoint(
                     break
                 result.cache_kind = decoder.cache_kind
                 result.points.append(point)
+                result.graph_note = result.graph_note or note
                 on_update(result)
     finally:
         decoder.release()
@@ -292,20 +337,56 @@ def _measure(
     tokens: torch.Tensor,
     elem: int,
     should_stop: ShouldStop,
-) -> CheckpointPoint:
-    """Fresh cache, untimed prefill to d, count its bytes, then the timed steps."""
+) -> tuple[CheckpointPoint, str | None]:
+    """Fresh cache, untimed prefill to d, count its bytes, then the timed steps (and why they ran
+    eagerly, when the decoder could have been graphed)."""
     decoder.allocate(depth + settings.room)
     decoder.fill(depth)
     env.sync()
     measured_cache = rows_bytes(decoder.cache_tensors(), depth)
+    measured_state = unique_bytes(state_tensors(decoder))
     planned_cache = int(sequence_bytes(info.planned, depth, elem, LAYOUT).kv)
+    planned_state = info.state_bytes(elem)
     deadline = time.perf_counter() + settings.depth_seconds
-    timed = timing.time_decode(
-        decoder, depth, tokens, settings.n_steps, settings.warmup, settings.repeats, env.sync,
-        should_stop, deadline,
-    )  # fmt: skip
-    moved = info.weight_read_bytes(elem) + planned_cache
-    return CheckpointPoint(
+    timed, note = _graphed(decoder, depth, settings, env, tokens, should_stop, deadline)
+    if timed is None:
+        timed = timing.time_decode(
+            decoder, depth, tokens, settings.n_steps, settings.warmup, settings.repeats, env.sync,
+            should_stop, deadline,
+        )  # fmt: skip
+    moved = info.weight_read_bytes(elem) + planned_cache + planned_state  # a step reads every board once
+    point = CheckpointPoint(
         depth, timed.mean, timed.std, timed.samples_tokens_per_s, measured_cache, planned_cache, moved,
         bandwidth_bound_tokens_per_s(moved, bandwidth.for_reading(moved)), timed.capped,
+        measured_state, planned_state, timed.method,
     )  # fmt: skip
+    return point, note
+
+
+def _graphed(
+    decoder: Decoder,
+    depth: int,
+    settings: Settings,
+    env: BenchEnv,
+    tokens: torch.Tensor,
+    should_stop: ShouldStop,
+    deadline: float,
+) -> tuple[timing.Timing | None, str | None]:
+    """The depth's repetitions replayed as CUDA graphs, for a decoder that keeps its tensors in place;
+    (None, why) where that cannot be: no CUDA device, or a capture that failed (out of memory is raised)."""
+    if not getattr(decoder, "graphable", False):
+        return None, None
+    if env.device.type != "cuda":
+        return None, GRAPH_NEEDS_CUDA
+    try:
+        return graphs.time_graphed(
+            decoder, depth, tokens, settings.n_steps, settings.repeats, should_stop, deadline
+        ), None
+    except timing.Stopped:
+        raise
+    except Exception as error:  # a graph that cannot be captured leaves the eager figure to be measured
+        if timing.is_out_of_memory(error):
+            raise
+        return None, f"the graph capture failed ({timing.error_line(error)})"
+    finally:
+        env.free_memory()

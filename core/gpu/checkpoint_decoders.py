@@ -1,8 +1,10 @@
-"""The two ways the checkpoint benchmark (core.gpu.checkpoint_bench) steps a real model, behind one
+"""The ways the checkpoint benchmark (core.gpu.checkpoint_bench) steps a real model, behind one
 protocol (core.gpu.timing.time_decode's): a GPT-2 folder in the course's own module over its
-preallocated `KVCache` (core/models/gpt2.py), and a Llama / Mistral / Qwen folder through
-transformers with its own cache (core.models.hf_causal.HFDecoder). Plus the byte counts the
-benchmark keeps: cache rows on the real tensors, and distinct weights (a tied head once).
+preallocated `KVCache` (core/models/gpt2.py); Qwen3 (dense) and Qwen3.5 (hybrid) folders in the
+course's own modules over static buffers a CUDA graph can replay (core/gpu/checkpoint_course.py);
+and a Llama / Mistral / Qwen2 folder through transformers with its own cache
+(core.models.hf_causal.HFDecoder). Plus the byte counts the benchmark keeps: cache rows and fixed
+state on the real tensors, and distinct weights (a tied head once).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Protocol
 
 import torch
 
+from core.gpu import checkpoint_course
 from core.models import hf_causal
 
 
@@ -91,7 +94,14 @@ def open_decoder(family: str, folder: Path, device: torch.device, dtype: torch.d
     """Load the weights onto the benchmark's device in its dtype (CheckpointError, one line, if bad)."""
     if family == "gpt2":
         return GPT2Decoder(folder, device, dtype)
+    if family in checkpoint_course.FAMILIES:  # the course's own code, graph-capturable on CUDA
+        return checkpoint_course.open_course_decoder(family, folder, device, dtype)
     return hf_causal.HFDecoder(folder, device, dtype)
+
+
+def state_tensors(decoder: Decoder) -> list[torch.Tensor]:
+    """What a decoder keeps at the same size at every depth (Qwen3.5's boards); none for the others."""
+    return decoder.state_tensors() if hasattr(decoder, "state_tensors") else []
 
 
 def rows_bytes(tensors: list[torch.Tensor], rows: int) -> int:

@@ -16,9 +16,11 @@ import plotly.graph_objects as go
 import streamlit as st
 import torch
 
+from core.figures.checkpoint_compare import RunSeries, memory_by_depth, speed_by_depth
 from core.figures.style import COLORS, base_layout, legend_below, log_ticks
 from core.gpu import jobs
 from core.gpu.checkpoint_bench import CheckpointInfo, CheckpointResult, Settings, default_depths, describe
+from core.gpu.checkpoint_compare import compare_words
 from core.gpu.export import to_json
 from core.gpu.report import cache_ceiling_words, percent, rate, rate_with_spread
 from core.gpu.runner import RUNNER, Busy
@@ -42,9 +44,10 @@ def checkpoint_section(
     """The whole section; `owner` None means public mode (the command only, nothing measured)."""
     st.markdown("#### 3 · Your own checkpoint")
     st.markdown(
-        "The same measurement on a **real model from your disk** (GPT-2, Llama, Mistral, Qwen2 or Qwen3 in "
-        "safetensors): how many tokens per second it writes at each depth, reading its own KV cache, beside "
-        "the fastest its size allows."
+        "The same measurement on a **real model from your disk** (GPT-2, Llama, Mistral, Qwen2, Qwen3 or "
+        "Qwen3.5 in safetensors): how many tokens per second it writes at each depth, reading its own KV cache, "
+        "beside the fastest its size allows. Run a Qwen3 folder (attention in every layer) and a Qwen3.5 folder "
+        "(a fixed board in three layers of four) one after the other to see dense against hybrid on your card."
     )
     if owner is None:
         st.caption(
@@ -52,7 +55,7 @@ def checkpoint_section(
         )
         st.code(HOME_COMMAND, language="bash")
         st.caption(
-            "Llama, Mistral and Qwen folders also need Hugging Face transformers: "
+            "Llama, Mistral and Qwen2 folders also need Hugging Face transformers: "
             "`pip install -r requirements-checkpoints.txt`."
         )
         return None
@@ -66,6 +69,7 @@ def checkpoint_section(
     result: CheckpointResult | None = st.session_state.get("gpu_checkpoint")
     if result is not None:
         _result(result)
+        _side_by_side(result)
     return result
 
 
@@ -116,7 +120,9 @@ def _picker(owner: str, on_gpu: bool, runs_off: str | None) -> None:
     elem = run_dtype(on_gpu).itemsize
     st.caption(
         f"{plain(info.name)}: {plain(info.family)}, {info.planned.spec.total_params():,} parameters, "
-        f"{format_bytes(info.cache_bytes_per_token(elem))} of KV cache per token, a window of "
+        f"{format_bytes(info.cache_bytes_per_token(elem))} of KV cache per token"
+        + (f", {format_bytes(info.state_bytes(elem))} of fixed boards" if info.state_bytes(elem) else "")
+        + ", a window of "
         f"{info.window:,} positions. Depths to time: {', '.join(f'{d:,}' for d in depths)}."
     )
     _, busy = busy_with(owner)
@@ -204,6 +210,7 @@ def checkpoint_rows(result: CheckpointResult) -> list[dict[str, str]]:
             "roofline tokens/s": rate(p.predicted_tokens_per_s),
             "% of roofline": percent(p.tokens_per_s, p.predicted_tokens_per_s),
         }
+        | ({"fixed boards": format_bytes(p.state_bytes)} if result.state_bytes else {})
         for p in result.points
     ]
     if result.oom_depth is not None:
@@ -241,6 +248,7 @@ def _result(result: CheckpointResult) -> None:
         f"roofline is the copy speed measured here ({result.bandwidth_bytes_per_s / 1e9:,.1f} GB/s) ÷ those bytes"
         + (" (on a CPU, the cache's speed while a step fits in it: below)." if result.llc_bytes else ".")
     )
+    st.caption(_steps_words(result))
     two_speeds = cache_ceiling_words(result.llc_bytes, result.llc_bytes_per_s, result.bandwidth_bytes_per_s)
     if two_speeds:
         st.caption(two_speeds)
@@ -264,3 +272,50 @@ def _result(result: CheckpointResult) -> None:
         key="gpu_ckpt_json",
         icon=":material/data_object:",
     )
+
+
+def _steps_words(result: CheckpointResult) -> str:
+    """How the timed steps ran, and the fixed boards a hybrid adds to every step's bytes."""
+    if result.step_method == "CUDA graph":
+        words = "Each repetition of timed steps was captured once and replayed as one CUDA graph, as the presets are."
+    else:
+        words = "The timed steps ran one by one (eager)" + (
+            f": {plain(result.graph_note)}." if result.graph_note else "."
+        )
+    if result.state_bytes:
+        words += (
+            f" Its Gated DeltaNet layers keep fixed boards of {format_bytes(result.state_bytes)} at every depth, "
+            "read once per step: the roofline's bytes per token include them."
+        )
+    return words
+
+
+RUNS_KEPT = 4  # earlier runs of this session kept for the side-by-side charts
+
+
+def _side_by_side(result: CheckpointResult) -> None:
+    """Every checkpoint this reader ran on this device (the latest per folder), speed and memory over
+    depth: a dense and a hybrid model side by side once both have run."""
+    runs: dict[str, CheckpointResult] = st.session_state.setdefault("gpu_ckpt_runs", {})
+    runs.pop(result.folder, None)
+    runs[result.folder] = result  # the latest last
+    while len(runs) > RUNS_KEPT:
+        runs.pop(next(iter(runs)))
+    same_device = [r for r in runs.values() if r.device == result.device and r.points]
+    if len(same_device) < 2:
+        return
+    series = [
+        RunSeries(
+            r.name,
+            r.state_bytes > 0,
+            [p.depth for p in r.points],
+            [p.tokens_per_s for p in r.points],
+            [p.cache_bytes for p in r.points],
+            [p.state_bytes for p in r.points],
+        )
+        for r in same_device
+    ]
+    st.markdown(f"**Side by side on {plain(result.device)}: the checkpoints you ran**")
+    show_figure(speed_by_depth(series), key="gpu_ckpt_cmp_speed")
+    show_figure(memory_by_depth(series), key="gpu_ckpt_cmp_memory")
+    st.caption(compare_words(same_device))

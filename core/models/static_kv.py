@@ -1,0 +1,55 @@
+"""A KV cache allocated once for `room` positions and written in place — what a CUDA graph needs.
+
+The eager models (core/models/qwen35_layers.py) grow their caches with `torch.cat`, a new tensor
+every token: fine on a CPU, but a captured CUDA graph replays fixed addresses. Here the keys and
+values live in buffers made once (as llama.cpp, vLLM and transformers' `StaticCache` keep theirs);
+a step writes its row at position `start` and attends over rows `0 … start + T − 1`. Positions are
+plain Python ints, as in core/gpu/models.py: the house's graph helper (core/gpu/graphs.py)
+captures a whole repetition of steps whose positions it knows in advance, so each captured step
+reads exactly the rows it would read eagerly — the cost grows with depth, as it should.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+
+@dataclass
+class StaticKV:
+    """One attention layer's preallocated cache; rows past the written ones hold nothing meaningful."""
+
+    keys: torch.Tensor  # (B, Hkv, room, Dh), rotary applied
+    values: torch.Tensor  # (B, Hkv, room, Dh)
+
+    @classmethod
+    def empty(
+        cls, batch: int, kv_heads: int, room: int, head_dim: int, dtype: torch.dtype, device: torch.device
+    ) -> StaticKV:
+        shape = (batch, kv_heads, room, head_dim)
+        return cls(
+            torch.zeros(shape, dtype=dtype, device=device), torch.zeros(shape, dtype=dtype, device=device)
+        )
+
+    @property
+    def room(self) -> int:
+        return self.keys.shape[2]
+
+
+def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, kv: StaticKV, start: int) -> torch.Tensor:
+    """Write k, v (B, Hkv, T, Dh) at rows start … start + T − 1, then causal attention of q (B, H, T, Dh)
+    over every row written so far → (B, H, T, Dh). Grouped heads: each KV head serves H / Hkv queries."""
+    T = q.shape[2]
+    end = start + T
+    if end > kv.room:
+        raise ValueError(f"the cache holds {kv.room} positions; this step needs {end}")
+    kv.keys[:, :, start:end].copy_(k)  # in place: the buffer's address never changes
+    kv.values[:, :, start:end].copy_(v)
+    keys, values = kv.keys[:, :, :end], kv.values[:, :, :end]  # (B, Hkv, end, Dh) views, no copy
+    mask = None
+    if T > 1:  # query i (at position start + i) sees keys 0 … start + i
+        rows = torch.arange(T, device=q.device)[:, None] + start
+        mask = torch.arange(end, device=q.device)[None, :] <= rows  # (T, end), True = attend
+    return F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, enable_gqa=True)
