@@ -11,7 +11,7 @@ and is streamed over the host link (PCIe) every step:
 
     time/token = bytes_in_vram / vram_bandwidth + spilled_bytes / link_bandwidth.
 
-Method and card numbers: reference/gpu-measurement.md §3.1–3.2 (NVIDIA product pages,
+Method and card numbers: docs/sources.md §7.1–7.2 (NVIDIA product pages,
 PCI-SIG link rates). Real runs land below these ceilings (a community report, not a maintainer's
 measurement: llama-bench, Llama 8B Q4_0 on an RTX 3090, in pull-request text kept in a contributor's
 fork, Abai/llama.cpp PR-BODY-fattn-dequant-cap.md; core/plan/calibration.py works out its share of the

@@ -4,8 +4,8 @@
   handed between chunks), computed with `core/ops`, and the cost of chunked vs recurrent forms
   (DeltaNet paper App. B, arXiv 2406.06484; fla `fla/ops/delta_rule/README.md`).
 - Forgetting: what KDA's lower-bounded gate allows per step, and why the chunked form cannot split
-  e^{Γ_r − Γ_j} into e^{Γ_r}·e^{−Γ_j} (fla `fla/ops/kda/chunk.py` docstring; facts.md §1.6).
-- Kimi K3: what Attention Residuals add in parameters, memory and work per token (facts.md §1.8).
+  e^{Γ_r − Γ_j} into e^{Γ_r}·e^{−Γ_j} (fla `fla/ops/kda/chunk.py` docstring; docs/sources.md §1.6).
+- Kimi K3: what Attention Residuals add in parameters, memory and work per token (docs/sources.md §1.8).
 - Experts: how many distinct experts, and so how many expert bytes, one decoding step of a batch reads.
 """
 

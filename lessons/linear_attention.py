@@ -26,7 +26,7 @@ from ui.lesson import (
 from ui.primer_link import primer_pointer
 
 KEY_CHOICES = {"random": "random unit vectors", "orthogonal": "orthogonal (one row each)"}
-REAL_HEAD = 128  # key and value size of one head in Kimi Linear / Kimi K3 KDA layers (facts.md §1.6)
+REAL_HEAD = 128  # key and value size of one head in Kimi Linear / Kimi K3 KDA layers (docs/sources.md §1.6, §3.1)
 
 
 @st.cache_data(show_spinner=False)

@@ -66,7 +66,7 @@ def test_delta_rule_with_orthonormal_keys_and_beta_one_is_linear_attention() -> 
     o_la, S_la = linear_attention.recurrent(x["q"], k, x["v"])
     close(o_dr, o_la)
     close(S_dr, S_la)
-    # and with d_k orthonormal keys, linear attention recalls every value exactly (facts.md §5)
+    # and with d_k orthonormal keys, linear attention recalls every value exactly (docs/sources.md §5)
     recalled = torch.einsum("bthk,bhkv->bthv", k, S_la)  # (B, T, H, V)
     close(recalled, x["v"])
 

@@ -1,6 +1,6 @@
 """The lesson frame every page follows, and the few widgets every lesson shares.
 
-Frame (DESIGN.md): the problem the last stage left → the live model → what to
+Frame (docs/architecture.md, Lesson frame): the problem the last stage left → the live model → what to
 notice → the formula and the code → what is still missing → the next lesson.
 """
 

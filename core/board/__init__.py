@@ -7,7 +7,7 @@ first d_v values get one column of the board each (one-hot, so the board is easy
 read), later ones random unit vectors, because a fixed-size board has no more
 columns to give.
 
-The board is the state `S` of shape (d, d_v) in the fla layout (facts.md §0): writing
+The board is the state `S` of shape (d, d_v) in the fla layout (docs/sources.md §0): writing
 the pair (k, v) runs one step of a rule from the registry (core/mechanisms.py) —
 
     linear       S ← S + k vᵀ                                  (add; Katharopoulos et al. 2020)

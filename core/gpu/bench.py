@@ -3,7 +3,7 @@
 `python -m core.gpu.bench --preset tiny --out results.json` measures the copy bandwidth,
 context vs speed (core.gpu.context_bench; again under a VRAM budget if one is given) and
 dense vs experts (core.gpu.moe_bench), one benchmark per machine (core.gpu.runner). Method:
-llama-bench (ggml-org/llama.cpp tools/llama-bench; reference/gpu-measurement.md §1.1, §5),
+llama-bench (ggml-org/llama.cpp tools/llama-bench; docs/sources.md §6.1, §6.5),
 timed in core.gpu.timing, eager and (on CUDA) as replayed CUDA graphs.
 
 It runs wherever a CUDA PyTorch does: it needs torch, numpy and nvidia-ml-py only (no

@@ -6,7 +6,7 @@ one times a released model as it is: a GPT-2 folder in the course's own module
 (hybrid: fixed boards in three layers of four) folder in the course's own modules over static
 buffers (core/gpu/checkpoint_course.py), or a Llama / Mistral / Qwen2 folder through transformers
 with its own cache (core/models/hf_causal.py). Method: llama-bench's `tg @ d` (ggml-org/llama.cpp
-tools/llama-bench; reference/gpu-measurement.md §1.1, §5) — fill the cache to depth d with
+tools/llama-bench; docs/sources.md §6.1, §6.5) — fill the cache to depth d with
 untimed prefill, then time single-token steps. On CUDA the course's Qwen decoders replay each
 repetition as one CUDA graph (core.gpu.graphs.time_graphed, as the synthetic models run); the
 others, and every decoder on a CPU, run eagerly through core.gpu.timing.time_decode (warm-up,

@@ -1,6 +1,6 @@
 """Context vs speed: decode tokens/s at growing context depth, beside the roofline.
 
-For each depth d of a preset (llama-bench's `tg @ d`; reference/gpu-measurement.md §5):
+For each depth d of a preset (llama-bench's `tg @ d`; docs/sources.md §6.1, §6.5):
 full attention, whose KV cache grows a row per token, and a fixed-state model of the same
 width, each timed eagerly and (on CUDA) as a replayed CUDA graph by `time_at_depth`, and set
 beside the bandwidth roofline of the bytes the step really moves (`DecodeModel.traffic`).

@@ -2,7 +2,7 @@
 run on the CPU.
 
 The lesson's published numbers (llama-bench `-ngl`, Ollama's "88 % GPU" at a larger num_ctx;
-reference/gpu-measurement.md §3.4) come from this, not from streaming: the first `n_gpu` layers
+docs/sources.md §7.4) come from this, not from streaming: the first `n_gpu` layers
 keep their weights and KV cache in VRAM and run on the GPU; the rest keep theirs in host RAM and
 are computed by the CPU, at host memory bandwidth; only the hidden state (one row) crosses the
 link, twice per step. How many layers fit is decided like Ollama does it, from the context the

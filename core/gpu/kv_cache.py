@@ -8,7 +8,7 @@ spilled layer copies its first n host positions into one device staging block wi
 contiguous host→device copy (one `cudaMemcpyAsync`, non-blocking from pinned memory), writes
 the new row to the stage and, non-blocking, to its host home — the cache "streamed over
 PCIe" that HF transformers' OffloadedCache and a driver's system-memory fallback produce
-(reference/gpu-measurement.md §2.3, §3.4). Nothing here blocks the host, so a step can be
+(docs/sources.md §6.3, §7.4). Nothing here blocks the host, so a step can be
 captured in a CUDA graph.
 
 Attention over a resident cache is one `F.scaled_dot_product_attention` call. With a spill

@@ -2,7 +2,7 @@
 
 Both at the same short context, fully resident, timed by `time_decode`. On an NVIDIA GPU
 the board's energy counter (sampled power as fallback, as Zeus and vLLM do;
-reference/gpu-measurement.md) gives average watts and joules per token with the idle
+docs/sources.md §6.4) gives average watts and joules per token with the idle
 baseline subtracted; elsewhere those stay None.
 """
 

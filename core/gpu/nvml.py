@@ -10,7 +10,7 @@ The NVML module is passed in (`module=`) so tests can hand over a scripted stand
 
 Peak memory bandwidth from NVML = 2 × max memory clock (MHz) × bus width (bits) / 8
 (checks: RTX 4090 10501 MHz × 384 bit → 1008 GB/s; H100 SXM 2619 × 5120 → 3352 GB/s;
-reference/gpu-measurement.md §2.2). It is an estimate: the benchmark prefers a measured copy.
+docs/sources.md §6.2). It is an estimate: the benchmark prefers a measured copy.
 """
 
 from __future__ import annotations

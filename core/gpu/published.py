@@ -1,6 +1,6 @@
 """Published measurements to set beside the reader's own, each with its source and what kind it is.
 
-Collected in reference/gpu-measurement.md §3.3–3.6 (numbers copied from the sources; a "derived"
+Collected in docs/sources.md §7.3–7.6 (numbers copied from the sources; a "derived"
 note marks our own arithmetic on them), re-checked against the sources for issue 15:
 
 - a **primary** source is a paper, an official repository or its docs, or a maintainer's own

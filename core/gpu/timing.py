@@ -1,6 +1,6 @@
 """Where a decode benchmark runs and how it is timed, llama-bench style.
 
-Method (ggml-org/llama.cpp tools/llama-bench; reference/gpu-measurement.md §1.1, §5):
+Method (ggml-org/llama.cpp tools/llama-bench; docs/sources.md §6.1, §6.5):
 the device and its sync (`BenchEnv`), the copy bandwidth B_eff the roofline uses
 (`measure_copy_bandwidth`), and `time_decode`: a short untimed warm-up, then `repeats`
 repetitions of `n_steps` single-token steps with a device sync after each step; per

@@ -1,7 +1,7 @@
 """A miniature Kimi K3: KDA boards, latent-cache attention, Block AttnRes and experts.
 
 Built from the same rules as the real model (Kimi K3 config and release code: HF
-transformers `modular_kimi_k3.py`, mlx-lm `kimi_k3.py`; facts.md §1.6–1.9, §3.2),
+transformers `modular_kimi_k3.py`, mlx-lm `kimi_k3.py`; docs/sources.md §1.6–1.9, §3.2),
 only small enough to run on a laptop CPU:
 
 - the layer schedule comes from the same config rule as K3's: full attention at

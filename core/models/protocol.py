@@ -1,4 +1,4 @@
-"""The one protocol every live model answers (DESIGN.md, "Model protocol").
+"""The one protocol every live model answers (docs/architecture.md, "Model protocol").
 
 The tiny GPT-2 (`core.models.gpt2.GPT2`), mini-K3 (`core.models.mini_k3.MiniK3`) and the
 recall models (`core.models.recall_models.RecallModel`) all offer the same calls, so a page,

@@ -372,7 +372,7 @@ def scan_chunks(
 ) -> tuple[Tensor, Tensor]:
     """The only sequential part of a chunked delta rule: hand the board from chunk to chunk.
 
-    Per chunk n, with `S` the board entering it (facts.md §1.4–1.6):
+    Per chunk n, with `S` the board entering it (docs/sources.md §1.4–1.6):
         Ṽ   = U − W S                          corrected pseudo-values: what each token really writes
         O   = Q_in S + A Ṽ                     read the old board + attend inside the chunk
         S ← Diag(state_decay) S + K_outᵀ Ṽ     the board leaving the chunk

@@ -100,7 +100,7 @@ def chunk(
     initial_state: Tensor | None = None,
     chunk_size: int = 64,
 ) -> tuple[Tensor, Tensor]:
-    """Chunkwise WY / UT transform (facts.md §1.4). Any T (padded inside), power-of-two `chunk_size`.
+    """Chunkwise WY / UT transform (docs/sources.md §1.4). Any T (padded inside), power-of-two `chunk_size`.
 
     For each chunk (K, V, β, Q of C tokens) and the board S entering it:
         T_ut = (I + strictLower(diag(β) K Kᵀ))^{-1} diag(β)      the UT transform, (C, C)

@@ -100,7 +100,7 @@ def chunk(
     initial_state: Tensor | None = None,
     chunk_size: int = 64,
 ) -> tuple[Tensor, Tensor]:
-    """Chunkwise WY / UT transform with one decay rate per head (facts.md §1.5)."""
+    """Chunkwise WY / UT transform with one decay rate per head (docs/sources.md §1.5)."""
     x = chunk_prologue(INPUTS, q, k, v, beta, g, scale, initial_state, chunk_size)
     gamma = x.g.cumsum(-1)  # (B, H, N, C) log-fade from the chunk start to token r
 

@@ -142,7 +142,7 @@ def chunk(
     initial_state: Tensor | None = None,
     chunk_size: int = 64,
 ) -> tuple[Tensor, Tensor]:
-    """Chunkwise WY / UT transform with per-channel decay (facts.md §1.6)."""
+    """Chunkwise WY / UT transform with per-channel decay (docs/sources.md §1.6)."""
     x = chunk_prologue(INPUTS, q, k, v, beta, g, scale, initial_state, chunk_size)
     Gam = x.g.cumsum(-2)  # (B, H, N, C, K) per-channel log-fade from the chunk start to token r
 
