@@ -85,6 +85,7 @@ STORY = {
 # lessons beyond the story that the map still links to, with a word on what they hold
 MORE = {
     "primer": "the arithmetic the boards are built from, one live picture each",
+    "real_hybrid": "a released model with the same 3 : 1 plan, stepped live on your machine",
     "your_gpu": "measure it on your own card",
     "planner": "any model on any card: what fits, how fast",
     "what_changed": "every stage side by side",

@@ -243,6 +243,18 @@ OUTLINE: tuple[Lesson, ...] = (
         ),
     ),
     Lesson(
+        "real_hybrid",
+        "lessons/real_hybrid.py",
+        "A real hybrid",
+        "Qwen3.5, a released model, stepped token by token on your machine.",
+        "A real model",
+        ":material/developer_board:",
+        takeaway=(
+            "Qwen3.5 is a released model built like the course's hybrids: three fixed-board layers to each "
+            "attention layer. Step it and watch where the trained model forgets and where it writes hard."
+        ),
+    ),
+    Lesson(
         "your_gpu",
         "lessons/your_gpu.py",
         "Your GPU",

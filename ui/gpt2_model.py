@@ -46,11 +46,12 @@ class LiveGPT2:
 
     @property
     def run_options(self) -> dict:
-        """run_generation options: the tiny model runs on one thread, each step timed 3 times
-        (fastest kept); a released model leaves torch's thread count as the process set it (the
-        app sets 1 thread per server process at start-up, core/threads.py) and times each step
-        once (it is 150× the work)."""
-        return {"threads": None, "timing_repeats": 1} if self.real else {"threads": 1, "timing_repeats": 3}
+        """run_generation options: the tiny model runs on one thread; a released model leaves
+        torch's thread count as the process set it (the app sets 1 thread per server process at
+        start-up, core/threads.py). Each step is timed once: a slider move is answered in one run
+        of the model, not three, and the page shows every step's own time beside the running
+        median, so the spread a busy machine adds is seen rather than hidden by a fastest-of-k."""
+        return {"threads": None if self.real else 1, "timing_repeats": 1}
 
     def cache_size(self) -> CacheSize:
         return cache_size(self.model, catalog_spec(self.model.config) if self.real else None)
@@ -130,6 +131,10 @@ def how_to_get(prefix: str) -> None:
         "tiny byte model below.",
         icon=":material/download:",
     )
+    from ui.downloads import public_command
+
+    if public_command("gpt2"):  # public mode: the command for the host, no button a reader can press
+        return
     if fetch.is_offline():
         st.warning(
             "This machine is set to work offline (`HF_HUB_OFFLINE`), so no download is attempted. "
@@ -185,7 +190,18 @@ def generation_settings(prefix: str, default_prompt: str, live: LiveGPT2) -> Set
     prompt = live.tokenizer.prepare(text, live.model.config.block_size)
     if prompt.was_cut:
         st.warning(prompt.note())
-    return (live.key, tuple(prompt.ids), int(n_steps), float(temperature), int(top_k), int(seed))
+    return run_key(live.key, tuple(prompt.ids), int(n_steps), float(temperature), int(top_k), int(seed))
+
+
+def run_key(
+    model: str, prompt: tuple[int, ...], n: int, temperature: float, top_k: int, seed: int
+) -> Settings:
+    """The settings a run depends on, as the key it is computed and cached under: at temperature 0
+    the model always takes its likeliest token (`core.generation.choose_token`), so top-k and the
+    seed change nothing and are keyed as 0 — moving them then reuses the run already made."""
+    if temperature == 0:
+        top_k, seed = 0, 0
+    return (model, prompt, n, temperature, top_k, seed)
 
 
 def describe_real(live: LiveGPT2) -> None:
@@ -246,8 +262,11 @@ def show_top_next(live: LiveGPT2, top: list[tuple[int, float]], key: str) -> Non
     st.markdown(f"**What the model expected next** — its {len(top)} likeliest {live.unit}s at this step")
     show_figure(_top_next(live.key, tuple(map(tuple, top)), _label=live.tokenizer.label), key=key)
     pieces = [live.tokenizer.label(token) for token, _ in top if _is_piece(live, token)]
+    # one slot whether or not the note shows: an element that comes and goes would move every
+    # element after it to a new place on the page, and the browser redraws a moved chart from scratch
+    note = st.empty()
     if live.unit == "byte" and pieces:
-        st.caption(
+        note.caption(
             f"{pieces[0]} is a byte written in hex: it has no letter of its own, being one piece of a character "
             "that takes several bytes (é, 猫, an emoji). The model writes such characters one piece at a time."
         )

@@ -1,7 +1,8 @@
-"""Finding released GPT-2 weights on this machine, and fetching them on request.
+"""Finding released GPT-2 and Qwen3.5 weights on this machine, and fetching them on request.
 
     python -m core.models.fetch gpt2            # GPT-2 small, about 550 MB, into the HF cache
     python -m core.models.fetch gpt2-medium     # also gpt2-large, gpt2-xl
+    python -m core.models.fetch qwen3.5-0.8b    # Qwen3.5 0.8B (a released hybrid), about 1.7 GB
     python -m core.models.fetch --list          # what is already here (no network)
     python -m core.models.fetch --check FOLDER  # can this folder be loaded? (one line either way)
 
@@ -9,7 +10,9 @@ Weights come from OpenAI's releases as Hugging Face hosts them (huggingface.co/o
 gpt2 …) through `huggingface_hub`, into the reader's Hugging Face cache (HF_HOME / HF_HUB_CACHE
 respected). Looking for them never touches the network (`local_files_only=True`); only
 `download` does, and never when `HF_HUB_OFFLINE` is set. A folder named by the environment
-variable COURSE_GPT2_PATH (any local GPT-2 checkpoint) is offered first.
+variable COURSE_GPT2_PATH (any local GPT-2 checkpoint) is offered first; for Qwen3.5 the variable is
+COURSE_QWEN35_PATH (the A real hybrid lesson). `local_checkpoints` lists GPT-2s only, `local_qwen35`
+Qwen3.5s only, so each page's switch offers its own family.
 
 On a machine without internet `huggingface_hub` retries each request five times with back-off
 (20+ s before it gives up), so `download` first asks the Hub endpoint (HF_ENDPOINT respected)
@@ -32,7 +35,9 @@ from urllib.parse import urlsplit
 from core.models.hf_tokenizer import CheckpointError
 
 ENV_FOLDER = "COURSE_GPT2_PATH"
+ENV_QWEN35 = "COURSE_QWEN35_PATH"
 FILES = ("config.json", "tokenizer.json", "model.safetensors")
+WEIGHTS, INDEX = "model.safetensors", "model.safetensors.index.json"  # one file, or shards an index names
 REACH_TIMEOUT_S = 3.0  # the whole reachability check, DNS included
 GATEWAY_ERRORS = (502, 503, 504)
 ETAG_TIMEOUT_S = 10  # each file's metadata request once the Hub answered (HF_HUB_ETAG_TIMEOUT wins)
@@ -46,12 +51,14 @@ class Release:
     repo_id: str
     label: str
     params: str
-    weights_bytes: int  # model.safetensors
+    weights_bytes: int  # model.safetensors (or all its shards)
+    other_bytes: int = 0  # config.json + tokenizer.json; 0 = GPT-2's (CONFIG_BYTES + TOKENIZER_BYTES)
+    env_folder: str = ENV_FOLDER  # the environment variable that names a local folder of this family
 
     @property
     def download_bytes(self) -> int:
         """The three files `download` fetches: config.json + tokenizer.json + model.safetensors."""
-        return CONFIG_BYTES + TOKENIZER_BYTES + self.weights_bytes
+        return (self.other_bytes or CONFIG_BYTES + TOKENIZER_BYTES) + self.weights_bytes
 
 
 # Sizes of the files on huggingface.co/openai-community/gpt2{,-medium,-large,-xl}, main branch:
@@ -79,6 +86,22 @@ RELEASES = {
 }
 
 
+# Qwen3.5 0.8B (huggingface.co/Qwen/Qwen3.5-0.8B, Apache 2.0): released as the multimodal
+# Qwen3_5ForConditionalGeneration in bf16. No exact byte count could be checked from here (the Hub is
+# out of reach); the issue and public model pages give about 1.7 GB for its bf16 weights (some 0.85 B
+# parameters, text and vision tower, × 2 bytes), counted as 1.70 GB, and its 248,320-token
+# tokenizer.json as about 20 MB. So the size is shown as "about 1.7 GB" and no closer.
+QWEN35_RELEASES = {
+    r.key: r
+    for r in (
+        Release(
+            "qwen3.5-0.8b", "Qwen/Qwen3.5-0.8B", "Qwen3.5 0.8B", "0.8B", 1_700_000_000, 20_000_000, ENV_QWEN35
+        ),
+    )
+}
+ALL_RELEASES = {**RELEASES, **QWEN35_RELEASES}
+
+
 def approx_size(n_bytes: int) -> str:
     """A download size as a reader says it: 'about 550 MB', 'about 1.5 GB' (decimal units, as the
     Hub lists them); two significant figures, since the count is known to that and no better for
@@ -99,19 +122,45 @@ def is_offline() -> bool:
 
 
 def find_cached(key: str = "gpt2", cache_dir: Path | str | None = None) -> Path | None:
-    """The snapshot folder holding all of a release's files in the HF cache, or None (no network)."""
+    """The snapshot folder holding all of a release's files in the HF cache, or None (no network).
+    The weights are one model.safetensors or, failing that, an index and every shard it names."""
+    release = ALL_RELEASES[key]
+    names = [*FILES[:2]]
+    single = _cached(release.repo_id, WEIGHTS, cache_dir)
+    if single is not None:
+        names.append(WEIGHTS)
+    else:
+        index = _cached(release.repo_id, INDEX, cache_dir)
+        shards = _shard_names(index) if index is not None else None
+        if not shards:
+            return None
+        names += [INDEX, *shards]
+    paths = [_cached(release.repo_id, name, cache_dir) for name in names]
+    if any(path is None for path in paths):
+        return None
+    folders = {path.parent for path in paths}
+    return folders.pop() if len(folders) == 1 else None
+
+
+def _cached(repo_id: str, name: str, cache_dir) -> Path | None:
+    """One file of a repo in the HF cache (never the network), or None."""
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 
-    release = RELEASES[key]
-    folders = set()
-    for name in FILES:
-        try:
-            path = hf_hub_download(release.repo_id, name, cache_dir=cache_dir, local_files_only=True)
-        except (LocalEntryNotFoundError, FileNotFoundError, OSError, ValueError):
-            return None
-        folders.add(Path(path).parent)
-    return folders.pop() if len(folders) == 1 else None
+    try:
+        return Path(hf_hub_download(repo_id, name, cache_dir=cache_dir, local_files_only=True))
+    except (LocalEntryNotFoundError, FileNotFoundError, OSError, ValueError):
+        return None
+
+
+def _shard_names(index: Path) -> list[str] | None:
+    """The shard files a safetensors index names, or None when it is not one."""
+    import json
+
+    try:
+        return sorted(set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values()))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
 @dataclass(frozen=True)
@@ -135,6 +184,25 @@ def local_checkpoints(cache_dir: Path | str | None = None, env: dict | None = No
         if folder is not None:
             found.append(Found(key, f"{release.label}, real weights", folder))
     return found
+
+
+def local_qwen35(cache_dir: Path | str | None = None, env: dict | None = None) -> list[Found]:
+    """COURSE_QWEN35_PATH (if set) and every Qwen3.5 release already in the HF cache (no network)."""
+    env = os.environ if env is None else env
+    found = []
+    if env.get(ENV_QWEN35):
+        folder = Path(env[ENV_QWEN35]).expanduser()
+        found.append(Found("local", f"local checkpoint ({folder.name})", folder))
+    for key, release in QWEN35_RELEASES.items():
+        folder = find_cached(key, cache_dir)
+        if folder is not None:
+            found.append(Found(key, f"{release.label}, real weights", folder))
+    return found
+
+
+def fetch_command(key: str) -> str:
+    """The command line that fetches a release on the reader's own machine (what public mode shows)."""
+    return f"python -m core.models.fetch {key}"
 
 
 def hub_endpoint() -> str:
@@ -174,13 +242,15 @@ def unreachable_reason(endpoint: str, timeout_s: float = REACH_TIMEOUT_S) -> str
     return outcome[0]
 
 
-def unreachable_message(endpoint: str, reason: str) -> str:
+def unreachable_message(endpoint: str, reason: str, key: str = "gpt2") -> str:
     """The one line a reader sees when the Hub is out of reach, with the way round it."""
+    release = ALL_RELEASES[key]
+    family = "Qwen3.5" if key in QWEN35_RELEASES else "GPT-2"
     host = urlsplit(endpoint).netloc or endpoint
     reason = " ".join(reason.split())[:80]
     return (
         f"{host} cannot be reached from this machine ({reason}); get the weights another way: copy a "
-        f"GPT-2 folder ({', '.join(FILES)}) from a machine that has them and set {ENV_FOLDER} to it"
+        f"{family} folder ({', '.join(FILES)}) from a machine that has them and set {release.env_folder} to it"
     )
 
 
@@ -219,8 +289,8 @@ def download(
     when offline or when the Hub cannot be reached — no traceback for the reader, and within
     about REACH_TIMEOUT_S when nothing answers (nothing is written to the cache then).
     """
-    if key not in RELEASES:
-        raise CheckpointError(f"unknown GPT-2 size {key!r}; choose one of {', '.join(RELEASES)}")
+    if key not in ALL_RELEASES:
+        raise CheckpointError(f"unknown release {key!r}; choose one of {', '.join(ALL_RELEASES)}")
     if is_offline():
         raise CheckpointError(
             "HF_HUB_OFFLINE is set, so nothing is downloaded; unset it on a machine with internet"
@@ -228,24 +298,44 @@ def download(
     endpoint = hub_endpoint()
     reason = unreachable_reason(endpoint)
     if reason is not None:
-        raise CheckpointError(unreachable_message(endpoint, reason))
-    from huggingface_hub import hf_hub_download
-
-    release = RELEASES[key]
+        raise CheckpointError(unreachable_message(endpoint, reason, key))
+    release = ALL_RELEASES[key]
     folder = None
-    for name in FILES:
-        tqdm_class = _progress_class(lambda done, total, n=name: report(n, done, total)) if report else None
-        try:
-            path = hf_hub_download(
+    for name in FILES[:2]:
+        folder = _fetch(release, name, cache_dir, report).parent
+    if key in RELEASES:  # GPT-2: always one model.safetensors
+        return _fetch(release, WEIGHTS, cache_dir, report).parent
+    try:
+        return _fetch(release, WEIGHTS, cache_dir, report, missing_ok=True).parent
+    except FileNotFoundError:  # a sharded release: the index, then every shard it names
+        index = _fetch(release, INDEX, cache_dir, report)
+        for shard in _shard_names(index) or ():
+            _fetch(release, shard, cache_dir, report)
+        return folder
+
+
+def _fetch(release: Release, name: str, cache_dir, report, missing_ok: bool = False) -> Path:
+    """One file of a release into the HF cache, progress to `report`; CheckpointError (one line) on
+    any failure, FileNotFoundError for a file the repo lacks when `missing_ok`."""
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError
+
+    tqdm_class = _progress_class(lambda done, total: report(name, done, total)) if report else None
+    try:
+        return Path(
+            hf_hub_download(
                 release.repo_id, name, cache_dir=cache_dir, tqdm_class=tqdm_class, etag_timeout=ETAG_TIMEOUT_S
             )
-        except Exception as error:  # network, disk, permission: one line, never a traceback
-            message = " ".join(str(error).split())[:160]
-            raise CheckpointError(
-                f"could not download {name} from huggingface.co/{release.repo_id}: {message}"
-            ) from None
-        folder = Path(path).parent
-    return folder
+        )
+    except EntryNotFoundError:
+        if missing_ok:
+            raise FileNotFoundError(name) from None
+        raise CheckpointError(f"huggingface.co/{release.repo_id} has no {name}") from None
+    except Exception as error:  # network, disk, permission: one line, never a traceback
+        message = " ".join(str(error).split())[:160]
+        raise CheckpointError(
+            f"could not download {name} from huggingface.co/{release.repo_id}: {message}"
+        ) from None
 
 
 def check(folder: Path | str) -> int:
@@ -253,6 +343,8 @@ def check(folder: Path | str) -> int:
     from core.models.hf_gpt2 import load_gpt2
 
     try:
+        if _is_qwen35(folder):
+            return _check_qwen35(folder)
         loaded = load_gpt2(folder)
     except CheckpointError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -265,25 +357,50 @@ def check(folder: Path | str) -> int:
     return 0
 
 
+def _is_qwen35(folder: Path | str) -> bool:
+    """Whether a folder's config.json names a Qwen3.5 family (then --check loads it as one)."""
+    from core.models import hf_folder
+    from core.models.hf_qwen35 import SUPPORTED_FAMILIES
+
+    try:
+        return hf_folder.read_config(folder).get("model_type") in SUPPORTED_FAMILIES
+    except CheckpointError:
+        return False
+
+
+def _check_qwen35(folder: Path | str) -> int:
+    from core.models.hf_qwen35 import load_qwen35
+
+    loaded = load_qwen35(folder)
+    c = loaded.config
+    boards = c.layer_types.count("linear_attention")
+    print(
+        f"ok: {loaded.name}: Qwen3.5, {loaded.model.num_params():,} parameters, {len(c.layer_types)} layers "
+        f"({boards} Gated DeltaNet, {len(c.layer_types) - boards} gated attention), width {c.hidden_size}, "
+        f"{loaded.tokenizer.name}"
+    )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("size", nargs="?", default="gpt2", choices=list(RELEASES))
+    parser.add_argument("size", nargs="?", default="gpt2", choices=list(ALL_RELEASES))
     parser.add_argument("--list", action="store_true", help="show what is already on this machine")
     parser.add_argument("--cache-dir", default=None, help="Hugging Face cache folder (default: HF_HUB_CACHE)")
-    parser.add_argument("--check", metavar="FOLDER", help="load a local GPT-2 folder and report")
+    parser.add_argument("--check", metavar="FOLDER", help="load a local GPT-2 or Qwen3.5 folder and report")
     args = parser.parse_args(argv)
     if args.check:
         return check(args.check)
     if args.list:
-        found = local_checkpoints(args.cache_dir)
+        found = local_checkpoints(args.cache_dir) + local_qwen35(args.cache_dir)
         for item in found:
             print(f"{item.label}: {item.folder}")
         if not found:
             print("no GPT-2 weights on this machine yet; fetch them with `python -m core.models.fetch gpt2`")
         return 0
-    release = RELEASES[args.size]
+    release = ALL_RELEASES[args.size]
     here = find_cached(args.size, args.cache_dir)
     if here is not None:
         print(f"{release.label} is already here: {here}")

@@ -14,8 +14,9 @@ embedding itself when the file stores no `lm_head.weight` (tied, as the small re
 stored head otherwise. The tokenizer is the folder's `tokenizer.json` (byte-level BPE, read by
 core/models/hf_tokenizer.py; Qwen pads its embedding table far past the tokenizer, which is allowed). Every problem with a folder —
 another family, a missing tokenizer, a truncated or missing weights file, a tensor that does not fit
-the config — is a `CheckpointError` with a one-line message, raised before any weight is loaded
-where it can be (config, tokenizer and every safetensors header are checked first).
+the config, too little free memory for the weights — is a `CheckpointError` with a one-line message,
+raised before any weight is loaded where it can be (config, tokenizer, every safetensors header and
+the free memory, /proc/meminfo's MemAvailable, are checked first).
 
     loaded = load_qwen35(folder)                 # LoadedQwen35: model, tokenizer, config, spec
     cache = loaded.model.new_cache()
@@ -25,6 +26,7 @@ where it can be (config, tokenizer and every safetensors header are checked firs
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -166,6 +168,55 @@ def check_vocabulary(tokenizer: BPETokenizer, model_vocab: int) -> None:
         )
 
 
+def weights_bytes(folder: Path | str, dtype: torch.dtype = torch.float32) -> int:
+    """Bytes the text weights take once loaded in `dtype`, from the safetensors headers alone (the
+    vision tower and multi-token head are not loaded, so not counted)."""
+    from safetensors import safe_open
+
+    elements = 0
+    for path in hf_folder.weight_files(folder):
+        with safe_open(str(path), framework="pt") as f:
+            for name in f.keys():
+                if text_tensor_name(name) is not None:
+                    elements += _numel(f.get_slice(name).get_shape())
+    return elements * torch.empty((), dtype=dtype).element_size()
+
+
+def _numel(shape) -> int:
+    n = 1
+    for size in shape:
+        n *= int(size)
+    return n
+
+
+def available_memory(meminfo: Path | str = "/proc/meminfo") -> int | None:
+    """Bytes of memory the system can give a new allocation now (MemAvailable), or None where the
+    file is absent or unreadable (not Linux): then the check is skipped, not guessed."""
+    try:
+        for line in Path(meminfo).read_text(encoding="ascii").splitlines():
+            name, _, value = line.partition(":")
+            if name == "MemAvailable":
+                return int(value.split()[0]) * 1024  # the file counts kB
+    except (OSError, ValueError, IndexError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def check_memory(
+    folder: Path | str, dtype: torch.dtype, available: Callable[[], int | None] = available_memory
+) -> None:
+    """CheckpointError (one line) when the weights in `dtype` would not fit in the free memory."""
+    from core.units import format_bytes
+
+    free = available()
+    need = weights_bytes(folder, dtype)
+    if free is not None and need > free:
+        raise CheckpointError(
+            f"this checkpoint's weights need {format_bytes(need)} of memory in {str(dtype).removeprefix('torch.')}, "
+            f"but this machine has {format_bytes(free)} free; close other programs or use a machine with more memory"
+        )
+
+
 @dataclass
 class LoadedQwen35:
     """A released Qwen3.5 in the course's module, with what a page or a benchmark needs beside it."""
@@ -186,12 +237,16 @@ class LoadedQwen35:
 
 
 def load_qwen35(
-    folder: Path | str, dtype: torch.dtype = torch.float32, name: str | None = None
+    folder: Path | str,
+    dtype: torch.dtype = torch.float32,
+    name: str | None = None,
+    available: Callable[[], int | None] = available_memory,
 ) -> LoadedQwen35:
     """A Qwen3.5 folder (either layout) → our Qwen35 in eval mode + tokenizer (CheckpointError if bad).
 
-    Checked before any weight is read: config.json, tokenizer.json, every safetensors header. The
-    weights are read in `dtype` (fp32 by default, so logits match transformers' to 1e-4 relative).
+    Checked before any weight is read: config.json, tokenizer.json, every safetensors header, and
+    that the weights fit in the free memory (`available()`, bytes). The weights are read in `dtype`
+    (fp32 by default, so logits match transformers' to 1e-4 relative).
     """
     folder = Path(folder)
     top, text = read_config(folder)
@@ -199,6 +254,7 @@ def load_qwen35(
     tokenizer = BPETokenizer.from_folder(folder)
     check_vocabulary(tokenizer, config.vocab_size)
     hf_folder.check_weight_files(folder)
+    check_memory(folder, dtype, available)
     state = hf_folder.read_tensors(folder, text_tensor_name, dtype)
     if ("lm_head.weight" in state) == config.tie_word_embeddings:
         config = _tied(config, "lm_head.weight" not in state)  # a stored head is used; none: the embedding

@@ -59,6 +59,7 @@ def test_numbers_are_positions_in_the_outline():
         "forgetting",
         "kimi_k3",
         "experts",
+        "real_hybrid",
         "your_gpu",
         "planner",
         "what_changed",
@@ -91,7 +92,8 @@ def test_prose_names_lessons_by_slug():
 
 def test_next_and_previous():
     assert course.next_available("map").slug == "gpt2"
-    assert course.next_available("experts").slug == "your_gpu"
+    assert course.next_available("experts").slug == "real_hybrid"
+    assert course.next_available("real_hybrid").slug == "your_gpu"
     assert course.next_available(LESSONS[-1].slug) is None
     assert course.previous_available("gpt2").slug == "map"
     assert course.previous_available("map") is None

@@ -18,6 +18,7 @@ EXTRAS = {
     "collisions": ("ui/recall_panel.py",),
     "kimi_k3": ("ui/mini_k3.py",),
     "experts": ("ui/mini_k3.py",),
+    "real_hybrid": ("ui/real_hybrid.py", "ui/downloads.py"),
     "your_gpu": (
         *(f"ui/gpu/{p.name}" for p in sorted((driver.ROOT / "ui" / "gpu").glob("*.py"))),
         "core/gpu/published.py",  # the published table the page shows

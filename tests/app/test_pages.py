@@ -25,6 +25,7 @@ WIDGETS = {
     "forgetting": (0, 0, 5, 1),
     "kimi_k3": (1, 0, 0, 1),
     "experts": (1, 0, 1, 1),
+    "real_hybrid": (0, 0, 0, 0),  # without Qwen3.5 weights here; with them: tests/app/test_real_hybrid.py
     "your_gpu": (0, 1, 1, 0),
     "planner": (0, 6, 2, 0),
     "what_changed": (0, 1, 1, 0),

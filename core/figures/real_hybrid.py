@@ -1,0 +1,203 @@
+"""Pictures of a released hybrid (Qwen3.5) run token by token: data in, figures out.
+
+Each stepped picture has a `*_figure` (built and validated once per run, at the run's last token)
+and a `*_step` that patches a copy to token t (core.figures.style.patched_figure), so a Step click
+swaps arrays instead of building a chart. Sizes never change with t: the board is K × V at every
+token, the α / β and cache pictures are as wide or tall as the whole run, filled up to t.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from core.figures.style import (
+    COLORS,
+    DIVERGING,
+    SEQUENTIAL,
+    base_layout,
+    heatmap,
+    legend_below,
+    patched_figure,
+)
+from core.real_hybrid import BOARD, LayerMap
+
+BOARD_COLOR = COLORS["gated_delta"]
+CACHE_COLOR = COLORS["attention"]
+
+
+# -- the released layer map ---------------------------------------------------------------------
+
+
+def layer_map_figure(layer_map: LayerMap, title: str) -> go.Figure:
+    """One bar per layer, coloured and patterned by what it keeps: a board or a growing cache."""
+    fig = go.Figure()
+    for kind, name, color, pattern in (
+        (BOARD, "Gated DeltaNet: a fixed board", BOARD_COLOR, "/"),
+        ("full_attention", "gated attention: a growing cache", CACHE_COLOR, ""),
+    ):
+        layers = [i + 1 for i, k in enumerate(layer_map.kinds) if k == kind]
+        fig.add_bar(
+            x=layers,
+            y=[1] * len(layers),
+            name=name,
+            marker=dict(color=color, pattern=dict(shape=pattern)),
+            hovertemplate="layer %{x}<extra>" + name + "</extra>",
+        )
+    base_layout(fig, title, "layer (1 = nearest the input)", "", height=200)
+    fig.update_yaxes(visible=False, range=[0, 1])  # bars of one height: only the layer and its kind count
+    fig.update_xaxes(dtick=1 if len(layer_map.kinds) <= 32 else 4)
+    fig.update_layout(bargap=0.15)
+    return legend_below(fig, y=-0.45, bottom=100)
+
+
+# -- one head's board ---------------------------------------------------------------------------
+
+
+def board_figure(board: np.ndarray, limit: float, title: str) -> go.Figure:
+    """One head's board (K × V) as a heatmap on a fixed colour scale ±limit."""
+    k, v = board.shape
+    fig = go.Figure(
+        heatmap(
+            board,
+            -limit,
+            limit,
+            colorscale=DIVERGING,
+            colorbar_title="entry",
+            hover="key channel %{y}<br>value channel %{x}<br>entry %{z:.3f}<extra></extra>",
+        )
+    )
+    base_layout(fig, title, "value channel (column of the board)", "key channel (row)", height=380)
+    fig.update_yaxes(autorange="reversed", range=None)
+    fig.update_xaxes(range=[-0.5, v - 0.5])
+    return fig
+
+
+def board_step(base: dict, board: np.ndarray, title: str) -> go.Figure:
+    return patched_figure(base, {0: {"z": np.asarray(board, dtype=np.float32)}}, {"title": {"text": title}})
+
+
+# -- α and β per head per token -----------------------------------------------------------------
+
+
+def _filled(values: np.ndarray, shown: int) -> np.ndarray:
+    """(T, H) → (H, T) with the tokens after `shown` left blank (NaN): the width never changes."""
+    z = np.asarray(values, dtype=np.float32).T.copy()  # (H, T)
+    z[:, shown:] = np.nan
+    return z
+
+
+def fade_write_figure(alpha: np.ndarray, beta: np.ndarray, shown: int, title: str) -> go.Figure:
+    """Two heatmaps over the run (columns = tokens, rows = heads): the fade α and the write strength β,
+    both on the fixed scale 0 … 1. alpha, beta: (T, H) for one layer."""
+    steps, heads = alpha.shape
+    x = list(range(1, steps + 1))
+    y = [f"head {h + 1}" for h in range(heads)]
+    fig = make_subplots(
+        rows=2,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.16,
+        subplot_titles=("fade α (1 = keep all)", "write strength β"),  # short: a phone cuts a long one
+    )
+    for row, (values, name, bar_y) in enumerate(((alpha, "α", 0.79), (beta, "β", 0.21)), start=1):
+        trace = heatmap(
+            _filled(values, shown),
+            0.0,
+            1.0,
+            x_labels=x,
+            y_labels=y,
+            colorscale=SEQUENTIAL,
+            colorbar_title=name,
+            hover="token %{x}<br>%{y}<br>" + name + " %{z:.3f}<extra></extra>",
+        )
+        trace.colorbar.update(len=0.42, y=bar_y)
+        trace.name = name
+        fig.add_trace(trace, row=row, col=1)
+    base_layout(fig, title, "", "", height=120 + 44 * heads)
+    fig.update_xaxes(title_text="token (1 = first of your text)", row=2, col=1, range=[0.5, steps + 0.5])
+    fig.update_xaxes(range=[0.5, steps + 0.5], row=1, col=1)
+    fig.update_yaxes(title_text="head", autorange="reversed")
+    return fig
+
+
+def fade_write_step(base: dict, alpha: np.ndarray, beta: np.ndarray, shown: int, title: str) -> go.Figure:
+    return patched_figure(
+        base, {0: {"z": _filled(alpha, shown)}, 1: {"z": _filled(beta, shown)}}, {"title": {"text": title}}
+    )
+
+
+# -- an attention layer's cache -----------------------------------------------------------------
+
+
+def cache_figure(keys: np.ndarray, shown: int, limit: float, title: str) -> go.Figure:
+    """The cached keys of one attention layer's KV head: one row per token read (rows 1 … shown),
+    on a fixed colour scale; the y axis spans the whole run, so the stack visibly grows."""
+    steps, width = keys.shape
+    fig = go.Figure(
+        heatmap(
+            keys[:shown],
+            -limit,
+            limit,
+            y_labels=list(range(1, shown + 1)),
+            colorscale=DIVERGING,
+            colorbar_title="key entry",
+            hover="token %{y}<br>channel %{x}<br>%{z:.3f}<extra></extra>",
+        )
+    )
+    base_layout(fig, title, "key channel", "cached row (one per token)", height=360)
+    fig.update_yaxes(range=[steps + 0.5, 0.5])
+    fig.update_xaxes(range=[-0.5, width - 0.5])
+    return fig
+
+
+def cache_step(base: dict, keys: np.ndarray, shown: int, title: str) -> go.Figure:
+    rows = {"z": np.asarray(keys[:shown], dtype=np.float32), "y": list(range(1, shown + 1))}
+    return patched_figure(base, {0: rows}, {"title": {"text": title}})
+
+
+# -- bytes held, boards against caches ----------------------------------------------------------
+
+
+def memory_figure(
+    state_bytes: np.ndarray, cache_bytes: np.ndarray, full_bytes: np.ndarray, shown: int, title: str
+) -> go.Figure:
+    """Bytes held after each token: the boards (flat), the attention caches (growing) and what a
+    model of the same width with attention in every layer would hold (growing faster)."""
+    steps = len(state_bytes)
+    fig = go.Figure()
+    for values, name, color, dash in (
+        (state_bytes, "Gated DeltaNet boards (all board layers)", BOARD_COLOR, "dash"),
+        (cache_bytes, "attention caches (all attention layers)", CACHE_COLOR, "solid"),
+        (full_bytes, "cache if every layer were attention", COLORS["predicted"], "dot"),
+    ):
+        fig.add_scatter(
+            x=list(range(1, shown + 1)),
+            y=np.asarray(values[:shown], dtype=np.float64),
+            name=name,
+            mode="lines+markers",
+            line=dict(color=color, dash=dash),
+            hovertemplate="token %{x}<br>%{y:,.0f} bytes<extra>" + name + "</extra>",
+        )
+    top = float(max(np.max(state_bytes), np.max(full_bytes), 1))
+    base_layout(fig, title, "tokens read", "memory held (bytes)", height=360)
+    fig.update_xaxes(range=[0.5, steps + 0.5])
+    fig.update_yaxes(range=[0, top * 1.08], tickformat="~s")
+    return legend_below(fig, y=-0.2, bottom=110)
+
+
+def memory_step(
+    base: dict,
+    state_bytes: np.ndarray,
+    cache_bytes: np.ndarray,
+    full_bytes: np.ndarray,
+    shown: int,
+    title: str,
+) -> go.Figure:
+    x = list(range(1, shown + 1))
+    traces = {
+        i: {"x": x, "y": np.asarray(values[:shown], dtype=np.float64)}
+        for i, values in enumerate((state_bytes, cache_bytes, full_bytes))
+    }
+    return patched_figure(base, traces, {"title": {"text": title}})

@@ -1,0 +1,85 @@
+"""The A real hybrid lesson in Chromium on a Qwen3.5 checkpoint in Hugging Face format, as a reader with
+weights on disk sees it: the layer map, Steps that move the board, α / β, cache and memory charts,
+no exception, axe clean; desktop and phone screenshots go to artifacts/screenshots/real_hybrid/.
+
+The checkpoint is a tiny random Qwen3.5 built here (bench/hf_tiny_qwen35.py), offered through
+COURSE_QWEN35_PATH to one server of its own, with the Hub switched off and an empty HF cache.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.axe import assert_accessible
+from tests.browser.conftest import (
+    SCREENSHOTS,
+    click_when_ready,
+    open_lesson,
+    save_whole_page,
+    step_position,
+    streamlit_server,
+)
+from ui.course import lesson
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+SHOTS = SCREENSHOTS / "real_hybrid"
+PHONE = {"width": 390, "height": 844}
+CHARTS = ("rh_map", "rh_board", "rh_cache", "rh_fade", "rh_memory")
+
+
+@pytest.fixture(scope="module")
+def qwen_url(tmp_path_factory):
+    pytest.importorskip("transformers")
+    from bench.hf_tiny_qwen35 import make_checkpoint
+
+    root = tmp_path_factory.mktemp("qwen35-checkpoint")
+    folder = make_checkpoint(root / "tiny-random-qwen35")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("COURSE_QWEN35_PATH", str(folder))
+        env.setenv("HF_HUB_OFFLINE", "1")
+        env.setenv("HF_HOME", str(root / "hf-home"))
+        env.delenv("HF_HUB_CACHE", raising=False)
+        env.delenv("COURSE_PUBLIC", raising=False)
+        with streamlit_server("streamlit-real-hybrid.log") as url:
+            yield url
+
+
+def _open_and_step(page, url: str) -> None:
+    open_lesson(page, url, lesson("real_hybrid"))
+    assert step_position(page) == 1
+    step = page.locator("[data-testid='stButton'] button", has_text="Step")
+    for _ in range(3):
+        click_when_ready(page, step.first)
+    assert step_position(page) == 4, "Step did not advance three tokens"
+    assert not page.locator("[data-testid='stException']").count(), "exception on real_hybrid"
+    errors = page.locator("[data-testid='stAlertContentError']")
+    assert not errors.count(), f"error on real_hybrid: {errors.first.inner_text()}"
+    for key in CHARTS:
+        assert page.locator(f".st-key-{key} .js-plotly-plot").count() == 1, f"{key} not drawn"
+    text = page.locator("[data-testid='stMain']").inner_text()
+    assert "The released layer map" in text and "What to see:" in text and "4 rows" in text
+
+
+def test_the_lesson_runs_the_checkpoint(page, qwen_url):
+    _open_and_step(page, qwen_url)
+    assert_accessible(page, "real_hybrid-checkpoint-stepped")
+    page.wait_for_timeout(1500)  # plotly redraws the stepped charts a moment after Streamlit settles
+    save_whole_page(page, SHOTS / "desktop.png")
+
+
+def test_the_lesson_on_a_phone(browser, qwen_url):
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=1)
+    page = context.new_page()
+    try:
+        _open_and_step(page, qwen_url)
+        height = page.evaluate(
+            "() => Math.max(...[...document.querySelectorAll('[data-testid=stMain], "
+            "[data-testid=stAppViewContainer]')].map(e => e.scrollHeight), 844)"
+        )
+        page.set_viewport_size({"width": PHONE["width"], "height": min(int(height) + 40, 16000)})
+        page.wait_for_timeout(800)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "phone.png"), full_page=True)
+    finally:
+        context.close()

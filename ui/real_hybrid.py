@@ -1,0 +1,105 @@
+"""The released Qwen3.5 of the A real hybrid lesson: found on disk, loaded once, run once per text.
+
+Weights are looked for without any network call (core/models/fetch.py): a folder named by
+COURSE_QWEN35_PATH (how the tests point the page at a tiny random checkpoint) and every Qwen3.5
+release in the reader's Hugging Face cache. A model is loaded once per process per folder and
+dtype (`st.cache_resource`, two at most). A run over a reader's text steps the model token by token
+on the server's CPU, so it is bounded (a cap on prompt and new tokens), shows its progress, and is
+kept for the few latest texts (`RUNS`), shared by every reader.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import streamlit as st
+import torch
+
+from core import real_hybrid
+from core.gpu.public import public_mode
+from core.models import fetch
+from core.models.hf_qwen35 import LoadedQwen35, load_qwen35
+from core.models.hf_tokenizer import CheckpointError
+from ui.downloads import offer_download
+
+RELEASE = "qwen3.5-0.8b"
+DTYPE = "float32"  # logits as transformers' to 1e-4; in memory up to twice the bf16 download
+RUNS = 4  # runs kept (each holds one layer's boards for every token: about 1 MB a token for the 0.8B)
+_runs: OrderedDict[tuple, real_hybrid.HybridRun] = OrderedDict()
+_runs_lock = threading.Lock()
+
+
+@st.cache_data(ttl=30, show_spinner=False)
+def found_checkpoints() -> list[fetch.Found]:
+    """Qwen3.5 folders on this machine (no network); re-scanned every 30 s and after a download."""
+    return fetch.local_qwen35()
+
+
+@st.cache_resource(show_spinner="Loading Qwen3.5 weights…", max_entries=2)
+def released_qwen35(folder: str, dtype: str = DTYPE) -> LoadedQwen35:
+    """A Qwen3.5 folder in the course's module (raises CheckpointError, which is not cached)."""
+    return load_qwen35(folder, getattr(torch, dtype))
+
+
+def choose_checkpoint(prefix: str) -> LoadedQwen35 | None:
+    """The checkpoint switch; None (after saying why and what to do) when none can run."""
+    found = found_checkpoints()
+    if not found:
+        how_to_get(prefix)
+        return None
+    options = {str(f.folder): f.label for f in found}
+    choice = st.radio(
+        "Qwen3.5 to run",
+        list(options),
+        format_func=options.get,
+        horizontal=True,
+        key=f"{prefix}_model",
+        help="Released weights (Qwen team, 2026) from huggingface.co, or a folder named by "
+        f"{fetch.ENV_QWEN35}. They run in this course's own Qwen3.5 code (core/models/qwen35.py).",
+    )
+    try:
+        return released_qwen35(choice)
+    except CheckpointError as error:
+        st.error(f"This checkpoint cannot be used: {error}.")
+        return None
+
+
+def how_to_get(prefix: str) -> None:
+    """What to do when no Qwen3.5 is here: the size and the ways in, then the Download offer."""
+    release = fetch.QWEN35_RELEASES[RELEASE]
+    st.info(
+        f"No Qwen3.5 weights are on this machine yet. {release.label} is "
+        f"{fetch.approx_size(release.download_bytes)} (`config.json`, `tokenizer.json`, `model.safetensors`) "
+        f"from huggingface.co/{release.repo_id}. {'Fetch it' if public_mode() else 'Fetch it here, or'} in a "
+        f"terminal with `{fetch.fetch_command(RELEASE)}`, or point the environment variable `{fetch.ENV_QWEN35}` at a "
+        "folder that holds those files. Nothing is downloaded until you ask.",
+        icon=":material/download:",
+    )
+    if offer_download(RELEASE, f"{prefix}_download"):
+        found_checkpoints.clear()
+        st.rerun()
+
+
+def hybrid_run(
+    loaded: LoadedQwen35, ids: tuple[int, ...], new_tokens: int, layer: int
+) -> real_hybrid.HybridRun:
+    """The run over a text, made once (with a progress bar) and kept for the RUNS latest texts."""
+    key = (str(loaded.folder), str(loaded.model.dtype()), ids, new_tokens, layer)
+    with _runs_lock:
+        if key in _runs:
+            _runs.move_to_end(key)
+            return _runs[key]
+    total = len(ids) + new_tokens
+    bar = st.progress(0.0, text=f"Qwen3.5 is reading your text, one token at a time: 0 of {total}")
+
+    def report(done: int, of: int) -> None:
+        bar.progress(done / of, text=f"Qwen3.5 is reading your text, one token at a time: {done} of {of}")
+
+    run = real_hybrid.run_hybrid(loaded.model, list(ids), new_tokens, layer, report)
+    bar.empty()
+    with _runs_lock:
+        _runs[key] = run
+        while len(_runs) > RUNS:
+            _runs.popitem(last=False)
+    return run
