@@ -73,7 +73,9 @@ def step_figures(run: rh.HybridRun, key: tuple, shown: int, head: int) -> dict:
 def stepper(run: rh.HybridRun, key: tuple, head: int, label) -> None:
     """Step controls and everything that moves with them: a Step click reruns only this part."""
     total = run.steps
-    t = step_controls("rh_step", total, unit="token", start=1)
+    t = step_controls("rh_step", total, unit="token", before_start="the whole run")
+    if t == 0:  # before the first Step: the whole run, so a reader who never clicks sees every token
+        t = total
     where = "your text" if t <= run.prompt_length else "its own writing"
     st.markdown(
         f"Token {t} of {total} ({where}): **{code_span(label(run.tokens_in[t - 1]))}** · its likeliest "

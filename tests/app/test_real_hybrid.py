@@ -85,8 +85,10 @@ def test_the_page_reads_the_layer_map_from_the_config(at, folder):
 def test_steps_move_and_the_board_keeps_its_size(at, folder):
     loaded, traces, total = _traces(folder, at)
     k, v = loaded.config.linear_key_head_dim, loaded.config.linear_value_head_dim
-    assert any(m.value.startswith(f"**token 1 of {total}") for m in at.markdown)
-    shapes, shown = [], 1
+    assert any(f"Step replays from token 1 of {total}" in m.value for m in at.markdown)  # the whole run
+    z = plotly_array(chart_spec(at, "rh_board")["data"][0]["z"])  # untouched: the board after the last token
+    np.testing.assert_allclose(z, traces[-1].layers[0].state[0], rtol=1e-6, atol=1e-7)
+    shapes, shown = [], 0
     for t in (1, 2, 5):
         _step(at, t - shown)
         shown = t
@@ -99,7 +101,7 @@ def test_steps_move_and_the_board_keeps_its_size(at, folder):
 
 def test_alpha_and_beta_charts_are_the_models_trace(at, folder):
     _, traces, total = _traces(folder, at)
-    _step(at, 3)
+    _step(at, 4)
     data = chart_spec(at, "rh_fade")["data"]
     alpha, beta = plotly_array(data[0]["z"]), plotly_array(data[1]["z"])  # (heads, T)
     want_alpha = np.stack([tr.layers[0].parts["alpha"] for tr in traces]).T
@@ -116,7 +118,7 @@ def test_a_chosen_layer_and_head_show_their_own_board(at, folder):
     at.selectbox(key="rh_head").select(3).run()
     assert_clean(at, "layer 3, head 4")
     z = plotly_array(chart_spec(at, "rh_board")["data"][0]["z"])
-    np.testing.assert_allclose(z, traces[0].layers[2].state[3], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(z, traces[-1].layers[2].state[3], rtol=1e-6, atol=1e-7)  # the whole run
     alpha = plotly_array(chart_spec(at, "rh_fade")["data"][0]["z"])
     np.testing.assert_allclose(alpha[:, 0], traces[0].layers[2].parts["alpha"], rtol=1e-6)
 
@@ -124,8 +126,7 @@ def test_a_chosen_layer_and_head_show_their_own_board(at, folder):
 def test_the_cache_grows_a_row_per_step_and_the_bytes_are_the_live_tensors(at, folder):
     _, traces, _ = _traces(folder, at)
     for t in (1, 2, 3):
-        if t > 1:
-            _step(at)
+        _step(at)
         z = plotly_array(chart_spec(at, "rh_cache")["data"][0]["z"])
         assert z.shape[0] == t  # one row per token read
         np.testing.assert_allclose(z, traces[t - 1].layers[3].keys[0], rtol=1e-6)
@@ -142,7 +143,7 @@ def test_the_cache_grows_a_row_per_step_and_the_bytes_are_the_live_tensors(at, f
 
 def test_the_sentences_come_from_the_run(at, folder):
     _, traces, _ = _traces(folder, at)
-    _step(at, 4)
+    _step(at, 5)
     alphas = np.stack([tr.layers[0].parts["alpha"] for tr in traces[:5]])  # (5, heads)
     token, head = np.unravel_index(int(np.argmin(alphas)), alphas.shape)
     words = [m.value for m in at.markdown if m.value.startswith("**What to see:**")]

@@ -47,11 +47,11 @@ def qwen_url(tmp_path_factory):
 
 def _open_and_step(page, url: str) -> None:
     open_lesson(page, url, lesson("real_hybrid"))
-    assert step_position(page) == 1
+    assert step_position(page) == 0  # the whole run before the first Step
     step = page.locator("[data-testid='stButton'] button", has_text="Step")
-    for _ in range(3):
+    for _ in range(4):
         click_when_ready(page, step.first)
-    assert step_position(page) == 4, "Step did not advance three tokens"
+    assert step_position(page) == 4, "Step did not advance four tokens"
     assert not page.locator("[data-testid='stException']").count(), "exception on real_hybrid"
     errors = page.locator("[data-testid='stAlertContentError']")
     assert not errors.count(), f"error on real_hybrid: {errors.first.inner_text()}"
