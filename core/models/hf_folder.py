@@ -93,3 +93,19 @@ def read_tensors(folder: Path | str, rename, dtype=None) -> dict:
                 f"{path.name} is damaged or truncated ({one_line(error)}); download it again"
             ) from None
     return tensors
+
+
+def check_shapes(state: dict, expected: dict[str, tuple[int, ...]]) -> None:
+    """The tensors a config implies (`expected`: name → shape) against those a folder holds: every one
+    present with its shape, and nothing else (CheckpointError in one line if not)."""
+    missing = sorted(set(expected) - set(state))
+    if missing:
+        raise CheckpointError(f"the weights lack {len(missing)} tensors of this config, e.g. {missing[0]}")
+    extra = sorted(set(state) - set(expected))
+    if extra:
+        raise CheckpointError(f"the weights hold tensors this config has no place for, e.g. {extra[0]}")
+    for key, shape in expected.items():
+        if tuple(state[key].shape) != shape:
+            raise CheckpointError(
+                f"tensor {key} has shape {tuple(state[key].shape)}, config.json implies {shape}"
+            )

@@ -183,17 +183,7 @@ def to_our_names(tensors: dict[str, torch.Tensor], config: GPT2Config) -> dict[s
         state.setdefault("head.weight", state["wte.weight"])  # tied, as GPT-2 was trained
     with torch.device("meta"):  # shapes only, no memory
         expected = {k: tuple(v.shape) for k, v in GPT2(config, init=False).state_dict().items()}
-    missing = sorted(set(expected) - set(state))
-    if missing:
-        raise CheckpointError(f"the weights lack {len(missing)} tensors of this config, e.g. {missing[0]}")
-    extra = sorted(set(state) - set(expected))
-    if extra:
-        raise CheckpointError(f"the weights hold tensors this config has no place for, e.g. {extra[0]}")
-    for key, shape in expected.items():
-        if tuple(state[key].shape) != shape:
-            raise CheckpointError(
-                f"tensor {key} has shape {tuple(state[key].shape)}, config.json implies {shape}"
-            )
+    hf_folder.check_shapes(state, expected)
     return state
 
 

@@ -146,17 +146,7 @@ def check_tensors(state: dict[str, torch.Tensor], config: Qwen35Config) -> None:
         expected = {k: tuple(v.shape) for k, v in Qwen35(config).state_dict().items()}
     if config.tie_word_embeddings:
         expected.pop("lm_head.weight")
-    missing = sorted(set(expected) - set(state))
-    if missing:
-        raise CheckpointError(f"the weights lack {len(missing)} tensors of this config, e.g. {missing[0]}")
-    extra = sorted(set(state) - set(expected))
-    if extra:
-        raise CheckpointError(f"the weights hold tensors this config has no place for, e.g. {extra[0]}")
-    for key, shape in expected.items():
-        if tuple(state[key].shape) != shape:
-            raise CheckpointError(
-                f"tensor {key} has shape {tuple(state[key].shape)}, config.json implies {shape}"
-            )
+    hf_folder.check_shapes(state, expected)
 
 
 def check_vocabulary(tokenizer: BPETokenizer, model_vocab: int) -> None:
