@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from core.gpu.steps import Stopped, Timing, token_at
+
 if TYPE_CHECKING:
     from core.gpu.models import DecodeModel
-    from core.gpu.timing import Timing
 
 
 class Timer:
@@ -50,7 +51,6 @@ class Timer:
 
 
 def _run_steps(model: DecodeModel, depth: int, tokens: torch.Tensor, n_steps: int) -> None:
-    from core.gpu.timing import token_at
 
     model.pos = depth
     for i in range(n_steps):
@@ -95,7 +95,6 @@ def time_graphed(
     deadline: float | None = None,
 ) -> Timing:
     """Capture once, replay `repeats` times (one warm replay first), tokens/s per replay."""
-    from core.gpu.timing import Stopped, Timing
 
     graph = capture(model, depth, tokens, n_steps)
     try:

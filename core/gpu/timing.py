@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import platform
-import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -29,14 +28,11 @@ from core.gpu import nvml as nvml_mod
 from core.gpu.kv_cache import empty_host_cache
 from core.gpu.models import DecodeModel
 from core.gpu.presets import Preset
+from core.gpu.steps import Stopped, Timing, token_at  # noqa: F401 (re-exported: callers import them from here)
 
 Progress = Callable[[float, str], None]
 ShouldStop = Callable[[], bool]
 OomHook = Callable[[str, int], None]  # (series name, depth) → may raise torch.cuda.OutOfMemoryError
-
-
-class Stopped(Exception):
-    """The reader pressed Stop; partial results are kept."""
 
 
 def no_progress(fraction: float, message: str) -> None:
@@ -302,24 +298,6 @@ class SpeedPoint:
 
 
 @dataclass
-class Timing:
-    """Per-repetition tokens/s of one way of running the steps ("eager" or "CUDA graph")."""
-
-    samples_tokens_per_s: list[float]
-    method: str = "eager"
-    capped: bool = False  # the depth's time cap cut the repetitions short
-
-    @property
-    def mean(self) -> float:
-        return statistics.fmean(self.samples_tokens_per_s)
-
-    @property
-    def std(self) -> float:
-        s = self.samples_tokens_per_s
-        return statistics.stdev(s) if len(s) > 1 else 0.0
-
-
-@dataclass
 class DepthTiming:
     """Eager and (on CUDA) graphed timings at one depth; `best` is the graphed one when there is one."""
 
@@ -443,12 +421,6 @@ def time_at_depth(
 def steps_room(preset: Preset, depth: int) -> int:
     """Positions a depth needs: the prefill, the timed steps (or the warm-up), one spare."""
     return depth + max(preset.n_steps, preset.warmup) + 1
-
-
-def token_at(tokens: torch.Tensor, i: int) -> torch.Tensor:
-    """Token i (cycling) as a 1-element view: no copy, no host sync."""
-    j = i % len(tokens)
-    return tokens[j : j + 1]
 
 
 def random_tokens(preset: Preset, device: torch.device, n: int = 256) -> torch.Tensor:

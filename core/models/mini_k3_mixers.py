@@ -8,18 +8,14 @@ Sources as in core/models/mini_k3.py (Kimi K3 release code: HF transformers
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 from core.models.layers import RMSNorm
+from core.models.mini_k3_config import MiniK3Config
 from core.ops import kda
-
-if TYPE_CHECKING:
-    from core.models.mini_k3 import MiniK3Config
-
 
 # ---------------------------------------------------------------------------------------------
 # Kimi Delta Attention layer: a fixed board per head
