@@ -174,26 +174,22 @@ class Found:
 
 def local_checkpoints(cache_dir: Path | str | None = None, env: dict | None = None) -> list[Found]:
     """COURSE_GPT2_PATH (if set) and every release already in the HF cache, smallest first."""
-    env = os.environ if env is None else env
-    found = []
-    if env.get(ENV_FOLDER):
-        folder = Path(env[ENV_FOLDER]).expanduser()
-        found.append(Found("local", f"local checkpoint ({folder.name})", folder))
-    for key, release in RELEASES.items():
-        folder = find_cached(key, cache_dir)
-        if folder is not None:
-            found.append(Found(key, f"{release.label}, real weights", folder))
-    return found
+    return _found(ENV_FOLDER, RELEASES, cache_dir, env)
 
 
 def local_qwen35(cache_dir: Path | str | None = None, env: dict | None = None) -> list[Found]:
     """COURSE_QWEN35_PATH (if set) and every Qwen3.5 release already in the HF cache (no network)."""
+    return _found(ENV_QWEN35, QWEN35_RELEASES, cache_dir, env)
+
+
+def _found(variable: str, releases: dict, cache_dir: Path | str | None, env: dict | None) -> list[Found]:
+    """The folder the environment `variable` names (if set), then each of `releases` already cached."""
     env = os.environ if env is None else env
     found = []
-    if env.get(ENV_QWEN35):
-        folder = Path(env[ENV_QWEN35]).expanduser()
+    if env.get(variable):
+        folder = Path(env[variable]).expanduser()
         found.append(Found("local", f"local checkpoint ({folder.name})", folder))
-    for key, release in QWEN35_RELEASES.items():
+    for key, release in releases.items():
         folder = find_cached(key, cache_dir)
         if folder is not None:
             found.append(Found(key, f"{release.label}, real weights", folder))
