@@ -5,23 +5,27 @@ Run with `./run.sh` (sets up a venv on first use) or `streamlit run app.py`.
 
 import streamlit as st
 
+from core.i18n import _
 from core.threads import set_once
-from ui.a11y import focus_rings
+from ui.a11y import focus_rings, page_language
 from ui.course import COURSE, SECTIONS, available, lesson, lesson_ref
 from ui.errors import guarded
+from ui.i18n import language_switch, reader_language
 
 # The live models are tiny: one thread avoids thread hand-off costs that dwarf their maths. The
 # count is process-wide, so it is set once, on the first run of this script, never per request
 # (core/threads.py); nothing the app calls changes it afterwards.
 set_once(1)
+lang = reader_language()  # this reader's language, for everything this run shows (ui/i18n.py)
 
 st.set_page_config(
-    page_title="From GPT-2 to Kimi K3",
+    page_title=_("From GPT-2 to Kimi K3"),
     page_icon=":material/school:",
     layout="wide",
     initial_sidebar_state="auto",  # open on a wide screen, closed on a phone: the lesson comes first
 )
 focus_rings()  # a visible focus ring on the sidebar's and the lessons' links (WCAG 2.4.7)
+page_language(lang)  # <html lang> follows the reader's language (WCAG 3.1.1)
 
 lessons = available()
 pages = {
@@ -31,7 +35,7 @@ pages = {
             title=item.label,
             icon=item.icon,
             url_path=item.url_path,
-            default=(item == COURSE.start),
+            default=(item.slug == COURSE.start.slug),
         )
         for item in lessons
         if item.section == section
@@ -40,15 +44,18 @@ pages = {
 }
 # expanded: every lesson listed (past 10 pages Streamlit would otherwise fold the rest under "View more")
 navigation = st.navigation(
-    {section: group for section, group in pages.items() if group}, position="sidebar", expanded=True
+    {_(section): group for section, group in pages.items() if group}, position="sidebar", expanded=True
 )
 
 with st.sidebar:
+    language_switch()
     st.caption(
-        "A course that runs: its tiny models compute live on the server that sends you this page — your own "
-        f"machine when you start it yourself with ./run.sh. The {lesson('your_gpu').title} page "
-        f"({lesson_ref('your_gpu')}) measures the machine that server runs on. Every number comes from the code "
-        "or from a cited spec, and each lesson fixes what the one before it left broken."
+        _(
+            "A course that runs: its tiny models compute live on the server that sends you this page — your own "
+            "machine when you start it yourself with ./run.sh. The {gpu_page} page ({gpu_ref}) measures the "
+            "machine that server runs on. Every number comes from the code or from a cited spec, and each lesson "
+            "fixes what the one before it left broken."
+        ).format(gpu_page=lesson("your_gpu").title, gpu_ref=lesson_ref("your_gpu"))
     )
 
 # an unexpected error: one friendly line for the reader, the full traceback in the server's log

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.i18n import LANGUAGES
+
 RING = "#1c4fd8"  # the attention blue: 6.6 : 1 on white and on the sidebar (WCAG 1.4.11 needs 3)
 
 FOCUS_CSS = f"""
@@ -34,3 +36,14 @@ FOCUS_CSS = f"""
 def focus_rings() -> None:
     """Add the focus-ring styles to the page (a <style>-only st.html takes no space)."""
     st.html(f"<style>{FOCUS_CSS}</style>")
+
+
+def page_language(lang: str) -> None:
+    """Set `<html lang>` to the reader's language (WCAG 3.1.1 Language of page): Streamlit always
+    writes "en", and a screen reader then reads Japanese with English rules. A one-line script in the
+    sidebar (it takes no room there); `lang` is one of core.i18n.LANGUAGES, never reader text."""
+    if lang not in LANGUAGES:
+        raise ValueError(f"unknown language {lang!r}")
+    st.sidebar.html(
+        f"<script>document.documentElement.lang = {lang!r};</script>", unsafe_allow_javascript=True
+    )

@@ -1,0 +1,198 @@
+"""Read a page rendered in Japanese and list the English sentences still on screen.
+
+Everything the reader sees is scanned (text, widget labels, help and options, expanders, tables'
+headers, chart titles, axes, legends, annotations, tick labels and hover text, the chart words);
+code, formulas, links' targets and Material icon names are not text, nor is data the page quotes:
+the reader's own text in an input box, and text inside 「」 (what the reader typed, what a model
+wrote, a sample from the English training text). Three or more English words in a row count as an
+English sentence, unless they are a name on the allow-list: model and method names, cited titles,
+units and code a Japanese page shows as they are (`ALLOWED`, plus one name per line in
+`tests/app/english_names/*.txt`).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from tests.app.driver import ROOT, assert_clean, page_path
+from ui import live_chart
+
+# Names kept in English on a Japanese page (Japanese ML writing keeps them so). Only names, titles,
+# units and code: never a sentence.
+ALLOWED = (
+    "Kimi Delta Attention",
+    "Gated DeltaNet",
+    "Attention Residuals",
+    "Mixture of Experts",
+    "Multi-head Latent Attention",
+    "Multi-Head Latent Attention",
+    "Grouped-Query Attention",
+    "Gated Delta Networks",
+    "Transformers are RNNs",
+    "Attention Is All You Need",
+    "Language Models are Unsupervised Multitask Learners",
+    "Kimi Linear",
+    "Qwen3.5 0.8B",
+    "GPT-2 small",
+    "flash-linear-attention",
+    "Hugging Face",
+    "NVIDIA H200",
+    "NVIDIA GeForce RTX",
+    "Noto Sans CJK",
+)
+
+ALLOWED += tuple(
+    line.strip()
+    for path in sorted((Path(__file__).parent / "english_names").glob("*.txt"))
+    for line in path.read_text(encoding="utf-8").splitlines()
+    if line.strip() and not line.startswith("#")
+)
+ALLOWED = tuple(sorted(set(ALLOWED), key=len, reverse=True))  # longest first: a name inside a name
+
+_QUOTED = re.compile(r"「[^」]*」")  # data the page quotes: reader text, model output, training samples
+_CODE = re.compile(r"`[^`]*`")  # inline code
+_LATEX = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
+_LINK_TARGET = re.compile(r"\]\([^)]*\)")  # markdown link target (the label stays)
+_ICON = re.compile(r":material/[a-z0-9_]+:")
+_URL = re.compile(r"https?://\S+")
+_HOVER_FIELD = re.compile(r"%\{[^}]*\}|<extra>.*?</extra>|<[^>]+>")
+# three or more English words in a row; a word has two letters or more ("K K A", a layer map's letter
+# codes, and "C, C, d", a formula's symbols, are not sentences)
+ENGLISH = re.compile(r"[A-Za-z][A-Za-z'’-]+(?:[ ,;:]+[A-Za-z][A-Za-z'’-]+){2,}")
+
+
+def chart_text(spec: dict) -> list[str]:
+    """Every word a plotly figure can show: titles, axis titles, tick labels, legend names,
+    annotations, hover templates and hover text."""
+    layout = spec.get("layout", {})
+    words: list[str] = []
+    for value in layout.values():
+        if isinstance(value, dict):
+            title = value.get("title")
+            words.append(title.get("text", "") if isinstance(title, dict) else str(title or ""))
+            words += [str(t) for t in value.get("ticktext", ()) or ()]
+    meta = layout.get("meta")
+    if isinstance(meta, dict):
+        words.append(str(meta.get("title", "")))
+    words += [str(a.get("text", "")) for a in layout.get("annotations", ()) or ()]
+    for trace in spec.get("data", ()):
+        words.append(str(trace.get("name", "") or ""))
+        words.append(str(trace.get("hovertemplate", "") or ""))
+        for field in ("text", "hovertext", "customdata"):
+            value = trace.get(field)
+            if isinstance(value, str):
+                words.append(value)
+            elif isinstance(value, list):
+                words += [str(v) for v in _flatten(value) if isinstance(v, str)]
+        for axis in ("x", "y"):
+            values = trace.get(axis)
+            if isinstance(values, list):
+                words += [v for v in _flatten(values) if isinstance(v, str)]
+    return [w for w in words if w]
+
+
+def _flatten(values):
+    for v in values:
+        if isinstance(v, list | tuple):
+            yield from _flatten(v)
+        else:
+            yield v
+
+
+def shown_text(node) -> list[str]:
+    """All the text of an AppTest node and its children, in page order (nothing left out)."""
+    children = getattr(node, "children", None)
+    if children is not None:
+        label = getattr(node, "label", "") or ""
+        texts = [label] if isinstance(label, str) and label else []
+        for key in sorted(children):
+            texts += shown_text(children[key])
+        return texts
+    kind = getattr(node, "type", "")
+    if kind in {"code", "latex"}:
+        return []
+    if kind == "bidi_component" and node.proto.component_name == live_chart.COMPONENT:
+        return chart_text(live_chart.figure_of(node.proto))
+    if kind in {"arrow_data_frame", "table"}:
+        try:
+            frame = node.value
+            return [str(c) for c in frame.columns] + [
+                str(v) for v in frame.to_numpy().ravel().tolist() if isinstance(v, str)
+            ]
+        except Exception:
+            return []
+    texts = []
+    attrs = ("value", "label", "help", "body", "placeholder", "caption")
+    if kind in {"text_input", "text_area"}:
+        attrs = attrs[1:]  # its value is the reader's own text
+    elif kind in {"radio", "selectbox", "multiselect", "select_slider", "button_group"}:
+        attrs = attrs[1:]  # its value is a code; the options the reader sees are read below
+    for attr in attrs:
+        try:
+            value = getattr(node, attr, None)
+        except Exception:  # some elements compute attributes lazily from state
+            continue
+        if isinstance(value, str) and value.strip():
+            texts.append(value)
+    options = getattr(node, "options", None)
+    if isinstance(options, list | tuple):
+        texts += [str(o) for o in options]
+    return texts
+
+
+def english_in(text: str) -> list[str]:
+    """The English sentences in one piece of shown text (after code, formulas, links' targets,
+    icons, hover fields and allowed names are taken out)."""
+    for pattern in (_QUOTED, _CODE, _LATEX, _LINK_TARGET, _ICON, _URL, _HOVER_FIELD):
+        text = pattern.sub(" ", text)
+    for name in ALLOWED:
+        text = text.replace(name, " ")
+    return [m.group(0) for m in ENGLISH.finditer(text)]
+
+
+def english_left(at: AppTest) -> list[str]:
+    """Every English sentence on a rendered page (main area and sidebar), each once."""
+    found: list[str] = []
+    for root in (at.main, at.sidebar):
+        for text in shown_text(root):
+            for sentence in english_in(text):
+                if sentence not in found:
+                    found.append(sentence)
+    return found
+
+
+def japanese(page: str, timeout: float = 120) -> AppTest:
+    """Run a page (a lesson slug, or a file from the repository root) once in Japanese, as the link
+    `?lang=ja` opens it; fail on any exception."""
+    from ui.course import LESSONS
+
+    path = page_path(page) if page in {item.slug for item in LESSONS} else str(ROOT / page)
+    at = AppTest.from_file(path, default_timeout=timeout)
+    at.query_params["lang"] = "ja"
+    at.run()
+    assert_clean(at, f"first run of {page} in Japanese")
+    return at
+
+
+KANA_OR_KANJI = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+
+
+def japanese_words(text: str) -> bool:
+    """Whether `text` has Japanese in it (kana or kanji)."""
+    return bool(KANA_OR_KANJI.search(text or ""))
+
+
+def no_english(at: AppTest, when: str) -> None:
+    """The page ran with no exception and shows no English sentence (`when` names the state)."""
+    assert_clean(at, when)
+    left = english_left(at)
+    assert left == [], f"{when}: English left on screen: {left[:12]}"
+
+
+def open_toggles(at: AppTest, *toggles: str) -> None:
+    """Switch each toggle (by key) on, one rerun each: answers, formulas and code shown."""
+    for key in toggles:
+        at.toggle(key=key).set_value(True).run()
