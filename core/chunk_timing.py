@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import torch
 
+from core.i18n import _
 from core.ops.forms import Timing, time_forms
 
 PATH = Path(__file__).resolve().parent.parent / "assets" / "chunks" / "timing.json"
@@ -40,6 +42,15 @@ def machine() -> str:
         f"{cpu}, {os.cpu_count()} cores (1 thread used), {platform.system()} {platform.release()}, "
         f"torch {torch.__version__}"
     )
+
+
+_CORES = re.compile(r"(\d+) cores \(1 thread used\)")
+
+
+def shown_machine(machine: str) -> str:
+    """The stored machine line for the page, its one phrase of words in the reader's language
+    (the CPU, OS and torch names stay as they are)."""
+    return _CORES.sub(lambda m: _("{cores} cores (1 thread used)").format(cores=m[1]), machine)
 
 
 def measure(path: Path = PATH) -> ShippedTiming:

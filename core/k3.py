@@ -3,7 +3,8 @@
 Real numbers come from `core.specs.SPECS["kimi_k3"]` (config of the release) and
 `core.roofline`; live numbers from mini-K3 (`core.models.mini_k3`): its per-step traces
 reduced to small arrays (`summarise_run`) and its router's choices on a whole text
-(`route_text`). `core/figures/k3.py` draws these; it computes nothing itself.
+(`route_text`). The figure modules draw these (`core/figures/k3_layer_map.py`, `k3_memory.py`,
+`attn_res_heatmap.py`, `expert_grid.py`, `expert_routing.py`, `moe_weights.py`); they compute nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from core.i18n import _
 from core.models.mini_k3 import ForwardInfo, MiniK3
 from core.roofline import active_weight_bytes, weight_bytes
 from core.specs import ModelSpec
@@ -183,11 +185,12 @@ def strongest_pull(run: RunSummary, step: int) -> AttnResPull | None:
 
 
 def source_labels(num_layers: int, block_size: int) -> list[str]:
-    """Names of the AttnRes sources: the embedding, then one sum per block of layers (1-based)."""
-    labels = ["embedding"]
+    """Names of the AttnRes sources, in the reader's language: the embedding, then one sum per block
+    of layers (1-based)."""
+    labels = [_("embedding")]
     for start in range(0, num_layers, block_size):
         end = min(start + block_size, num_layers)
-        labels.append(f"block {len(labels)}: layers {start + 1}–{end}")
+        labels.append(_("block {n}: layers {first}–{last}").format(n=len(labels), first=start + 1, last=end))
     return labels
 
 
@@ -198,8 +201,11 @@ def summarise_run(traces: list[Trace], kinds: list[str], block_size: int, prompt
     mix_labels = []
     for i, kind in enumerate(kinds):
         name = "KDA" if kind == "kda" else "MLA"
-        mix_labels += [f"layer {i + 1} before {name}", f"layer {i + 1} before FFN"]
-    mix_labels.append("output")
+        mix_labels += [
+            _("layer {layer} before {mixer}").format(layer=i + 1, mixer=name),
+            _("layer {layer} before FFN").format(layer=i + 1),
+        ]
+    mix_labels.append(_("output"))
     attn_res = np.full((len(traces), 2 * L + 1, len(sources)), np.nan, dtype=np.float32)
     for s, trace in enumerate(traces):
         for i, layer in enumerate(trace.layers):

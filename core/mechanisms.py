@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Literal
 
+from core.i18n import N_
+
 Gate = Literal["none", "head", "channel"]
 
 
@@ -34,16 +36,16 @@ class Mechanism:
 
     key: str  # the one name used everywhere: configs, results files, charts, tests
     module: str  # import path of its ops module (step / recurrent / chunk)
-    label: str  # the name a reader sees
+    label: str  # the name a reader sees (shown through _(), e.g. style.label_of; N_ where it is a word, not a name)
     short: str  # a short name for tight legends
     color: str  # its colour in every chart
-    verb: str  # what it does to memory when a token arrives
+    verb: str  # what it does to memory when a token arrives (marked N_, like label)
     takes_beta: bool  # True: erase before writing (the delta rule); needs β per token and head
     gate: Gate  # the fade: none, one rate per head, or one rate per key channel
     lesson: str  # slug of the lesson that introduces it (ui/course.py)
     year: int
     update: str  # the state rule, as one line of maths
-    update_words: str  # the same in words
+    update_words: str  # the same in words (marked N_, like label)
     source: str  # paper (arXiv id) and reference implementation
 
     @property
@@ -74,16 +76,16 @@ RULES: dict[str, Mechanism] = {
         Mechanism(
             key="linear",
             module="core.ops.linear_attention",
-            label="Linear attention",
+            label=N_("Linear attention"),
             short="linear",
             color="#e8590c",
-            verb="add",
+            verb=N_("add"),
             takes_beta=False,
             gate="none",
             lesson="linear_attention",
             year=2020,
             update="S ← S + k vᵀ",
-            update_words="adds k vᵀ to the board",
+            update_words=N_("adds k vᵀ to the board"),
             source="Katharopoulos et al. 2020, arXiv 2006.16236; fla ops/linear_attn",
         ),
         Mechanism(
@@ -92,13 +94,13 @@ RULES: dict[str, Mechanism] = {
             label="DeltaNet",
             short="DeltaNet",
             color="#27500c",
-            verb="rewrite",
+            verb=N_("rewrite"),
             takes_beta=True,
             gate="none",
             lesson="deltanet",
             year=2024,
             update="S ← S − β k (kᵀS − vᵀ)",
-            update_words="erases the old value under k, writes the new",
+            update_words=N_("erases the old value under k, writes the new"),
             source="Yang et al. 2024, arXiv 2406.06484; Schlag et al. 2021, arXiv 2102.11174; fla ops/delta_rule",
         ),
         Mechanism(
@@ -107,13 +109,13 @@ RULES: dict[str, Mechanism] = {
             label="Gated DeltaNet",
             short="Gated DeltaNet",
             color="#1589a0",
-            verb="forget",
+            verb=N_("forget"),
             takes_beta=True,
             gate="head",
             lesson="forgetting",
             year=2024,
             update="S ← α (I − β k kᵀ) S + β k vᵀ",
-            update_words="fades the board by one rate per head, then rewrites",
+            update_words=N_("fades the board by one rate per head, then rewrites"),
             source="Yang, Kautz, Hatamizadeh, arXiv 2412.06464; fla ops/gated_delta_rule",
         ),
         Mechanism(
@@ -122,13 +124,13 @@ RULES: dict[str, Mechanism] = {
             label="Kimi Delta Attention",
             short="KDA",
             color="#c2255c",
-            verb="forget per channel",
+            verb=N_("forget per channel"),
             takes_beta=True,
             gate="channel",
             lesson="forgetting",
             year=2025,
             update="S ← (I − β k kᵀ) Diag(α) S + β k vᵀ",
-            update_words="fades each key channel at its own rate, then rewrites",
+            update_words=N_("fades each key channel at its own rate, then rewrites"),
             source="Kimi Linear, arXiv 2510.26692; fla ops/kda",
         ),
     )

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.i18n import _, ngettext
+
 BOARD, ATTENTION = "linear_attention", "full_attention"  # Qwen3.5's `layer_types` values
 
 
@@ -203,7 +205,7 @@ def share_text(share: float) -> str:
     if share >= 0.99 and share < 1.0:
         return f"{np.floor(share * 1e4) / 100:.2f}%"
     if 0.0 < share < 0.01:
-        return "under 1%"
+        return _("under 1%")
     return f"{share:.0%}"
 
 
@@ -226,10 +228,10 @@ def half_life_text(alpha: float) -> str:
     """How long a fade of α per token takes to halve what a head held, in words."""
     n = half_life_tokens(alpha)
     if n == float("inf"):
-        return "no number of tokens (α = 1 keeps everything)"
+        return _("no number of tokens (α = 1 keeps everything)")
     if n < 1:
-        return "less than one token"
-    return f"about {n:,.0f} token{'s' if round(n) != 1 else ''}"
+        return _("less than one token")
+    return ngettext("about {n} token", "about {n} tokens", round(n)).format(n=f"{n:,.0f}")
 
 
 def half_life_tokens(alpha: float) -> float:

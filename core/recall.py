@@ -30,6 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from core.i18n import _
+
 IGNORE_INDEX = -100
 POWER_A = 0.01  # Zoology's default power-law exponent for query gaps
 
@@ -74,11 +76,15 @@ class RecallVocab:
         for i in range(self.n_keys):
             if self.key_name(i) == name:
                 return 1 + i
-        raise ValueError(f"'{name}' is not a key: keys are single letters a–z or A–Z")
+        raise ValueError(_("'{name}' is not a key: keys are single letters a–z or A–Z").format(name=name))
 
     def value_token(self, name: str) -> int:
         if not name.isdigit() or not 0 <= int(name) < self.n_values:
-            raise ValueError(f"'{name}' is not a value: values are whole numbers 0–{self.n_values - 1}")
+            raise ValueError(
+                _("'{name}' is not a value: values are whole numbers 0–{largest}").format(
+                    name=name, largest=self.n_values - 1
+                )
+            )
         return 1 + self.n_keys + int(name)
 
 
@@ -187,20 +193,22 @@ def parse_recall_text(text: str, vocab: RecallVocab = DEFAULT_VOCAB, max_tokens:
     """
     text = text.strip()
     if text.count("?") != 1:
-        raise ValueError("write the pairs, then one '?', then the keys to ask for — e.g. 'a:1 b:2 c:3 ? b'")
+        raise ValueError(
+            _("write the pairs, then one '?', then the keys to ask for — e.g. 'a:1 b:2 c:3 ? b'")
+        )
     head, tail = text.split("?")
     pair_words, query_words = head.split(), tail.split()
     if not pair_words:
-        raise ValueError("there are no key:value pairs before the '?'")
+        raise ValueError(_("there are no key:value pairs before the '?'"))
     if not query_words:
-        raise ValueError("there is no key to ask for after the '?'")
+        raise ValueError(_("there is no key to ask for after the '?'"))
     tokens: list[int] = []
     pairs: list[tuple[str, str]] = []
     latest: dict[str, str] = {}
     for word in pair_words:
         match = _PAIR.match(word)
         if match is None:
-            raise ValueError(f"'{word}' is not a key:value pair such as 'a:7'")
+            raise ValueError(_("'{word}' is not a key:value pair such as 'a:7'").format(word=word))
         key, value = match.groups()
         tokens += [vocab.key_token(key), vocab.value_token(value)]
         pairs.append((key, value))
@@ -209,12 +217,14 @@ def parse_recall_text(text: str, vocab: RecallVocab = DEFAULT_VOCAB, max_tokens:
     answers: list[str | None] = []
     for word in query_words:
         if ":" in word:
-            raise ValueError(f"after the '?' write keys only, not pairs ('{word}')")
+            raise ValueError(_("after the '?' write keys only, not pairs ('{word}')").format(word=word))
         tokens.append(vocab.key_token(word))
         positions.append(len(tokens) - 1)
         answers.append(latest.get(word))
     if len(tokens) > max_tokens:
-        raise ValueError(f"that is {len(tokens)} tokens; keep it to {max_tokens} or fewer")
+        raise ValueError(
+            _("that is {n} tokens; keep it to {most} or fewer").format(n=len(tokens), most=max_tokens)
+        )
     return ParsedRecall(tokens, pairs, query_words, positions, answers)
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.i18n import _
+
 VOCAB_SIZE = 256
 
 # Lone surrogates ("\ud800") are legal in a Python str but not in UTF-8;
@@ -88,11 +90,10 @@ class Prompt:
         """The sentence a page shows when the prompt was cut ('' when it was not)."""
         if not self.was_cut:
             return ""
-        n, u = len(self.ids), self.unit
-        return (
-            f"Your prompt is {self.original_length} {u}s; the model's context window holds "
-            f"{n}, so only the last {n} {u}s are used."
-        )
+        return _(
+            "Your prompt is {length} {unit}s; the model's context window holds {n}, so only the last {n} "
+            "{unit}s are used."
+        ).format(length=self.original_length, n=len(self.ids), unit=_(self.unit))
 
 
 def fit_prompt(ids: list[int], fallback: list[int], max_tokens: int, unit: str = "byte") -> Prompt:

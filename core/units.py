@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+from core.i18n import N_, _, is_japanese, ngettext
+
 
 def format_bytes(n: float) -> str:
     """Human-readable binary size: 36864 → '36.0 KiB'."""
@@ -37,11 +39,25 @@ def format_params(n: float) -> str:
 
 
 def format_count(n: float) -> str:
-    """Big counts in words, for prose a beginner reads: 2.62e12 → '2.6 trillion', 3.3e9 → '3.3 billion', 96 → '96'."""
+    """Big counts in words, for prose a beginner reads: 2.62e12 → '2.6 trillion', 3.3e9 → '3.3 billion', 96 → '96'
+    (in Japanese by its own steps of 10⁴: '2.6兆', '33億', '1,200万')."""
+    if is_japanese():
+        return _count_in_japanese(n)
     for size, word in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million")):
         if abs(n) >= size:
             value = n / size
             return f"{value:.1f} {word}" if value < 10 else f"{value:,.0f} {word}"
+    return f"{n:,.0f}"
+
+
+def _count_in_japanese(n: float) -> str:
+    """Japanese counts big numbers in steps of 10⁴ (万), 10⁸ (億), 10¹² (兆): 124e6 → '1.2億'."""
+    for size, word in ((1e12, "兆"), (1e8, "億"), (1e6, "万")):
+        if abs(n) >= size:
+            value = n / size
+            if word == "万":
+                return f"{value * 100:,.0f}{word}"
+            return f"{value:.1f}{word}" if value < 10 else f"{value:,.0f}{word}"
     return f"{n:,.0f}"
 
 
@@ -68,8 +84,31 @@ def signed_percent(change: float) -> str:
 
 
 def counted(n: int, noun: str) -> str:
-    """A count with its noun in the right number: (1, 'token') → '1 token', (3, 'token') → '3 tokens'."""
+    """A count with its noun in the right number: (1, 'token') → '1 token', (3, 'token') → '3 tokens'
+    (in Japanese with the noun's counter: '3トークン', '3層', '2組')."""
+    phrase = _counted_phrases(n).get(noun)
+    if phrase is not None:
+        return phrase.format(n=f"{n:,}")
+    if is_japanese():
+        return f"{n:,} {_(noun)}"
     return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
+def _counted_phrases(n: int) -> dict[str, str]:
+    """The nouns the pages count, each as one translatable phrase (a Japanese counter differs per noun)."""
+    return {
+        "token": ngettext("{n} token", "{n} tokens", n),
+        "byte": ngettext("{n} byte", "{n} bytes", n),
+        "layer": ngettext("{n} layer", "{n} layers", n),
+        "expert": ngettext("{n} expert", "{n} experts", n),
+        "row": ngettext("{n} row", "{n} rows", n),
+        "pair": ngettext("{n} pair", "{n} pairs", n),
+        "key": ngettext("{n} key", "{n} keys", n),
+        "sequence": ngettext("{n} sequence", "{n} sequences", n),
+    }
+
+
+UNIT_NAMES = (N_("byte"), N_("token"))  # the units a tokenizer counts in (core.tokenizer), shown as _(unit)
 
 
 def format_context(tokens: int) -> str:

@@ -5,7 +5,16 @@ from __future__ import annotations
 import streamlit as st
 
 from core import k3
-from core.figures import k3 as fk
+from core.figures.attn_res_heatmap import attn_res_figure, attn_res_step
+from core.figures.k3_layer_map import k3_layer_map
+from core.figures.k3_memory import (
+    layer_memory_figure,
+    layer_memory_step,
+    memory_at_context_figure,
+    memory_over_time_figure,
+    memory_over_time_step,
+)
+from core.i18n import _, language, ngettext
 from core.models import mini_k3
 from core.ops.attn_res import BlockResidualStream, attn_res
 from core.specs import SPECS, attn_res_block_starts
@@ -41,7 +50,7 @@ def k3_figures() -> dict:
     """The pictures of the real K3 (fixed by its config): built once per process, shared read-only."""
     rows = k3.memory_at_contexts(K3, list(CONTEXTS))
     return built_once(
-        "k3_real", None, lambda: {"map": fk.k3_layer_map(K3), "memory": fk.memory_at_context_figure(K3, rows)}
+        "k3_real", None, lambda: {"map": k3_layer_map(K3), "memory": memory_at_context_figure(K3, rows)}
     )
 
 
@@ -49,9 +58,9 @@ def step_figures(ids: tuple[int, ...], shown: int, run: k3.RunSummary) -> dict:
     """The pictures after byte `shown`: built once per text at its last byte, patched per byte."""
     last = len(run.tokens_in)
     pairs = {
-        "layers": (fk.layer_memory_figure, fk.layer_memory_step),
-        "time": (fk.memory_over_time_figure, fk.memory_over_time_step),
-        "attn_res": (fk.attn_res_figure, fk.attn_res_step),
+        "layers": (layer_memory_figure, layer_memory_step),
+        "time": (memory_over_time_figure, memory_over_time_step),
+        "attn_res": (attn_res_figure, attn_res_step),
     }
     parts = {
         name: Stepped(base=lambda b=build: b(run, last), patch=lambda base, t, p=patch: p(base, run, t))
@@ -63,85 +72,120 @@ def step_figures(ids: tuple[int, ...], shown: int, run: k3.RunSummary) -> dict:
 lesson_header("kimi_k3")
 new_words("embedding", "rmsnorm", "ffn", "attn_res", "pseudo_query", here="kimi_k3")
 problem(
-    "A board of fixed size, even one that forgets channel by channel, cannot hold everything: "
-    "an exact detail from far back may have faded or been overwritten. Full attention never "
-    "forgets, but its cache grows with every token. And a deep stack simply adds every layer's "
-    "output into one running sum (the residual), so what an early layer found gets buried under later ones."
+    _(
+        "A board of fixed size, even one that forgets channel by channel, cannot hold everything: "
+        "an exact detail from far back may have faded or been overwritten. Full attention never "
+        "forgets, but its cache grows with every token. And a deep stack simply adds every layer's "
+        "output into one running sum (the residual), so what an early layer found gets buried under later ones."
+    )
 )
 
 st.markdown(
-    "Kimi K3 (July 2026) does not pick one kind of memory; it **stacks both**. Three layers in "
-    f"every four use **Kimi Delta Attention** (KDA: the fixed board from {lesson_ref('forgetting')} that forgets per "
-    "channel). The fourth uses full attention in its compressed form, **MLA** (*multi-head latent "
-    "attention*: instead of full keys and values it caches one short summary vector per token and "
-    "expands it when needed). Whatever slips off the boards can still be found in the "
-    "attention layers."
+    _(
+        "Kimi K3 (July 2026) does not pick one kind of memory; it **stacks both**. Three layers in "
+        "every four use **Kimi Delta Attention** (KDA: the fixed board from {lesson} that forgets per "
+        "channel). The fourth uses full attention in its compressed form, **MLA** (*multi-head latent "
+        "attention*: instead of full keys and values it caches one short summary vector per token and "
+        "expands it when needed). Whatever slips off the boards can still be found in the "
+        "attention layers."
+    ).format(lesson=lesson_ref("forgetting"))
 )
 
 # -- 1. The real layer map ------------------------------------------------------------------
-st.subheader("The real layer map")
+st.subheader(_("The real layer map"))
 kinds = K3.layer_kinds()
 c = st.columns(4)
-c[0].metric("layers", K3.num_layers)
-c[1].metric("KDA layers (fixed boards)", K3.num_linear_layers)
-c[2].metric("MLA layers (growing cache)", K3.num_full_attention_layers)
-c[3].metric("AttnRes blocks", len(attn_res_block_starts(K3.num_layers, K3.attn_res_block_size)))
+c[0].metric(_("layers"), K3.num_layers)
+c[1].metric(_("KDA layers (fixed boards)"), K3.num_linear_layers)
+c[2].metric(_("MLA layers (growing cache)"), K3.num_full_attention_layers)
+c[3].metric(_("AttnRes blocks"), len(attn_res_block_starts(K3.num_layers, K3.attn_res_block_size)))
 show_figure(k3_figures()["map"], key="k3_map")
 st.caption(
-    f"Drawn from the released config (core/specs), one row per Attention Residuals block of "
-    f"{K3.attn_res_block_size} layers (explained below). The group KDA-KDA-KDA-MLA repeats "
-    f"{K3.num_layers // 4} times — the MLA columns — and layer {K3.num_layers} is one more MLA layer — so "
-    f"{K3.num_linear_layers} + {K3.num_full_attention_layers}, not a clean 3 : 1. "
-    "Source: " + K3.source
+    _(
+        "Drawn from the released config (core/specs), one row per Attention Residuals block of "
+        "{block} layers (explained below). The group KDA-KDA-KDA-MLA repeats "
+        "{groups} times — the MLA columns — and layer {last} is one more MLA layer — so "
+        "{kda} + {mla}, not a clean 3 : 1. Source: {source}"
+    ).format(
+        block=K3.attn_res_block_size,
+        groups=K3.num_layers // 4,
+        last=K3.num_layers,
+        kda=K3.num_linear_layers,
+        mla=K3.num_full_attention_layers,
+        source=K3.source,
+    )
 )
 
 # -- 2. Memory per conversation -------------------------------------------------------------
-st.subheader("What one long conversation costs")
+st.subheader(_("What one long conversation costs"))
 rows = k3.memory_at_contexts(K3, list(CONTEXTS))
 twin = k3.full_attention_twin(K3)
 c = st.columns(3)
-c[0].metric("cache per token, K3", format_bytes(K3.kv_cache_bytes_per_token()))
-c[1].metric(f"cache per token, all {K3.num_layers} layers MLA", format_bytes(twin.kv_cache_bytes_per_token()))
+c[0].metric(_("cache per token, K3"), format_bytes(K3.kv_cache_bytes_per_token()))
+c[1].metric(
+    _("cache per token, all {n} layers MLA").format(n=K3.num_layers),
+    format_bytes(twin.kv_cache_bytes_per_token()),
+)
 c[2].metric(
-    "fixed state (any length)",
+    _("fixed state (any length)"),
     format_bytes(K3.state_bytes()),
-    help=f"{format_bytes(K3.recurrent_state_bytes())} of KDA boards ({K3.num_linear_layers} layers × "
-    f"{K3.linear.v_heads} heads, fp32) + "
-    f"{format_bytes(K3.conv_state_bytes())} of short-convolution buffers (bf16)",
+    help=_(
+        "{boards} of KDA boards ({layers} layers × {heads} heads, fp32) + {conv} of short-convolution "
+        "buffers (bf16)"
+    ).format(
+        boards=format_bytes(K3.recurrent_state_bytes()),
+        layers=K3.num_linear_layers,
+        heads=K3.linear.v_heads,
+        conv=format_bytes(K3.conv_state_bytes()),
+    ),
 )
 show_figure(k3_figures()["memory"], key="k3_memory")
 st.caption(
-    f"Only the {K3.num_full_attention_layers} MLA layers grow ({K3.attention.cache_elements_per_token()} numbers "
-    "per token per layer, bf16). The fixed part is a sum: the boards "
-    f"of the {K3.num_linear_layers} KDA layers, one {K3.linear.head_k_dim} × {K3.linear.head_v_dim} board per head "
-    f"and {K3.linear.v_heads} heads a layer, in fp32 "
-    f"({format_bytes(K3.recurrent_state_bytes())}), plus "
-    f"each KDA layer's short-convolution buffer (the last {K3.linear.conv_kernel - 1} inputs of its "
-    f"{K3.linear.conv_kernel}-wide convolution over q, k and v, "
-    f"bf16: {format_bytes(K3.conv_state_bytes())}) = {format_bytes(K3.state_bytes())}, whatever the length. At "
-    f"1M tokens K3 keeps {rows[-1].twin_cache / rows[-1].hybrid_total:.1f}× less than the same "
-    "model with MLA in every layer."
+    _(
+        "Only the {mla} MLA layers grow ({numbers} numbers per token per layer, bf16). The fixed part is a "
+        "sum: the boards of the {kda} KDA layers, one {dk} × {dv} board per head and {heads} heads a layer, "
+        "in fp32 ({boards}), plus each KDA layer's short-convolution buffer (the last {kept} inputs of its "
+        "{kernel}-wide convolution over q, k and v, bf16: {conv}) = {state}, whatever the length. At "
+        "1M tokens K3 keeps {ratio:.1f}× less than the same model with MLA in every layer."
+    ).format(
+        mla=K3.num_full_attention_layers,
+        numbers=K3.attention.cache_elements_per_token(),
+        kda=K3.num_linear_layers,
+        dk=K3.linear.head_k_dim,
+        dv=K3.linear.head_v_dim,
+        heads=K3.linear.v_heads,
+        boards=format_bytes(K3.recurrent_state_bytes()),
+        kept=K3.linear.conv_kernel - 1,
+        kernel=K3.linear.conv_kernel,
+        conv=format_bytes(K3.conv_state_bytes()),
+        state=format_bytes(K3.state_bytes()),
+        ratio=rows[-1].twin_cache / rows[-1].hybrid_total,
+    )
 )
 
 # -- 3. Attention Residuals -------------------------------------------------------------------
-st.subheader("Looking back over depth: Attention Residuals")
+st.subheader(_("Looking back over depth: Attention Residuals"))
 st.markdown(
-    "In an ordinary stack, the input to layer *l* is the plain sum of everything before it: the "
-    "token's embedding plus every earlier layer's output, each with weight 1. **Attention "
-    "Residuals** (AttnRes, Kimi Team 2026, arXiv 2603.15031) replace that sum by attention **over depth**: each "
-    "sub-layer owns one learned vector (a *pseudo-query*) and uses it to weigh the earlier outputs "
-    "with a softmax — so a late layer can reach straight back to what an early one found. K3 has **two "
-    "pseudo-queries per layer**, one before its attention and one before its feed-forward step, plus "
-    "**a final one** before the output head (the last matrix, which turns the final vector into a score for "
-    "every possible next token)."
+    _(
+        "In an ordinary stack, the input to layer *l* is the plain sum of everything before it: the "
+        "token's embedding plus every earlier layer's output, each with weight 1. **Attention "
+        "Residuals** (AttnRes, Kimi Team 2026, arXiv 2603.15031) replace that sum by attention **over depth**: each "
+        "sub-layer owns one learned vector (a *pseudo-query*) and uses it to weigh the earlier outputs "
+        "with a softmax — so a late layer can reach straight back to what an early one found. K3 has **two "
+        "pseudo-queries per layer**, one before its attention and one before its feed-forward step, plus "
+        "**a final one** before the output head (the last matrix, which turns the final vector into a score for "
+        "every possible next token)."
+    )
 )
 st.markdown(
-    "Remembering every layer's output per token would be costly, so K3 uses the **block** form: "
-    f"{K3.attn_res_block_size} layers in a row are summed as usual into one *block* (a group of layers here, "
-    "not GPT-2's attention + feed-forward block), and each layer "
-    "attends over the embedding, the finished blocks and the block it is filling. It is done "
-    "before every attention and every feed-forward step. Nothing is added to the cache: it "
-    "mixes the current token's own layer outputs."
+    _(
+        "Remembering every layer's output per token would be costly, so K3 uses the **block** form: "
+        "{size} layers in a row are summed as usual into one *block* (a group of layers here, "
+        "not GPT-2's attention + feed-forward block), and each layer "
+        "attends over the embedding, the finished blocks and the block it is filling. It is done "
+        "before every attention and every feed-forward step. Nothing is added to the cache: it "
+        "mixes the current token's own layer outputs."
+    ).format(size=K3.attn_res_block_size)
 )
 
 
@@ -149,112 +193,181 @@ st.markdown(
 def stepper(run: k3.RunSummary, ids: tuple[int, ...], cfg) -> None:
     """Step controls and everything that moves with them: a Step click reruns only this part."""
     total = len(run.tokens_in)
-    t = step_controls("k3_step", total, unit="byte", before_start="the whole run")
+    t = step_controls("k3_step", total, unit=_("byte"), before_start=_("the whole run"))
     shown = t if t > 0 else total
 
     read = decode(run.tokens_in[:shown])
-    where = "your text" if shown <= run.prompt_length else "its own writing"
+    line = (
+        _("Byte {shown} of {total} (your text): **{byte}** · its guess for the next byte: **{guess}**")
+        if shown <= run.prompt_length
+        else _(
+            "Byte {shown} of {total} (its own writing): **{byte}** · its guess for the next byte: **{guess}**"
+        )
+    )
     st.markdown(
-        f"Byte {shown} of {total} ({where}): **{code_span(token_label(run.tokens_in[shown - 1]))}** · "
-        f"its guess for the next byte: **{code_span(token_label(run.tokens_out[shown - 1]))}**"
+        line.format(
+            shown=shown,
+            total=total,
+            byte=code_span(token_label(run.tokens_in[shown - 1])),
+            guess=code_span(token_label(run.tokens_out[shown - 1])),
+        )
     )
     st.code(read or " ", language=None, wrap_lines=True)
 
     boards, cache, growth = run.memory_at(shown)
     c = st.columns(3)
-    c[0].metric(f"KDA boards ({run.kinds.count('kda')} layers × {cfg.kda_heads} heads)", format_bytes(boards))
+    c[0].metric(
+        _("KDA boards ({layers} layers × {heads} heads)").format(
+            layers=run.kinds.count("kda"), heads=cfg.kda_heads
+        ),
+        format_bytes(boards),
+    )
     c[1].metric(
-        f"MLA caches ({run.kinds.count('mla')} layers)",
+        _("MLA caches ({layers} layers)").format(layers=run.kinds.count("mla")),
         format_bytes(cache),
         delta=format_bytes(growth) if growth is not None else None,
         delta_color="off",
     )
-    c[2].metric("this step took", f"{run.wall_ms[shown - 1]:.0f} ms")
+    c[2].metric(_("this step took"), f"{run.wall_ms[shown - 1]:.0f} ms")
 
     figures = step_figures(ids, shown, run)
     charts_side_by_side(("", figures["layers"], "k3_layer_memory"), ("", figures["time"], "k3_memory_time"))
-    st.caption("The fixed KDA boards stay flat; only the attention layers' cache grows, a little per byte.")
+    st.caption(
+        _("The fixed KDA boards stay flat; only the attention layers' cache grows, a little per byte.")
+    )
     show_figure(figures["attn_res"], key="k3_attn_res")
     pull = k3.strongest_pull(run, shown)
     if pull is not None:
+        pull_words = (
+            _(
+                "**What to see:** for this byte, **{mix}** leans hardest on one source — it gives "
+                "**{weight:.2f}** of its mix to the **{source}**, where an even split over its "
+                "{sources} sources would give each {even:.2f} — far from a plain average: training taught "
+                "this mix where to look."
+            )
+            if pull.far_from_even
+            else _(
+                "**What to see:** for this byte, **{mix}** leans hardest on one source — it gives "
+                "**{weight:.2f}** of its mix to the **{source}**, where an even split over its "
+                "{sources} sources would give each {even:.2f} — close to a plain average, even in the most "
+                "lopsided row."
+            )
+        )
         st.markdown(
-            f"**What to see:** for this byte, **{pull.mix}** leans hardest on one source — it gives "
-            f"**{pull.weight:.2f}** of its mix to the **{pull.source}**, where an even split over its "
-            f"{pull.sources} sources would give each {pull.even:.2f}"
-            + (
-                " — far from a plain average: training taught this mix where to look."
-                if pull.far_from_even
-                else " — close to a plain average, even in the most lopsided row."
+            pull_words.format(
+                mix=pull.mix, weight=pull.weight, source=pull.source, sources=pull.sources, even=pull.even
             )
         )
     st.caption(
-        "Rows: the mix before each sub-layer (and before the output). Columns: the sources — the "
-        "embedding and one sum per block; the block a layer is still filling is its running partial "
-        "sum. Blank cells do not exist yet at that depth. Each row sums to 1."
+        _(
+            "Rows: the mix before each sub-layer (and before the output). Columns: the sources — the "
+            "embedding and one sum per block; the block a layer is still filling is its running partial "
+            "sum. Blank cells do not exist yet at that depth. Each row sums to 1."
+        )
     )
     picks = [
-        f"layer {i + 1} → expert{'s' if len(experts) > 1 else ''} {' and '.join(str(e) for e in experts)}"
+        ngettext(
+            "layer {layer} → expert {experts}", "layer {layer} → experts {experts}", len(experts)
+        ).format(layer=i + 1, experts=_(" and ").join(str(e) for e in experts))
         for i, experts in enumerate(run.experts[shown - 1])
         if experts is not None
     ]
     st.markdown(
-        f"Experts this byte woke (the small feed-forward networks a layer is split into; {cfg.top_k} of "
-        f"{cfg.num_experts} per layer run for each byte, plus "
-        f"{cfg.num_shared_experts} shared; {lesson_ref('experts')}): " + " · ".join(picks)
+        _(
+            "Experts this byte woke (the small feed-forward networks a layer is split into; {k} of "
+            "{n} per layer run for each byte, plus {shared} shared; {lesson}): {picks}"
+        ).format(
+            k=cfg.top_k,
+            n=cfg.num_experts,
+            shared=cfg.num_shared_experts,
+            lesson=lesson_ref("experts"),
+            picks=" · ".join(picks),
+        )
     )
 
 
 # -- 4. mini-K3 live --------------------------------------------------------------------------
-st.subheader("mini-K3, live")
+st.subheader(_("mini-K3, live"))
 net = mini_k3_or_none()
 
 if net is not None:
     cfg = net.cfg
     schedule = " ".join("A" if k == "mla" else "K" for k in net.kinds)
     st.markdown(
-        f"A byte-level miniature built by the same rule: **{cfg.num_layers} layers** `{schedule}` "
-        f"(K = KDA, A = latent attention: every {cfg.full_attn_every}th layer and the last), Block "
-        f"AttnRes with {cfg.attn_res_block_size} layers per block, a *dense* first layer (one ordinary "
-        "feed-forward network that every byte runs) and, after it, layers split into *experts* (several "
-        f"small feed-forward networks, of which each byte runs only a few) — {net.num_params():,} "
-        "parameters, trained on the course corpus "
-        "(see assets/mini_k3/MODEL_CARD.md). It reads your text, then keeps writing "
-        f"{NEW_TOKENS} bytes of its own."
+        _(
+            "A byte-level miniature built by the same rule: **{layers} layers** `{schedule}` "
+            "(K = KDA, A = latent attention: every {every}th layer and the last), Block "
+            "AttnRes with {block} layers per block, a *dense* first layer (one ordinary "
+            "feed-forward network that every byte runs) and, after it, layers split into *experts* (several "
+            "small feed-forward networks, of which each byte runs only a few) — {params:,} "
+            "parameters, trained on the course corpus "
+            "(see assets/mini_k3/MODEL_CARD.md). It reads your text, then keeps writing "
+            "{new} bytes of its own."
+        ).format(
+            layers=cfg.num_layers,
+            schedule=schedule,
+            every=cfg.full_attn_every,
+            block=cfg.attn_res_block_size,
+            params=net.num_params(),
+            new=NEW_TOKENS,
+        )
     )
     text = prompt_input("k3_prompt", "The cache grows, but the board stays.", max_chars=200)
     prompt = prepare_prompt(text, MAX_PROMPT)
     if prompt.was_cut:
         st.info(prompt.note())
-    run = live_run(tuple(prompt.ids), NEW_TOKENS)
+    run = live_run(tuple(prompt.ids), NEW_TOKENS, language())
     total = len(run.tokens_in)
     stepper(run, tuple(prompt.ids), cfg)
 
 if net is not None:
     mla_layers = ", ".join(str(i + 1) for i, k in enumerate(net.kinds) if k == "mla")
     notice(
-        "Step through a few bytes. Which bars in the per-layer memory chart move, and which never do?",
-        f"Only layers {mla_layers} — the latent-attention layers — grow, by "
-        f"({net.cfg.kv_latent_dim} + {net.cfg.shared_key_dim}) numbers × 4 bytes = "
-        f"{net.cfg.latent_bytes_per_token()} bytes per byte read. Each KDA layer's boards stay at "
-        f"{net.cfg.kda_heads} heads × {net.cfg.kda_head_dim} × {net.cfg.kda_head_dim} × 4 bytes = "
-        f"{format_bytes(net.cfg.board_bytes())} from the first byte to the last.",
+        _("Step through a few bytes. Which bars in the per-layer memory chart move, and which never do?"),
+        _(
+            "Only layers {mla} — the latent-attention layers — grow, by ({latent} + {key}) numbers × 4 bytes = "
+            "{per_byte} bytes per byte read. Each KDA layer's boards stay at {heads} heads × {dim} × {dim} × "
+            "4 bytes = {board} from the first byte to the last."
+        ).format(
+            mla=mla_layers,
+            latent=net.cfg.kv_latent_dim,
+            key=net.cfg.shared_key_dim,
+            per_byte=net.cfg.latent_bytes_per_token(),
+            heads=net.cfg.kda_heads,
+            dim=net.cfg.kda_head_dim,
+            board=format_bytes(net.cfg.board_bytes()),
+        ),
         key="k3_n1",
     )
 notice(
-    f"K3 keeps {format_bytes(K3.kv_cache_bytes_per_token())} of cache per token. How long must a conversation "
-    f"be before its {K3.num_full_attention_layers} growing caches outweigh the fixed boards of its "
-    f"{K3.num_linear_layers} KDA layers?",
-    f"All {K3.num_linear_layers} layers' boards (with their short-convolution buffers) take {format_bytes(K3.state_bytes())}; the cache grows "
-    f"{format_bytes(K3.kv_cache_bytes_per_token())} per token: they are equal near "
-    f"{k3.crossover_tokens(K3):,.0f} tokens. Beyond that the cache dominates — but it grows "
-    f"{twin.kv_cache_bytes_per_token() / K3.kv_cache_bytes_per_token():.1f}× slower than if every layer were MLA.",
+    _(
+        "K3 keeps {per_token} of cache per token. How long must a conversation be before its {mla} growing "
+        "caches outweigh the fixed boards of its {kda} KDA layers?"
+    ).format(
+        per_token=format_bytes(K3.kv_cache_bytes_per_token()),
+        mla=K3.num_full_attention_layers,
+        kda=K3.num_linear_layers,
+    ),
+    _(
+        "All {kda} layers' boards (with their short-convolution buffers) take {state}; the cache grows "
+        "{per_token} per token: they are equal near {crossover:,.0f} tokens. Beyond that the cache "
+        "dominates — but it grows {slower:.1f}× slower than if every layer were MLA."
+    ).format(
+        kda=K3.num_linear_layers,
+        state=format_bytes(K3.state_bytes()),
+        per_token=format_bytes(K3.kv_cache_bytes_per_token()),
+        crossover=k3.crossover_tokens(K3),
+        slower=twin.kv_cache_bytes_per_token() / K3.kv_cache_bytes_per_token(),
+    ),
     key="k3_n2",
 )
 notice(
-    "Before training, every pseudo-query is zero. What does the AttnRes heatmap look like then?",
-    "Uniform: a zero query scores every source the same, so the softmax gives each of n sources "
-    "1/n — a plain average. Training moves the weights away from that; in the heatmap above, "
-    "rows that are far from even are the ones the model learned to steer.",
+    _("Before training, every pseudo-query is zero. What does the AttnRes heatmap look like then?"),
+    _(
+        "Uniform: a zero query scores every source the same, so the softmax gives each of n sources "
+        "1/n — a plain average. Training moves the weights away from that; in the heatmap above, "
+        "rows that are far from even are the ones the model learned to steer."
+    ),
     key="k3_n3",
 )
 
@@ -262,9 +375,11 @@ formula(
     r"h_l=\sum_{i=0}^{l-1}\alpha_{i\to l}\,v_i,\qquad "
     r"\alpha_{i\to l}=\operatorname{softmax}_i\!\big(w_l^{\top}\,\mathrm{RMSNorm}(v_i)\big)"
     r"\qquad\text{Block: } v_i\in\{\,b_0=\text{embedding},\,b_1,\dots,b_{n-1},\,b_n^{\text{partial}}\}",
-    caption="v_i: earlier outputs (Block AttnRes: block sums); w_l: the layer's pseudo-query. "
-    "Keys are normalised, values are not. Memory per sequence, in bytes: "
-    "T · Σ_MLA (d_c + d_R) · 2 + Σ_KDA (H · d_k · d_v · 4 + short-conv buffer · 2).",
+    caption=_(
+        "v_i: earlier outputs (Block AttnRes: block sums); w_l: the layer's pseudo-query. "
+        "Keys are normalised, values are not. Memory per sequence, in bytes: "
+        "T · Σ_MLA (d_c + d_R) · 2 + Σ_KDA (H · d_k · d_v · 4 + short-conv buffer · 2)."
+    ),
     key="k3_formula",
 )
 code(
@@ -277,11 +392,13 @@ code(
 )
 go_deeper_k3()
 still_missing(
-    "Memory is now under control. The other cost is the feed-forward weights: a plain (*dense*) layer runs "
-    f"**all** of them for every token, and K3 has {format_count(K3.published_params)} parameters — reading them all for every token at batch 1 (one "
-    "conversation; a batch shares the reads) would be hopeless. So only K3's first layer is dense; every later one (in K3 and in mini-K3 above) splits its "
-    f"feed-forward part into experts and runs a few per token, so about {format_params(K3.active_params())} of the "
-    "weights work on any one token. Next: how that works."
+    _(
+        "Memory is now under control. The other cost is the feed-forward weights: a plain (*dense*) layer runs "
+        "**all** of them for every token, and K3 has {params} parameters — reading them all for every token at "
+        "batch 1 (one conversation; a batch shares the reads) would be hopeless. So only K3's first layer is "
+        "dense; every later one (in K3 and in mini-K3 above) splits its feed-forward part into experts and runs "
+        "a few per token, so about {active} of the weights work on any one token. Next: how that works."
+    ).format(params=format_count(K3.published_params), active=format_params(K3.active_params()))
 )
 planner_batch_link()
 next_lesson("kimi_k3")

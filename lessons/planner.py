@@ -11,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.figures.plan import context_figure, memory_figure
+from core.i18n import _, pgettext
 from core.plan import ConfigError, parse, plan
 from core.plan.curve import sweep
 from core.plan.export import rows, to_csv, to_json
@@ -23,24 +24,34 @@ from ui.lesson import code, lesson_header, link_to, next_lesson, show_figure
 from ui.planner import first_view, restore_from_link, serving_inputs, write_link
 from ui.text import plain
 
+
+def sentence_start(words: str) -> str:
+    """`words` opening a sentence: "lesson 2" → "Lesson 2" (Japanese is left as it is)."""
+    return words[:1].upper() + words[1:]
+
+
 lesson_header("planner")
 new_words("tensor_parallel", here="planner")
 st.markdown(
-    "Will a model run on your graphics card, and how fast? Pick a model and a card: the planner reads the "
-    "model's `config.json` (the file every released model ships with) and works out how much memory its "
-    "weights take, how long a conversation can grow before the memory runs out, and how fast it can write. "
-    "The sentence and the bar below are the answer; **More settings** holds what an engineer tunes."
+    _(
+        "Will a model run on your graphics card, and how fast? Pick a model and a card: the planner reads the "
+        "model's `config.json` (the file every released model ships with) and works out how much memory its "
+        "weights take, how long a conversation can grow before the memory runs out, and how fast it can write. "
+        "The sentence and the bar below are the answer; **More settings** holds what an engineer tunes."
+    )
 )
 
 restore_from_link()
 choice, card_key = first_view()
 summary = st.container()  # the sentence and the picture, filled once the plan is known
-with st.expander("More settings", icon=":material/tune:"):
+with st.expander(_("More settings"), icon=":material/tune:"):
     st.markdown(
-        f"{lesson_ref('kv_cache').capitalize()} sized the cache of a few fixed models at batch 1. Here any model's "
-        "`config.json` — dense (MHA, GQA, MQA, sliding-window layers), MLA with experts, or a hybrid with a fixed "
-        "recurrent state (Qwen3-Next, Kimi Linear, Kimi K3) — meets your serving choices. The command line gives "
-        "the same figures: `python -m core.plan --config config.json --context 131072 --batch 8 --card h100_80gb`."
+        _(
+            "{Lesson} sized the cache of a few fixed models at batch 1. Here any model's `config.json` — dense "
+            "(MHA, GQA, MQA, sliding-window layers), MLA with experts, or a hybrid with a fixed recurrent state "
+            "(Qwen3-Next, Kimi Linear, Kimi K3) — meets your serving choices. The command line gives the same "
+            "figures: `python -m core.plan --config config.json --context 131072 --batch 8 --card h100_80gb`."
+        ).format(Lesson=sentence_start(lesson_ref("kv_cache")))
     )
     inputs = serving_inputs(card_key)
 share = write_link(inputs, choice)
@@ -51,7 +62,8 @@ if choice.text is None:
 try:
     model = parse(choice.text)
 except ConfigError as exc:
-    summary.error(f"Cannot plan this config: {plain(exc)}")  # quotes the config, which may come from a link
+    # quotes the config, which may come from a link
+    summary.error(_("Cannot plan this config: {problem}").format(problem=plain(exc)))
     st.stop()
 
 result = plan(model, inputs)
@@ -65,53 +77,70 @@ with summary:
     show_figure(memory_figure(quoted_plan(model, result)), key="plan_memory")  # the sentence's context
 
 st.subheader(
-    f"{plain(spec.name)} · {inputs.batch} × {format_context(inputs.context)} tokens ({window}) on "
-    f"{inputs.gpus} × {result.card_name}"
+    _("{model} · {batch} × {context} tokens ({window}) on {gpus} × {card}").format(
+        model=plain(spec.name),
+        batch=inputs.batch,
+        context=format_context(inputs.context),
+        window=window,
+        gpus=inputs.gpus,
+        card=result.card_name,
+    )
 )
 if not result.fits:
     if result.gpus_needed is None:
-        more = (
+        more = _(
             "no even split of its heads over these cards holds it: tensor parallelism alone is not enough "
             "(engines add pipeline parallelism, splitting the layers too)"
         )
     else:
-        more = f"{result.gpus_needed:,} of these cards would hold it (tensor parallel)"
-    asked = f"{inputs.batch} × {format_context(inputs.context)} tokens"
-    st.warning(f"At {asked} this does not fit: it needs {format_bytes(result.needed)}; {more}.")
+        more = _("{n:,} of these cards would hold it (tensor parallel)").format(n=result.gpus_needed)
+    st.warning(
+        _("At {batch} × {context} tokens this does not fit: it needs {needed}; {more}.").format(
+            batch=inputs.batch,
+            context=format_context(inputs.context),
+            needed=format_bytes(result.needed),
+            more=more,
+        )
+    )
 memory_cols = st.columns(3)
-memory_cols[0].metric("Weights", format_bytes(result.weights))
+memory_cols[0].metric(_("Weights"), format_bytes(result.weights))
 memory_cols[1].metric(
-    "KV cache",
+    _("KV cache"),
     format_bytes(result.kv),
     help=(
-        f"All GPUs together, {result.cache_copies} copies: each GPU keeps its own copy of the key/value "
-        "heads (or MLA's latent) it shares with others."
+        _(
+            "All GPUs together, {copies} copies: each GPU keeps its own copy of the key/value heads (or MLA's "
+            "latent) it shares with others."
+        ).format(copies=result.cache_copies)
         if result.cache_copies
         else None
     ),
 )
-memory_cols[2].metric("Fixed state", format_bytes(result.state))
+memory_cols[2].metric(_("Fixed state"), format_bytes(result.state))
 fit_cols = st.columns(3)
 if not result.weights_fit:
-    fit_cols[0].metric("Longest context", "weights do not fit")
+    fit_cols[0].metric(_("Longest context"), _("weights do not fit"))
 else:
-    longest = "no limit" if result.max_context is None else format_context(result.max_context)
+    longest = _("no limit") if result.max_context is None else format_context(result.max_context)
     trained = result.trained_context
     if trained and (result.max_context is None or result.max_context > trained):
         fit_cols[0].metric(
-            "Longest context",
-            f"{format_context(trained)} (trained)",
-            help="The length the model was trained for; memory alone "
-            + ("sets no limit." if result.max_context is None else f"would hold {longest}."),
+            _("Longest context"),
+            _("{context} (trained)").format(context=format_context(trained)),
+            help=_("The length the model was trained for; memory alone sets no limit.")
+            if result.max_context is None
+            else _("The length the model was trained for; memory alone would hold {longest}.").format(
+                longest=longest
+            ),
         )
     else:
-        fit_cols[0].metric("Longest context", longest)
-most = "no limit" if result.max_batch is None else f"{result.max_batch:,}"
-fit_cols[1].metric(f"Most sequences at {format_context(inputs.context)}", most)
+        fit_cols[0].metric(_("Longest context"), longest)
+most = _("no limit") if result.max_batch is None else f"{result.max_batch:,}"
+fit_cols[1].metric(_("Most sequences at {context}").format(context=format_context(inputs.context)), most)
 speed = result.decode_tokens_per_s
-fit_cols[2].metric("Decode ceiling", "does not fit" if speed is None else f"{speed:,.0f} tok/s")
+fit_cols[2].metric(_("Decode ceiling"), _("does not fit") if speed is None else f"{speed:,.0f} tok/s")
 if (note := speed_note(result)) is not None:
-    fit_cols[2].caption(f"A ceiling {note}.")
+    fit_cols[2].caption(_("A ceiling {note}.").format(note=note))
 
 if (
     quoted_plan(model, result) is not result
@@ -121,31 +150,34 @@ show_figure(context_figure(sweep(model, inputs)), key="plan_speed")
 
 left, right = st.columns([3, 2])
 with left:
-    st.markdown("**Every figure**")
+    st.markdown(_("**Every figure**"))
     # a static table wraps its text (a dataframe cut both columns on a phone); cells are markdown,
     # and the model's name can be a pasted config's, so every cell goes through `plain`
+    quantity, value = _("quantity"), pgettext("the planner's table column", "value")
     st.table(
-        [{"quantity": plain(q), "value": plain(v)} for q, v, _ in rows(result)],
+        [{quantity: plain(q), value: plain(v)} for q, v, _raw in rows(result)],
         hide_index=True,
         border="horizontal",
     )
 with right:
     with st.container(border=True):
-        st.markdown("**Assumptions**")
+        st.markdown(_("**Assumptions**"))
         st.markdown("\n".join(f"- {text}" for text in result.assumptions))
 
-st.markdown("**Take it with you**")
+st.markdown(_("**Take it with you**"))
 a, b = st.columns(2)
 a.download_button(
-    "Download JSON", to_json(result), file_name="plan.json", mime="application/json", key="plan_json"
+    _("Download JSON"), to_json(result), file_name="plan.json", mime="application/json", key="plan_json"
 )
-b.download_button("Download CSV", to_csv(result), file_name="plan.csv", mime="text/csv", key="plan_csv")
+b.download_button(_("Download CSV"), to_csv(result), file_name="plan.csv", mime="text/csv", key="plan_csv")
 st.markdown(
-    "This page's address now holds every input: copy it from the browser to share the plan, or keep "
-    f"[this link to the plan]({share})."
+    _(
+        "This page's address now holds every input: copy it from the browser to share the plan, or keep "
+        "[this link to the plan]({link})."
+    ).format(link=share)
 )
 
 go_deeper_serving()
 code(plan, key="plan_code")
-link_to("your_gpu", "Measure the real thing on your own card")
+link_to("your_gpu", _("Measure the real thing on your own card"))
 next_lesson("planner")

@@ -9,6 +9,7 @@ from core import vectors
 from core.board.keys import nearest
 from core.figures import board as fb
 from core.figures import primer as fp
+from core.i18n import _
 from core.specs import SPECS
 from core.units import format_small
 from ui.course import lesson_ref, lesson_span
@@ -42,67 +43,74 @@ def _n(x: float) -> str:
 lesson_header("primer")
 new_words("transpose", "outer_product", "unit_vector", here="primer")
 problem(
-    "The KV cache keeps every key and value, so it grows with every token. The next lessons replace it "
-    "with a **board**: one small grid of numbers, a *matrix*, that every token writes into. To follow them "
-    "you need five small pieces of arithmetic — vectors, dot products and three ways of multiplying "
-    "matrices. Each one is below, live; none needs more than multiplying and adding."
+    _(
+        "The KV cache keeps every key and value, so it grows with every token. The next lessons replace it "
+        "with a **board**: one small grid of numbers, a *matrix*, that every token writes into. To follow them "
+        "you need five small pieces of arithmetic — vectors, dot products and three ways of multiplying "
+        "matrices. Each one is below, live; none needs more than multiplying and adding."
+    )
 )
 
 # ------------------------------------------------------------------ 1. a vector
-st.header("1 · A vector is a list of numbers that means something")
+st.header(_("1 · A vector is a list of numbers that means something"))
 st.markdown(
-    "A **vector** is just a short list of numbers, where each place in the list has a meaning. Describe "
-    "a fruit by two numbers — how sweet it is and how sour — and you have a vector with two numbers. "
-    "Two numbers can be drawn as an arrow from the corner of a grid: the first says how far across, "
-    "the second how far up. A model's keys and queries are the same thing with more numbers "
-    f"({K3_KEY} in a "
-    f"Kimi K3 head, {vectors.PRIMER_D} on the small board below); each number is one *channel*."
+    _(
+        "A **vector** is just a short list of numbers, where each place in the list has a meaning. Describe "
+        "a fruit by two numbers — how sweet it is and how sour — and you have a vector with two numbers. "
+        "Two numbers can be drawn as an arrow from the corner of a grid: the first says how far across, "
+        "the second how far up. A model's keys and queries are the same thing with more numbers "
+        "({k3_key} in a Kimi K3 head, {small} on the small board below); each number is one *channel*."
+    ).format(k3_key=K3_KEY, small=vectors.PRIMER_D)
 )
 c1, c2 = st.columns(2)
-sweet = c1.slider("how sweet (0 to 1)", 0.0, 1.0, 0.8, 0.05, key="pr_sweet")
-sour = c2.slider("how sour (0 to 1)", 0.0, 1.0, 0.3, 0.05, key="pr_sour")
+sweet = c1.slider(_("how sweet (0 to 1)"), 0.0, 1.0, 0.8, 0.05, key="pr_sweet")
+sour = c2.slider(_("how sour (0 to 1)"), 0.0, 1.0, 0.3, 0.05, key="pr_sour")
 fruit = np.array([sweet, sour])
 show_figure(
     fp.arrows_figure(
-        [("your fruit", fruit)],
-        title="one fruit as a vector of two numbers",
-        x_title="how sweet (score, no unit)",
-        y_title="how sour (score, no unit)",
+        [(_("your fruit"), fruit)],
+        title=_("one fruit as a vector of two numbers"),
+        x_title=_("how sweet (score, no unit)"),
+        y_title=_("how sour (score, no unit)"),
         lo=0.0,
         hi=1.0,
     ),
     key="pr_vector",
 )
 st.caption(
-    f"Your fruit is the vector ({sweet:.2f}, {sour:.2f}). Its arrow is {vectors.length(fruit):.2f} long "
-    "(Pythagoras: the square root of the two numbers squared and added)."
+    _(
+        "Your fruit is the vector ({sweet:.2f}, {sour:.2f}). Its arrow is {length:.2f} long "
+        "(Pythagoras: the square root of the two numbers squared and added)."
+    ).format(sweet=sweet, sour=sour, length=vectors.length(fruit))
 )
 formula(
     r"v = (v_1, v_2, \dots, v_d), \qquad \lVert v \rVert = \sqrt{v_1^2 + v_2^2 + \dots + v_d^2}",
-    caption="d is how many numbers the vector has; ‖v‖ is its length.",
+    caption=_("d is how many numbers the vector has; ‖v‖ is its length."),
     key="pr_f1",
 )
 
 # ------------------------------------------------------------------ 2. the dot product
-st.header("2 · The dot product: how much two arrows point the same way")
+st.header(_("2 · The dot product: how much two arrows point the same way"))
 st.markdown(
-    "Take two vectors of the same size, multiply their numbers place by place, and add the results: "
-    "that single number is their **dot product**. It is large and positive when the arrows point the "
-    "same way, exactly 0 when they stand at right angles, and negative when they point apart. Longer "
-    "arrows give bigger numbers. Move the two arrows and watch it."
+    _(
+        "Take two vectors of the same size, multiply their numbers place by place, and add the results: "
+        "that single number is their **dot product**. It is large and positive when the arrows point the "
+        "same way, exactly 0 when they stand at right angles, and negative when they point apart. Longer "
+        "arrows give bigger numbers. Move the two arrows and watch it."
+    )
 )
 c1, c2, c3, c4 = st.columns(4)
-a_dir = c1.slider("direction of a (°)", 0, 355, 20, 5, key="pr_a_dir")
-a_len = c2.slider("length of a", 0.25, 2.0, 1.5, 0.25, key="pr_a_len")
-b_dir = c3.slider("direction of b (°)", 0, 355, 70, 5, key="pr_b_dir")
-b_len = c4.slider("length of b", 0.25, 2.0, 1.0, 0.25, key="pr_b_len")
+a_dir = c1.slider(_("direction of a (°)"), 0, 355, 20, 5, key="pr_a_dir")
+a_len = c2.slider(_("length of a"), 0.25, 2.0, 1.5, 0.25, key="pr_a_len")
+b_dir = c3.slider(_("direction of b (°)"), 0, 355, 70, 5, key="pr_b_dir")
+b_len = c4.slider(_("length of b"), 0.25, 2.0, 1.0, 0.25, key="pr_b_len")
 a, b = vectors.arrow(a_dir, a_len), vectors.arrow(b_dir, b_len)
 show_figure(
     fp.arrows_figure(
         [("a", a), ("b", b)],
-        title="two arrows and their dot product",
-        x_title="first number (no unit)",
-        y_title="second number (no unit)",
+        title=_("two arrows and their dot product"),
+        x_title=_("first number (no unit)"),
+        y_title=_("second number (no unit)"),
         lo=-2.0,
         hi=2.0,
         coordinates=False,
@@ -110,78 +118,100 @@ show_figure(
     key="pr_dot",
 )
 m1, m2, m3 = st.columns(3)
-m1.metric("dot product a · b", f"{vectors.dot(a, b):.2f}", help="a₁b₁ + a₂b₂")
-m2.metric("angle between them", f"{vectors.angle_between(a, b):.0f}°")
+m1.metric(_("dot product a · b"), f"{vectors.dot(a, b):.2f}", help="a₁b₁ + a₂b₂")
+m2.metric(_("angle between them"), f"{vectors.angle_between(a, b):.0f}°")
 m3.metric(
-    "cosine of the angle",
+    _("cosine of the angle"),
     f"{vectors.cosine(a, b):.2f}",
-    help="the dot product of the two arrows shrunk or stretched to length 1: a · b divided by both lengths",
+    help=_(
+        "the dot product of the two arrows shrunk or stretched to length 1: a · b divided by both lengths"
+    ),
 )
-st.caption(f"a = ({a[0]:.2f}, {a[1]:.2f}) and b = ({b[0]:.2f}, {b[1]:.2f}), so a · b = {spelled_out(a, b)}.")
+st.caption(
+    _("a = ({a1:.2f}, {a2:.2f}) and b = ({b1:.2f}, {b2:.2f}), so a · b = {sum}.").format(
+        a1=a[0], a2=a[1], b1=b[0], b2=b[1], sum=spelled_out(a, b)
+    )
+)
 st.markdown(
-    "Set both lengths to 1 and the dot product only measures direction: it becomes the **cosine** of "
-    "the angle, a number from 1 (same way) through 0 (right angles) to −1 (opposite). An arrow of length "
-    "1 is a *unit vector*; two arrows at right angles are *orthogonal*. The board lessons use unit keys, "
-    "so their dot products are exactly these cosines."
+    _(
+        "Set both lengths to 1 and the dot product only measures direction: it becomes the **cosine** of "
+        "the angle, a number from 1 (same way) through 0 (right angles) to −1 (opposite). An arrow of length "
+        "1 is a *unit vector*; two arrows at right angles are *orthogonal*. The board lessons use unit keys, "
+        "so their dot products are exactly these cosines."
+    )
 )
 notice(
-    "Put b at right angles to a (90° apart). What will the dot product be, however long the arrows are?",
-    "0: at right angles the place-by-place products cancel out. That is why orthogonal keys never "
-    f"disturb each other on a board ({lesson_ref('collisions')}).",
+    _("Put b at right angles to a (90° apart). What will the dot product be, however long the arrows are?"),
+    _(
+        "0: at right angles the place-by-place products cancel out. That is why orthogonal keys never "
+        "disturb each other on a board ({lesson})."
+    ).format(lesson=lesson_ref("collisions")),
     key="pr_q1",
 )
 formula(
     r"a \cdot b = a^\top b = a_1 b_1 + a_2 b_2 + \dots + a_d b_d = \lVert a\rVert\,\lVert b\rVert \cos\theta",
-    caption="θ is the angle between the arrows. aᵀ (a transpose) is a written as a row: a row times a column "
-    "is a dot product.",
+    caption=_(
+        "θ is the angle between the arrows. aᵀ (a transpose) is a written as a row: a row times a column "
+        "is a dot product."
+    ),
     key="pr_f2",
 )
 
 # ------------------------------------------------------------------ 3. matrix × vector
-st.header("3 · A matrix times a vector: many dot products at once")
+st.header(_("3 · A matrix times a vector: many dot products at once"))
 st.markdown(
-    "A **matrix** is a grid of numbers: a stack of vectors, one per row. Multiplying a matrix by a "
-    "vector q means one dot product per row, and the answers form a new column. Below, the rows are the "
-    "keys of four words (unit vectors of 4 numbers, the same the board lessons give these words) and q "
-    "is the key of the word you pick: the row that points the same way as q scores highest. This is "
-    f"exactly the *score* step of attention in {lesson_ref('kv_cache')}, done for every key at once."
+    _(
+        "A **matrix** is a grid of numbers: a stack of vectors, one per row. Multiplying a matrix by a "
+        "vector q means one dot product per row, and the answers form a new column. Below, the rows are the "
+        "keys of four words (unit vectors of 4 numbers, the same the board lessons give these words) and q "
+        "is the key of the word you pick: the row that points the same way as q scores highest. This is "
+        "exactly the *score* step of attention in {lesson}, done for every key at once."
+    ).format(lesson=lesson_ref("kv_cache"))
 )
 c1, c2 = st.columns(2)
-asked = c1.selectbox("q is the key of", PAIRS.key_names, key="pr_query")
-row = c2.radio("spell out the row of", PAIRS.key_names, key="pr_row", horizontal=True)
+asked = c1.selectbox(_("q is the key of"), PAIRS.key_names, key="pr_query")
+row = c2.radio(_("spell out the row of"), PAIRS.key_names, key="pr_row", horizontal=True)
 q = PAIRS.key(asked)
 scores = vectors.matrix_vector(PAIRS.keys, q)
 highlight = PAIRS.key_names.index(row)
 st.markdown(f"q = ({', '.join(f'{x:.2f}' for x in q)})")
 show_figure(
     fp.matrix_vector_figure(
-        PAIRS.keys, scores, PAIRS.key_names, highlight=highlight, title=f"four keys times the key of {asked}"
+        PAIRS.keys,
+        scores,
+        PAIRS.key_names,
+        highlight=highlight,
+        title=_("four keys times the key of {word}").format(word=asked),
     ),
     key="pr_matvec",
 )
 best = PAIRS.key_names[int(np.argmax(scores))]
 st.caption(
-    f"Outlined: {row}'s row · q = {spelled_out(PAIRS.keys[highlight], q)}. The highest score is {best}'s "
-    f"({scores.max():.2f}); a unit key's dot product with itself is its length squared, 1."
+    _(
+        "Outlined: {row}'s row · q = {sum}. The highest score is {best}'s "
+        "({score:.2f}); a unit key's dot product with itself is its length squared, 1."
+    ).format(row=row, sum=spelled_out(PAIRS.keys[highlight], q), best=best, score=scores.max())
 )
 formula(
     r"(M q)_i = \sum_j M_{ij}\, q_j = (\text{row } i \text{ of } M) \cdot q",
-    caption="An n × d matrix times a vector of d numbers gives n numbers, one per row.",
+    caption=_("An n × d matrix times a vector of d numbers gives n numbers, one per row."),
     key="pr_f3",
 )
 
 # ------------------------------------------------------------------ 4. outer product: write and read
-st.header("4 · The outer product: writing one pair on the board")
+st.header(_("4 · The outer product: writing one pair on the board"))
 st.markdown(
-    "Now the other way round: a column times a row. The key k stands as a column (one number per board "
-    "row), the value v lies as a row (one number per board column), and every cell (i, j) gets k's i-th "
-    "number times v's j-th. That grid is the **outer product** k vᵀ — the little ᵀ (*transpose*) turns "
-    "the column v into a row. Each value here owns one column, so k vᵀ copies the key into that value's "
-    "column. Adding two such grids writes two pairs on one board; reading multiplies the board by a key."
+    _(
+        "Now the other way round: a column times a row. The key k stands as a column (one number per board "
+        "row), the value v lies as a row (one number per board column), and every cell (i, j) gets k's i-th "
+        "number times v's j-th. That grid is the **outer product** k vᵀ — the little ᵀ (*transpose*) turns "
+        "the column v into a row. Each value here owns one column, so k vᵀ copies the key into that value's "
+        "column. Adding two such grids writes two pairs on one board; reading multiplies the board by a key."
+    )
 )
 c1, c2 = st.columns(2)
-first = c1.selectbox("first pair", PAIR_LABELS, index=0, key="pr_pair1")
-second = c2.selectbox("second pair", [p for p in PAIR_LABELS if p != first], index=0, key="pr_pair2")
+first = c1.selectbox(_("first pair"), PAIR_LABELS, index=0, key="pr_pair1")
+second = c2.selectbox(_("second pair"), [p for p in PAIR_LABELS if p != first], index=0, key="pr_pair2")
 i1, i2 = PAIR_LABELS.index(first), PAIR_LABELS.index(second)
 w1 = vectors.outer(PAIRS.keys[i1], PAIRS.values[i1])
 w2 = vectors.outer(PAIRS.keys[i2], PAIRS.values[i2])
@@ -193,51 +223,68 @@ show_figure(
         {"k₁ v₁ᵀ": w1, "+ k₂ v₂ᵀ": w2, "= S": board},
         1.0,
         value_names=PAIRS.value_names,
-        title=f"{first} plus {second}: two outer products add up to the board S",
+        title=_("{first} plus {second}: two outer products add up to the board S").format(
+            first=first, second=second
+        ),
     ),
     key="pr_outer",
 )
-read_with = st.radio("read the board with the key of", PAIRS.key_names, key="pr_read", horizontal=True)
+read_with = st.radio(_("read the board with the key of"), PAIRS.key_names, key="pr_read", horizontal=True)
 k_read = PAIRS.key(read_with)
 readback = vectors.read(board, k_read)
 show_figure(
-    fp.readback_figure(readback, PAIRS.value_names, title=f"reading the board with {read_with}'s key: Sᵀ k"),
+    fp.readback_figure(
+        readback,
+        PAIRS.value_names,
+        title=_("reading the board with {word}'s key: Sᵀ k").format(word=read_with),
+    ),
     key="pr_readback",
 )
 own = {PAIRS.value_names[i]: PAIRS.key_names[i] for i in (i1, i2)}
-said = ", ".join(
-    f"{readback[PAIRS.value_names.index(colour)]:.2f} in {colour}'s column ({read_with} · {key} = "
-    f"{vectors.dot(k_read, PAIRS.key(key)):.2f})"
+said = _(", ").join(
+    _("{amount:.2f} in {colour}'s column ({read} · {key} = {dot:.2f})").format(
+        amount=readback[PAIRS.value_names.index(colour)],
+        colour=colour,
+        read=read_with,
+        key=key,
+        dot=vectors.dot(k_read, PAIRS.key(key)),
+    )
     for colour, key in own.items()
 )
 st.caption(
-    f"Reading {read_with} gives {said}. Each column holds one written key, so reading is one dot product "
-    "per column: a key comes back with weight 1 where it was written, and every other key that points "
-    "partly the same way leaks in by its dot product."
+    _(
+        "Reading {read} gives {said}. Each column holds one written key, so reading is one dot product "
+        "per column: a key comes back with weight 1 where it was written, and every other key that points "
+        "partly the same way leaks in by its dot product."
+    ).format(read=read_with, said=said)
 )
 notice(
-    "Read the board with a key that was not written (neither pair). Will the bars be zero?",
-    "No: they are that key's dot products with the two written keys, because these random unit keys "
-    f"are not at right angles. How much such leaks add up to is {lesson_ref('collisions')}.",
+    _("Read the board with a key that was not written (neither pair). Will the bars be zero?"),
+    _(
+        "No: they are that key's dot products with the two written keys, because these random unit keys "
+        "are not at right angles. How much such leaks add up to is {lesson}."
+    ).format(lesson=lesson_ref("collisions")),
     key="pr_q2",
 )
 formula(
     r"(k v^\top)_{ij} = k_i\, v_j, \qquad S = k_1 v_1^\top + k_2 v_2^\top, \qquad "
     r"S^\top q = v_1\,(k_1 \cdot q) + v_2\,(k_2 \cdot q)",
-    caption="Exactly linear attention's write and read (core.ops.linear_attention: S += k vᵀ, o = Sᵀ q).",
+    caption=_("Exactly linear attention's write and read (core.ops.linear_attention: S += k vᵀ, o = Sᵀ q)."),
     key="pr_f4",
 )
 
 # ------------------------------------------------------------------ 5. matrix product
-st.header("5 · A matrix product: many reads side by side")
+st.header(_("5 · A matrix product: many reads side by side"))
 st.markdown(
-    "Stack several queries as the rows of a matrix Q and multiply by the board S: row i of Q S is query "
-    "i read from the board, as in section 4 — a matrix product is matrix-times-vector done for every row "
-    "at once. The board itself is one too: stack the keys as rows of K and the values as rows of V, and "
-    "Kᵀ V adds up every pair's outer product in one go. Below, the first n pairs go on the board and "
-    "every written key is read back at once."
+    _(
+        "Stack several queries as the rows of a matrix Q and multiply by the board S: row i of Q S is query "
+        "i read from the board, as in section 4 — a matrix product is matrix-times-vector done for every row "
+        "at once. The board itself is one too: stack the keys as rows of K and the values as rows of V, and "
+        "Kᵀ V adds up every pair's outer product in one go. Below, the first n pairs go on the board and "
+        "every written key is read back at once."
+    )
 )
-n = st.slider("pairs on the board", 1, len(PAIRS.key_names), len(PAIRS.key_names), key="pr_n")
+n = st.slider(_("pairs on the board"), 1, len(PAIRS.key_names), len(PAIRS.key_names), key="pr_n")
 queries = PAIRS.keys[:n]
 board_n = PAIRS.board(n)
 product = vectors.matrix_product(queries, board_n)
@@ -248,7 +295,7 @@ show_figure(
         product,
         PAIRS.key_names[:n],
         PAIRS.value_names,
-        title=f"{n} reads at once: the queries Q (one per row) times the board S",
+        title=_("{n} reads at once: the queries Q (one per row) times the board S").format(n=n),
     ),
     key="pr_matmul",
 )
@@ -258,27 +305,46 @@ for k, v in zip(PAIRS.keys[:n], PAIRS.values[:n], strict=True):
 picked = nearest(product, PAIRS.values)
 right = int((picked == np.arange(n)).sum())
 gap = float(np.abs(board_n - one_by_one).max())
-same = "are exactly equal" if gap == 0 else f"differ by at most {format_small(gap)} (float rounding)"
+same = (
+    _("Kᵀ V and {n} writes one by one are exactly equal.").format(n=n)
+    if gap == 0
+    else _("Kᵀ V and {n} writes one by one differ by at most {gap} (float rounding).").format(
+        n=n, gap=format_small(gap)
+    )
+)
 st.caption(
-    f"Kᵀ V and {n} writes one by one {same}. Each row's largest entry names the value read back: "
-    f"{right} of {n} keys come back nearest their own value."
+    _("{first} {second}").format(  # two sentences (Japanese puts no space between them)
+        first=same,
+        second=_(
+            "Each row's largest entry names the value read back: {right} of {n} keys come back nearest their own value."
+        ).format(right=right, n=n),
+    )
 )
 st.markdown(
-    f"Training reads whole stretches of text at once like this: {lesson_ref('linear_attention')} regroups "
-    f"attention as two of these products, and {lesson_ref('chunks')} cuts the text into chunks so each "
-    f"chunk is a few matrix products. {lesson_span('linear_attention', 'forgetting').capitalize()} use "
-    "nothing beyond the five pieces on this page."
+    _(
+        "Training reads whole stretches of text at once like this: {linear} regroups "
+        "attention as two of these products, and {chunks} cuts the text into chunks so each "
+        "chunk is a few matrix products. {span} use nothing beyond the five pieces on this page."
+    ).format(
+        linear=lesson_ref("linear_attention"),
+        chunks=lesson_ref("chunks"),
+        span=lesson_span("linear_attention", "forgetting").capitalize(),
+    )
 )
 formula(
     r"(Q S)_{ij} = \sum_r Q_{ir}\, S_{rj}, \qquad \text{row } i \text{ of } QS = S^\top q_i, "
     r"\qquad K^\top V = \sum_t k_t v_t^\top",
-    caption="An n × d matrix times a d × d_v matrix gives n × d_v: every row of the first meets every "
-    "column of the second.",
+    caption=_(
+        "An n × d matrix times a d × d_v matrix gives n × d_v: every row of the first meets every "
+        "column of the second."
+    ),
     key="pr_f5",
 )
 code(vectors.dot, vectors.matrix_vector, vectors.outer, vectors.read, vectors.matrix_product, key="pr_code")
 still_missing(
-    "That is the whole toolkit. Next, linear attention puts it to work: one board of fixed size, every "
-    "token writes its key–value pair as an outer product, and every read is the board times a query."
+    _(
+        "That is the whole toolkit. Next, linear attention puts it to work: one board of fixed size, every "
+        "token writes its key–value pair as an outer product, and every read is the board times a query."
+    )
 )
 next_lesson("primer")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.figures.specs import memory_vs_context_figure, story_figure
+from core.i18n import N_, _, language
 from core.roofline import (
     HYBRID_EVERY,
     Width,
@@ -22,43 +23,57 @@ CONTEXTS = [1024, 8192, 131072, 1048576]
 # the slider shows labels (AppTest and readers both see "128K"); the page maps them back
 CONTEXT_LABELS = {format_context(t): t for t in CONTEXTS}
 TABLE_CONTEXTS = [1024, 131072, 1048576]
-# shown labels → spec keys (labels as options: AppTest selects by what the reader sees)
-WIDTH_SOURCES = {"Llama-3-8B's width": "llama3_8b", "GPT-2 small's width": "gpt2"}
+# shown labels → spec keys (English labels as options: AppTest selects by them; the reader sees them translated)
+WIDTH_SOURCES = {N_("Llama-3-8B's width"): "llama3_8b", N_("GPT-2 small's width"): "gpt2"}
 
 
 @st.cache_data(show_spinner=False)
-def cached_story_figure(width: Width, context: int):
+def cached_story_figure(width: Width, context: int, lang: str):
     return story_figure(width, context)
 
 
 @st.cache_data(show_spinner=False)
-def cached_memory_figure(width: Width):
+def cached_memory_figure(width: Width, lang: str):
     return memory_vs_context_figure(width, CONTEXTS)
 
 
+def memory_column(t: int) -> str:
+    return _("memory at {context}").format(context=format_context(t))
+
+
+def work_column(t: int) -> str:
+    return _("multiply-adds per token at {context}").format(context=format_context(t))
+
+
 @st.cache_data(show_spinner=False)
-def stage_table(width: Width) -> list[dict]:
-    """Per stage: its verb, its rule, memory and work per token at three context lengths (all from core)."""
+def stage_table(width: Width, lang: str) -> list[dict]:
+    """Per stage: its verb, its rule, memory and work per token at three context lengths (all from core),
+    in the reader's language (`lang`, part of the cache key)."""
     rows = []
     for key, m in MECHANISMS.items():
-        row = {"lesson": number(m.lesson), "stage": m.label, "what it does": m.verb, "rule": m.update}
+        row = {
+            _("lesson"): number(m.lesson),
+            _("stage"): m.shown_label(),
+            _("what it does"): m.shown_verb(),
+            _("rule"): m.shown_update(),
+        }
         for t in TABLE_CONTEXTS:
-            row[f"memory at {format_context(t)}"] = format_bytes(mechanism_memory_bytes(key, t, width))
+            row[memory_column(t)] = format_bytes(mechanism_memory_bytes(key, t, width))
         for t in TABLE_CONTEXTS:
-            row[f"multiply-adds per token at {format_context(t)}"] = format_count(
-                mechanism_macs_per_token(key, t, width)
-            )
+            row[work_column(t)] = format_count(mechanism_macs_per_token(key, t, width))
         rows.append(row)
     mix = {
-        "lesson": number("kimi_k3"),
-        "stage": "Kimi K3-style mix",
-        "what it does": "share the work",
-        "rule": f"{HYBRID_EVERY - 1} layers of KDA boards to 1 layer with a full cache",
+        _("lesson"): number("kimi_k3"),
+        _("stage"): _("Kimi K3-style mix"),
+        _("what it does"): _("share the work"),
+        _("rule"): _("{boards} layers of KDA boards to 1 layer with a full cache").format(
+            boards=HYBRID_EVERY - 1
+        ),
     }
     for t in TABLE_CONTEXTS:
-        mix[f"memory at {format_context(t)}"] = format_bytes(hybrid_memory_bytes(t, width))
+        mix[memory_column(t)] = format_bytes(hybrid_memory_bytes(t, width))
     for t in TABLE_CONTEXTS:
-        mix[f"multiply-adds per token at {format_context(t)}"] = format_count(hybrid_macs_per_token(t, width))
+        mix[work_column(t)] = format_count(hybrid_macs_per_token(t, width))
     rows.append(mix)
     return rows
 
@@ -68,100 +83,148 @@ K3 = SPECS["kimi_k3"]  # the real hybrid's layer counts, from its config
 lesson_header("what_changed")
 
 problem(
-    f"Back in {lesson_ref('gpt2')} the question was simple: a model must remember what it has read, "
-    "so how should it keep it? "
-    "Keeping everything was exact but grew without end. Every later stage traded a little exactness for memory "
-    "that stays the same size — and then spent its cleverness on what to do when that memory fills up."
+    _(
+        "Back in {gpt2_lesson} the question was simple: a model must remember what it has read, "
+        "so how should it keep it? "
+        "Keeping everything was exact but grew without end. Every later stage traded a little exactness for memory "
+        "that stays the same size — and then spent its cleverness on what to do when that memory fills up."
+    ).format(gpt2_lesson=lesson_ref("gpt2"))
 )
 
 st.markdown(
-    "Read the four board stages as one sentence. **Adding** blends a key that is written again with what it "
-    "held, so DeltaNet learned to **rewrite**. Rewriting one key at a time cannot clear a finished topic, so Gated DeltaNet learned "
-    "to **forget**. One fade rate for the whole board throws away the useful with the stale, so KDA learned to "
-    "**forget per channel**. Kimi K3 then stopped choosing: about "
-    f"{round(K3.num_linear_layers / K3.num_full_attention_layers)} board layers for every one that keeps a full "
-    f"cache ({K3.num_linear_layers} KDA + {K3.num_full_attention_layers} full attention in its {K3.num_layers} "
-    f"layers; the mix drawn below keeps a cache in 1 layer of {HYBRID_EVERY})."
+    _(
+        "Read the four board stages as one sentence. **Adding** blends a key that is written again with what it "
+        "held, so DeltaNet learned to **rewrite**. Rewriting one key at a time cannot clear a finished topic, so "
+        "Gated DeltaNet learned "
+        "to **forget**. One fade rate for the whole board throws away the useful with the stale, so KDA learned to "
+        "**forget per channel**. Kimi K3 then stopped choosing: about "
+        "{ratio} board layers for every one that keeps a full "
+        "cache ({linear} KDA + {full} full attention in its {layers} "
+        "layers; the mix drawn below keeps a cache in 1 layer of {every})."
+    ).format(
+        ratio=round(K3.num_linear_layers / K3.num_full_attention_layers),
+        linear=K3.num_linear_layers,
+        full=K3.num_full_attention_layers,
+        layers=K3.num_layers,
+        every=HYBRID_EVERY,
+    )
 )
 
 cols = st.columns(2)
 source = cols[0].selectbox(
-    "Model width shared by every stage",
+    _("Model width shared by every stage"),
     list(WIDTH_SOURCES),
+    # a dict made now, not `_`: AppTest formats the options outside the script run's language
+    format_func={label: _(label) for label in WIDTH_SOURCES}.get,
     key="wc_width",
-    help="Same layers, heads and head size for every stage, so only the memory rule differs.",
+    help=_("Same layers, heads and head size for every stage, so only the memory rule differs."),
 )
 context_label = cols[1].select_slider(
-    "Context length (tokens)",
+    _("Context length (tokens)"),
     options=list(CONTEXT_LABELS),
     value="128K",
     key="wc_context",
 )
 context = CONTEXT_LABELS[context_label]
 width = Width.of(SPECS[WIDTH_SOURCES[source]])
-st.caption(
-    f"{width.name}: {width.layers} layers × {width.heads} heads × {width.head_dim} numbers per head"
-    + (
-        f"; its cache keeps {width.cached_heads} key/value heads (GQA), as the real model does — the same "
-        f"number as on the map and in {lesson_ref('kv_cache')}"
-        if width.cached_heads != width.heads
-        else ""
+if width.cached_heads != width.heads:
+    width_words = _(
+        "{name}: {layers} layers × {heads} heads × {head_dim} numbers per head; its cache keeps {cached} "
+        "key/value heads (GQA), as the real model does — the same number as on the map and in {kv_lesson}."
     )
-    + ". Every stage is drawn at this width. The *no cache* row is a teaching baseline: a model at this width "
-    "that recomputes the whole text for every token. GPT-2 itself never ran that way — its own 2019 code "
-    f"already kept past keys and values, as {lesson_ref('gpt2')} notes."
+else:
+    width_words = _("{name}: {layers} layers × {heads} heads × {head_dim} numbers per head.")
+st.caption(
+    width_words.format(
+        name=width.name,
+        layers=width.layers,
+        heads=width.heads,
+        head_dim=width.head_dim,
+        cached=width.cached_heads,
+        kv_lesson=lesson_ref("kv_cache"),
+    )
+    + " "
+    + _(
+        "Every stage is drawn at this width. The *no cache* row is a teaching baseline: a model at this width "
+        "that recomputes the whole text for every token. GPT-2 itself never ran that way — its own 2019 code "
+        "already kept past keys and values, as {gpt2_lesson} notes."
+    ).format(gpt2_lesson=lesson_ref("gpt2"))
 )
 
-show_figure(cached_story_figure(width, context), key="wc_story_chart")
+show_figure(cached_story_figure(width, context, language()), key="wc_story_chart")
 
 attention_memory = mechanism_memory_bytes("attention", context, width)
 board_memory = mechanism_memory_bytes("kda", context, width)
 st.markdown(
-    f"At {format_context(context)} tokens the cache holds {format_bytes(attention_memory)}; every board stage holds "
-    f"{format_bytes(board_memory)} (one board per head in every layer), whatever the length. The stages differ "
-    "in *what* they do with that memory, "
-    "not in how much of it there is: rewriting costs one extra read of the board per token, forgetting one more "
-    "pass to fade it. The model without a cache keeps nothing and pays for it in work that grows with the square "
-    f"of the length: {format_count(mechanism_macs_per_token('no_cache', context, width))} multiply-adds for the "
-    f"next token, against {format_count(mechanism_macs_per_token('attention', context, width))} with a cache."
+    _(
+        "At {context} tokens the cache holds {attention}; every board stage holds "
+        "{board} (one board per head in every layer), whatever the length. The stages differ "
+        "in *what* they do with that memory, "
+        "not in how much of it there is: rewriting costs one extra read of the board per token, forgetting one "
+        "more pass to fade it. The model without a cache keeps nothing and pays for it in work that grows with "
+        "the square of the length: {no_cache} multiply-adds for the "
+        "next token, against {cached} with a cache."
+    ).format(
+        context=format_context(context),
+        attention=format_bytes(attention_memory),
+        board=format_bytes(board_memory),
+        no_cache=format_count(mechanism_macs_per_token("no_cache", context, width)),
+        cached=format_count(mechanism_macs_per_token("attention", context, width)),
+    )
 )
 
 notice(
-    "At 1M tokens, which needs more memory: DeltaNet or Gated DeltaNet?",
-    f"Neither: both keep {format_bytes(mechanism_memory_bytes('delta', 1048576, width))} at this width. "
-    "Forgetting changes what is written on the boards, not their size.",
+    _("At 1M tokens, which needs more memory: DeltaNet or Gated DeltaNet?"),
+    _(
+        "Neither: both keep {memory} at this width. "
+        "Forgetting changes what is written on the boards, not their size."
+    ).format(memory=format_bytes(mechanism_memory_bytes("delta", 1048576, width))),
     key="wc_notice_same_size",
 )
 
-st.subheader("Every stage, side by side")
+st.subheader(_("Every stage, side by side"))
 # static tables (cells wrap): the rules in words, then the numbers — one wide table ran off the page
-rows = stage_table(width)
-RULE_COLUMNS = ("lesson", "stage", "what it does", "rule")
+rows = stage_table(width, language())
+RULE_COLUMNS = (_("lesson"), _("stage"), _("what it does"), _("rule"))
 st.table([{c: row[c] for c in RULE_COLUMNS} for row in rows], hide_index=True, border="horizontal")
 # memory and work apart: four columns each fit a phone (seven in one table ran off its edge)
-for prefix in ("memory at", "multiply-adds per token at"):
+for column_of in (memory_column, work_column):
+    columns = [column_of(t) for t in TABLE_CONTEXTS]
     st.table(
-        [{"stage": row["stage"], **{c: v for c, v in row.items() if c.startswith(prefix)}} for row in rows],
+        [{_("stage"): row[_("stage")], **{c: row[c] for c in columns}} for row in rows],
         hide_index=True,
         border="horizontal",
     )
 st.caption(
-    "Memory: cache in 16-bit, boards in 32-bit. Work: multiply-adds of the memory part of all layers for one new "
-    "token; the projections and feed-forward layers every stage runs for that token are left out. The row without "
-    "a cache counts its redone key/value projections and attention only: rerunning the rest of the model for "
-    "every earlier token would add more still."
+    _(
+        "Memory: cache in 16-bit, boards in 32-bit. Work: multiply-adds of the memory part of all layers for one "
+        "new token; the projections and feed-forward layers every stage runs for that token are left out. The "
+        "row without a cache counts its redone key/value projections and attention only: rerunning the rest of "
+        "the model for every earlier token would add more still."
+    )
 )
 
-show_figure(cached_memory_figure(width), key="wc_memory_chart")
+show_figure(cached_memory_figure(width, language()), key="wc_memory_chart")
 
 mix_ratio = hybrid_memory_bytes(1048576, width) / mechanism_memory_bytes("attention", 1048576, width)
 notice(
-    f"The K3-style mix keeps a cache in one layer out of {HYBRID_EVERY}. At 1M tokens, what share of the all-cache "
-    "model's memory does it need?",
-    f"{mix_ratio:.1%} — 1/{HYBRID_EVERY} for the cache layers, plus boards too small to notice at that length. "
-    f"The real {K3.name} keeps {format_bytes(K3.cache_bytes(1048576))} at 1M tokens, against "
-    f"{format_bytes(1048576 * K3.all_full_attention_bytes_per_token())} if all {K3.num_layers} layers kept an "
-    "MLA cache.",
+    _(
+        "The K3-style mix keeps a cache in one layer out of {every}. At 1M tokens, what share of the all-cache "
+        "model's memory does it need?"
+    ).format(every=HYBRID_EVERY),
+    _(
+        "{ratio:.1%} — 1/{every} for the cache layers, plus boards too small to notice at that length. "
+        "The real {k3} keeps {k3_memory} at 1M tokens, against "
+        "{full_memory} if all {layers} layers kept an "
+        "MLA cache."
+    ).format(
+        ratio=mix_ratio,
+        every=HYBRID_EVERY,
+        k3=K3.name,
+        k3_memory=format_bytes(K3.cache_bytes(1048576)),
+        full_memory=format_bytes(1048576 * K3.all_full_attention_bytes_per_token()),
+        layers=K3.num_layers,
+    ),
     key="wc_notice_mix",
 )
 
@@ -173,17 +236,22 @@ formula(
     r"\text{forget per channel:}\quad & S_t = (I - \beta_t k_t k_t^\top)\,\mathrm{diag}(\alpha_t)\,S_{t-1}"
     r" + \beta_t k_t v_t^\top"
     r"\end{aligned}",
-    caption="S is the board (d_k × d_v per head), k and v the token's key and value, β ∈ (0,1) how hard to "
-    "write, α ∈ (0,1) how much survives (a number per head, or a vector of d_k numbers per head for KDA). "
-    "Read-out: o_t = S_tᵀ q_t.",
+    caption=_(
+        "S is the board (d_k × d_v per head), k and v the token's key and value, β ∈ (0,1) how hard to "
+        "write, α ∈ (0,1) how much survives (a number per head, or a vector of d_k numbers per head for KDA). "
+        "Read-out: o_t = S_tᵀ q_t."
+    ),
     key="wc_formula",
 )
 code(mechanism_memory_bytes, mechanism_macs_per_token, key="wc_code")
 
 still_missing(
-    "Nothing here is finished. K3's full-attention layers still grow with every token, a fixed board still "
-    f"cannot hold every detail of a long text, and {format_count(K3.published_params)} weights must be stored "
-    "even if only a sliver wakes per token. What changed in seven years is less the size than the craft of deciding what to "
-    "throw away — and that craft shows up on your own card as speed that holds, or falls, as the text grows."
+    _(
+        "Nothing here is finished. K3's full-attention layers still grow with every token, a fixed board still "
+        "cannot hold every detail of a long text, and {weights} weights must be stored "
+        "even if only a sliver wakes per token. What changed in seven years is less the size than the craft of "
+        "deciding what to throw away — and that craft shows up on your own card as speed that holds, or falls, "
+        "as the text grows."
+    ).format(weights=format_count(K3.published_params))
 )
 next_lesson("what_changed")

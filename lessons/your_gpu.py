@@ -2,7 +2,7 @@
 
 A composition of panels (ui/gpu/): the device card, live telemetry, the benchmark runner, the
 results and the reader's own checkpoint; the decisions behind them live in core/gpu/. In public
-mode (core.gpu.public) the page measures nothing on the server: the roofline, the published
+mode (core.gpu.serving.public) the page measures nothing on the server: the roofline, the published
 numbers and the commands to run at home.
 """
 
@@ -14,16 +14,17 @@ import streamlit as st
 import torch
 
 from core import glossary
-from core.gpu import nvml
-from core.gpu.committed_run import depth_question, depth_sentence, load, moe_power_words
-from core.gpu.energy import EnergyMeter
-from core.gpu.health import HEALTH
-from core.gpu.kv_cache import KVCache
-from core.gpu.models import AttentionDecoder, StateDecoder
-from core.gpu.public import public_mode
-from core.gpu.published import depth_loss, depth_run, measured_speeds
-from core.gpu.timing import time_decode
+from core.gpu.decode.kv_cache import KVCache
+from core.gpu.decode.models import AttentionDecoder, StateDecoder
+from core.gpu.device import nvml
+from core.gpu.device.energy import EnergyMeter
+from core.gpu.device.health import HEALTH
+from core.gpu.output.committed_run import depth_question, depth_sentence, load, moe_power_words
+from core.gpu.serving.public import public_mode
+from core.gpu.timing.decode_timer import time_decode
+from core.i18n import N_, _
 from core.roofline import host_link_slowdowns
+from core.specs.published import depth_loss, depth_run, measured_speeds
 from core.units import format_context
 from ui.course import lesson_ref, lesson_span
 from ui.deeper import planner_batch_link
@@ -48,16 +49,19 @@ from ui.lesson import (
 lesson_header("your_gpu")
 new_words("nvml", "tg128", "num_ctx", "cuda_graph", "decode", here="your_gpu")
 problem(
-    f"{lesson_span('kv_cache', 'experts').capitalize()} argued from arithmetic: a growing KV cache "
-    "must be read in full at every step, a fixed state stays the same size however long the text, and an MoE reads only the experts it wakes. Arithmetic is a promise, not a measurement. "
-    "This page runs the same kinds of models and compares what happens with what the memory traffic "
-    "predicts. It measures **the computer that runs this course**: your own when you start it yourself "
-    "(`./run.sh`); a shared public server measures nothing and gives you the command to run at home."
+    _(
+        "{lessons} argued from arithmetic: a growing KV cache "
+        "must be read in full at every step, a fixed state stays the same size however long the text, and an MoE "
+        "reads only the experts it wakes. Arithmetic is a promise, not a measurement. "
+        "This page runs the same kinds of models and compares what happens with what the memory traffic "
+        "predicts. It measures **the computer that runs this course**: your own when you start it yourself "
+        "(`./run.sh`); a shared public server measures nothing and gives you the command to run at home."
+    ).format(lessons=lesson_span("kv_cache", "experts").capitalize())
 )
 
 public = public_mode()
 if public:  # a shared server: its GPU is not the reader's, and nothing is measured on it
-    snapshot = nvml.NoGpu("Public mode: this server measures nothing.").snapshot()
+    snapshot = nvml.NoGpu(N_("Public mode: this server measures nothing.")).snapshot()
     choice = public_panel(snapshot)
     context = context_results(choice.preset, choice.budget_bytes, snapshot, True, None, public=True)
     moe = moe_results(choice.preset, public=True)
@@ -87,46 +91,69 @@ else:
 if public or on_gpu:  # beside the reader's own runs (or the command for them): this project's GPU run
     committed_run_panel()
 beside_published(context, moe)
-with st.expander("How to read the published table", icon=":material/help:"):
+with st.expander(_("How to read the published table"), icon=":material/help:"):
     # a legend for the llama-bench / Ollama terms, from the one glossary (core/glossary.py)
     st.markdown(
         "\n".join(f"- {gloss(glossary.get(key), 'your_gpu')}" for key in ("tg128", "q4_0", "ngl", "num_ctx"))
-        + "\n- **depth d** (0 / 16K / …) — the tokens already in the context when the timed tokens are written."
-        "\n- **q8_0 KV cache** — the KV cache stored in 8 bits instead of 16."
-        "\n- **tokens/s** — tokens per second while writing; the llama.cpp and Ollama rows write one "
-        "conversation at a time (batch 1)."
+        + "\n- "
+        + _(
+            "**depth d** (0 / 16K / …) — the tokens already in the context when the timed tokens are written."
+        )
+        + "\n- "
+        + _("**q8_0 KV cache** — the KV cache stored in 8 bits instead of 16.")
+        + "\n- "
+        + _(
+            "**tokens/s** — tokens per second while writing; the llama.cpp and Ollama rows write one "
+            "conversation at a time (batch 1)."
+        )
     )
 
 committed = load()  # this project's own GPU run (docs/gpu-runs/): the premise and the answer follow it
 notice(
     depth_question(committed)
     if committed
-    else "Full attention reads a cache that grows with depth; the fixed state does not. At the deepest depth, "
-    "which one is slower, and by roughly how much?",
+    else _(
+        "Full attention reads a cache that grows with depth; the fixed state does not. At the deepest depth, "
+        "which one is slower, and by roughly how much?"
+    ),
     (f"{depth_sentence(committed)} " if committed else "")
-    + "Full attention slows down: every step reads its whole cache, so time per token grows in a straight line "
-    "with depth and speed falls like 1 ÷ (weights + cache) at batch 1, the one conversation these benchmarks run. "
-    "The fixed-state model reads boards of the same size at every "
-    "depth and stays flat. A community report (llama-bench, in pull-request text in the Abai/llama.cpp fork): "
-    f"Llama 8B on an RTX 3090 loses {depth_loss('Llama 8B'):.0%} by "
-    f"{format_context(max(measured_speeds(depth_run('Llama 8B'))))} tokens; a hybrid with mostly "
-    f"fixed-state layers loses {depth_loss('Qwen3.5'):.0%}.",
+    + _(
+        "Full attention slows down: every step reads its whole cache, so time per token grows in a straight line "
+        "with depth and speed falls like 1 ÷ (weights + cache) at batch 1, the one conversation these benchmarks "
+        "run. The fixed-state model reads boards of the same size at every "
+        "depth and stays flat. A community report (llama-bench, in pull-request text in the Abai/llama.cpp fork): "
+        "Llama 8B on an RTX 3090 loses {llama_loss:.0%} by {deepest} tokens; a hybrid with mostly "
+        "fixed-state layers loses {hybrid_loss:.0%}."
+    ).format(
+        llama_loss=depth_loss("Llama 8B"),
+        deepest=format_context(max(measured_speeds(depth_run("Llama 8B")))),
+        hybrid_loss=depth_loss("Qwen3.5"),
+    ),
     key="gpu_notice_depth",
 )
 slow, slower = host_link_slowdowns()
 notice(
-    f"Set a budget so the cache spills. The host link is {slow:.0f}–{slower:.0f}× slower than the card's memory "
-    f"(across {lesson_ref('kv_cache')}'s cards). Does the speed "
-    "fall gently or off a cliff once the cache stops fitting?",
-    "Off a cliff. Every byte past the budget crosses the slow link at every step, so a small spilled fraction "
-    "costs as much as a large resident one. Ollama users report 35 → 4.8 tokens/s on a 12 GB card (a community "
-    "guide on insiderllm.com; it is in the published table below).",
+    _(
+        "Set a budget so the cache spills. The host link is {slow:.0f}–{slower:.0f}× slower than the card's "
+        "memory (across {lesson}'s cards). Does the speed "
+        "fall gently or off a cliff once the cache stops fitting?"
+    ).format(slow=slow, slower=slower, lesson=lesson_ref("kv_cache")),
+    _(
+        "Off a cliff. Every byte past the budget crosses the slow link at every step, so a small spilled fraction "
+        "costs as much as a large resident one. Ollama users report 35 → 4.8 tokens/s on a 12 GB card (a "
+        "community guide on insiderllm.com; it is in the published table below)."
+    ),
     key="gpu_notice_spill",
 )
 notice(
-    "The MoE wakes a few percent of its experts. Will it draw much less power than the dense model?",
-    f"{moe_power_words()} (On an H100, arXiv 2508.16700 measured −25.8 % "
-    "energy per 1,000 tokens for GPT-OSS-20B, an MoE, against the dense Qwen3-32B; very low watts usually mean the GPU is waiting for experts on the CPU.)",
+    _("The MoE wakes a few percent of its experts. Will it draw much less power than the dense model?"),
+    moe_power_words()
+    + " "
+    + _(
+        "(On an H100, arXiv 2508.16700 measured −25.8 % "
+        "energy per 1,000 tokens for GPT-OSS-20B, an MoE, against the dense Qwen3-32B; very low watts usually "
+        "mean the GPU is waiting for experts on the CPU.)"
+    ),
     key="gpu_notice_moe",
 )
 
@@ -134,17 +161,21 @@ formula(
     r"\text{tokens/s} \le \frac{B_\text{VRAM}}{W_\text{active} + \text{KV}(d)},\qquad"
     r"t_\text{token} = \frac{\text{bytes in VRAM}}{B_\text{VRAM}} + \frac{\text{spilled bytes}}{B_\text{link}},"
     r"\qquad \text{J/token} = \frac{E_\text{end} - E_\text{start} - P_\text{idle}\,\Delta t}{n}",
-    caption="KV(d) = d × layers × 2 × width × bytes per number grows with depth d; a fixed state does not. "
-    "E is the card's energy counter read through NVML (or integrated power samples), P_idle the idle baseline.",
+    caption=_(
+        "KV(d) = d × layers × 2 × width × bytes per number grows with depth d; a fixed state does not. "
+        "E is the card's energy counter read through NVML (or integrated power samples), P_idle the idle baseline."
+    ),
     key="gpu_formula",
 )
 code(time_decode, AttentionDecoder._mix, KVCache.attend, StateDecoder._mix, EnergyMeter.end, key="gpu_code")
 
 still_missing(
-    "What the prediction says, and what a measurement here can confirm or refute: a growing cache costs speed "
-    "in proportion to its size, a cliff follows when it leaves VRAM, and waking fewer experts saves energy per "
-    f"token. Next, {lesson_ref('planner')} sizes a real deployment from any config.json; "
-    f"{lesson_ref('what_changed')} then puts every stage of the story side by side."
+    _(
+        "What the prediction says, and what a measurement here can confirm or refute: a growing cache costs speed "
+        "in proportion to its size, a cliff follows when it leaves VRAM, and waking fewer experts saves energy per "
+        "token. Next, {planner} sizes a real deployment from any config.json; "
+        "{what_changed} then puts every stage of the story side by side."
+    ).format(planner=lesson_ref("planner"), what_changed=lesson_ref("what_changed"))
 )
 planner_batch_link()
 next_lesson("your_gpu")

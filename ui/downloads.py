@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.gpu.public import public_mode
+from core.gpu.serving.public import public_mode
+from core.i18n import _
 from core.models import downloads, fetch
 
 
@@ -21,9 +22,11 @@ def public_command(key: str) -> bool:
         return False
     release = fetch.ALL_RELEASES[key]
     st.info(
-        f"This course runs on a shared server, so no reader can start a download here. The host can fetch "
-        f"{release.label} ({fetch.approx_size(release.download_bytes)}) on the server with the command below, "
-        "and so can you on your own machine, where the course then finds it by itself.",
+        _(
+            "This course runs on a shared server, so no reader can start a download here. The host can fetch "
+            "{model} ({size}) on the server with the command below, and so can you on your own machine, where "
+            "the course then finds it by itself."
+        ).format(model=release.label, size=fetch.approx_size(release.download_bytes)),
         icon=":material/terminal:",
     )
     st.code(fetch.fetch_command(key), language="bash")
@@ -38,25 +41,40 @@ def offer_download(key: str, widget_key: str) -> bool:
     release = fetch.ALL_RELEASES[key]
     if fetch.is_offline():
         st.warning(
-            "This machine is set to work offline (`HF_HUB_OFFLINE`), so no download is attempted. "
-            "Fetch the weights on a machine with internet and copy the folder here."
+            _(
+                "This machine is set to work offline (`HF_HUB_OFFLINE`), so no download is attempted. "
+                "Fetch the weights on a machine with internet and copy the folder here."
+            )
         )
         return False
     job = downloads.running(key)
     if job is None:
         size = fetch.approx_size(release.download_bytes)
-        if not st.button(f"Download {release.label} ({size})", key=widget_key, icon=":material/download:"):
+        if not st.button(
+            _("Download {model} ({size})").format(model=release.label, size=size),
+            key=widget_key,
+            icon=":material/download:",
+        ):
             return False
-        job, _ = downloads.start(key, fetch.download)
+        job, _started = downloads.start(key, fetch.download)
     else:
-        st.caption(f"A download of {release.label} is already running on this server; here is its progress.")
-    bar = st.progress(0.0, text="Starting the download…")
+        st.caption(
+            _("A download of {model} is already running on this server; here is its progress.").format(
+                model=release.label
+            )
+        )
+    bar = st.progress(0.0, text=_("Starting the download…"))
     while not job.wait(0.25):
         if job.total:
-            bar.progress(job.fraction, text=f"{job.file}: {job.done / 1e6:,.0f} of {job.total / 1e6:,.0f} MB")
+            bar.progress(
+                job.fraction,
+                text=_("{file}: {done:,.0f} of {total:,.0f} MB").format(
+                    file=job.file, done=job.done / 1e6, total=job.total / 1e6
+                ),
+            )
     if job.error:
         st.error(job.error)
         return False
-    bar.progress(1.0, text="Done")
-    st.success(f"{release.label} is here.")
+    bar.progress(1.0, text=_("Done"))
+    st.success(_("{model} is here.").format(model=release.label))
     return True

@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from core.i18n import N_, _
+
 log = logging.getLogger("course")
 if not log.handlers:  # the server's console (stderr), however Streamlit set up its own loggers
     _handler = logging.StreamHandler()
@@ -20,7 +22,7 @@ if not log.handlers:  # the server's console (stderr), however Streamlit set up 
     log.addHandler(_handler)
     log.setLevel(logging.INFO)
 
-FRIENDLY = (
+FRIENDLY = N_(
     "Sorry — something went wrong on this page. Try again, or pick another lesson; "
     "the details are in the server's log under reference {ref}."
 )
@@ -43,6 +45,6 @@ def guarded(run: Callable[[], object], *, reraise: bool | None = None) -> None:
     except Exception:
         ref = uuid.uuid4().hex[:8]
         log.exception("page failed (reference %s)", ref)
-        st.error(FRIENDLY.format(ref=ref), icon=":material/error:")
+        st.error(_(FRIENDLY).format(ref=ref), icon=":material/error:")
         if under_app_test() if reraise is None else reraise:
             raise

@@ -3,7 +3,8 @@
 A lesson calls `new_words("softmax", "head", …)` right after `lesson_header`, naming the glossary
 terms (core/glossary.py) its prose uses for the first time in the course. Each term is shown with
 its one plain sentence and, when another lesson explains it in depth, that lesson's number. The
-order test (tests/app/test_glossary.py) keeps the lists honest.
+order test (tests/app/test_glossary.py) keeps the lists honest. Names and sentences are shown in the
+reader's language; the English records stay what the order test matches.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.glossary import Term, get
+from core.i18n import N_, _
 from ui.course import lesson_ref
 
 
@@ -19,22 +21,25 @@ def gloss(item: Term, here: str | None = None) -> str:
     "new words" box a reader meets it in) and in depth, when that is a later lesson."""
     first, deep = item.first_lesson, item.lesson
     if here in (first, deep):
-        where = "" if here == deep else f"more in {lesson_ref(deep)}"
+        where = "" if here == deep else _("more in {deep}").format(deep=lesson_ref(deep))
     elif first == deep:
-        where = f"more in {lesson_ref(deep)}"
+        where = _("more in {deep}").format(deep=lesson_ref(deep))
     else:
-        where = f"first in {lesson_ref(first)}, more in {lesson_ref(deep)}"
-    return f"**{item.name}** — {item.sentence}" + (f" *({where})*" if where else "")
+        where = _("first in {first}, more in {deep}").format(first=lesson_ref(first), deep=lesson_ref(deep))
+    line = _("**{name}** — {sentence}").format(name=item.shown_name(), sentence=item.shown_sentence())
+    return line + (_(" *({where})*").format(where=where) if where else "")
 
 
 def new_words(
-    *keys: str, here: str | None = None, expanded: bool = True, title: str = "New words in this lesson"
+    *keys: str, here: str | None = None, expanded: bool = True, title: str = N_("New words in this lesson")
 ) -> None:
     """The terms this lesson uses for the first time in the course, each with its definition (the
-    map, which names every stage, calls them words you will meet: each is taught later)."""
+    map, which names every stage, calls them words you will meet: each is taught later). `title` is
+    the English source, translated here."""
     terms = [get(key) for key in keys]  # an unknown key fails here, loudly
     if not terms:
         return
-    with st.expander(f"{title} ({len(terms)})", expanded=expanded, icon=":material/menu_book:"):
+    label = _("{title} ({n})").format(title=_(title), n=len(terms))
+    with st.expander(label, expanded=expanded, icon=":material/menu_book:"):
         st.markdown("\n".join(f"- {gloss(item, here)}" for item in terms))
-        st.caption("Every word the course uses is in the Glossary at the end of the menu.")
+        st.caption(_("Every word the course uses is in the Glossary at the end of the menu."))

@@ -14,20 +14,34 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core.figures.generation import GridCounts
-from core.generation import CacheSize, cache_size
+from core.figures.figure_dict import as_dict
+from core.generation import CacheSize, Sampling, cache_size
+from core.i18n import N_, _, language
 from core.models import fetch
 from core.models.gpt2 import GPT2
 from core.models.hf_gpt2 import LoadedGPT2, catalog_spec, load_gpt2
 from core.models.hf_tokenizer import BPETokenizer, ByteTokenizer, CheckpointError
 from core.units import format_bytes
-from ui.lesson import prompt_input
+from ui.lesson import ReadyChart, prompt_input, ready_chart, show_figure
 
 TINY = "tiny"
 MISSING = "missing:gpt2"  # the switch's entry for GPT-2 small when its weights are not here
-Settings = tuple[
-    str, tuple[int, ...], int, float, int, int
-]  # model, prompt ids, new tokens, temperature, top-k, seed
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What a run depends on, the key it is computed and cached under (`run_key` makes it)."""
+
+    model: str  # LiveGPT2.key: TINY or the checkpoint folder
+    prompt: tuple[int, ...]  # the prompt's token ids, cut to the context window
+    new_tokens: int
+    temperature: float
+    top_k: int  # 0 = all
+    seed: int
+
+    @property
+    def sampling(self) -> Sampling:
+        return Sampling(temperature=self.temperature, top_k=self.top_k or None, seed=self.seed)
 
 
 @dataclass(frozen=True)
@@ -42,7 +56,13 @@ class LiveGPT2:
 
     @property
     def unit(self) -> str:
+        """ "byte" or "token", the English key figures and checks read (`unit_word` is what a reader sees)."""
         return self.tokenizer.unit
+
+    @property
+    def unit_word(self) -> str:
+        """The unit in the reader's language: "byte" / "バイト"."""
+        return _(self.tokenizer.unit)
 
     @property
     def run_options(self) -> dict:
@@ -57,27 +77,61 @@ class LiveGPT2:
         return cache_size(self.model, catalog_spec(self.model.config) if self.real else None)
 
 
-@st.cache_resource(show_spinner="Loading the tiny GPT-2…")
-def tiny_gpt2() -> GPT2:
+TINY_LABEL = N_("tiny byte model (shipped)")
+
+
+_LOADED: set[str] = set()  # what this process has loaded: no spinner for it again
+
+
+@st.cache_resource(show_spinner=False)
+def _tiny_gpt2() -> GPT2:
     return GPT2.load()
 
 
-@st.cache_resource(show_spinner="Loading GPT-2 weights…", max_entries=2)
-def released_gpt2(folder: str) -> LoadedGPT2:
-    """A released checkpoint (raises CheckpointError, which is not cached, for a bad folder)."""
+@st.cache_resource(show_spinner=False, max_entries=2)
+def _released_gpt2(folder: str) -> LoadedGPT2:
     return load_gpt2(folder)
 
 
+def _loaded(key: str, load, words: str):
+    """`load()` under a spinner in the reader's language the first time only: a later call is a cache
+    hit, and may run inside a cached computation, where an element would be recorded and replayed."""
+    if key in _LOADED:
+        return load()
+    with st.spinner(words):
+        model = load()
+    _LOADED.add(key)
+    return model
+
+
+def tiny_gpt2() -> GPT2:
+    """The shipped tiny GPT-2, loaded once per process."""
+    return _loaded(TINY, _tiny_gpt2, _("Loading the tiny GPT-2…"))
+
+
+def released_gpt2(folder: str) -> LoadedGPT2:
+    """A released checkpoint (raises CheckpointError, which is not cached, for a bad folder)."""
+    return _loaded(folder, lambda: _released_gpt2(folder), _("Loading GPT-2 weights…"))
+
+
 @st.cache_data(ttl=30, show_spinner=False)
-def found_checkpoints() -> list[fetch.Found]:
-    """Checkpoints on this machine (no network); re-scanned every 30 s and after a download."""
+def _found_checkpoints(lang: str) -> list[fetch.Found]:
     return fetch.local_checkpoints()
+
+
+def found_checkpoints() -> list[fetch.Found]:
+    """Checkpoints on this machine (no network); re-scanned every 30 s and after a download (their
+    labels are words, so each language keeps its own list)."""
+    return _found_checkpoints(language())
+
+
+found_checkpoints.clear = _found_checkpoints.clear  # after a download: scan again
 
 
 def live_model(key: str) -> LiveGPT2:
     """The model for a key from `choose_model` (what cached computations are keyed by)."""
     if key == TINY:
-        return LiveGPT2(TINY, "tiny byte model (shipped)", tiny_gpt2(), ByteTokenizer(), real=False)
+        return LiveGPT2(TINY, _(TINY_LABEL), tiny_gpt2(), ByteTokenizer(), real=False)
     loaded = released_gpt2(key)
     return LiveGPT2(key, loaded.name, loaded.model, loaded.tokenizer, real=True)
 
@@ -86,25 +140,27 @@ def _tiny_or_stop() -> LiveGPT2:
     try:
         return live_model(TINY)
     except FileNotFoundError:
-        st.error("The tiny GPT-2 checkpoint is missing. Train it with `python -m core.train gpt2`.")
+        st.error(_("The tiny GPT-2 checkpoint is missing. Train it with `python -m core.train gpt2`."))
         st.stop()
 
 
 def choose_model(prefix: str) -> LiveGPT2:
     """The model switch; returns the chosen model, or the tiny one with a note when it cannot run."""
-    options = {TINY: "tiny byte model (shipped)"}
+    options = {TINY: _(TINY_LABEL)}
     found = found_checkpoints()
     options |= {str(f.folder): f.label for f in found}
     if not any(f.key == "gpt2" for f in found):
-        options[MISSING] = "GPT-2 small, real weights (not here yet)"
+        options[MISSING] = _("GPT-2 small, real weights (not here yet)")
     choice = st.radio(
-        "GPT-2 to run",
+        _("GPT-2 to run"),
         list(options),
         format_func=options.get,
         horizontal=True,
         key=f"{prefix}_model",
-        help="The tiny model ships with the course and reads bytes. The released GPT-2 (OpenAI, 2019) "
-        "reads BPE tokens; its weights come from huggingface.co once, then stay on this machine.",
+        help=_(
+            "The tiny model ships with the course and reads bytes. The released GPT-2 (OpenAI, 2019) "
+            "reads BPE tokens; its weights come from huggingface.co once, then stay on this machine."
+        ),
     )
     if choice == TINY:
         return _tiny_or_stop()
@@ -114,7 +170,11 @@ def choose_model(prefix: str) -> LiveGPT2:
     try:
         live = live_model(choice)
     except CheckpointError as error:
-        st.error(f"This checkpoint cannot be used: {error}. The page runs the tiny byte model instead.")
+        st.error(
+            _("This checkpoint cannot be used: {error}. The page runs the tiny byte model instead.").format(
+                error=error
+            )
+        )
         return _tiny_or_stop()
     return LiveGPT2(live.key, options[choice], live.model, live.tokenizer, real=True)
 
@@ -124,11 +184,13 @@ def how_to_get(prefix: str) -> None:
     release = fetch.RELEASES["gpt2"]
     size = fetch.approx_size(release.download_bytes)
     st.info(
-        f"GPT-2 small's released weights are not on this machine yet: {size} (`config.json`, "
-        f"`tokenizer.json`, `model.safetensors`) from huggingface.co/{release.repo_id}. Fetch them here, "
-        "or in a terminal with `python -m core.models.fetch gpt2`, or point the environment variable "
-        f"`{fetch.ENV_FOLDER}` at a folder that holds those three files. Until then the page runs the "
-        "tiny byte model below.",
+        _(
+            "GPT-2 small's released weights are not on this machine yet: {size} (`config.json`, "
+            "`tokenizer.json`, `model.safetensors`) from huggingface.co/{repo}. Fetch them here, "
+            "or in a terminal with `python -m core.models.fetch gpt2`, or point the environment variable "
+            "`{variable}` at a folder that holds those three files. Until then the page runs the "
+            "tiny byte model below."
+        ).format(size=size, repo=release.repo_id, variable=fetch.ENV_FOLDER),
         icon=":material/download:",
     )
     from ui.downloads import public_command
@@ -137,16 +199,22 @@ def how_to_get(prefix: str) -> None:
         return
     if fetch.is_offline():
         st.warning(
-            "This machine is set to work offline (`HF_HUB_OFFLINE`), so no download is attempted. "
-            "Fetch the weights on a machine with internet and copy the folder here."
+            _(
+                "This machine is set to work offline (`HF_HUB_OFFLINE`), so no download is attempted. "
+                "Fetch the weights on a machine with internet and copy the folder here."
+            )
         )
         return
-    if not st.button(f"Download GPT-2 small ({size})", key=f"{prefix}_download", icon=":material/download:"):
+    label = _("Download {model} ({size})").format(model="GPT-2 small", size=size)
+    if not st.button(label, key=f"{prefix}_download", icon=":material/download:"):
         return
-    bar = st.progress(0.0, text="Starting the download…")
+    bar = st.progress(0.0, text=_("Starting the download…"))
+    progress = _("{file}: {done:,.0f} of {total:,.0f} MB")  # the download thread has no language of its own
 
     def report(name: str, done: int, total: int) -> None:
-        bar.progress(min(1.0, done / total), text=f"{name}: {done / 1e6:,.0f} of {total / 1e6:,.0f} MB")
+        bar.progress(
+            min(1.0, done / total), text=progress.format(file=name, done=done / 1e6, total=total / 1e6)
+        )
 
     try:
         fetch.download("gpt2", report=report)
@@ -154,38 +222,42 @@ def how_to_get(prefix: str) -> None:
         st.error(str(error))
         return
     found_checkpoints.clear()
-    st.success("GPT-2 small is here. Pick it with the switch above.")
+    st.success(_("GPT-2 small is here. Pick it with the switch above."))
 
 
-def generation_settings(prefix: str, default_prompt: str, live: LiveGPT2) -> Settings:
+def generation_settings(prefix: str, default_prompt: str, live: LiveGPT2) -> RunSettings:
     """The reader's text (cut to the context window, with a note) and the sampling controls."""
     text = prompt_input(f"{prefix}_prompt", default_prompt)
-    unit = live.unit
-    with st.expander("Generation settings", icon=":material/tune:"):
+    unit = live.unit_word
+    with st.expander(_("Generation settings"), icon=":material/tune:"):
         c1, c2, c3, c4 = st.columns(4)
         # A released model is ~150× the tiny one's work per token: a shorter default run, own key.
         n_key, n_default = (f"{prefix}_n_real", 40) if live.real else (f"{prefix}_n", 120)
-        n_steps = c1.slider(f"New {unit}s to write", 10, 200, n_default, 10, key=n_key)
+        n_steps = c1.slider(_("New {unit}s to write").format(unit=unit), 10, 200, n_default, 10, key=n_key)
         temperature = c2.slider(
-            "Temperature",
+            _("Temperature"),
             0.0,
             1.5,
             0.0,
             0.1,
             key=f"{prefix}_temp",
-            help=f"0 = always take the likeliest {unit} (greedy). Higher = bolder, more random choices.",
+            help=_(
+                "0 = always take the likeliest {unit} (greedy). Higher = bolder, more random choices."
+            ).format(unit=unit),
         )
         top_k = c3.slider(
-            "Top-k (0 = all)",
+            _("Top-k (0 = all)"),
             0,
             64,
             0,
             1,
             key=f"{prefix}_topk",
-            help=f"Draw only among the k likeliest {unit}s. Ignored when temperature is 0.",
+            help=_("Draw only among the k likeliest {unit}s. Ignored when temperature is 0.").format(
+                unit=unit
+            ),
         )
         seed = c4.number_input(
-            "Seed", 0, 9999, 0, key=f"{prefix}_seed", help="Same seed → same random draws."
+            _("Seed"), 0, 9999, 0, key=f"{prefix}_seed", help=_("Same seed → same random draws.")
         )
     prompt = live.tokenizer.prepare(text, live.model.config.block_size)
     if prompt.was_cut:
@@ -195,13 +267,13 @@ def generation_settings(prefix: str, default_prompt: str, live: LiveGPT2) -> Set
 
 def run_key(
     model: str, prompt: tuple[int, ...], n: int, temperature: float, top_k: int, seed: int
-) -> Settings:
+) -> RunSettings:
     """The settings a run depends on, as the key it is computed and cached under: at temperature 0
     the model always takes its likeliest token (`core.generation.choose_token`), so top-k and the
     seed change nothing and are keyed as 0 — moving them then reuses the run already made."""
     if temperature == 0:
         top_k, seed = 0, 0
-    return (model, prompt, n, temperature, top_k, seed)
+    return RunSettings(model, prompt, n, temperature, top_k, seed)
 
 
 def describe_real(live: LiveGPT2) -> None:
@@ -209,24 +281,35 @@ def describe_real(live: LiveGPT2) -> None:
     says 'weights from a checkpoint folder', not 'released', since COURSE_GPT2_PATH may name any."""
     cfg = live.model.config
     st.markdown(
-        f"Below is **{live.label}**: GPT-2 weights from a Hugging Face checkpoint folder, loaded into this "
-        f"course's own GPT-2 code (`core/models/gpt2.py`, the same code as the tiny model): {cfg.n_layer} "
-        f"*blocks* (repeated units: in each, every token looks back at the earlier ones, then a small network "
-        f"reworks what it found), {live.model.num_params():,} numbers (*parameters*). It reads **tokens** from a byte-level "
-        f"BPE vocabulary of {live.tokenizer.vocab_size:,}: a common English word is one token, a rarer word "
-        "several, and an emoji or a Japanese character may be split into pieces of its bytes. It can look "
-        f"at most {cfg.block_size} tokens back: that is its *context window*. When the text fills it, "
-        f"generation simply stops (no sliding). {_where_it_runs(live)}"
+        _(
+            "Below is **{label}**: GPT-2 weights from a Hugging Face checkpoint folder, loaded into this "
+            "course's own GPT-2 code (`core/models/gpt2.py`, the same code as the tiny model): {layers} "
+            "*blocks* (repeated units: in each, every token looks back at the earlier ones, then a small network "
+            "reworks what it found), {params:,} numbers (*parameters*). It reads **tokens** from a byte-level "
+            "BPE vocabulary of {vocab:,}: a common English word is one token, a rarer word "
+            "several, and an emoji or a Japanese character may be split into pieces of its bytes. It can look "
+            "at most {window} tokens back: that is its *context window*. When the text fills it, "
+            "generation simply stops (no sliding). {where}"
+        ).format(
+            label=live.label,
+            layers=cfg.n_layer,
+            params=live.model.num_params(),
+            vocab=live.tokenizer.vocab_size,
+            window=cfg.block_size,
+            where=_where_it_runs(live),
+        )
     )
 
 
 def _where_it_runs(live: LiveGPT2) -> str:
     """Where the steps are computed, as the app really does it: the server sets torch to one thread
     per process at start-up (core/threads.py), so a reader's run gets one core, not all of them."""
-    text = "It runs on one thread of this server's processor (the app gives each server process one)"
     if live.model.num_params() < 10 * tiny_gpt2().num_params():
-        return text + "."
-    return text + ", so each step takes far longer than the tiny model's."
+        return _("It runs on one thread of this server's processor (the app gives each server process one).")
+    return _(
+        "It runs on one thread of this server's processor (the app gives each server process one), so each "
+        "step takes far longer than the tiny model's."
+    )
 
 
 def show_tokens(live: LiveGPT2, ids: list[int], limit: int = 120) -> None:
@@ -235,9 +318,14 @@ def show_tokens(live: LiveGPT2, ids: list[int], limit: int = 120) -> None:
         return
     shown = ids[-limit:]
     chips = " ".join(f"`{live.tokenizer.label(i).replace('`', 'ˋ')}`" for i in shown)
-    more = f"… {len(ids) - limit} earlier tokens, then " if len(ids) > limit else ""
-    hex_note = ", xE3 = one byte of a character split across tokens" if _split_bytes(live, shown) else ""
-    st.caption(f"As tokens ({len(ids)}; ␣ = space, ⏎ = new line{hex_note}): {more}{chips}")
+    more = _("… {n} earlier tokens, then ").format(n=len(ids) - limit) if len(ids) > limit else ""
+    if _split_bytes(live, shown):
+        said = _(
+            "As tokens ({n}; ␣ = space, ⏎ = new line, xE3 = one byte of a character split across tokens):"
+        )
+    else:
+        said = _("As tokens ({n}; ␣ = space, ⏎ = new line):")
+    st.caption(f"{said.format(n=len(ids))} {more}{chips}")
 
 
 def _split_bytes(live: LiveGPT2, ids: list[int]) -> bool:
@@ -257,79 +345,61 @@ def _is_piece(live: LiveGPT2, token: int) -> bool:
 
 def show_top_next(live: LiveGPT2, top: list[tuple[int, float]], key: str) -> None:
     """The likeliest next tokens at one step, as the model scored them (before temperature / top-k)."""
-    from ui.lesson import show_figure
-
-    st.markdown(f"**What the model expected next** — its {len(top)} likeliest {live.unit}s at this step")
-    show_figure(_top_next(live.key, tuple(map(tuple, top)), _label=live.tokenizer.label), key=key)
-    pieces = [live.tokenizer.label(token) for token, _ in top if _is_piece(live, token)]
+    st.markdown(
+        _("**What the model expected next** — its {n} likeliest {unit}s at this step").format(
+            n=len(top), unit=live.unit_word
+        )
+    )
+    show_figure(_top_next(live.key, tuple(map(tuple, top)), language(), _label=live.tokenizer.label), key=key)
+    pieces = [live.tokenizer.label(token) for token, _p in top if _is_piece(live, token)]
     # one slot whether or not the note shows: an element that comes and goes would move every
     # element after it to a new place on the page, and the browser redraws a moved chart from scratch
     note = st.empty()
     if live.unit == "byte" and pieces:
         note.caption(
-            f"{pieces[0]} is a byte written in hex: it has no letter of its own, being one piece of a character "
-            "that takes several bytes (é, 猫, an emoji). The model writes such characters one piece at a time."
+            _(
+                "{piece} is a byte written in hex: it has no letter of its own, being one piece of a character "
+                "that takes several bytes (é, 猫, an emoji). The model writes such characters one piece at a time."
+            ).format(piece=pieces[0])
         )
 
 
 @st.cache_resource(max_entries=1024, show_spinner=False)
-def _top_next(model_key: str, top: tuple[tuple[int, float], ...], _label) -> object:
-    """One step's top-next chart, shared read-only: the chart of its size patched with this step's bars."""
+def _top_next(model_key: str, top: tuple[tuple[int, float], ...], lang: str, _label) -> ReadyChart:
+    """One step's top-next chart, shared read-only: the chart of its size patched with this step's bars
+    (its axis title is words: one chart per language)."""
     from core.figures.generation import top_next_step
 
-    return top_next_step(_top_next_base(len(top)), list(top), _label)
+    return ready_chart(top_next_step(_top_next_base(len(top), lang), list(top), _label))
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def _top_next_base(n: int) -> dict:
-    """A validated top-next chart with `n` bars, whose bars each step replaces."""
+def _top_next_base(n: int, lang: str) -> dict:
+    """A validated top-next chart with `n` bars, as its dict, whose bars each step replaces."""
     from core.figures.generation import top_next_figure
 
-    return top_next_figure([(0, 0.0)] * n).to_dict()
+    return as_dict(top_next_figure([(0, 0.0)] * n))
 
 
 def show_cache_size(live: LiveGPT2) -> None:
     """The live cache's bytes per token beside the catalog's figure for the same model (core/specs)."""
     size = live.cache_size()
-    text = (
-        f"Live cache size, from the model: **{format_bytes(size.per_token)} per {live.unit}** in "
-        f"{8 * size.element_bytes}-bit numbers, {format_bytes(size.per_token_16bit)} if stored in 16-bit"
+    text = _(
+        "Live cache size, from the model: **{size} per {unit}** in {bits}-bit numbers, {size_16bit} if stored "
+        "in 16-bit."
+    ).format(
+        size=format_bytes(size.per_token),
+        unit=live.unit_word,
+        bits=8 * size.element_bytes,
+        size_16bit=format_bytes(size.per_token_16bit),
     )
     if size.spec_16bit is None:
-        st.caption(text + ".")
+        st.caption(text)
         return
-    verdict = "the same" if size.matches_spec else "**different** — check the loader"
-    st.caption(
-        f"{text}. The catalog row for {size.spec_name} (`core/specs`, 16-bit) says "
-        f"{format_bytes(size.spec_16bit)}: {verdict}."
-    )
-
-
-def grid_caption(counts: GridCounts, prompt_length: int, unit: str) -> str:
-    """What to look at in the "which positions ran" picture, in words computed from the cells it
-    shows: how many positions its steps ran, how many of them again, and the shape that makes."""
-    frame = counts.frame
-    legend = (
-        f"Each row is one step, each column one {unit} of the text: dark = read for the first time, "
-        "light blue = run **again**."
-    )
-    if frame.filled < frame.first:
-        return legend
-    shown = f"step {frame.first}" if frame.filled == frame.first else f"steps {frame.first}–{frame.filled}"
-    first_row = (
-        f"the {prompt_length:,}-{unit} prompt at step 1, then "
-        if frame.first == 1 and prompt_length > 1
-        else ""
-    )
-    follows = " The picture follows the newest dozen steps." if frame.first > 1 else ""
-    if counts.recomputed == 0:
-        return (
-            f"{legend} In {shown} the model ran {counts.total:,} positions, **all new**: {first_row}one {unit} "
-            f"per step. One dark cell per row, a diagonal: nothing is run twice.{follows}"
+    if size.matches_spec:
+        verdict = _("The catalog row for {model} (`core/specs`, 16-bit) says {size}: the same.")
+    else:
+        verdict = _(
+            "The catalog row for {model} (`core/specs`, 16-bit) says {size}: **different** — check the loader."
         )
-    return (
-        f"{legend} In {shown} the model ran {counts.total:,} positions, but only {counts.new:,} were new; "
-        f"the other {counts.recomputed:,} (light blue) it had already computed at an earlier step. Each row "
-        f"re-runs every {unit} to its left, one more than the row above, so the cells pile up into a "
-        f"triangle{' (a trapezoid, since the prompt fills the first row)' if first_row else ''}.{follows}"
-    )
+    st.caption(f"{text} {verdict.format(model=size.spec_name, size=format_bytes(size.spec_16bit))}")

@@ -6,12 +6,19 @@ from __future__ import annotations
 import streamlit as st
 
 from core import k3
+from core.i18n import _
 from core.models.mini_k3 import MiniK3
 
 
-@st.cache_resource(show_spinner="Loading mini-K3 …")
-def mini_k3() -> MiniK3:
+@st.cache_resource(show_spinner=False)
+def _load() -> MiniK3:
     return MiniK3.load()
+
+
+def mini_k3() -> MiniK3:
+    """The trained model, loaded once per process (a spinner in the reader's language the first time)."""
+    with st.spinner(_("Loading mini-K3 …")):
+        return _load()
 
 
 def mini_k3_or_none() -> MiniK3 | None:
@@ -19,17 +26,23 @@ def mini_k3_or_none() -> MiniK3 | None:
     try:
         return mini_k3()
     except FileNotFoundError as err:
-        st.error(f"The mini-K3 checkpoint is missing: {err}")
+        st.error(_("The mini-K3 checkpoint is missing: {error}").format(error=err))
         return None
 
 
-@st.cache_data(show_spinner="mini-K3 is reading your text, one byte at a time …", max_entries=16)
-def live_run(ids: tuple[int, ...], new_tokens: int) -> k3.RunSummary:
-    """mini-K3 reads the text byte by byte, then writes `new_tokens` more (lesson 8's stepper)."""
-    return k3.live_run(mini_k3(), list(ids), new_tokens)
+@st.cache_data(show_spinner=False, max_entries=16)
+def _live_run(ids: tuple[int, ...], new_tokens: int, lang: str) -> k3.RunSummary:
+    return k3.live_run(_load(), list(ids), new_tokens)
+
+
+def live_run(ids: tuple[int, ...], new_tokens: int, lang: str) -> k3.RunSummary:
+    """mini-K3 reads the text byte by byte, then writes `new_tokens` more (lesson 8's stepper). The
+    summary's row and column labels are in the reader's language, so `lang` keys the cache."""
+    with st.spinner(_("mini-K3 is reading your text, one byte at a time …")):
+        return _live_run(ids, new_tokens, lang)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def routing(ids: tuple[int, ...]) -> list[k3.TextRouting]:
     """Every MoE layer's routing of the whole text (lesson 9's router pictures)."""
-    return k3.route_text(mini_k3(), list(ids))
+    return k3.route_text(_load(), list(ids))

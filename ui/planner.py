@@ -11,13 +11,20 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from core.i18n import DEFAULT, N_, _, language, pgettext
 from core.plan import CACHE_FORMATS, CARDS, STATE_FORMATS, WEIGHT_FORMATS, PlanInputs
 from core.plan.config import MAX_CONFIG_BYTES, SHIPPED_CONFIGS
 from core.plan.export import from_query, pack_config, to_query, unpack_config
 from core.plan.memory import LAYOUTS
 from core.units import format_context
 
-SOURCES = ("From the list", "Paste config.json", "Upload config.json")
+# the radio's values (kept in the session, compared by tests) and what the reader sees of each
+SOURCE_LABELS = {
+    "list": N_("From the list"),
+    "Paste config.json": N_("Paste config.json"),
+    "Upload config.json": N_("Upload config.json"),
+}
+SOURCES = tuple(SOURCE_LABELS)
 CONTEXTS = tuple(2**n for n in range(10, 21))
 DEFAULT_SHIPPED = "llama3_1_8b"
 
@@ -66,10 +73,12 @@ def restore_from_link() -> None:
 def first_view() -> tuple[ConfigChoice, str]:
     """What a beginner picks: a model (from the list, or a config.json of their own) and a card.
     Returns the chosen config and the card's key."""
-    source = st.radio("Model", SOURCES, horizontal=True, key="plan_source")
+    source = st.radio(
+        _("Model"), SOURCES, horizontal=True, format_func=lambda s: _(SOURCE_LABELS[s]), key="plan_source"
+    )
     left, right = st.columns(2)
     with right:
-        card = st.selectbox("Card", list(CARDS), format_func=lambda k: CARDS[k].name, key="plan_card")
+        card = st.selectbox(_("Card"), list(CARDS), format_func=lambda k: CARDS[k].name, key="plan_card")
     with left:
         choice = config_choice(source)
     return choice, card
@@ -82,26 +91,30 @@ def config_choice(source: str) -> ConfigChoice:
         keys = list(names)
         if st.session_state.get("plan_shipped") not in keys:
             st.session_state["plan_shipped"] = DEFAULT_SHIPPED if DEFAULT_SHIPPED in keys else keys[0]
-        key = st.selectbox("Model from the list", keys, format_func=names.get, key="plan_shipped")
+        key = st.selectbox(_("Model from the list"), keys, format_func=names.get, key="plan_shipped")
         return ConfigChoice((SHIPPED_CONFIGS / f"{key}.json").read_text(), {"config": key})
     if source == SOURCES[1]:
         text = st.text_area(
-            "Paste a config.json",
+            _("Paste a config.json"),
             key="plan_paste",
             height=200,
             placeholder='{"model_type": "llama", "hidden_size": 4096, …}',
         )
         if not text.strip():
-            return ConfigChoice(None, {}, "Paste a model's config.json above.")
+            return ConfigChoice(None, {}, _("Paste a model's config.json above."))
         packed = pack_config(text) if len(text) <= MAX_CONFIG_BYTES else None
         return ConfigChoice(text, {"configz": packed} if packed else {})
     upload = st.file_uploader(
-        f"Upload a config.json (at most {MAX_CONFIG_BYTES // 1000:,} kB)", type=["json"], key="plan_upload"
+        _("Upload a config.json (at most {kb:,} kB)").format(kb=MAX_CONFIG_BYTES // 1000),
+        type=["json"],
+        key="plan_upload",
     )
     if upload is None:
-        return ConfigChoice(None, {}, "Upload a model's config.json above.")
+        return ConfigChoice(None, {}, _("Upload a model's config.json above."))
     if upload.size > MAX_CONFIG_BYTES:
-        return ConfigChoice(None, {}, f"{upload.size:,} bytes is too large for a config.json (a few kB).")
+        return ConfigChoice(
+            None, {}, _("{n:,} bytes is too large for a config.json (a few kB).").format(n=upload.size)
+        )
     data = upload.getvalue()
     packed = pack_config(data.decode("utf-8", errors="replace"))
     return ConfigChoice(data, {"configz": packed} if packed else {})
@@ -116,42 +129,50 @@ def serving_inputs(card: str) -> PlanInputs:
     left, right = st.columns(2)
     with left:
         context = st.select_slider(
-            "Context length (tokens per sequence)",
+            _("Context length (tokens per sequence)"),
             options=options,
             format_func=format_context,
             key="plan_context",
         )
         batch = st.number_input(
-            "Concurrent sequences (batch)", min_value=1, max_value=1_000_000, step=1, key="plan_batch"
+            _("Concurrent sequences (batch)"), min_value=1, max_value=1_000_000, step=1, key="plan_batch"
         )
-        weights = _format_box("Weight format", WEIGHT_FORMATS, "plan_weights")
-        cache = _format_box("KV-cache format", CACHE_FORMATS, "plan_cache")
+        weights = _format_box(_("Weight format"), WEIGHT_FORMATS, "plan_weights")
+        cache = _format_box(_("KV-cache format"), CACHE_FORMATS, "plan_cache")
         fixed_state = _format_box(
-            "Fixed-state format",
+            _("Fixed-state format"),
             STATE_FORMATS,
             "plan_state",
-            help="The number format of the board (one head's d_k×d_v matrix) that each Gated DeltaNet or KDA "
-            "layer keeps per sequence. fla and transformers keep it in FP32, as vLLM does for KDA; vLLM keeps "
-            "Gated DeltaNet's (Qwen3-Next) in the model's BF16 unless --mamba-ssm-cache-dtype float32 is given. "
-            "It matters only for hybrid models.",
+            help=_(
+                "The number format of the board (one head's d_k×d_v matrix) that each Gated DeltaNet or KDA "
+                "layer keeps per sequence. fla and transformers keep it in FP32, as vLLM does for KDA; vLLM keeps "
+                "Gated DeltaNet's (Qwen3-Next) in the model's BF16 unless --mamba-ssm-cache-dtype float32 is "
+                "given. It matters only for hybrid models."
+            ),
         )
     with right:
-        gpus = st.number_input("GPUs (tensor parallel)", min_value=1, max_value=1024, step=1, key="plan_gpus")
+        gpus = st.number_input(
+            _("GPUs (tensor parallel)"), min_value=1, max_value=1024, step=1, key="plan_gpus"
+        )
         share = st.slider(
-            "Usable share of memory (vLLM gpu_memory_utilization)",
+            _("Usable share of memory (vLLM gpu_memory_utilization)"),
             min_value=0.05,
             max_value=1.0,
             step=0.01,
             key="plan_share",
         )
+        layouts = pgettext("between the layouts' descriptions", "; ").join(
+            f"{_(item.name)}: {_(item.label).split(': ', 1)[-1]}" for item in LAYOUTS.values()
+        )
         layout = st.selectbox(
-            "Cache layout",
+            _("Cache layout"),
             list(LAYOUTS),
-            format_func=lambda k: LAYOUTS[k].name,
+            format_func=lambda k: _(LAYOUTS[k].name),
             key="plan_layout",
-            help="What each way of running the model keeps per token: "
-            + "; ".join(f"{item.name}: {item.label.split(': ', 1)[-1]}" for item in LAYOUTS.values())
-            + ". It matters only for models with MLA, sliding windows or short convolutions.",
+            help=_(
+                "What each way of running the model keeps per token: {layouts}. It matters only for models "
+                "with MLA, sliding windows or short convolutions."
+            ).format(layouts=layouts),
         )
     return PlanInputs(
         int(context), int(batch), weights, cache, float(share), int(gpus), card, layout, fixed_state
@@ -160,12 +181,15 @@ def serving_inputs(card: str) -> PlanInputs:
 
 def _format_box(label: str, formats: dict, key: str, help: str | None = None) -> str:
     """A number-format picker: the formats' keys, shown by their labels."""
-    return st.selectbox(label, list(formats), format_func=lambda k: formats[k].label, key=key, help=help)
+    return st.selectbox(label, list(formats), format_func=lambda k: _(formats[k].label), key=key, help=help)
 
 
 def write_link(inputs: PlanInputs, choice: ConfigChoice) -> str:
-    """Put the inputs (and the config, when it fits in a link) in the URL; returns the query string."""
+    """Put the inputs (and the config, when it fits in a link) in the URL, with the reader's language
+    when it is not English, so the link opens the plan as it was read; returns the query string."""
     params = {**to_query(inputs), **choice.link}
+    if language() != DEFAULT:
+        params["lang"] = language()
     try:
         st.query_params.from_dict(params)
     except Exception:  # noqa: BLE001 — a URL that cannot be written is not worth failing the page

@@ -17,10 +17,11 @@ import streamlit as st
 import torch
 
 from core import real_hybrid
-from core.gpu.public import public_mode
+from core.gpu.serving.public import public_mode
+from core.i18n import _
 from core.models import fetch
-from core.models.hf_qwen35 import LoadedQwen35, load_qwen35
 from core.models.hf_tokenizer import CheckpointError
+from core.models.qwen35 import LoadedQwen35, load_qwen35
 from ui.downloads import offer_download
 
 RELEASE = "qwen3.5-0.8b"
@@ -36,7 +37,7 @@ def found_checkpoints() -> list[fetch.Found]:
     return fetch.local_qwen35()
 
 
-@st.cache_resource(show_spinner="Loading Qwen3.5 weights…", max_entries=2)
+@st.cache_resource(show_spinner=False, max_entries=2)
 def released_qwen35(folder: str, dtype: str = DTYPE) -> LoadedQwen35:
     """A Qwen3.5 folder in the course's module (raises CheckpointError, which is not cached)."""
     return load_qwen35(folder, getattr(torch, dtype))
@@ -50,30 +51,48 @@ def choose_checkpoint(prefix: str) -> LoadedQwen35 | None:
         return None
     options = {str(f.folder): f.label for f in found}
     choice = st.radio(
-        "Qwen3.5 to run",
+        _("Qwen3.5 to run"),
         list(options),
         format_func=options.get,
         horizontal=True,
         key=f"{prefix}_model",
-        help="Released weights (Qwen team, 2026) from huggingface.co, or a folder named by "
-        f"{fetch.ENV_QWEN35}. They run in this course's own Qwen3.5 code (core/models/qwen35.py).",
+        help=_(
+            "Released weights (Qwen team, 2026) from huggingface.co, or a folder named by {variable}. They run "
+            "in this course's own Qwen3.5 code (core/models/qwen35.py)."
+        ).format(variable=fetch.ENV_QWEN35),
     )
     try:
-        return released_qwen35(choice)
+        with st.spinner(_("Loading Qwen3.5 weights…")):
+            return released_qwen35(choice)
     except CheckpointError as error:
-        st.error(f"This checkpoint cannot be used: {error}.")
+        st.error(_("This checkpoint cannot be used: {error}.").format(error=error))
         return None
 
 
 def how_to_get(prefix: str) -> None:
     """What to do when no Qwen3.5 is here: the size and the ways in, then the Download offer."""
     release = fetch.QWEN35_RELEASES[RELEASE]
+    fetch_it = (
+        _(
+            "Fetch it in a terminal with `{command}`, or point the environment variable `{variable}` at a folder "
+            "that holds those files."
+        )
+        if public_mode()
+        else _(
+            "Fetch it here, or in a terminal with `{command}`, or point the environment variable `{variable}` at "
+            "a folder that holds those files."
+        )
+    ).format(command=fetch.fetch_command(RELEASE), variable=fetch.ENV_QWEN35)
     st.info(
-        f"No Qwen3.5 weights are on this machine yet. {release.label} is "
-        f"{fetch.approx_size(release.download_bytes)} (`config.json`, `tokenizer.json`, `model.safetensors`) "
-        f"from huggingface.co/{release.repo_id}. {'Fetch it' if public_mode() else 'Fetch it here, or'} in a "
-        f"terminal with `{fetch.fetch_command(RELEASE)}`, or point the environment variable `{fetch.ENV_QWEN35}` at a "
-        "folder that holds those files. Nothing is downloaded until you ask.",
+        _(
+            "No Qwen3.5 weights are on this machine yet. {release} is {size} (`config.json`, `tokenizer.json`, "
+            "`model.safetensors`) from huggingface.co/{repo}. {fetch_it} Nothing is downloaded until you ask."
+        ).format(
+            release=release.label,
+            size=fetch.approx_size(release.download_bytes),
+            repo=release.repo_id,
+            fetch_it=fetch_it,
+        ),
         icon=":material/download:",
     )
     if offer_download(RELEASE, f"{prefix}_download"):
@@ -91,10 +110,11 @@ def hybrid_run(
             _runs.move_to_end(key)
             return _runs[key]
     total = len(ids) + new_tokens
-    bar = st.progress(0.0, text=f"Qwen3.5 is reading your text, one token at a time: 0 of {total}")
+    reading = _("Qwen3.5 is reading your text, one token at a time: {done} of {total}")
+    bar = st.progress(0.0, text=reading.format(done=0, total=total))
 
     def report(done: int, of: int) -> None:
-        bar.progress(done / of, text=f"Qwen3.5 is reading your text, one token at a time: {done} of {of}")
+        bar.progress(done / of, text=reading.format(done=done, total=of))
 
     run = real_hybrid.run_hybrid(loaded.model, list(ids), new_tokens, layer, report)
     bar.empty()

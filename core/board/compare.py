@@ -15,6 +15,7 @@ import numpy as np
 from core.board.keys import BoardError
 from core.board.rules import BASELINE
 from core.board.run import BoardRun
+from core.i18n import _
 
 
 def board_gaps(runs: Mapping[str, BoardRun], t: int) -> dict[tuple[str, str], float]:
@@ -77,8 +78,8 @@ def softmax_misses(run: BoardRun) -> SoftmaxMisses:
 
 
 def join_names(names: Sequence[str]) -> str:
-    """'a', 'a and b', 'a, b and c' — for sentences built from data."""
+    """'a', 'a and b', 'a, b and c' — for sentences built from data (in Japanese 'a、b、c')."""
     names = list(names)
     if len(names) < 2:
         return "".join(names)
-    return ", ".join(names[:-1]) + " and " + names[-1]
+    return _("{names} and {last}").format(names=_(", ").join(names[:-1]), last=names[-1])

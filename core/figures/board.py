@@ -23,6 +23,7 @@ from core.figures.board_panels import (
     panels_figure,
     value_labels,
 )
+from core.i18n import N_, _
 
 __all__ = [
     "board_figure",
@@ -33,7 +34,7 @@ __all__ = [
     "update_parts_figure",
 ]
 
-ENTRY_HOVER = "key %{y}<br>value %{x}<br>entry %{z:.3f}<extra></extra>"
+ENTRY_HOVER = N_("key %{y}<br>value %{x}<br>entry %{z:.3f}<extra></extra>")  # shown through _()
 
 # --------------------------------------------------------------------------- one board
 
@@ -54,26 +55,26 @@ def board_figure(
     """
     d, V = board.shape
     xl, yl = value_labels(value_names, V), key_labels(d)
-    board_trace = matrix_trace(board, xl, yl, ENTRY_HOVER)
-    board_x = {"title": {"text": VALUE_AXIS}, "type": "category"}
+    board_trace = matrix_trace(board, xl, yl, _(ENTRY_HOVER))
+    board_x = {"title": {"text": _(VALUE_AXIS)}, "type": "category"}
     if key_vector is None:
         traces, titles, x_axes, y_axes, widths = (
             [board_trace],
             [""],
             [board_x],
-            [{"title": {"text": KEY_AXIS}}],
+            [{"title": {"text": _(KEY_AXIS)}}],
             None,
         )
     else:
         key_trace = matrix_trace(
             np.asarray(key_vector).reshape(d, 1),
-            ["key"],
+            [_("key")],
             yl,
-            "this token's key<br>%{y}: %{z:.3f}<extra></extra>",
+            _("this token's key<br>%{y}: %{z:.3f}<extra></extra>"),
         )
-        traces, titles, widths = [key_trace, board_trace], ["this key", "the board"], (0.07, 0.89)
+        traces, titles, widths = [key_trace, board_trace], [_("this key"), _("the board")], (0.07, 0.89)
         x_axes = [{"title": {"text": ""}}, board_x]
-        y_axes = [{"title": {"text": KEY_AXIS}}, {"title": {"text": ""}, "showticklabels": False}]
+        y_axes = [{"title": {"text": _(KEY_AXIS)}}, {"title": {"text": ""}, "showticklabels": False}]
     return panels_figure(
         traces,
         titles,
@@ -103,16 +104,19 @@ def update_parts_figure(
     names = list(parts)
     d, V = next(iter(parts.values())).shape
     xl, yl = value_labels(value_names, V), key_labels(d)
-    traces = [matrix_trace(parts[name], xl, yl, f"{name}<br>{ENTRY_HOVER}") for name in names]
+    traces = [matrix_trace(parts[name], xl, yl, f"{name}<br>{_(ENTRY_HOVER)}") for name in names]
     # narrow panels: up to 8 columns keep a short label each (the value's name, else its number),
     # turned upright so none overlap; wider boards label every few columns by number
     if V <= 8:
-        ticks, text = xl, [value_names[i] if i < len(value_names) else f"spare {i}" for i in range(V)]
+        ticks, text = (
+            xl,
+            [value_names[i] if i < len(value_names) else _("spare {i}").format(i=i) for i in range(V)],
+        )
     else:
         every = -(-V // 8)
         ticks, text = xl[::every], [str(i) for i in range(0, V, every)]
     x_axis = {
-        "title": {"text": "value dim."},
+        "title": {"text": _("value dim.")},
         "type": "category",  # labels like "9" would otherwise turn the axis numeric
         "tickvals": ticks,
         "ticktext": text,
@@ -120,13 +124,14 @@ def update_parts_figure(
         "tickfont": {"size": 10},
     }
     y_axes = [
-        {"title": {"text": KEY_AXIS if i == 0 else ""}, "showticklabels": i == 0} for i in range(len(names))
+        {"title": {"text": _(KEY_AXIS) if i == 0 else ""}, "showticklabels": i == 0}
+        for i in range(len(names))
     ]
     # axis title and column names under the first panel only when there are many (narrow) panels:
     # repeated, they run into each other on a phone; the panels share their columns
     many = len(names) >= 3
     x_axes = [
-        {**x_axis, "title": {"text": "value dim." if i == 0 else ""}, "showticklabels": i == 0 or not many}
+        {**x_axis, "title": {"text": _("value dim.") if i == 0 else ""}, "showticklabels": i == 0 or not many}
         for i in range(len(names))
     ]
     if many and len(ticks) > 4:
@@ -157,7 +162,7 @@ def matrix_figure(
         m,
         range(m.shape[1]),
         range(m.shape[0]),
-        "row %{y}, column %{x}: %{z:.3f}<extra></extra>",
+        _("row %{y}, column %{x}: %{z:.3f}<extra></extra>"),
         texttemplate="%{z:.2f}",
         textfont={"size": 11},
     )
@@ -179,12 +184,18 @@ def regrouping_figures(
     (scores QKᵀ, left route (QKᵀ)V, board KᵀV, right route Q(KᵀV))."""
     zmax = color_limit(scores, left, board, right)
     d_k, d_v = board.shape
-    query = "token (query)"
+    query, value = _("token (query)"), _("value dimension")
     return (
-        matrix_figure("Q Kᵀ  (T × T scores)", scores, "token (key)", query, zmax),
-        matrix_figure("(Q Kᵀ) V", left, "value dimension", query, zmax),
-        matrix_figure(f"Kᵀ V  ({d_k} × {d_v}: the board)", board, "value dimension", "key dimension", zmax),
-        matrix_figure("Q (Kᵀ V)", right, "value dimension", query, zmax),
+        matrix_figure(_("Q Kᵀ  (T × T scores)"), scores, _("token (key)"), query, zmax),
+        matrix_figure("(Q Kᵀ) V", left, value, query, zmax),
+        matrix_figure(
+            _("Kᵀ V  ({d_k} × {d_v}: the board)").format(d_k=d_k, d_v=d_v),
+            board,
+            value,
+            _("key dimension"),
+            zmax,
+        ),
+        matrix_figure("Q (Kᵀ V)", right, value, query, zmax),
     )
 
 
@@ -210,7 +221,7 @@ def compare_readbacks_figure(
     zmax = max(1.0, color_limit(*panels.values())) if zmax is None else zmax
     xl = value_labels(value_names, V)
     traces = [
-        matrix_trace(rb, xl, names, "read %{y}<br>value %{x}<br>%{z:.3f}<extra></extra>")
+        matrix_trace(rb, xl, names, _("read %{y}<br>value %{x}<br>%{z:.3f}<extra></extra>"))
         for rb in panels.values()
     ]
     n = len(panels)
@@ -221,7 +232,7 @@ def compare_readbacks_figure(
         [
             # the axis title once, under the first panel: side by side on a phone they would overlap
             {
-                "title": {"text": "value dimension" if i == 0 else ""},
+                "title": {"text": _("value dimension") if i == 0 else ""},
                 "type": "category",
                 "showticklabels": V <= 12,
             }
@@ -230,7 +241,7 @@ def compare_readbacks_figure(
         # categories: row j of the heatmap is at y = j, where the outlines below are drawn
         [
             {
-                "title": {"text": "key read back" if i == 0 else ""},
+                "title": {"text": _("key read back") if i == 0 else ""},
                 "showticklabels": i == 0,
                 "type": "category",
             }
@@ -238,7 +249,7 @@ def compare_readbacks_figure(
         ],
         gap=0.05,
         height=height or max(280, 80 + 22 * len(names)),
-        coloraxis=diverging_axis(zmax, "readback"),
+        coloraxis=diverging_axis(zmax, N_("readback")),
     )
     if targets is not None:
         # (column, row) index of each outlined cell: the outline is a rectangle in data units, so it
@@ -264,9 +275,9 @@ def compare_readbacks_figure(
                 y=[names[row] for _, row in cells],
                 mode="markers",
                 marker={"symbol": "square", "size": 12, "opacity": 0},
-                name="the right value",
+                name=_("the right value"),
                 showlegend=False,  # the pages' captions say what the outline means
-                hovertemplate="%{y}: the right value is %{x}<extra></extra>",
+                hovertemplate=_("%{y}: the right value is %{x}<extra></extra>"),
                 xaxis=f"x{suffix}",
                 yaxis=f"y{suffix}",
             )

@@ -20,6 +20,7 @@ from core.figures.style import (
     legend_below,
     marker_of,
 )
+from core.i18n import _
 from core.units import format_bytes
 
 
@@ -29,8 +30,8 @@ def memory_figure(
     """Bytes held after T tokens: a cache grows a row per token, the board stays the same."""
     fig = go.Figure()
     for name, short, key, held in (
-        ("KV cache (softmax attention)", "cache", "attention", cache_bytes),
-        ("board (linear attention)", "board", "linear", board_bytes),
+        (_("KV cache (softmax attention)"), _("cache"), "attention", cache_bytes),
+        (_("board (linear attention)"), _("board"), "linear", board_bytes),
     ):
         fig.add_trace(
             go.Scatter(
@@ -39,10 +40,10 @@ def memory_figure(
                 name=name,
                 line=dict(color=color_of(key), width=3, dash=dash_of(key)),  # not colour alone
                 customdata=[format_bytes(b) for b in held],
-                hovertemplate=f"%{{x}} tokens: %{{customdata}}<extra>{short}</extra>",
+                hovertemplate=_("%{{x}} tokens: %{{customdata}}<extra>{short}</extra>").format(short=short),
             )
         )
-    base_layout(fig, title, "tokens written (T)", "memory held (bytes, fp32)", height=320)
+    base_layout(fig, title, _("tokens written (T)"), _("memory held (bytes, fp32)"), height=320)
     return fig
 
 
@@ -63,7 +64,9 @@ def recall_curves_figure(
                 mode="lines+markers",
                 line=dict(color=color_of(rule), width=3, dash=dash),
                 marker=dict(symbol=marker_of(rule), size=8),
-                hovertemplate="%{x} pairs: %{y:.0%} recalled<extra>" + label + "</extra>",
+                hovertemplate=_("%{{x}} pairs: %{{y:.0%}} recalled<extra>{label}</extra>").format(
+                    label=label
+                ),
             )
         )
     fig.add_vline(
@@ -74,7 +77,7 @@ def recall_curves_figure(
         annotation_position="bottom right",  # the curves start high: the bottom corner is free
         annotation_bgcolor="rgba(255,255,255,0.85)",
     )
-    base_layout(fig, title, "pairs written (n)", "keys recalled (fraction)", height=360)
+    base_layout(fig, title, _("pairs written (n)"), _("keys recalled (fraction)"), height=360)
     fig.update_yaxes(range=[-0.03, 1.05], tickformat=".0%")
     return legend_below(fig, y=-0.2, bottom=100, grow=40)
 
@@ -111,10 +114,10 @@ def channel_rates_figure(rates: dict[str, np.ndarray], keep_channels: int, title
         fillcolor="#fff3bf",
         opacity=0.5,
         line_width=0,
-        annotation_text="fact channels",
+        annotation_text=_("fact channels"),
         annotation_position="top left",
     )
-    base_layout(fig, title, "key channel", "fade rate α (1 = keep all)", height=320)
+    base_layout(fig, title, _("key channel"), _("fade rate α (1 = keep all)"), height=320)
     fig.update_yaxes(range=[0, 1.1])
     return fig
 
@@ -130,22 +133,22 @@ def channel_fill_figure(fill: np.ndarray, zmax: float, switch: int, title: str =
             x_labels=list(range(T1)),
             y_labels=key_labels(d),
             colorscale=SEQUENTIAL,
-            colorbar_title="held",
-            hover="after token %{x}<br>%{y}<br>holds %{z:.2f}<extra></extra>",
+            colorbar_title=_("held"),
+            hover=_("after token %{x}<br>%{y}<br>holds %{z:.2f}<extra></extra>"),
         )
     )
     fig.add_vline(
         x=switch + 0.5,
         line_dash="dash",
         line_color=COLORS["warning"],
-        annotation_text="topic switch",
+        annotation_text=_("topic switch"),
         annotation_position="top right",
         # on a white label: the cells under it can be the darkest blue
         annotation_bgcolor="rgba(255,255,255,0.9)",
         annotation_bordercolor=COLORS["warning"],
         annotation_font_color=COLORS["warning"],
     )
-    base_layout(fig, title, "tokens written (token #)", "key channel", height=300)
+    base_layout(fig, title, _("tokens written (token #)"), _("key channel"), height=300)
     matrix_axes(fig)
     return fig
 
@@ -157,6 +160,6 @@ def strength_figure(
     fig = go.Figure()
     _rule_bars(fig, groups, strengths, "%{y:.2f}", numbers=True)
     fig.add_hline(y=1.0, line_dash="dot", line_color=COLORS["predicted"])
-    base_layout(fig, title, "keys", "strength (1 = as written)", height=340)
+    base_layout(fig, title, _("keys"), _("strength (1 = as written)"), height=340)
     fig.update_yaxes(range=[min(-0.1, min(min(v) for v in strengths.values()) - 0.1), 1.25])
     return fig

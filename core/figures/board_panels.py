@@ -14,9 +14,10 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.figures.style import DIVERGING, base_layout, wrap_text
+from core.i18n import N_, _
 
-KEY_AXIS = "key dimension (board row)"
-VALUE_AXIS = "value dimension (board column)"
+KEY_AXIS = N_("key dimension (board row)")  # shown through _(): defined at import time
+VALUE_AXIS = N_("value dimension (board column)")
 
 
 def color_limit(*arrays: np.ndarray | None, floor: float = 1e-6) -> float:
@@ -25,12 +26,13 @@ def color_limit(*arrays: np.ndarray | None, floor: float = 1e-6) -> float:
     return max(m, floor)
 
 
-def diverging_axis(zmax: float, title: str | None = "entry") -> dict:
-    """A shared colour axis for signed entries, −zmax … zmax; title None hides the colour bar."""
+def diverging_axis(zmax: float, title: str | None = N_("entry")) -> dict:
+    """A shared colour axis for signed entries, −zmax … zmax; title None hides the colour bar
+    (the title is shown translated)."""
     axis = {"colorscale": DIVERGING, "cmin": -zmax, "cmax": zmax}
     if title is None:
         return {**axis, "showscale": False}
-    return {**axis, "colorbar": {"title": {"text": title}, "thickness": 12}}
+    return {**axis, "colorbar": {"title": {"text": _(title)}, "thickness": 12}}
 
 
 def matrix_trace(z: np.ndarray, x: Sequence, y: Sequence, hover: str, **extra) -> dict:
@@ -142,7 +144,7 @@ def _wrap_title(text: str, width: int) -> str:
 def value_labels(value_names: Sequence[str], V: int) -> list[str]:
     """Column labels in words: the value that owns a column (one-hot values); a column no value owns
     (yet) is 'spare' with its number, so every column has a readable name and labels stay unique."""
-    return [str(value_names[i]) if i < len(value_names) else f"spare {i}" for i in range(V)]
+    return [str(value_names[i]) if i < len(value_names) else _("spare {i}").format(i=i) for i in range(V)]
 
 
 def key_labels(d: int) -> list[str]:

@@ -3,7 +3,7 @@
 The GPU page's "your own checkpoint" section draws these once a dense model (Qwen3: attention in
 every layer) and a hybrid (Qwen3.5: fixed boards in three layers of four) have both been run on the
 same card — the article's "speed against context" with released models. Data in (plain numbers per
-run), figure out; the runs come from core.gpu.checkpoint_bench.
+run), figure out; the runs come from core.gpu.suites.checkpoint_bench.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 
 from core.figures.style import COLORS, base_layout, legend_below
+from core.i18n import _
 
 MIB = 1024**2
 
@@ -30,7 +31,8 @@ class RunSeries:
 
     @property
     def label(self) -> str:
-        return f"{self.name} ({'hybrid: boards + cache' if self.hybrid else 'dense: cache in every layer'})"
+        kind = _("hybrid: boards + cache") if self.hybrid else _("dense: cache in every layer")
+        return _("{name} ({kind})").format(name=self.name, kind=kind)
 
 
 def _style(run: RunSeries, i: int) -> dict:
@@ -49,11 +51,13 @@ def speed_by_depth(runs: list[RunSeries]) -> go.Figure:
                 y=run.tokens_per_s,
                 mode="lines+markers",
                 name=run.label,
-                hovertemplate="depth %{x:,}<br>%{y:,.1f} tokens/s<extra></extra>",
+                hovertemplate=_("depth %{x:,}<br>%{y:,.1f} tokens/s") + "<extra></extra>",
                 **_style(run, i),
             )
         )
-    base_layout(fig, "", "depth d (tokens already read)", "decode speed (tokens per second)", height=380)
+    base_layout(
+        fig, "", _("depth d (tokens already read)"), _("decode speed (tokens per second)"), height=380
+    )
     fig.update_xaxes(rangemode="tozero")
     fig.update_yaxes(rangemode="tozero")
     return legend_below(fig, y=-0.2, bottom=100)
@@ -71,12 +75,12 @@ def memory_by_depth(runs: list[RunSeries]) -> go.Figure:
                 mode="lines+markers",
                 name=run.label,
                 customdata=[s / MIB for s in run.state_bytes],
-                hovertemplate="depth %{x:,}<br>%{y:,.3f} MiB held (%{customdata:,.3f} MiB of it boards)"
-                "<extra></extra>",
+                hovertemplate=_("depth %{x:,}<br>%{y:,.3f} MiB held (%{customdata:,.3f} MiB of it boards)")
+                + "<extra></extra>",
                 **_style(run, i),
             )
         )
-    base_layout(fig, "", "depth d (tokens already read)", "memory one sequence holds (MiB)", height=380)
+    base_layout(fig, "", _("depth d (tokens already read)"), _("memory one sequence holds (MiB)"), height=380)
     fig.update_xaxes(rangemode="tozero")
     fig.update_yaxes(rangemode="tozero")
     return legend_below(fig, y=-0.2, bottom=100)

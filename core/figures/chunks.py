@@ -12,10 +12,16 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.figures.style import COLORS, base_layout, color_of
+from core.i18n import N_, _
 from core.ops.forms import waits_in_line
 
 CHUNK_SHADES = ("#d0ebff", "#a5d8ff")
-STEP_BY_STEP = "step by step"  # the label core/ops/forms gives the recurrence
+STEP_BY_STEP = N_("step by step")  # the label core/ops/forms gives the recurrence (English: it is data)
+
+
+def shown_form(label: str) -> str:
+    """A form's label in the reader's language: "step by step" is words, "C = 16" is the same in both."""
+    return _(label)
 
 
 def _form_colors(labels: Sequence[str]) -> list[str]:
@@ -29,23 +35,24 @@ def timeline_figure(T: int, chunk_size: int, title: str = "") -> go.Figure:
     tokens = np.arange(T)
     chunk_of = tokens // chunk_size
     fig = go.Figure()
-    rows = {"step by step": 1.0, f"chunks of {chunk_size}": 0.0}
+    step_row, chunk_row = _("step by step"), _("chunks of {size}").format(size=chunk_size)
+    rows = {step_row: 1.0, chunk_row: 0.0}
     fig.add_trace(
         go.Scatter(
             x=tokens,
-            y=[rows["step by step"]] * T,
+            y=[rows[step_row]] * T,
             mode="markers",
-            name="token (one at a time)",
+            name=_("token (one at a time)"),
             marker=dict(symbol="square", size=14, color=color_of("delta")),
-            hovertemplate="token %{x}: waits for the board the token before left<extra></extra>",
+            hovertemplate=_("token %{x}: waits for the board the token before left<extra></extra>"),
         )
     )
     fig.add_trace(
         go.Scatter(
             x=tokens,
-            y=[rows[f"chunks of {chunk_size}"]] * T,
+            y=[rows[chunk_row]] * T,
             mode="markers",
-            name="token (whole chunk at once)",
+            name=_("token (whole chunk at once)"),
             marker=dict(
                 symbol="square",
                 size=14,
@@ -53,7 +60,7 @@ def timeline_figure(T: int, chunk_size: int, title: str = "") -> go.Figure:
                 line=dict(color=color_of("gated_delta"), width=1),
             ),
             customdata=chunk_of,
-            hovertemplate="token %{x} is in chunk %{customdata}<extra></extra>",
+            hovertemplate=_("token %{x} is in chunk %{customdata}<extra></extra>"),
         )
     )
 
@@ -75,17 +82,19 @@ def timeline_figure(T: int, chunk_size: int, title: str = "") -> go.Figure:
             x=[None],
             y=[None],
             mode="lines",
-            name="board handed over (a wait in line)",
+            name=_("board handed over (a wait in line)"),
             line=dict(color=COLORS["warning"], width=3),
         )
     )
-    base_layout(fig, title, "token #", "", height=230)
+    base_layout(fig, title, _("token #"), "", height=230)
     step_waits, chunk_waits = waits_in_line(T, chunk_size)
     fig.update_layout(  # the chart's words: its squares and marks are a diagram, not data series
         meta={
-            "words": f"Top row, step by step: {T} tokens one at a time, the board handed over before each "
-            f"one — {step_waits} waits in line. Bottom row, chunks of {chunk_size}: {chunk_waits} chunks, "
-            f"each computed at once, the board handed over only at a chunk's edge — {chunk_waits} waits."
+            "words": _(
+                "Top row, step by step: {T} tokens one at a time, the board handed over before each "
+                "one — {step_waits} waits in line. Bottom row, chunks of {size}: {chunk_waits} chunks, "
+                "each computed at once, the board handed over only at a chunk's edge — {chunk_waits} waits."
+            ).format(T=T, step_waits=step_waits, size=chunk_size, chunk_waits=chunk_waits)
         }
     )
     fig.update_yaxes(tickvals=list(rows.values()), ticktext=list(rows), range=[-0.6, 1.6], showgrid=False)
@@ -99,15 +108,15 @@ def waits_figure(waits_per_form: dict[str, int], T: int, title: str = "") -> go.
     waits = list(waits_per_form.values())
     fig = go.Figure(
         go.Bar(
-            x=list(waits_per_form),
+            x=[shown_form(label) for label in waits_per_form],
             y=waits,
             text=waits,
             textposition="outside",
             marker_color=_form_colors(list(waits_per_form)),
-            hovertemplate="%{x}: %{y} hand-overs<extra></extra>",
+            hovertemplate=_("%{x}: %{y} hand-overs<extra></extra>"),
         )
     )
-    base_layout(fig, title, "form", f"waits in line (T = {T})", height=300)
+    base_layout(fig, title, _("form"), _("waits in line (T = {T})").format(T=T), height=300)
     fig.update_yaxes(range=[0, max(waits) * 1.18])
     return fig
 
@@ -118,15 +127,15 @@ def speed_figure(
     """Measured time of one forward pass per form, on this machine."""
     fig = go.Figure(
         go.Bar(
-            x=list(labels),
+            x=[shown_form(label) for label in labels],
             y=list(ms),
             marker_color=_form_colors(labels),
             customdata=list(hand_overs),
             text=[f"{m:.1f} ms" for m in ms],
             textposition="outside",
-            hovertemplate="%{x}: %{y:.2f} ms, %{customdata} hand-overs<extra></extra>",
+            hovertemplate=_("%{x}: %{y:.2f} ms, %{customdata} hand-overs<extra></extra>"),
         )
     )
-    base_layout(fig, title, "form", "ms per pass (median)", height=320)
+    base_layout(fig, title, _("form"), _("ms per pass (median)"), height=320)
     fig.update_yaxes(range=[0, max(ms) * 1.2 if len(ms) else 1])
     return fig

@@ -1,8 +1,8 @@
 """Charts for the Your GPU lesson: speed vs context with the roofline, speed vs batch, dense vs MoE,
 live telemetry.
 
-Data in (results of `core.gpu.context_bench`, `core.gpu.batch_bench` and `core.gpu.moe_bench`, samples
-of `core.gpu.nvml`), plotly figures out.
+Data in (results of `core.gpu.suites.context_bench`, `core.gpu.suites.batch_bench` and `core.gpu.suites.moe_bench`, samples
+of `core.gpu.device.nvml`), plotly figures out.
 """
 
 from __future__ import annotations
@@ -13,13 +13,17 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from core.figures.style import COLORS, TITLE_MARGIN, base_layout, legend_below
-from core.gpu.batch_bench import BatchResult, BatchSeries
-from core.gpu.batch_words import ran
-from core.gpu.context_bench import ContextResult, Series
-from core.gpu.moe_bench import MoeResult
-from core.gpu.nvml import TelemetrySample
-from core.gpu.report import percent
+from core.gpu.device.nvml import TelemetrySample
+from core.gpu.output.batch_words import ran
+from core.gpu.output.report import percent
+from core.gpu.suites.batch_bench import BatchResult, BatchSeries
+from core.gpu.suites.context_bench import ContextResult, Series
+from core.gpu.suites.moe_bench import MoeResult
+from core.i18n import N_, _
 from core.units import format_si
+
+# the benchmarks' model names (data: the JSON and the CLI keep them), translated where a chart shows them
+MODEL_NAMES = (N_("full attention"), N_("fixed state"), N_("dense"), N_("experts (MoE)"))
 
 SERIES_COLORS = {"full attention": COLORS["attention"], "fixed state": COLORS["gated_delta"]}
 SERIES_MARKERS = {"full attention": "circle", "fixed state": "square"}  # a second cue beside colour
@@ -41,10 +45,10 @@ def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:
         depths = [p.depth for p in s.points]
         measured = _depth_line(
             s,
-            "measured",
+            _("measured"),
             [p.tokens_per_s for p in s.points],
             dict(color=color, width=2.5),
-            "%{y:,.1f} tokens/s (%{customdata[1]:.2f} ms/token)<br>%{customdata[0]:.0f} % of the roofline",
+            _("%{y:,.1f} tokens/s (%{customdata[1]:.2f} ms/token)<br>%{customdata[0]:.0f} % of the roofline"),
             marker=dict(size=8, symbol=SERIES_MARKERS.get(s.model, "diamond")),
             error_y=dict(
                 type="data", array=[p.std_tokens_per_s for p in s.points], visible=True, thickness=1.5
@@ -53,18 +57,18 @@ def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:
         )
         roofline = _depth_line(
             s,
-            "roofline",
+            _("roofline"),
             [p.predicted_tokens_per_s for p in s.points],
             dict(color=color, width=1.5, dash="dash"),
-            "roofline %{y:,.0f} tokens/s",
+            _("roofline %{y:,.0f} tokens/s"),
             mode="lines",
         )
         share = _depth_line(
             s,
-            "% of roofline",
+            _("% of roofline"),
             [p.percent_of_roofline for p in s.points],
             dict(color=color, width=1.5),
-            "%{y:.0f} % of the roofline",
+            _("%{y:.0f} % of the roofline"),
             marker=dict(size=6),
             showlegend=False,
         )
@@ -72,10 +76,10 @@ def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:
         if any(p.graphed_tokens_per_s is not None for p in s.points):  # CUDA: the eager figure beside
             eager = _depth_line(
                 s,
-                "eager (no CUDA graph)",
+                _("eager (no CUDA graph)"),
                 [p.eager_tokens_per_s for p in s.points],
                 dict(color=color, width=1, dash="dot"),
-                "eager %{y:,.1f} tokens/s: launched step by step, Python and launch overhead included",
+                _("eager %{y:,.1f} tokens/s: launched step by step, Python and launch overhead included"),
                 marker=dict(size=5, symbol="circle-open"),
             )
             fig.add_trace(eager, row=1, col=1)
@@ -93,7 +97,9 @@ def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:
                 y=1,
                 xref="x",
                 yref="y domain",
-                text=f"cache stops fitting the budget<br>(position {s.spill_position:,})",
+                text=_("cache stops fitting the budget<br>(position {position:,})").format(
+                    position=s.spill_position
+                ),
                 showarrow=False,
                 xanchor="left",
                 yanchor="top",
@@ -109,28 +115,28 @@ def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:
                     x=[s.oom_depth],
                     y=[y],
                     mode="markers+text",
-                    name=f"{s.model}: out of memory",
+                    name=_("{model}: out of memory").format(model=_(s.model)),
                     marker=dict(symbol="x", size=14, color=COLORS["warning"]),
-                    text=["out of memory"],
+                    text=[_("out of memory")],
                     textposition="top center",
-                    hovertemplate="out of memory at depth %{x:,}<extra></extra>",
+                    hovertemplate=_("out of memory at depth %{x:,}") + "<extra></extra>",
                 ),
                 row=1,
                 col=1,
             )
     base_layout(fig, title, "", "", height=520)
     speeds = [y for t in fig.data if t.yaxis == "y" and t.y is not None for y in t.y if y is not None]
-    fig.update_yaxes(title_text="tokens per second<br>(log scale)", row=1, col=1, **_log_axis(speeds))
+    fig.update_yaxes(title_text=_("tokens per second<br>(log scale)"), row=1, col=1, **_log_axis(speeds))
     percents = [y for t in fig.data if t.yaxis == "y2" and t.y is not None for y in t.y if y is not None]
     fig.update_yaxes(
-        title_text="% of<br>roofline",
+        title_text=_("% of<br>roofline"),
         row=2,
         col=1,
         range=[0, max([100.0, *percents]) * 1.08],
         ticksuffix=" %",
     )
     fig.update_xaxes(rangemode="tozero")
-    fig.update_xaxes(title_text="depth d (tokens in memory)", row=2, col=1)
+    fig.update_xaxes(title_text=_("depth d (tokens in memory)"), row=2, col=1)
     return legend_below(fig)
 
 
@@ -138,15 +144,15 @@ def _depth_line(series: Series, what: str, ys: list[float], line: dict, hover: s
     """One of a model's lines over context depth, named '<model>: <what>' and grouped by model."""
     props = dict(
         mode="lines+markers",
-        name=f"{series.model}: {what}",
+        name=_("{model}: {what}").format(model=_(series.model), what=what),
         legendgroup=series.model,
         line=line,
-        hovertemplate="depth %{x:,}<br>" + hover + "<extra>" + series.model + "</extra>",
+        hovertemplate=_("depth %{x:,}") + "<br>" + hover + "<extra>" + _(series.model) + "</extra>",
     )
     return go.Scatter(x=[p.depth for p in series.points], y=ys, **(props | extra))
 
 
-BATCH_PANELS = (("in total", "tokens_per_s_total"), ("per sequence", "tokens_per_s_per_sequence"))
+BATCH_PANELS = ((N_("in total"), "tokens_per_s_total"), (N_("per sequence"), "tokens_per_s_per_sequence"))
 MARK_REACH = 4  # a largest fitting batch up to 4× the largest timed one widens the axis to show it
 
 
@@ -168,13 +174,14 @@ def batch_figure(result: BatchResult, title: str = "") -> go.Figure:
                     x=[p.batch for p in points],
                     y=[getattr(p, field_name) for p in points],
                     mode="lines+markers",
-                    name=f"{s.model}: {what}",
+                    name=_("{model}: {what}").format(model=_(s.model), what=_(what)),
                     legendgroup=s.model,
                     line=dict(
                         color=SERIES_COLORS.get(s.model, COLORS["measured"]), width=2.5 if row == 1 else 1.5
                     ),
                     marker=dict(size=8 if row == 1 else 6, symbol=SERIES_MARKERS.get(s.model, "diamond")),
-                    hovertemplate=f"batch %{{x}}<br>%{{y:,.1f}} tokens/s {what}<extra>{s.model}</extra>",
+                    hovertemplate=_("batch %{x}<br>%{y:,.1f} tokens/s {what}").replace("{what}", _(what))
+                    + f"<extra>{_(s.model)}</extra>",
                 ),
                 row=row,
                 col=1,
@@ -187,7 +194,12 @@ def batch_figure(result: BatchResult, title: str = "") -> go.Figure:
     )  # fmt: skip
     for row, (what, field_name) in enumerate(BATCH_PANELS, 1):
         values = [getattr(p, field_name) for s in result.series for p in ran(s).values()]
-        fig.update_yaxes(title_text=f"tokens per second<br>{what} (log)", row=row, col=1, **_log_axis(values))
+        fig.update_yaxes(
+            title_text=_("tokens per second<br>{what} (log)").format(what=_(what)),
+            row=row,
+            col=1,
+            **_log_axis(values),
+        )
     ticks = sorted({*timed, *(s.max_batch for s in result.series if 0 < s.max_batch <= reach)})
     fig.update_xaxes(
         type="log",
@@ -195,7 +207,7 @@ def batch_figure(result: BatchResult, title: str = "") -> go.Figure:
         ticktext=[f"{t:,}" for t in ticks],
         range=[math.log10(0.8), math.log10(reach * 1.25)],
     )
-    fig.update_xaxes(title_text="batch (sequences, log scale)", row=2, col=1)
+    fig.update_xaxes(title_text=_("batch (sequences, log scale)"), row=2, col=1)
     legend_below(fig)
     fig.update_layout(margin=dict(t=(TITLE_MARGIN if title else 20) + 16 * len(notes) + 8))
     return fig
@@ -206,21 +218,21 @@ def _mark_largest_batch(fig: go.Figure, series: BatchSeries, reach: int) -> str:
     `reach`; returns the note that names it (or says it lies past the chart, or that none fits)."""
     n = series.max_batch
     if n == 0:
-        return f"{series.model}: not even one fits"
+        return _("{model}: not even one fits").format(model=_(series.model))
     if n > reach:
-        return f"{series.model}: {n:,} fit (past the right edge)"
+        return _("{model}: {n:,} fit (past the right edge)").format(model=_(series.model), n=n)
     fig.add_shape(  # one line through both panels
         type="line", x0=n, x1=n, xref="x", y0=0, y1=1, yref="paper",
         line=dict(color=SERIES_COLORS.get(series.model, COLORS["measured"]), dash="dot", width=1.5),
     )  # fmt: skip
-    return f"{series.model}: at most {n:,} fit (dotted line)"
+    return _("{model}: at most {n:,} fit (dotted line)").format(model=_(series.model), n=n)
 
 
 def moe_figure(result: MoeResult, energy: bool = True) -> go.Figure:
     """Dense vs MoE: tokens/s (mean ± std) beside each one's roofline; with an energy reading (and
     `energy`), two more panels: average board watts and joules per token net of idle. Without one, the
     speed panel alone (`moe_energy_figure` then draws the energy on its own, for a narrow screen)."""
-    names = [r.model for r in result.rows]
+    names = [_(r.model) for r in result.rows]
     colors = [COLORS["dense"] if r.model == "dense" else COLORS["moe"] for r in result.rows]
     watts = [r.avg_watts for r in result.rows]
     joules = [r.net_joules_per_token for r in result.rows]
@@ -232,9 +244,9 @@ def moe_figure(result: MoeResult, energy: bool = True) -> go.Figure:
             column_widths=[0.44, 0.28, 0.28],
             horizontal_spacing=0.1,
             subplot_titles=(
-                "speed: measured vs roofline",
-                "average GPU power",
-                "energy per token, idle subtracted",
+                _("speed: measured vs roofline"),
+                _("average GPU power"),
+                _("energy per token, idle subtracted"),
             ),
         )
     else:
@@ -245,10 +257,10 @@ def moe_figure(result: MoeResult, energy: bool = True) -> go.Figure:
         go.Bar(
             x=names,
             y=measured,
-            name="measured (mean ± 1 std)",
+            name=_("measured (mean ± 1 std)"),
             marker_color=colors,
             error_y=dict(type="data", array=[_num(r.std_tokens_per_s) for r in result.rows], visible=True),
-            hovertemplate="%{x}: %{y:,.1f} tokens/s measured<extra></extra>",
+            hovertemplate=_("%{x}: %{y:,.1f} tokens/s measured") + "<extra></extra>",
         ),
         row=1,
         col=1,
@@ -257,10 +269,10 @@ def moe_figure(result: MoeResult, energy: bool = True) -> go.Figure:
         go.Bar(
             x=names,
             y=roofline,
-            name="roofline (bandwidth bound)",
+            name=_("roofline (bandwidth bound)"),
             marker=dict(color="white", line=dict(color=COLORS["predicted"], width=2), pattern_shape="/"),
             marker_pattern_fgcolor=COLORS["predicted"],
-            hovertemplate="%{x}: at most %{y:,.0f} tokens/s<extra>roofline</extra>",
+            hovertemplate=_("%{x}: at most %{y:,.0f} tokens/s") + "<extra>" + _("roofline") + "</extra>",
         ),
         row=1,
         col=1,
@@ -270,7 +282,7 @@ def moe_figure(result: MoeResult, energy: bool = True) -> go.Figure:
     base_layout(fig, "", "", "", height=380)
     fig.update_layout(barmode="group", bargap=0.45, bargroupgap=0.06)
     fig.update_yaxes(
-        title_text="tokens per second (log scale)", row=1, col=1, **_log_axis([*measured, *roofline])
+        title_text=_("tokens per second (log scale)"), row=1, col=1, **_log_axis([*measured, *roofline])
     )
     labels = [  # each model's share of its roofline, under its name
         f"{name}<br><span style='font-size:12px'>{_percent_label(m, r)}</span>"
@@ -278,8 +290,8 @@ def moe_figure(result: MoeResult, energy: bool = True) -> go.Figure:
     ]
     fig.update_xaxes(tickvals=names, ticktext=labels, row=1, col=1)
     if has_energy:
-        fig.update_yaxes(title_text="watts (W)", row=1, col=2, rangemode="tozero")
-        fig.update_yaxes(title_text="joules per token (J)", row=1, col=3, rangemode="tozero")
+        fig.update_yaxes(title_text=_("watts (W)"), row=1, col=2, rangemode="tozero")
+        fig.update_yaxes(title_text=_("joules per token (J)"), row=1, col=3, rangemode="tozero")
     return legend_below(fig, y=-0.2, bottom=100)  # under the two-line tick labels
 
 
@@ -303,10 +315,10 @@ def _energy_bars(fig: go.Figure, names: list[str], colors: list[str], panels, fi
 def moe_energy_figure(result: MoeResult) -> go.Figure:
     """Dense vs MoE, power and energy alone: average board watts and joules per token net of idle, two
     narrow panels that a phone can read (beside the speed panel they were three)."""
-    names = [r.model for r in result.rows]
+    names = [_(r.model) for r in result.rows]
     colors = [COLORS["dense"] if r.model == "dense" else COLORS["moe"] for r in result.rows]
     fig = make_subplots(
-        rows=1, cols=2, horizontal_spacing=0.22, subplot_titles=("power", "energy net of idle")
+        rows=1, cols=2, horizontal_spacing=0.22, subplot_titles=(_("power"), _("energy net of idle"))
     )
     panels = (
         ([r.avg_watts for r in result.rows], "W"),
@@ -315,15 +327,17 @@ def moe_energy_figure(result: MoeResult) -> go.Figure:
     _energy_bars(fig, names, colors, panels, first_col=1)
     base_layout(fig, "", "", "", height=340)
     fig.update_layout(bargap=0.35)
-    fig.update_yaxes(title_text="average watts (W)", row=1, col=1, rangemode="tozero")
-    fig.update_yaxes(title_text="joules per token (J)", row=1, col=2, rangemode="tozero")
+    fig.update_yaxes(title_text=_("average watts (W)"), row=1, col=1, rangemode="tozero")
+    fig.update_yaxes(title_text=_("joules per token (J)"), row=1, col=2, rangemode="tozero")
     return fig
 
 
 def _percent_label(measured: float | None, roofline: float | None) -> str:
     if not measured or not roofline:
         return ""
-    return f"{percent(measured, roofline)} of roofline"  # '0.17 %', not '0 %', far below it
+    return _("{percent} of roofline").format(
+        percent=percent(measured, roofline)
+    )  # '0.17 %', not '0 %', far below it
 
 
 def telemetry_figure(samples: list[TelemetrySample]) -> go.Figure:
@@ -333,7 +347,7 @@ def telemetry_figure(samples: list[TelemetrySample]) -> go.Figure:
         cols=1,
         shared_xaxes=True,
         vertical_spacing=0.08,
-        subplot_titles=("GPU power (W)", "GPU busy (% of time a kernel ran)", "memory used (GiB)"),
+        subplot_titles=(_("GPU power (W)"), _("GPU busy (% of time a kernel ran)"), _("memory used (GiB)")),
     )
     t_end = samples[-1].t if samples else 0.0
     xs = [s.t - t_end for s in samples]
@@ -361,7 +375,7 @@ def telemetry_figure(samples: list[TelemetrySample]) -> go.Figure:
             col=1,
         )
     base_layout(fig, "", "", "", height=480)
-    fig.update_xaxes(title_text="seconds (0 = now)", row=3, col=1)
+    fig.update_xaxes(title_text=_("seconds (0 = now)"), row=3, col=1)
     fig.update_yaxes(title_text="W", row=1, col=1, rangemode="tozero")
     fig.update_yaxes(title_text="%", row=2, col=1, range=[0, 100])
     fig.update_yaxes(title_text="GiB", row=3, col=1, rangemode="tozero")
@@ -384,19 +398,26 @@ def prediction_figure(
     fig = go.Figure()
     for model, points in prediction.items():
         color = SERIES_COLORS.get(model, COLORS["predicted"])
-        label = f"{model}: roofline" + (" with the budget" if budgeted and model == "full attention" else "")
+        label = (
+            _("{model}: roofline with the budget")
+            if budgeted and model == "full attention"
+            else _("{model}: roofline")
+        ).format(model=_(model))
         fig.add_trace(
             go.Scatter(
-                x=[d for d, _ in points],
-                y=[v for _, v in points],
+                x=[d for d, _v in points],
+                y=[v for _d, v in points],
                 mode="lines+markers",
                 name=label,
                 line=dict(color=color, dash="dash", width=2),
                 marker=dict(size=6, symbol="circle-open"),
-                hovertemplate="depth %{x:,}<br>at most %{y:,.0f} tokens/s<extra>" + model + "</extra>",
+                hovertemplate=_("depth %{x:,}<br>at most %{y:,.0f} tokens/s")
+                + "<extra>"
+                + _(model)
+                + "</extra>",
             )
         )
-    base_layout(fig, title, "depth d (tokens in memory)", "tokens per second (log scale)", height=400)
+    base_layout(fig, title, _("depth d (tokens in memory)"), _("tokens per second (log scale)"), height=400)
     fig.update_yaxes(**_log_axis(_y_values(fig)))
     fig.update_xaxes(rangemode="tozero")
     return legend_below(fig)

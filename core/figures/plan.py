@@ -10,6 +10,8 @@ from html import escape
 import plotly.graph_objects as go
 
 from core.figures.style import COLORS, base_layout
+from core.i18n import N_, _
+from core.plan.export import bound_words
 from core.plan.headline import ALL_REDUCE_SHORT, window_words
 from core.plan.plan import Plan
 from core.units import format_bytes, format_context
@@ -17,20 +19,21 @@ from core.units import format_bytes, format_context
 GiB = 1024**3
 
 _PARTS = (
-    ("weights", "weights", COLORS["dense"]),
-    ("reserve", "reserve (runtime + activations)", COLORS["predicted"]),
-    ("kv", "KV cache", COLORS["attention"]),
-    ("state", "fixed recurrent state", COLORS["hybrid"]),
-)
+    ("weights", N_("weights"), COLORS["dense"]),
+    ("reserve", N_("reserve (runtime + activations)"), COLORS["predicted"]),
+    ("kv", N_("KV cache"), COLORS["attention"]),
+    ("state", N_("fixed recurrent state"), COLORS["hybrid"]),
+)  # the legend's names, marked here and translated when a figure is drawn
 
 
 def memory_figure(plan: Plan) -> go.Figure:
     """One stacked bar of what the plan needs, against the usable memory of the chosen GPUs."""
     fig = go.Figure()
-    for attr, label, color in _PARTS:
-        value = getattr(plan, attr)
+    needed = _("needed")  # the bar's one category (its tick label is hidden)
+    for attr, part, color in _PARTS:
+        value, label = getattr(plan, attr), _(part)
         fig.add_bar(
-            y=["needed"],
+            y=[needed],
             x=[value / GiB],
             orientation="h",
             name=label,
@@ -41,19 +44,24 @@ def memory_figure(plan: Plan) -> go.Figure:
     # the usable line as a trace (so it has a legend entry and hover), spanning the one bar
     fig.add_scatter(
         x=[usable, usable],
-        y=["needed", "needed"],
+        y=[needed, needed],
         mode="markers",
-        name=f"usable: {format_bytes(plan.usable)}",
+        name=_("usable: {size}").format(size=format_bytes(plan.usable)),
         marker=dict(color=COLORS["warning"], symbol="line-ns-open", size=60, line=dict(width=3)),
-        hovertemplate=f"usable memory: {format_bytes(plan.usable)}<extra></extra>",
+        hovertemplate=_("usable memory: {size}").format(size=format_bytes(plan.usable)) + "<extra></extra>",
     )
-    verdict = "fits" if plan.fits else "does not fit"
+    verdict = _("fits") if plan.fits else _("does not fit")
     window = window_words(plan.inputs.context, plan.trained_context)
-    title = (
-        f"{escape(plan.model_name)}: {plan.inputs.batch} × {format_context(plan.inputs.context)} tokens ({window}) "
-        f"on {plan.inputs.gpus} × {plan.card_name} — {verdict}"
+    title = _("{model}: {batch} × {context} tokens ({window}) on {gpus} × {card} — {verdict}").format(
+        model=escape(plan.model_name),
+        batch=plan.inputs.batch,
+        context=format_context(plan.inputs.context),
+        window=window,
+        gpus=plan.inputs.gpus,
+        card=plan.card_name,
+        verdict=verdict,
     )
-    base_layout(fig, title=title, x_title="memory (GiB)", height=300)
+    base_layout(fig, title=title, x_title=_("memory (GiB)"), height=300)
     fig.update_layout(
         barmode="stack", legend=dict(orientation="h", y=-0.45, yanchor="top", x=0, xanchor="left")
     )
@@ -69,17 +77,17 @@ def context_figure(plans: list[Plan]) -> go.Figure:
         raise ValueError("need at least one plan")
     xs = [p.inputs.context for p in plans]
     fits = [p for p in plans if p.decode_tokens_per_s is not None]
-    left_out = f", {ALL_REDUCE_SHORT}" if plans[0].inputs.gpus > 1 else ""
+    left_out = f", {_(ALL_REDUCE_SHORT)}" if plans[0].inputs.gpus > 1 else ""
     fig = go.Figure()
     fig.add_scatter(
         x=[p.inputs.context for p in fits],
         y=[p.decode_tokens_per_s for p in fits],
         mode="lines+markers",
-        name=f"batch {plans[0].inputs.batch}, ceiling{left_out}",
+        name=_("batch {batch}, ceiling").format(batch=plans[0].inputs.batch) + left_out,
         line=dict(color=COLORS["attention"], width=3),
-        customdata=[[format_bytes(p.read_per_step), p.decode_bound] for p in fits],
-        hovertemplate="%{x:,} tokens<br>%{y:,.1f} tokens/s<br>moved per step: %{customdata[0]}"
-        "<br>%{customdata[1]}-bound<extra></extra>",
+        customdata=[[format_bytes(p.read_per_step), bound_words(p.decode_bound)] for p in fits],
+        hovertemplate=_("%{x:,} tokens<br>%{y:,.1f} tokens/s<br>moved per step: %{customdata[0]}")
+        + "<br>%{customdata[1]}<extra></extra>",
     )
     missing = [p.inputs.context for p in plans if p.decode_tokens_per_s is None]
     if missing:
@@ -87,15 +95,17 @@ def context_figure(plans: list[Plan]) -> go.Figure:
             x=missing,
             y=[0] * len(missing),
             mode="markers",
-            name="does not fit",
+            name=_("does not fit"),
             marker=dict(color=COLORS["warning"], symbol="x", size=10),
-            hovertemplate="%{x:,} tokens: does not fit<extra></extra>",
+            hovertemplate=_("%{x:,} tokens: does not fit") + "<extra></extra>",
         )
     base_layout(
         fig,
-        title=f"{escape(plans[0].model_name)} on {plans[0].inputs.gpus} × {plans[0].card_name}: decode ceiling vs context",
-        x_title="context (tokens)",
-        y_title="tokens per second (all sequences)",
+        title=_("{model} on {gpus} × {card}: decode ceiling vs context").format(
+            model=escape(plans[0].model_name), gpus=plans[0].inputs.gpus, card=plans[0].card_name
+        ),
+        x_title=_("context (tokens)"),
+        y_title=_("tokens per second (all sequences)"),
         height=360,
     )
     if min(xs) > 0 and max(xs) / min(xs) >= 100:
@@ -111,8 +121,9 @@ def context_figure(plans: list[Plan]) -> go.Figure:
             x=[trained, trained],
             y=[0, top],
             mode="lines",
-            name=f"trained for {trained:,} tokens",
+            name=_("trained for {trained:,} tokens").format(trained=trained),
             line=dict(color=COLORS["warning"], dash="dash", width=2),
-            hovertemplate=f"the model was trained for {trained:,} tokens<extra></extra>",
+            hovertemplate=_("the model was trained for {trained:,} tokens").format(trained=trained)
+            + "<extra></extra>",
         )
     return fig

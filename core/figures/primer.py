@@ -14,9 +14,10 @@ import plotly.graph_objects as go
 from core import vectors
 from core.figures.board_panels import diverging_axis, key_labels, matrix_trace, panels_figure
 from core.figures.style import COLORS, base_layout
+from core.i18n import N_, _
 
 ARROW_COLORS = (COLORS["attention"], COLORS["moe"])  # first arrow blue, second orange
-NO_UNIT = "(no unit)"
+NO_UNIT = N_("(no unit)")
 
 
 def arrows_figure(
@@ -48,7 +49,9 @@ def arrows_figure(
             text=["", label],
             textposition=_label_position(x, y, lo, hi, len(label)),
             textfont={"color": colour, "size": 13},
-            hovertemplate=f"{name}<br>first number %{{x:.2f}}<br>second number %{{y:.2f}}<extra></extra>",
+            hovertemplate=_(
+                "{name}<br>first number %{{x:.2f}}<br>second number %{{y:.2f}}<extra></extra>"
+            ).format(name=name),
             showlegend=False,
         )
     base_layout(fig, title=title, x_title=x_title, y_title=y_title, height=height)
@@ -100,15 +103,16 @@ def _tick(span: float) -> float:
 
 def _arrow_words(arrows: Sequence[tuple[str, np.ndarray]]) -> str:
     parts = [
-        f"{name} points to ({vec[0]:.2f}, {vec[1]:.2f}), length {vectors.length(vec):.2f}"
+        _("{name} points to ({x:.2f}, {y:.2f}), length {length:.2f}").format(
+            name=name, x=vec[0], y=vec[1], length=vectors.length(vec)
+        )
         for name, vec in arrows
     ]
-    words = "; ".join(parts) + "."
-    if len(arrows) == 2 and all(vectors.length(vec) > 0 for _, vec in arrows):
-        (_, a), (_, b) = arrows
-        words += (
-            f" The angle between them is {vectors.angle_between(a, b):.0f}°"
-            f" and their dot product is {vectors.dot(a, b):.2f}."
+    words = _("{parts}.").format(parts=_("; ").join(parts))
+    if len(arrows) == 2 and all(vectors.length(vec) > 0 for _name, vec in arrows):
+        (_first, a), (_second, b) = arrows
+        words += _(" The angle between them is {angle:.0f}° and their dot product is {dot:.2f}.").format(
+            angle=vectors.angle_between(a, b), dot=vectors.dot(a, b)
         )
     return words
 
@@ -131,7 +135,7 @@ def matrix_vector_figure(
         matrix_trace(matrix, key_labels(n), names, "%{y}, %{x}: %{z:.3f}<extra></extra>", **cells),
         matrix_trace(
             np.asarray(result).reshape(rows, 1),
-            ["result"],
+            [_("result")],
             names,
             "%{y} · q = %{z:.3f}<extra></extra>",
             **cells,
@@ -140,10 +144,13 @@ def matrix_vector_figure(
     category = {"type": "category"}
     fig = panels_figure(
         traces,
-        ["M: one key per row", "M q"],
-        [{**category, "title": {"text": "number in the key (channel)"}}, {**category, "title": {"text": ""}}],
+        [_("M: one key per row"), "M q"],
         [
-            {**category, "title": {"text": "row"}},
+            {**category, "title": {"text": _("number in the key (channel)")}},
+            {**category, "title": {"text": ""}},
+        ],
+        [
+            {**category, "title": {"text": _("row")}},
             {**category, "title": {"text": ""}, "showticklabels": False},
         ],
         widths=(0.74, 0.16),
@@ -179,12 +186,16 @@ def readback_figure(
             text=[f"{v:.2f}" for v in values],
             textposition="outside",
             marker={"color": COLORS["attention"]},
-            name="read back",
-            hovertemplate="column %{x}: %{y:.3f}<extra></extra>",
+            name=_("read back"),
+            hovertemplate=_("column %{x}: %{y:.3f}<extra></extra>"),
         )
     )
     base_layout(
-        fig, title=title, x_title="value (board column)", y_title=f"amount read back {NO_UNIT}", height=height
+        fig,
+        title=title,
+        x_title=_("value (board column)"),
+        y_title=_("amount read back {no_unit}").format(no_unit=_(NO_UNIT)),
+        height=height,
     )
     fig.update_yaxes(range=[-1.25, 1.35], zeroline=True, zerolinecolor="#adb5bd")
     fig.update_xaxes(type="category")
@@ -206,21 +217,21 @@ def matrix_product_figure(
     n, d = queries.shape
     names, keys, cols = list(query_names), key_labels(d), list(value_names)
     traces = [
-        matrix_trace(queries, keys, names, "query %{y}<br>%{x}: %{z:.3f}<extra></extra>"),
-        matrix_trace(board, cols, keys, "board row %{y}<br>column %{x}: %{z:.3f}<extra></extra>"),
-        matrix_trace(product, cols, names, "read %{y}<br>column %{x}: %{z:.3f}<extra></extra>"),
+        matrix_trace(queries, keys, names, _("query %{y}<br>%{x}: %{z:.3f}<extra></extra>")),
+        matrix_trace(board, cols, keys, _("board row %{y}<br>column %{x}: %{z:.3f}<extra></extra>")),
+        matrix_trace(product, cols, names, _("read %{y}<br>column %{x}: %{z:.3f}<extra></extra>")),
     ]
     upright = {"type": "category", "tickangle": -90, "tickfont": {"size": 10}}
     return panels_figure(
         traces,
         ["Q", "× S", "= Q S"],
         [
-            {**upright, "title": {"text": "channel"}},
-            {**upright, "title": {"text": "value"}},
-            {**upright, "title": {"text": "value"}},
+            {**upright, "title": {"text": _("channel")}},
+            {**upright, "title": {"text": _("value")}},
+            {**upright, "title": {"text": _("value")}},
         ],
         [
-            {"type": "category", "title": {"text": "query"}},
+            {"type": "category", "title": {"text": _("query")}},
             # S's rows are the channels Q's columns name, in the same order: unlabelled, they leave room
             {"type": "category", "title": {"text": ""}, "showticklabels": False},
             {"type": "category", "title": {"text": ""}, "showticklabels": False},

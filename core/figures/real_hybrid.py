@@ -21,6 +21,7 @@ from core.figures.style import (
     legend_below,
     patched_figure,
 )
+from core.i18n import _
 from core.real_hybrid import BOARD, LayerMap
 
 BOARD_COLOR = COLORS["gated_delta"]
@@ -34,8 +35,8 @@ def layer_map_figure(layer_map: LayerMap, title: str) -> go.Figure:
     """One bar per layer, coloured and patterned by what it keeps: a board or a growing cache."""
     fig = go.Figure()
     for kind, name, color, pattern in (
-        (BOARD, "Gated DeltaNet: a fixed board", BOARD_COLOR, "/"),
-        ("full_attention", "gated attention: a growing cache", CACHE_COLOR, ""),
+        (BOARD, _("Gated DeltaNet: a fixed board"), BOARD_COLOR, "/"),
+        ("full_attention", _("gated attention: a growing cache"), CACHE_COLOR, ""),
     ):
         layers = [i + 1 for i, k in enumerate(layer_map.kinds) if k == kind]
         fig.add_bar(
@@ -43,9 +44,9 @@ def layer_map_figure(layer_map: LayerMap, title: str) -> go.Figure:
             y=[1] * len(layers),
             name=name,
             marker=dict(color=color, pattern=dict(shape=pattern)),
-            hovertemplate="layer %{x}<extra>" + name + "</extra>",
+            hovertemplate=_("layer %{x}") + "<extra>" + name + "</extra>",
         )
-    base_layout(fig, title, "layer (1 = nearest the input)", "", height=200)
+    base_layout(fig, title, _("layer (1 = nearest the input)"), "", height=200)
     fig.update_yaxes(visible=False, range=[0, 1])  # bars of one height: only the layer and its kind count
     fig.update_xaxes(dtick=1 if len(layer_map.kinds) <= 32 else 4)
     fig.update_layout(bargap=0.15)
@@ -64,11 +65,11 @@ def board_figure(board: np.ndarray, limit: float, title: str) -> go.Figure:
             -limit,
             limit,
             colorscale=DIVERGING,
-            colorbar_title="entry",
-            hover="key channel %{y}<br>value channel %{x}<br>entry %{z:.3f}<extra></extra>",
+            colorbar_title=_("entry"),
+            hover=_("key channel %{y}<br>value channel %{x}<br>entry %{z:.3f}") + "<extra></extra>",
         )
     )
-    base_layout(fig, title, "value channel (column of the board)", "key channel (row)", height=380)
+    base_layout(fig, title, _("value channel (column of the board)"), _("key channel (row)"), height=380)
     fig.update_yaxes(autorange="reversed", range=None)
     fig.update_xaxes(range=[-0.5, v - 0.5])
     return fig
@@ -93,13 +94,13 @@ def fade_write_figure(alpha: np.ndarray, beta: np.ndarray, shown: int, title: st
     both on the fixed scale 0 … 1. alpha, beta: (T, H) for one layer."""
     steps, heads = alpha.shape
     x = list(range(1, steps + 1))
-    y = [f"head {h + 1}" for h in range(heads)]
+    y = [_("head {n}").format(n=h + 1) for h in range(heads)]
     fig = make_subplots(
         rows=2,
         cols=1,
         shared_xaxes=True,
         vertical_spacing=0.16,
-        subplot_titles=("fade α (1 = keep all)", "write strength β"),  # short: a phone cuts a long one
+        subplot_titles=(_("fade α (1 = keep all)"), _("write strength β")),  # short: a phone cuts a long one
     )
     for row, (values, name, bar_y) in enumerate(((alpha, "α", 0.79), (beta, "β", 0.21)), start=1):
         trace = heatmap(
@@ -110,15 +111,15 @@ def fade_write_figure(alpha: np.ndarray, beta: np.ndarray, shown: int, title: st
             y_labels=y,
             colorscale=SEQUENTIAL,
             colorbar_title=name,
-            hover="token %{x}<br>%{y}<br>" + name + " %{z:.3f}<extra></extra>",
+            hover=_("token %{x}<br>%{y}<br>") + name + " %{z:.3f}<extra></extra>",
         )
         trace.colorbar.update(len=0.42, y=bar_y)
         trace.name = name
         fig.add_trace(trace, row=row, col=1)
     base_layout(fig, title, "", "", height=120 + 44 * heads)
-    fig.update_xaxes(title_text="token (1 = first of your text)", row=2, col=1, range=[0.5, steps + 0.5])
+    fig.update_xaxes(title_text=_("token (1 = first of your text)"), row=2, col=1, range=[0.5, steps + 0.5])
     fig.update_xaxes(range=[0.5, steps + 0.5], row=1, col=1)
-    fig.update_yaxes(title_text="head", autorange="reversed")
+    fig.update_yaxes(title_text=_("head"), autorange="reversed")
     return fig
 
 
@@ -142,11 +143,11 @@ def cache_figure(keys: np.ndarray, shown: int, limit: float, title: str) -> go.F
             limit,
             y_labels=list(range(1, shown + 1)),
             colorscale=DIVERGING,
-            colorbar_title="key entry",
-            hover="token %{y}<br>channel %{x}<br>%{z:.3f}<extra></extra>",
+            colorbar_title=_("key entry"),
+            hover=_("token %{y}<br>channel %{x}<br>%{z:.3f}") + "<extra></extra>",
         )
     )
-    base_layout(fig, title, "key channel", "cached row (one per token)", height=360)
+    base_layout(fig, title, _("key channel"), _("cached row (one per token)"), height=360)
     fig.update_yaxes(range=[steps + 0.5, 0.5])
     fig.update_xaxes(range=[-0.5, width - 0.5])
     return fig
@@ -168,9 +169,9 @@ def memory_figure(
     steps = len(state_bytes)
     fig = go.Figure()
     for values, name, color, dash in (
-        (state_bytes, "Gated DeltaNet boards (all board layers)", BOARD_COLOR, "dash"),
-        (cache_bytes, "attention caches (all attention layers)", CACHE_COLOR, "solid"),
-        (full_bytes, "cache if every layer were attention", COLORS["predicted"], "dot"),
+        (state_bytes, _("Gated DeltaNet boards (all board layers)"), BOARD_COLOR, "dash"),
+        (cache_bytes, _("attention caches (all attention layers)"), CACHE_COLOR, "solid"),
+        (full_bytes, _("cache if every layer were attention"), COLORS["predicted"], "dot"),
     ):
         fig.add_scatter(
             x=list(range(1, shown + 1)),
@@ -178,10 +179,10 @@ def memory_figure(
             name=name,
             mode="lines+markers",
             line=dict(color=color, dash=dash),
-            hovertemplate="token %{x}<br>%{y:,.0f} bytes<extra>" + name + "</extra>",
+            hovertemplate=_("token %{x}<br>%{y:,.0f} bytes") + "<extra>" + name + "</extra>",
         )
     top = float(max(np.max(state_bytes), np.max(full_bytes), 1))
-    base_layout(fig, title, "tokens read", "memory held (bytes)", height=360)
+    base_layout(fig, title, _("tokens read"), _("memory held (bytes)"), height=360)
     fig.update_xaxes(range=[0.5, steps + 0.5])
     fig.update_yaxes(range=[0, top * 1.08], tickformat="~s")
     return legend_below(fig, y=-0.2, bottom=110)

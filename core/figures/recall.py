@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from core.figures.style import SEQUENTIAL, base_layout, color_of, heatmap, label_of, marker_of
+from core.i18n import _
 from core.units import format_bytes
 
 MIXER_DASH = {"attention": "solid", "hybrid": "dot"}
@@ -28,7 +29,8 @@ def accuracy_vs_pairs(results: dict, mixers: list[str] | None = None) -> go.Figu
         rows=1,
         cols=len(widths),
         shared_yaxes=True,
-        subplot_titles=[f"{w}×{w} boards" for w in widths],  # short: two panels share a 390 px phone
+        # short: two panels share a 390 px phone
+        subplot_titles=[_("{w}×{w} boards").format(w=w) for w in widths],
         horizontal_spacing=0.06,
     )
     for col, width in enumerate(widths, start=1):
@@ -60,8 +62,10 @@ def accuracy_vs_pairs(results: dict, mixers: list[str] | None = None) -> go.Figu
                         width=2.5,
                     ),
                     marker=dict(size=8, symbol=marker_of(mixer)),  # a shape per rule, not colour alone
-                    hovertemplate=f"{label_of(mixer)}<br>%{{x}} pairs<br>accuracy %{{y:.3f}} "
-                    f"(mean of {len(cell['seeds'])} seeds, lr {cell['lr']:g})<extra></extra>",
+                    hovertemplate=_(
+                        "{model}<br>%{{x}} pairs<br>accuracy %{{y:.3f}} "
+                        "(mean of {seeds} seeds, lr {lr:g})<extra></extra>"
+                    ).format(model=label_of(mixer), seeds=len(cell["seeds"]), lr=cell["lr"]),
                 ),
                 row=1,
                 col=col,
@@ -71,11 +75,13 @@ def accuracy_vs_pairs(results: dict, mixers: list[str] | None = None) -> go.Figu
                 x=[width, width],
                 y=[0, 1.04],
                 mode="lines",
-                name="key dimension of the board",
+                name=_("key dimension of the board"),
                 legendgroup="key_dim",
                 showlegend=col == 1,
                 line=dict(color="#868e96", dash="dash", width=1),
-                hovertemplate=f"key dimension {width}: a {width}×{width} board<extra></extra>",
+                hovertemplate=_("key dimension {width}: a {width}×{width} board<extra></extra>").format(
+                    width=width
+                ),
                 meta="key_dim",
             ),
             row=1,
@@ -85,8 +91,8 @@ def accuracy_vs_pairs(results: dict, mixers: list[str] | None = None) -> go.Figu
     fig.update_layout(legend=dict(y=1.12))
     fig.update_xaxes(type="log", tickvals=pairs, ticktext=[str(p) for p in pairs])
     # the axis title once, under the first panel: side by side on a phone two of them ran together
-    fig.update_xaxes(title_text="pairs to remember", col=1)
-    fig.update_yaxes(range=[0, 1.04], title_text="recall accuracy (fraction right)", col=1)
+    fig.update_xaxes(title_text=_("pairs to remember"), col=1)
+    fig.update_yaxes(range=[0, 1.04], title_text=_("recall accuracy (fraction right)"), col=1)
     return fig
 
 
@@ -101,13 +107,13 @@ def memory_rows(results: dict) -> list[dict]:
         conv = total - boards - per_token * seq_len  # the short convolutions' last inputs (q, k, v)
         rows.append(
             {
-                "model": label_of(run["mixer"]),
-                "width": run["d_model"],
-                "fixed boards, both layers": format_bytes(boards) if boards else "—",
-                "cache per token, both layers": format_bytes(per_token) if per_token else "—",
-                "short-conv windows": format_bytes(conv),
-                f"total after {seq_len} tokens": format_bytes(total),
-                "parameters": f"{run['params']:,}",
+                _("model"): label_of(run["mixer"]),
+                _("width"): run["d_model"],
+                _("fixed boards, both layers"): format_bytes(boards) if boards else "—",
+                _("cache per token, both layers"): format_bytes(per_token) if per_token else "—",
+                _("short-conv windows"): format_bytes(conv),
+                _("total after {tokens} tokens").format(tokens=seq_len): format_bytes(total),
+                _("parameters"): f"{run['params']:,}",
             }
         )
     return rows
@@ -123,11 +129,11 @@ def board_figure(state: np.ndarray, zmax: float, title: str) -> go.Figure:
             board,
             zmin=-zmax,
             zmax=zmax,
-            colorbar_title="entry",
-            hover="key channel %{y}<br>value channel %{x}<br>entry %{z:.3f}<extra></extra>",
+            colorbar_title=_("entry"),
+            hover=_("key channel %{y}<br>value channel %{x}<br>entry %{z:.3f}<extra></extra>"),
         )
     )
-    base_layout(fig, title=title, x_title="value channel", y_title="key channel", height=340)
+    base_layout(fig, title=title, x_title=_("value channel"), y_title=_("key channel"), height=340)
     fig.update_yaxes(autorange="reversed", showgrid=False)
     fig.update_xaxes(showgrid=False)
     return fig
@@ -145,11 +151,13 @@ def cache_figure(keys: np.ndarray, token_names: list[str], zmax: float, title: s
             zmin=-zmax,
             zmax=zmax,
             y_labels=labels,
-            colorbar_title="entry",
-            hover="token %{y}<br>channel %{x}<br>entry %{z:.3f}<extra></extra>",
+            colorbar_title=_("entry"),
+            hover=_("token %{y}<br>channel %{x}<br>entry %{z:.3f}<extra></extra>"),
         )
     )
-    base_layout(fig, title=title, x_title="key channel", y_title="cached token (position: token)", height=340)
+    base_layout(
+        fig, title=title, x_title=_("key channel"), y_title=_("cached token (position: token)"), height=340
+    )
     fig.update_yaxes(autorange="reversed", showgrid=False, type="category")
     fig.update_xaxes(showgrid=False)
     return fig
@@ -163,11 +171,14 @@ def answer_figure(keys: list[str], probabilities: list[float | None]) -> go.Figu
             x=[f"{i + 1}: {k}" for i, k in enumerate(keys)],
             y=y,
             marker=dict(color=y, colorscale=SEQUENTIAL, cmin=0, cmax=1),
-            hovertemplate="query %{x}<br>probability of the right value %{y:.3f}<extra></extra>",
+            hovertemplate=_("query %{x}<br>probability of the right value %{y:.3f}<extra></extra>"),
         )
     )
     base_layout(
-        fig, x_title="question (number: key asked)", y_title="probability of the right value", height=260
+        fig,
+        x_title=_("question (number: key asked)"),
+        y_title=_("probability of the right value"),
+        height=260,
     )
     fig.update_yaxes(range=[0, 1])
     fig.update_xaxes(type="category")
@@ -197,8 +208,9 @@ def training_curves(results: dict, width: int) -> go.Figure:
                     legendgroup=mixer,
                     showlegend=i == 0,
                     line=dict(color=color_of(mixer), dash=MIXER_DASH.get(mixer, "solid"), width=2),
-                    hovertemplate=f"{label_of(mixer)}, seed {run['seed']}, lr {run['lr']:g}"
-                    "<br>step %{x:.0f}<br>loss %{y:.3f} nats<extra></extra>",
+                    hovertemplate=_(
+                        "{model}, seed {seed}, lr {lr:g}<br>step %{{x:.0f}}<br>loss %{{y:.3f}} nats<extra></extra>"
+                    ).format(model=label_of(mixer), seed=run["seed"], lr=run["lr"]),
                 )
             )
     fig.add_hline(
@@ -206,10 +218,10 @@ def training_curves(results: dict, width: int) -> go.Figure:
         line=dict(color="#868e96", dash="dash", width=1),
         # one word above the line's right end, where the curves have left the plateau (a long note
         # reached back over the curves still on it, on a phone); the caption says what it means
-        annotation_text="plateau",
+        annotation_text=_("plateau"),
         annotation_position="top right",
     )
-    base_layout(fig, x_title="training step", y_title="training loss (nats per query)", height=360)
+    base_layout(fig, x_title=_("training step"), y_title=_("training loss (nats per query)"), height=360)
     fig.update_yaxes(rangemode="tozero")
     return fig
 
@@ -220,11 +232,11 @@ def protocol_rows(results: dict) -> list[dict]:
     largest = str(max(results["sweep"]["pair_counts"]))
     for cell in results["cells"]:
         row = {
-            "model": label_of(cell["mixer"]),
-            "width": cell["d_model"],
-            "learning rate chosen": f"{cell['lr']:g}",
-            "seeds": len(cell["seeds"]),
-            f"{largest} pairs: mean (lowest–highest seed)": (
+            _("model"): label_of(cell["mixer"]),
+            _("width"): cell["d_model"],
+            _("learning rate chosen"): f"{cell['lr']:g}",
+            _("seeds"): len(cell["seeds"]),
+            _("{pairs} pairs: mean (lowest–highest seed)").format(pairs=largest): (
                 f"{cell['accuracy'][largest]:.2f} ({cell['accuracy_min'][largest]:.2f}–"
                 f"{cell['accuracy_max'][largest]:.2f})"
             ),

@@ -24,6 +24,7 @@ from core.figures.style import (
     log_ticks,
     marker_of,
 )
+from core.i18n import N_, _
 from core.roofline import (
     HYBRID_EVERY,
     Card,
@@ -42,9 +43,9 @@ from core.units import format_bytes, format_context, format_count
 # Layer kind → (colour key, legend label)
 # Layer kinds in real configs → (colour key, label). Fixed-board kinds are the registry's rule keys.
 ATTENTION_KINDS: dict[str, str] = {
-    "mha": "Full attention (MHA)",
-    "gqa": "Full attention (GQA)",
-    "mla": "Full attention (MLA)",
+    "mha": N_("Full attention (MHA)"),
+    "gqa": N_("Full attention (GQA)"),
+    "mla": N_("Full attention (MLA)"),
     "attention": LABELS["attention"],
 }
 
@@ -60,7 +61,8 @@ def _kind_color(kind: str) -> str:
 
 
 def _kind_label(kind: str) -> str:
-    return _kind_style(kind)[1]
+    """The legend name of a layer kind, in the reader's language."""
+    return _(_kind_style(kind)[1])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -81,9 +83,9 @@ def memory_per_token_figure(specs: list[ModelSpec], bytes_per_element: float = 2
         per_token = spec.kv_cache_bytes_per_token(bytes_per_element)
         grow = spec.num_full_attention_layers
         layers = (
-            f"{grow} of {spec.num_layers} layers grow"
+            _("{grow} of {layers} layers grow").format(grow=grow, layers=spec.num_layers)
             if spec.linear
-            else f"all {spec.num_layers} layers grow"
+            else _("all {layers} layers grow").format(layers=spec.num_layers)
         )
         names.append(f"{spec.name} ({spec.year})<br><span style='font-size:11px'>{layers}</span>")
         values.append(per_token / 1024)
@@ -91,9 +93,16 @@ def memory_per_token_figure(specs: list[ModelSpec], bytes_per_element: float = 2
         texts.append(format_bytes(per_token))
         fixed = spec.state_bytes()
         hovers.append(
-            f"<b>{spec.name}</b><br>{_kind_label(spec.attention.kind)}<br>"
-            f"cache per token: {format_bytes(per_token)}<br>{layers}<br>"
-            f"fixed state (any length): {format_bytes(fixed) if fixed else 'none'}<extra></extra>"
+            _(
+                "<b>{name}</b><br>{kind}<br>cache per token: {per_token}<br>{layers}<br>"
+                "fixed state (any length): {fixed}<extra></extra>"
+            ).format(
+                name=spec.name,
+                kind=_kind_label(spec.attention.kind),
+                per_token=format_bytes(per_token),
+                layers=layers,
+                fixed=format_bytes(fixed) if fixed else _("none"),
+            )
         )
     fig = go.Figure(
         go.Bar(
@@ -119,8 +128,8 @@ def memory_per_token_figure(specs: list[ModelSpec], bytes_per_element: float = 2
     )
     # a legend for the bar colours: one legend-only entry per colour the bars use
     legend = {
-        "attention": "keys and values of each K/V head: MHA / GQA",  # fits a phone's legend
-        "mla": "one compressed latent per token: MLA",
+        "attention": _("keys and values of each K/V head: MHA / GQA"),  # fits a phone's legend
+        "mla": _("one compressed latent per token: MLA"),
     }
     for key in dict.fromkeys(_kind_style(spec.attention.kind)[0] for spec in specs):
         fig.add_bar(
@@ -128,13 +137,14 @@ def memory_per_token_figure(specs: list[ModelSpec], bytes_per_element: float = 2
             y=[None],
             orientation="h",
             marker_color=color_of(key),
-            name=legend.get(key, label_of(key)),
+            name=legend.get(key, _(label_of(key))),
         )
     base_layout(
         fig,
-        title="Memory each new token adds to the cache",
-        x_title="per token (KiB)",  # short for a phone's narrow plot (the title says what); unit in brackets
-        y_title="model (release year)",
+        title=_("Memory each new token adds to the cache"),
+        # short for a phone's narrow plot (the title says what); unit in brackets
+        x_title=_("per token (KiB)"),
+        y_title=_("model (release year)"),
         height=110 + 52 * len(specs),
     )
     # one scale for every precision the map offers (16-bit is the widest): at 8-bit the bars halve
@@ -168,16 +178,18 @@ def speed_vs_context_figure(
     if not contexts:
         raise ValueError("contexts must contain at least one non-negative length")
     points = speed_curve(spec, card, contexts, weight_bytes_per_param, **roofline_kwargs)
-    title = f"{spec.name} on {card.name}"
+    title = _("{model} on {card}").format(model=spec.name, card=card.name)
     fig = go.Figure()
     log_x = contexts[0] > 0 and contexts[-1] / contexts[0] >= 100
 
     if not points[0].weights_fit:
         need = weight_bytes(spec, weight_bytes_per_param)
         fig.add_annotation(
-            text=(
-                f"The weights alone need {format_bytes(need)} at {weight_bytes_per_param:g} bytes per parameter;<br>"
-                f"the card holds {format_bytes(card.vram_bytes)}. Nothing to predict: it does not fit."
+            text=_(
+                "The weights alone need {need} at {per_param:g} bytes per parameter;<br>"
+                "the card holds {vram}. Nothing to predict: it does not fit."
+            ).format(
+                need=format_bytes(need), per_param=weight_bytes_per_param, vram=format_bytes(card.vram_bytes)
             ),
             x=0.5,
             y=0.5,
@@ -186,7 +198,7 @@ def speed_vs_context_figure(
             showarrow=False,
             font=dict(size=14, color=COLORS["warning"]),
         )
-        base_layout(fig, title=title, x_title="context (tokens)", y_title="predicted tokens per second")
+        base_layout(fig, title=title, x_title=_("context (tokens)"), y_title=_("predicted tokens per second"))
         lo, hi = (math.log10(contexts[0]), math.log10(contexts[-1])) if log_x else (contexts[0], contexts[-1])
         fig.update_xaxes(type="log" if log_x else "linear", range=[lo, hi] if hi > lo else None)
         fig.update_yaxes(range=[0, 1])
@@ -200,19 +212,19 @@ def speed_vs_context_figure(
         x=contexts,
         y=[p.tokens_per_s for p in ideal],
         mode="lines",
-        name="if VRAM were unlimited",
+        name=_("if VRAM were unlimited"),
         line=dict(color=COLORS["predicted"], dash="dash"),
-        hovertemplate="%{x:,} tokens<br>%{y:.1f} tokens/s (no spill)<extra></extra>",
+        hovertemplate=_("%{x:,} tokens<br>%{y:.1f} tokens/s (no spill)<extra></extra>"),
     )
     fig.add_scatter(
         x=contexts,
         y=[p.tokens_per_s for p in points],
         mode="lines+markers",
-        name=f"predicted on {card.name}",
+        name=_("predicted on {card}").format(card=card.name),
         line=dict(color=_kind_color(spec.attention.kind), width=3),
         marker=dict(size=5),
         customdata=[[format_bytes(p.resident_bytes), format_bytes(p.spilled_bytes)] for p in points],
-        hovertemplate=(
+        hovertemplate=_(
             "%{x:,} tokens<br>%{y:.1f} tokens/s<br>weights + cache: %{customdata[0]}"
             "<br>read over the host link: %{customdata[1]}<extra></extra>"
         ),
@@ -225,15 +237,15 @@ def speed_vs_context_figure(
             x=[spill, spill],
             y=[0, top],
             mode="lines+text",
-            name=f"cache spills at {spill:,} tokens",
+            name=_("cache spills at {spill:,} tokens").format(spill=spill),
             line=dict(color=COLORS["warning"], dash="dot", width=2),
-            text=["", f" spills at {spill:,}"],
+            text=["", _(" spills at {spill:,}").format(spill=spill)],
             textposition="middle right",
             textfont=dict(color=COLORS["warning"]),
-            hovertemplate=f"spill point: {spill:,} tokens<extra></extra>",
+            hovertemplate=_("spill point: {spill:,} tokens<extra></extra>").format(spill=spill),
         )
     base_layout(
-        fig, title=title, x_title="context (tokens)", y_title="predicted tokens per second", height=400
+        fig, title=title, x_title=_("context (tokens)"), y_title=_("predicted tokens per second"), height=400
     )
     fig.update_xaxes(type="log" if log_x else "linear")
     fig.update_yaxes(rangemode="tozero")
@@ -263,19 +275,19 @@ def layer_map_figure(kinds: list[str], block_edges: list[int] | None = None, tit
             name=f"{_kind_label(kind)} ({len(layers)})",
             marker_color=_kind_color(kind),
             marker_pattern=bar_pattern(_kind_style(kind)[0]),  # fixed boards hatched: not colour alone
-            hovertemplate=f"layer %{{x}}: {_kind_label(kind)}<extra></extra>",
+            hovertemplate=_("layer %{{x}}: {kind}<extra></extra>").format(kind=_kind_label(kind)),
         )
     edges = [edge for edge in block_edges or [] if 0 < edge < len(kinds)]
     for edge in edges:
         fig.add_vline(x=edge + 0.5, line=dict(color="#212529", dash="dash", width=1.5))
     if edges:  # a legend entry for the dashed lines
         fig.add_scatter(
-            x=[None], y=[None], mode="lines", name="block edge", line=dict(color="#212529", dash="dash")
+            x=[None], y=[None], mode="lines", name=_("block edge"), line=dict(color="#212529", dash="dash")
         )
     base_layout(
         fig,
-        title=title or f"{len(kinds)} layers, in order",
-        x_title="layer (1 = first)",
+        title=title or _("{n} layers, in order").format(n=len(kinds)),
+        x_title=_("layer (1 = first)"),
         y_title="",
         height=200,
     )
@@ -296,7 +308,8 @@ def _story_rows(width: Width, context: int) -> list[tuple[str, str, float, float
         rows.append(
             (
                 key,
-                f"{m.label} · <br>{m.verb}",  # two short lines: the labels must leave room on a phone
+                # two short lines: the labels must leave room on a phone
+                _("{label} · <br>{verb}").format(label=m.shown_label(), verb=m.shown_verb()),
                 mechanism_memory_bytes(key, context, width),
                 mechanism_macs_per_token(key, context, width),
             )
@@ -304,7 +317,7 @@ def _story_rows(width: Width, context: int) -> list[tuple[str, str, float, float
     rows.append(
         (
             "hybrid",
-            f"K3-style mix {HYBRID_EVERY - 1}:1 · <br>share the work",
+            _("K3-style mix {boards}:1 · <br>share the work").format(boards=HYBRID_EVERY - 1),
             hybrid_memory_bytes(context, width),
             hybrid_macs_per_token(context, width),
         )
@@ -325,7 +338,7 @@ def story_figure(width: Width, context: int) -> go.Figure:
         rows=2,
         cols=1,
         vertical_spacing=0.16,
-        subplot_titles=("memory kept per sequence", "work for the next token"),
+        subplot_titles=(_("memory kept per sequence"), _("work for the next token")),
     )
     memory = [max(r[2], 1.0) for r in rows]  # 'no cache' keeps 0 B: draw it at the axis floor
     fig.add_bar(
@@ -352,17 +365,18 @@ def story_figure(width: Width, context: int) -> go.Figure:
         text=[format_count(r[3]) for r in rows],
         textposition="auto",
         cliponaxis=False,
-        hovertemplate="%{y}<br>%{text} multiply-adds<extra></extra>",
+        hovertemplate=_("%{y}<br>%{text} multiply-adds<extra></extra>"),
     )
     base_layout(
         fig,
-        title=f"Every stage at {format_context(context)} tokens",  # the page says which width
+        # the page says which width
+        title=_("Every stage at {context} tokens").format(context=format_context(context)),
         height=720,
     )
     powers = [1024**i for i in range(6)]
     fig.update_xaxes(
         type="log",
-        title_text="bytes (log scale)",
+        title_text=_("bytes (log scale)"),
         row=1,
         col=1,
         tickvals=powers,
@@ -377,7 +391,7 @@ def story_figure(width: Width, context: int) -> go.Figure:
         row=2,
         col=1,
     )
-    fig.update_xaxes(type="log", title_text="multiply-adds (log scale)", row=2, col=1)
+    fig.update_xaxes(type="log", title_text=_("multiply-adds (log scale)"), row=2, col=1)
     fig.update_yaxes(autorange="reversed", tickfont=dict(size=11))
     # the stage names set the left margin (automargin), the outside labels of the work bars get room right
     fig.update_layout(margin=dict(l=20, r=50, t=80, b=50))
@@ -393,9 +407,9 @@ def memory_vs_context_figure(width: Width, contexts: list[int]) -> go.Figure:
         "hybrid": [hybrid_memory_bytes(t, width) for t in contexts],
     }
     names = {
-        "attention": "KV cache (keeps every token)",
-        "kda": "boards (add / rewrite / forget / per channel)",
-        "hybrid": f"K3-style mix (1 layer in {HYBRID_EVERY} keeps a cache)",
+        "attention": _("KV cache (keeps every token)"),
+        "kda": _("boards (add / rewrite / forget / per channel)"),
+        "hybrid": _("K3-style mix (1 layer in {every} keeps a cache)").format(every=HYBRID_EVERY),
     }
     for key, values in series.items():
         fig.add_scatter(
@@ -405,13 +419,13 @@ def memory_vs_context_figure(width: Width, contexts: list[int]) -> go.Figure:
             name=names[key],
             line=dict(color=color_of(key), width=3, dash=dash_of(key)),
             marker=dict(symbol=marker_of(key), size=9),
-            hovertemplate="%{x:,} tokens<br>%{y:.3f} GiB<extra></extra>",
+            hovertemplate=_("%{x:,} tokens<br>%{y:.3f} GiB<extra></extra>"),
         )
     base_layout(
         fig,
-        title="Memory kept as the text grows",
-        x_title="context (tokens, log scale)",
-        y_title="GiB per sequence (log)",
+        title=_("Memory kept as the text grows"),
+        x_title=_("context (tokens, log scale)"),
+        y_title=_("GiB per sequence (log)"),
         height=380,
     )
     if len(contexts) <= 8:  # few points: label each one the way context lengths are quoted

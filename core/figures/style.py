@@ -11,16 +11,23 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
+from core.figures.figure_dict import TITLE_MARGIN, patched
+from core.i18n import N_, _
 from core.mechanisms import RULES
 from core.units import format_si
 
-FONT = dict(family="Inter, system-ui, -apple-system, Segoe UI, sans-serif", size=13, color="#1f2933")
+# Japanese glyphs come from the CJK fonts after the Latin ones (a browser picks per character).
+FONT = dict(
+    family="Inter, system-ui, -apple-system, Segoe UI, Noto Sans CJK JP, Noto Sans JP, Hiragino Sans, Meiryo, sans-serif",
+    size=13,
+    color="#1f2933",
+)
 
 # One colour per mechanism, used everywhere the mechanism appears; the fixed-board rules'
 # colours and names come from the registry (core/mechanisms.py).
 #
-# Colours for every eye (issue 14, tests/test_palette.py): the seven mechanism colours stay at least
-# ΔE2000 = 10 apart from each other for normal vision and under simulated protanopia, deuteranopia
+# Colours for every eye (issue 14, tests/core/figures/test_style.py): the seven mechanism colours stay at
+# least ΔE2000 = 10 apart from each other for normal vision and under simulated protanopia, deuteranopia
 # and tritanopia (Machado et al. 2009), and every colour keeps 3 : 1 against the white plot
 # (WCAG 1.4.11, graphics); colours also drawn as text keep 4.5 : 1. Colour is never the only cue:
 # charts that compare mechanisms also give each its own marker, dash and, for bars, fill pattern.
@@ -36,10 +43,10 @@ COLORS = {
     "warning": "#e03131",
 }
 LABELS = {
-    "attention": "Softmax attention",
-    "mla": "MLA (latent attention)",
+    "attention": N_("Softmax attention"),
+    "mla": N_("MLA (latent attention)"),
     **{key: m.label for key, m in RULES.items()},
-    "hybrid": "Hybrid (KDA + attention)",
+    "hybrid": N_("Hybrid (KDA + attention)"),
 }
 # The second cue beside colour: a marker symbol, a line dash and a bar fill pattern per mechanism.
 # Attention-style memories (the growing cache) draw solid; fixed boards draw dashed and hatched.
@@ -57,8 +64,9 @@ def color_of(key: str) -> str:
 
 
 def label_of(key: str) -> str:
-    """A mechanism's reader-facing name (the key itself when it is not a known mechanism)."""
-    return RULES[key].label if key in RULES else LABELS.get(key, key)
+    """A mechanism's reader-facing name in the reader's language (the key itself when it is not a
+    known mechanism; LABELS and the rules' labels are the English, marked for translation)."""
+    return _(RULES[key].label if key in RULES else LABELS.get(key, key))
 
 
 def _by_rule(key: str, table: dict[str, str], choices: tuple[str, ...], default: str) -> str:
@@ -104,8 +112,6 @@ def contrast_ratio(foreground: str, background: str = "#ffffff") -> float:
 
 DIVERGING = "RdBu_r"  # signed values (board entries, keys, values): blue < 0 < red
 SEQUENTIAL = "Blues"  # non-negative values (weights, counts)
-
-TITLE_MARGIN = 60  # top margin of a titled chart: the title above, a horizontal legend under it
 
 
 def base_layout(
@@ -213,20 +219,10 @@ def heatmap(
 def patched_figure(
     base: dict, traces: dict[int, dict] | None = None, layout: dict | None = None
 ) -> go.Figure:
-    """A copy of a validated figure dict (`fig.to_dict()`) with some trace and layout properties replaced.
-
-    Building and validating a plotly figure costs tens of milliseconds; a step of a precomputed run
-    changes only a few arrays and labels. So the full figure is built (and validated) once per run,
-    and each step swaps in its own values and wraps the result without validating it again. Layout
-    values that are dicts are merged one level deep (e.g. `{"yaxis": {"tickvals": …}}`).
-    """
-    traces, layout = traces or {}, layout or {}
-    data = [{**trace, **traces.get(i, {})} for i, trace in enumerate(base["data"])]
-    merged = dict(base["layout"])
-    for name, value in layout.items():
-        old = merged.get(name)
-        merged[name] = {**old, **value} if isinstance(value, dict) and isinstance(old, dict) else value
-    return go.Figure({"data": data, "layout": merged}, _validate=False)
+    """`core.figures.figure_dict.patched` wrapped as a go.Figure without validating it again, for the
+    `*_step` functions that still hand a Figure on (k3, real_hybrid, the expert grid); the lessons 1–2
+    builders return the patched dict itself, which `ui.lesson.show_figure` describes and sends as it is."""
+    return go.Figure(patched(base, traces, layout), _validate=False)
 
 
 def legend_below(fig: go.Figure, y: float = -0.14, bottom: int = 90, grow: int = 0) -> go.Figure:

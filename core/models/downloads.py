@@ -10,6 +10,7 @@ download, say) starts afresh. Public mode never gets here: its pages offer no Do
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -56,7 +57,12 @@ def start(key: str, fetcher: Fetcher) -> tuple[Job, bool]:
         if job is not None:
             return job, False
         job = _RUNNING[key] = Job(key)
-    threading.Thread(target=_run, args=(job, fetcher), daemon=True, name=f"download-{key}").start()
+    # the thread runs in a copy of the caller's context, so its messages are in the language of the
+    # reader who pressed Download (core/i18n.py keeps the language in a context variable)
+    in_callers_context = contextvars.copy_context().run
+    threading.Thread(
+        target=in_callers_context, args=(_run, job, fetcher), daemon=True, name=f"download-{key}"
+    ).start()
     return job, True
 
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from core.i18n import _
 from core.models.hf_tokenizer import CheckpointError
 
 ENV_FOLDER = "COURSE_GPT2_PATH"
@@ -107,8 +108,8 @@ def approx_size(n_bytes: int) -> str:
     Hub lists them); two significant figures, since the count is known to that and no better for
     every size."""
     if n_bytes < 995e6:
-        return f"about {round(n_bytes / 1e7) * 10:,} MB"
-    return f"about {n_bytes / 1e9:.1f} GB"
+        return _("about {n} MB").format(n=f"{round(n_bytes / 1e7) * 10:,}")
+    return _("about {n} GB").format(n=f"{n_bytes / 1e9:.1f}")
 
 
 def is_offline() -> bool:
@@ -165,11 +166,17 @@ def _shard_names(index: Path) -> list[str] | None:
 
 @dataclass(frozen=True)
 class Found:
-    """A GPT-2 checkpoint on this machine that a page can offer."""
+    """A GPT-2 or Qwen3.5 checkpoint on this machine that a page can offer."""
 
-    key: str  # release key, or "local" for COURSE_GPT2_PATH
-    label: str
+    key: str  # release key, or "local" for COURSE_GPT2_PATH / COURSE_QWEN35_PATH
     folder: Path
+
+    @property
+    def label(self) -> str:
+        """How the checkpoint switch names it, in the reader's language (made when shown, never cached)."""
+        if self.key == "local":
+            return _("local checkpoint ({folder})").format(folder=self.folder.name)
+        return _("{release}, real weights").format(release=ALL_RELEASES[self.key].label)
 
 
 def local_checkpoints(cache_dir: Path | str | None = None, env: dict | None = None) -> list[Found]:
@@ -188,11 +195,11 @@ def _found(variable: str, releases: dict, cache_dir: Path | str | None, env: dic
     found = []
     if env.get(variable):
         folder = Path(env[variable]).expanduser()
-        found.append(Found("local", f"local checkpoint ({folder.name})", folder))
-    for key, release in releases.items():
+        found.append(Found("local", folder))
+    for key in releases:
         folder = find_cached(key, cache_dir)
         if folder is not None:
-            found.append(Found(key, f"{release.label}, real weights", folder))
+            found.append(Found(key, folder))
     return found
 
 
@@ -244,10 +251,10 @@ def unreachable_message(endpoint: str, reason: str, key: str = "gpt2") -> str:
     family = "Qwen3.5" if key in QWEN35_RELEASES else "GPT-2"
     host = urlsplit(endpoint).netloc or endpoint
     reason = " ".join(reason.split())[:80]
-    return (
-        f"{host} cannot be reached from this machine ({reason}); get the weights another way: copy a "
-        f"{family} folder ({', '.join(FILES)}) from a machine that has them and set {release.env_folder} to it"
-    )
+    return _(
+        "{host} cannot be reached from this machine ({reason}); get the weights another way: copy a {family} "
+        "folder ({files}) from a machine that has them and set {variable} to it"
+    ).format(host=host, reason=reason, family=family, files=", ".join(FILES), variable=release.env_folder)
 
 
 def _progress_class(report: Callable[[int, int], None]):
@@ -289,7 +296,7 @@ def download(
         raise CheckpointError(f"unknown release {key!r}; choose one of {', '.join(ALL_RELEASES)}")
     if is_offline():
         raise CheckpointError(
-            "HF_HUB_OFFLINE is set, so nothing is downloaded; unset it on a machine with internet"
+            _("HF_HUB_OFFLINE is set, so nothing is downloaded; unset it on a machine with internet")
         )
     endpoint = hub_endpoint()
     reason = unreachable_reason(endpoint)
@@ -326,11 +333,15 @@ def _fetch(release: Release, name: str, cache_dir, report, missing_ok: bool = Fa
     except EntryNotFoundError:
         if missing_ok:
             raise FileNotFoundError(name) from None
-        raise CheckpointError(f"huggingface.co/{release.repo_id} has no {name}") from None
+        raise CheckpointError(
+            _("huggingface.co/{repo} has no {name}").format(repo=release.repo_id, name=name)
+        ) from None
     except Exception as error:  # network, disk, permission: one line, never a traceback
         message = " ".join(str(error).split())[:160]
         raise CheckpointError(
-            f"could not download {name} from huggingface.co/{release.repo_id}: {message}"
+            _("could not download {name} from huggingface.co/{repo}: {message}").format(
+                name=name, repo=release.repo_id, message=message
+            )
         ) from None
 
 
@@ -365,7 +376,7 @@ def _is_qwen35(folder: Path | str) -> bool:
 
 
 def _check_qwen35(folder: Path | str) -> int:
-    from core.models.hf_qwen35 import load_qwen35
+    from core.models.qwen35 import load_qwen35
 
     loaded = load_qwen35(folder)
     c = loaded.config

@@ -10,7 +10,7 @@ llama.cpp and vLLM keep theirs) and `DynamicCache` (grown by concatenation) wher
 one cannot be made; `HFDecoder.cache_kind` says which ran.
 
 `check_family(config)` refuses, in one line, a family outside `SUPPORTED` or a machine without
-transformers; `core.gpu.checkpoint_bench.describe` uses it with the folder checks of
+transformers; `core.gpu.suites.checkpoint_bench.describe` uses it with the folder checks of
 core/models/hf_folder.py before `HFDecoder(folder, device, dtype)` loads the weights.
 """
 
@@ -56,10 +56,10 @@ def check_family(config: dict) -> str:
 class HFDecoder:
     """A transformers causal LM stepped one token at a time over its own KV cache.
 
-    The benchmark protocol of core.gpu.timing.time_decode: `allocate(room)` makes a fresh cache
+    The benchmark protocol of core.gpu.timing.decode_timer.time_decode: `allocate(room)` makes a fresh cache
     for `room` positions, `fill(depth)` prefills random tokens (untimed), `step(token)` feeds one
     token and returns its logits, and setting `pos` goes back to that depth (the rows past it are
-    overwritten by the next steps). The folder is one `core.gpu.checkpoint_bench.describe` accepted
+    overwritten by the next steps). The folder is one `core.gpu.suites.checkpoint_bench.describe` accepted
     (family, transformers installed, readable headers); this only loads it."""
 
     def __init__(self, folder: Path | str, device: torch.device, dtype: torch.dtype) -> None:

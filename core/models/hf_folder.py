@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from core.i18n import _
 from core.models.hf_tokenizer import CheckpointError
 
 
@@ -21,16 +22,18 @@ def read_config(folder: Path | str) -> dict:
     """Any checkpoint's config.json as a dict (CheckpointError: not a folder, no config, bad JSON)."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise CheckpointError(f"{folder} is not a folder")
+        raise CheckpointError(_("{folder} is not a folder").format(folder=folder))
     path = folder / "config.json"
     if not path.is_file():
-        raise CheckpointError(f"{folder} is not a checkpoint: it has no config.json")
+        raise CheckpointError(_("{folder} is not a checkpoint: it has no config.json").format(folder=folder))
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CheckpointError(f"{path} is not readable JSON ({one_line(error)})") from None
+        raise CheckpointError(
+            _("{path} is not readable JSON ({error})").format(path=path, error=one_line(error))
+        ) from None
     if not isinstance(config, dict):
-        raise CheckpointError(f"{path} does not hold a JSON object")
+        raise CheckpointError(_("{path} does not hold a JSON object").format(path=path))
     return config
 
 
@@ -45,11 +48,19 @@ def weight_files(folder: Path | str) -> list[Path]:
         try:
             names = sorted(set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values()))
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
-            raise CheckpointError(f"{index.name} is not a safetensors index ({one_line(error)})") from None
+            raise CheckpointError(
+                _("{name} is not a safetensors index ({error})").format(
+                    name=index.name, error=one_line(error)
+                )
+            ) from None
         return [folder / name for name in names]
     if any((folder / n).is_file() for n in ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack")):
-        raise CheckpointError(f"{folder} has no model.safetensors (only older weight formats, not read)")
-    raise CheckpointError(f"{folder} is not a checkpoint: it has no model.safetensors")
+        raise CheckpointError(
+            _("{folder} has no model.safetensors (only older weight formats, not read)").format(folder=folder)
+        )
+    raise CheckpointError(
+        _("{folder} is not a checkpoint: it has no model.safetensors").format(folder=folder)
+    )
 
 
 def check_weight_files(folder: Path | str) -> list[Path]:
@@ -60,13 +71,15 @@ def check_weight_files(folder: Path | str) -> list[Path]:
     files = weight_files(folder)
     for path in files:
         if not path.is_file():
-            raise CheckpointError(f"shard {path.name} listed in the index is missing")
+            raise CheckpointError(_("shard {name} listed in the index is missing").format(name=path.name))
         try:
             with safe_open(str(path), framework="pt") as f:
                 f.keys()
         except (SafetensorError, OSError, RuntimeError, ValueError) as error:
             raise CheckpointError(
-                f"{path.name} is damaged or truncated ({one_line(error)}); download it again"
+                _("{name} is damaged or truncated ({error}); download it again").format(
+                    name=path.name, error=one_line(error)
+                )
             ) from None
     return files
 
@@ -80,7 +93,7 @@ def read_tensors(folder: Path | str, rename, dtype=None) -> dict:
     tensors = {}
     for path in weight_files(folder):
         if not path.is_file():
-            raise CheckpointError(f"shard {path.name} listed in the index is missing")
+            raise CheckpointError(_("shard {name} listed in the index is missing").format(name=path.name))
         try:
             with safe_open(str(path), framework="pt") as f:
                 for name in f.keys():
@@ -90,7 +103,9 @@ def read_tensors(folder: Path | str, rename, dtype=None) -> dict:
                         tensors[new] = tensor if dtype is None else tensor.to(dtype)
         except (SafetensorError, OSError, RuntimeError, ValueError) as error:
             raise CheckpointError(
-                f"{path.name} is damaged or truncated ({one_line(error)}); download it again"
+                _("{name} is damaged or truncated ({error}); download it again").format(
+                    name=path.name, error=one_line(error)
+                )
             ) from None
     return tensors
 
@@ -100,12 +115,20 @@ def check_shapes(state: dict, expected: dict[str, tuple[int, ...]]) -> None:
     present with its shape, and nothing else (CheckpointError in one line if not)."""
     missing = sorted(set(expected) - set(state))
     if missing:
-        raise CheckpointError(f"the weights lack {len(missing)} tensors of this config, e.g. {missing[0]}")
+        raise CheckpointError(
+            _("the weights lack {n} tensors of this config, e.g. {name}").format(
+                n=len(missing), name=missing[0]
+            )
+        )
     extra = sorted(set(state) - set(expected))
     if extra:
-        raise CheckpointError(f"the weights hold tensors this config has no place for, e.g. {extra[0]}")
+        raise CheckpointError(
+            _("the weights hold tensors this config has no place for, e.g. {name}").format(name=extra[0])
+        )
     for key, shape in expected.items():
         if tuple(state[key].shape) != shape:
             raise CheckpointError(
-                f"tensor {key} has shape {tuple(state[key].shape)}, config.json implies {shape}"
+                _("tensor {key} has shape {shape}, config.json implies {expected}").format(
+                    key=key, shape=tuple(state[key].shape), expected=shape
+                )
             )

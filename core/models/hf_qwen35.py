@@ -18,23 +18,23 @@ the config, too little free memory for the weights — is a `CheckpointError` wi
 raised before any weight is loaded where it can be (config, tokenizer, every safetensors header and
 the free memory, /proc/meminfo's MemAvailable, are checked first).
 
-    loaded = load_qwen35(folder)                 # LoadedQwen35: model, tokenizer, config, spec
-    cache = loaded.model.new_cache()
-    trace = loaded.model.step(token, cache)      # per layer: the board, α and β per head, or the KV rows
-    spec = folder_spec(folder)                   # the planner's ModelSpec from config.json alone
+    folder = read_folder(path)                   # ReleasedFolder: configs, our config, tokenizer, tensors
+    spec = folder_spec(path)                     # the planner's ModelSpec from config.json alone
+
+This module reads; it never builds the model (core/models/qwen35.py builds itself from what is read:
+`load_qwen35(path)` → model + tokenizer, `Qwen35.load(path)`), so the two import in one direction.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
 
 from core.models import hf_folder
 from core.models.hf_tokenizer import BPETokenizer, CheckpointError
-from core.models.qwen35 import Qwen35
 from core.models.qwen35_layers import Qwen35Config
 from core.specs.model import ModelSpec
 
@@ -140,12 +140,11 @@ def text_tensor_name(name: str) -> str | None:
     return name  # unexpected: reported by the shape check
 
 
-def check_tensors(state: dict[str, torch.Tensor], config: Qwen35Config) -> None:
-    """Every tensor the config implies is present with its shape, and nothing else (one line if not)."""
-    with torch.device("meta"):
-        expected = {k: tuple(v.shape) for k, v in Qwen35(config).state_dict().items()}
-    if config.tie_word_embeddings:
-        expected.pop("lm_head.weight")
+def check_tensors(state: dict[str, torch.Tensor], expected: dict[str, tuple[int, ...]], tied: bool) -> None:
+    """Every tensor the config implies (`expected`, name → shape) is present with its shape, and nothing
+    else (one line if not); a tied head is not stored."""
+    if tied:
+        expected = {name: shape for name, shape in expected.items() if name != "lm_head.weight"}
     hf_folder.check_shapes(state, expected)
 
 
@@ -208,36 +207,32 @@ def check_memory(
 
 
 @dataclass
-class LoadedQwen35:
-    """A released Qwen3.5 in the course's module, with what a page or a benchmark needs beside it."""
+class ReleasedFolder:
+    """What a Qwen3.5 folder holds, read and checked: config.json as written (`top`) and its text part,
+    our config (the head tied when the file stores none), the tokenizer and the text tensors."""
 
-    model: Qwen35
-    tokenizer: BPETokenizer
     folder: Path
-    hf_config: dict = field(repr=False)  # config.json as written
-    name: str = "Qwen3.5 checkpoint"
+    top: dict = field(repr=False)
+    text: dict = field(repr=False)
+    config: Qwen35Config
+    tokenizer: BPETokenizer
+    state: dict[str, torch.Tensor] = field(repr=False)
 
     @property
-    def config(self) -> Qwen35Config:
-        return self.model.config
-
-    @property
-    def spec(self) -> ModelSpec:
-        return spec_from_config(self.hf_config, self.name)
+    def text_config(self) -> dict:
+        """The text model's config.json as `save_pretrained` writes it for Qwen3_5ForCausalLM."""
+        text = {**self.text, "model_type": "qwen3_5_text", "architectures": ["Qwen3_5ForCausalLM"]}
+        return {**text, "tie_word_embeddings": self.config.tie_word_embeddings}
 
 
-def load_qwen35(
+def read_folder(
     folder: Path | str,
     dtype: torch.dtype = torch.float32,
-    name: str | None = None,
     available: Callable[[], int | None] = available_memory,
-) -> LoadedQwen35:
-    """A Qwen3.5 folder (either layout) → our Qwen35 in eval mode + tokenizer (CheckpointError if bad).
-
-    Checked before any weight is read: config.json, tokenizer.json, every safetensors header, and
-    that the weights fit in the free memory (`available()`, bytes). The weights are read in `dtype`
-    (fp32 by default, so logits match transformers' to 1e-4 relative).
-    """
+) -> ReleasedFolder:
+    """Read a Qwen3.5 folder (either layout), CheckpointError if bad. Checked before any weight is read:
+    config.json, tokenizer.json, every safetensors header, and that the weights fit in the free memory
+    (`available()`, bytes). The tensors are read in `dtype`."""
     folder = Path(folder)
     top, text = read_config(folder)
     config = qwen35_config(text, top)
@@ -247,39 +242,13 @@ def load_qwen35(
     check_memory(folder, dtype, available)
     state = hf_folder.read_tensors(folder, text_tensor_name, dtype)
     if ("lm_head.weight" in state) == config.tie_word_embeddings:
-        config = _tied(config, "lm_head.weight" not in state)  # a stored head is used; none: the embedding
-    check_tensors(state, config)
-    with torch.device("meta"):
-        model = Qwen35(config)
-    model.load_state_dict(state, strict=False, assign=True)  # a tied head is the embedding itself
-    if config.tie_word_embeddings:
-        model.lm_head.weight = model.embed_tokens.weight
-    _fresh_buffers(model)
-    text_config = {**text, "model_type": "qwen3_5_text", "architectures": ["Qwen3_5ForCausalLM"]}
-    text_config["tie_word_embeddings"] = config.tie_word_embeddings
-    model.meta = {"source": str(folder), "hf_config": top, "hf_text_config": text_config}
-    return LoadedQwen35(model.eval(), tokenizer, folder, top, name or folder.name)
-
-
-def _tied(config: Qwen35Config, tied: bool) -> Qwen35Config:
-    from dataclasses import replace
-
-    return replace(config, tie_word_embeddings=tied)
-
-
-def _fresh_buffers(model: Qwen35) -> None:
-    """The rotary frequencies are computed, not stored: make them on the CPU (the model was built on meta)."""
-    for layer in model.layers:
-        if layer.kind == "full_attention":
-            c = model.config
-            steps = torch.arange(0, c.rotary_dim, 2, dtype=torch.float) / c.rotary_dim
-            layer.self_attn.inv_freq = 1.0 / (c.rope_theta**steps)
+        # a stored head is used; none: the embedding
+        config = replace(config, tie_word_embeddings="lm_head.weight" not in state)
+    return ReleasedFolder(folder, top, text, config, tokenizer, state)
 
 
 def spec_from_config(hf: dict, name: str = "Qwen3.5 checkpoint") -> ModelSpec:
     """The planner's ModelSpec for a Qwen3.5 config.json (core/plan/config.py reads both layouts)."""
-    from dataclasses import replace
-
     from core.plan.config import parse
     from core.plan.errors import ConfigError
 

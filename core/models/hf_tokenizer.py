@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from core import tokenizer as byte_tokenizer
+from core.i18n import _
 from core.tokenizer import Prompt, fit_prompt
 
 
@@ -100,12 +101,16 @@ class BPETokenizer:
 
         path = Path(folder) / "tokenizer.json"
         if not path.is_file():
-            raise CheckpointError(f"{folder} has no tokenizer.json (needed to turn text into tokens)")
+            raise CheckpointError(
+                _("{folder} has no tokenizer.json (needed to turn text into tokens)").format(folder=folder)
+            )
         try:
             backend = Tokenizer.from_file(str(path))
         except Exception as error:  # tokenizers raises a bare Exception on a bad file
             message = " ".join(str(error).split())[:160]
-            raise CheckpointError(f"{path.name} is not a tokenizer file ({message})") from None
+            raise CheckpointError(
+                _("{name} is not a tokenizer file ({message})").format(name=path.name, message=message)
+            ) from None
         return cls(backend, name=f"BPE, {backend.get_vocab_size():,} tokens")
 
     def encode(self, text: str) -> list[int]:
@@ -140,6 +145,7 @@ def check_vocabulary(tokenizer: BPETokenizer, model_vocab: int) -> None:
     padded = -(-n // 128) * 128
     if n > model_vocab or model_vocab > max(padded, n):
         raise CheckpointError(
-            f"tokenizer.json has {n:,} tokens but the model's vocabulary has {model_vocab:,}: "
-            "they do not belong together"
+            _(
+                "tokenizer.json has {n} tokens but the model's vocabulary has {vocab}: they do not belong together"
+            ).format(n=f"{n:,}", vocab=f"{model_vocab:,}")
         )

@@ -14,7 +14,7 @@ a recipe, a benchmark or a test never needs to know which one it holds:
     trace = model.step(token, cache)   # feed one token → a core.trace.Trace (greedy next token)
 
 `step` updates `cache` in place; feeding a text token by token gives the same logits as one
-full forward pass over it (tests/test_model_protocol.py checks this for all three).
+full forward pass over it (tests/core/models/test_protocol.py checks this for all three).
 Memory bytes always come from the model, never from a page.
 """
 

@@ -8,9 +8,9 @@ have, less two things: RMSNorm on q and k per head (a plain weight, `Qwen3RMSNor
 output gate. Tensor names are transformers' (`model.layers.0.self_attn.q_proj.weight`, …), so a
 released folder's state dict loads as it is; a head tied to the embedding is the embedding itself.
 
-There is no eager twin here: the oracle is transformers' own Qwen3 (tests/test_qwen3_static.py).
+There is no eager twin here: the oracle is transformers' own Qwen3 (tests/core/models/test_qwen3.py).
 The static cache (core/models/static_kv.py) is what the GPU page's checkpoint benchmark captures
-as a CUDA graph (core/gpu/checkpoint_course.py).
+as a CUDA graph (core/gpu/decode/checkpoint_course.py).
 """
 
 from __future__ import annotations

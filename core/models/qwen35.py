@@ -12,8 +12,8 @@ attention layer, repeated — `full_attention_interval: 4`):
   and multiplies its output by a learned sigmoid gate.
 
 Kimi Linear and Kimi K3 use the same 3 : 1 idea with KDA (a fade rate per key channel) and MLA (a
-compressed cache) instead. Layer code: core/models/qwen35_layers.py; loading a released folder:
-core/models/hf_qwen35.py.
+compressed cache) instead. Layer code: core/models/qwen35_layers.py; reading a released folder:
+core/models/hf_qwen35.py (`load_qwen35` below builds the model from it).
 
 The protocol (core/models/protocol.py): `new_cache()`, `step(token, cache) -> Trace` and the byte
 counts. Beyond it, `prefill(prompt, cache)` reads a whole prompt at once through the chunked form
@@ -23,12 +23,21 @@ counts. Beyond it, `prefill(prompt, cache)` reads a whole prompt at once through
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 import torch.nn as nn
 
+from core.models.hf_qwen35 import (
+    ReleasedFolder,
+    available_memory,
+    check_tensors,
+    read_folder,
+    spec_from_config,
+)
+from core.models.hf_tokenizer import BPETokenizer
 from core.models.protocol import ModelBase
 from core.models.qwen35_layers import (
     BoardMemory,
@@ -38,6 +47,7 @@ from core.models.qwen35_layers import (
     Qwen35Config,
     ZeroCenteredRMSNorm,
 )
+from core.specs.model import ModelSpec
 from core.trace import LayerTrace, Trace, as_array
 
 BOARD, ATTENTION = "linear_attention", "full_attention"  # the two `layer_types` values
@@ -187,10 +197,31 @@ class Qwen35(ModelBase, nn.Module):
 
     @classmethod
     def load(cls, path: Path | str = "", dtype: torch.dtype = torch.float32) -> Qwen35:
-        """A Qwen3.5 folder (either layout) → the model, eval mode (core/models/hf_qwen35.py)."""
-        from core.models.hf_qwen35 import load_qwen35
+        """A Qwen3.5 folder (either layout) → the model, eval mode (read by core/models/hf_qwen35.py)."""
+        return cls.from_folder(read_folder(path, dtype))
 
-        return load_qwen35(path, dtype).model
+    @classmethod
+    def from_folder(cls, released: ReleasedFolder) -> Qwen35:
+        """The model from a read folder's tensors (built on the meta device, the tensors assigned, not
+        copied), in eval mode; a tied head is the embedding itself; `meta` says where it came from."""
+        config = released.config
+        with torch.device("meta"):
+            model = cls(config)
+            expected = {name: tuple(t.shape) for name, t in model.state_dict().items()}
+        check_tensors(released.state, expected, config.tie_word_embeddings)
+        model.load_state_dict(released.state, strict=False, assign=True)
+        if config.tie_word_embeddings:
+            model.lm_head.weight = model.embed_tokens.weight
+        for layer in model.layers:  # the rotary frequencies are computed, not stored: make them here
+            if layer.kind == "full_attention":
+                steps = torch.arange(0, config.rotary_dim, 2, dtype=torch.float) / config.rotary_dim
+                layer.self_attn.inv_freq = 1.0 / (config.rope_theta**steps)
+        model.meta = {
+            "source": str(released.folder),
+            "hf_config": released.top,
+            "hf_text_config": released.text_config,
+        }
+        return model.eval()
 
     def save(self, path: Path | str, meta: dict | None = None) -> None:
         """Write `model.safetensors` (Qwen3_5ForCausalLM names) and the config.json it was read from."""
@@ -206,3 +237,38 @@ class Qwen35(ModelBase, nn.Module):
         save_file(state, str(folder / "model.safetensors"), metadata={"format": "pt"})
         hf = dict(self.meta.get("hf_text_config") or {})
         (folder / "config.json").write_text(json.dumps({**hf, **(meta or {})}, indent=2), encoding="utf-8")
+
+
+@dataclass
+class LoadedQwen35:
+    """A released Qwen3.5 in the course's module, with what a page or a benchmark needs beside it."""
+
+    model: Qwen35
+    tokenizer: BPETokenizer
+    folder: Path
+    hf_config: dict = field(repr=False)  # config.json as written
+    name: str = "Qwen3.5 checkpoint"
+
+    @property
+    def config(self) -> Qwen35Config:
+        return self.model.config
+
+    @property
+    def spec(self) -> ModelSpec:
+        return spec_from_config(self.hf_config, self.name)
+
+
+def load_qwen35(
+    folder: Path | str,
+    dtype: torch.dtype = torch.float32,
+    name: str | None = None,
+    available: Callable[[], int | None] = available_memory,
+) -> LoadedQwen35:
+    """A Qwen3.5 folder (either layout) → our Qwen35 in eval mode + tokenizer (CheckpointError if bad),
+    everything checked before a weight is read (core/models/hf_qwen35.read_folder). The weights are
+    read in `dtype` (fp32 by default, so logits match transformers' to 1e-4 relative)."""
+    released = read_folder(folder, dtype, available)
+    model = Qwen35.from_folder(released)
+    return LoadedQwen35(
+        model, released.tokenizer, released.folder, released.top, name or released.folder.name
+    )

@@ -13,7 +13,7 @@ same model's layers (the same weights, the same `gated_delta_rule` calls) over a
     cache = new_static_cache(model, room=512, device=device)
     logits = run_static(model, ids, cache)      # ids (B, T) after cache.position → (B, T, vocab)
 
-The test (tests/test_qwen35_static.py) checks the logits equal `Qwen35.step`'s at every step.
+The test (tests/core/models/test_qwen35_static.py) checks the logits equal `Qwen35.step`'s at every step.
 """
 
 from __future__ import annotations

@@ -11,70 +11,24 @@ between positions changes:
     kda          Kimi Delta Attention: the delta rule plus a fade rate per key channel (core/ops/kda.py)
     hybrid       a KDA layer, then an attention layer (the Kimi Linear / K3 mix, in miniature)
 
-Fixed-state mixers follow fla's layers (`fla/layers/delta_net.py`, `gated_deltanet.py`,
-`kda.py`): q and k are L2-normalised per head, `beta = sigmoid(W_b x)`, gates in log
-space `g = −exp(A_log) · softplus(W_a x + dt_bias)`, and the head outputs pass an RMS
-norm before the output projection. As in fla, q, k and v each pass a short causal
-depthwise convolution (kernel 3) after their projection, so a token's key can be built
-from its predecessor — which is how a value learns which key it belongs to (H3, Based
-and fla all use one). Every model, softmax attention included, has the same convolutions.
+The mixers are in core/models/recall_mixers.py, the config in recall_config.py, and a reader's own
+sequence in recall_reader.py.
 """
 
 from __future__ import annotations
 
-import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
-from core.mechanisms import get as get_rule
-from core.mechanisms import rule_keys
 from core.models.layers import RMSNorm
 from core.models.protocol import ModelBase, load_weights, read_checkpoint, write_checkpoint
-from core.recall import DEFAULT_VOCAB
+from core.models.recall_config import BYTES_PER_ELEMENT, RecallModelConfig
+from core.models.recall_mixers import FixedStateMixer, SoftmaxAttention
 from core.trace import LayerTrace, Trace, as_array
-
-STATE_MIXERS = rule_keys()  # every fixed-board rule in the registry
-MIXERS = ("attention", *STATE_MIXERS, "hybrid")
-BYTES_PER_ELEMENT = 4  # float32
-
-
-@dataclass
-class RecallModelConfig:
-    """Everything that defines one recall model; stored beside its weights."""
-
-    mixer: str = "attention"
-    d_model: int = 32
-    n_heads: int = 1
-    vocab_size: int = DEFAULT_VOCAB.size
-    n_layers: int = 2
-    conv_size: int = 3
-    mlp_ratio: int = 2
-    chunk_size: int = 16
-
-    def __post_init__(self) -> None:
-        if self.mixer not in MIXERS:
-            raise ValueError(f"unknown mixer '{self.mixer}'; choose one of {', '.join(MIXERS)}")
-        if self.d_model % self.n_heads:
-            raise ValueError(f"d_model {self.d_model} must be divisible by n_heads {self.n_heads}")
-
-    @property
-    def head_dim(self) -> int:
-        return self.d_model // self.n_heads
-
-    @property
-    def layer_kinds(self) -> tuple[str, ...]:
-        """The mixer of each layer: the hybrid is a KDA layer followed by an attention layer."""
-        if self.mixer == "hybrid":
-            return ("kda",) + ("attention",) * (self.n_layers - 1)
-        return (self.mixer,) * self.n_layers
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass
@@ -102,140 +56,6 @@ class RecallCache:
     windows: list[torch.Tensor]  # per layer (B, conv_size − 1, 3·D): the last projected q, k, v
     memory: list  # per layer (keys, values) each (B, H, T, Dh), or a board (B, H, K, V)
     position: int = 0  # tokens read so far
-
-
-class ShortConv(nn.Module):
-    """Depthwise causal convolution over time: position t mixes tokens t−2, t−1, t."""
-
-    def __init__(self, dim: int, size: int) -> None:
-        super().__init__()
-        self.size = size
-        self.conv = nn.Conv1d(dim, dim, size, groups=dim, padding=size - 1)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, T, D)
-        T = x.shape[1]
-        return self.conv(x.transpose(1, 2))[..., :T].transpose(1, 2)  # (B, T, D)
-
-    def step(self, x: torch.Tensor, window: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """One position x (B, 1, D) after `window` (B, size − 1, D) → output (B, 1, D), next window."""
-        full = torch.cat([window, x], dim=1)  # (B, size, D)
-        y = F.conv1d(full.transpose(1, 2), self.conv.weight, self.conv.bias, groups=x.shape[-1])  # (B, D, 1)
-        return y.transpose(1, 2), full[:, 1:]
-
-
-class SoftmaxAttention(nn.Module):
-    """Causal multi-head softmax attention; its memory is the K/V cache, a row per token."""
-
-    kind = "attention"
-
-    def __init__(self, cfg: RecallModelConfig) -> None:
-        super().__init__()
-        self.H, self.Dh = cfg.n_heads, cfg.head_dim
-        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=False)
-        self.conv = ShortConv(3 * cfg.d_model, cfg.conv_size)
-        self.out = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
-
-    def forward(self, x: torch.Tensor, keep_memory: bool = False):
-        B, T, D = x.shape
-        q, k, v = self.conv(self.qkv(x)).view(B, T, 3, self.H, self.Dh).unbind(2)  # each (B, T, H, Dh)
-        q, k, v = (t.transpose(1, 2) for t in (q, k, v))  # (B, H, T, Dh)
-        o = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, H, T, Dh)
-        y = self.out(o.transpose(1, 2).reshape(B, T, D))
-        memory = (k.detach(), v.detach()) if keep_memory else None
-        return y, memory
-
-    def step(self, x: torch.Tensor, window: torch.Tensor, memory, keep_parts: bool = True):
-        """One token x (B, 1, D): append its key and value, attend over all of them."""
-        B, _, D = x.shape
-        qkv, window = self.conv.step(self.qkv(x), window)
-        q, k, v = (t.transpose(1, 2) for t in qkv.view(B, 1, 3, self.H, self.Dh).unbind(2))  # (B, H, 1, Dh)
-        keys, values = (torch.cat([old, new], dim=2) for old, new in zip(memory, (k, v), strict=True))
-        weights = ((q @ keys.transpose(-1, -2)) * self.Dh**-0.5).softmax(dim=-1)  # (B, H, 1, T)
-        y = self.out((weights @ values).transpose(1, 2).reshape(B, 1, D))
-        return y, window, (keys, values), {"attention": weights[:, :, 0]}
-
-    def new_memory(self, batch: int, dtype: torch.dtype):
-        empty = torch.zeros(batch, self.H, 0, self.Dh, dtype=dtype)  # (B, H, 0, Dh)
-        return empty, empty.clone()
-
-    def cache_elements_per_token(self) -> int:
-        return 2 * self.H * self.Dh
-
-    def state_elements(self) -> int:
-        return 0
-
-
-class FixedStateMixer(nn.Module):
-    """Linear attention, DeltaNet, Gated DeltaNet or KDA: a K×V board per head, through core/ops."""
-
-    def __init__(self, cfg: RecallModelConfig, kind: str) -> None:
-        super().__init__()
-        self.kind = kind
-        self.rule = get_rule(kind)
-        self.H, self.K = cfg.n_heads, cfg.head_dim
-        self.chunk_size = cfg.chunk_size
-        D = cfg.d_model
-        self.qkv = nn.Linear(D, 3 * D, bias=False)
-        self.conv = ShortConv(3 * D, cfg.conv_size)
-        self.out = nn.Linear(D, D, bias=False)
-        self.out_norm = RMSNorm(self.K)
-        if self.rule.takes_beta:
-            self.beta_proj = nn.Linear(D, self.H)
-        if self.rule.gated:
-            n_gates = self.H if self.rule.gate == "head" else self.H * self.K
-            self.gate_proj = nn.Linear(D, n_gates, bias=False)
-            # fla / Mamba-2 draw A ~ U(1, 16) per head; with one head that draw alone would set the
-            # memory span (A = 11 forgets most channels within a few tokens), so the heads get
-            # A spread evenly over [1, 16] instead, starting at 1 (H = 1 → A = 1). dt stays
-            # log-uniform in [1e-3, 1e-1] per gate, stored through the inverse softplus.
-            self.A_log = nn.Parameter(torch.log(torch.linspace(1.0, 16.0, self.H)))
-            dt = torch.exp(torch.empty(n_gates).uniform_(math.log(1e-3), math.log(1e-1)))
-            self.dt_bias = nn.Parameter(dt + torch.log(-torch.expm1(-dt)))
-        self.op = self.rule.ops
-
-    def gates(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
-        """beta = sigmoid(W_b x) (B, T, H); g = −exp(A_log)·softplus(W_a x + dt_bias), log space."""
-        B, T, _ = x.shape
-        extra: dict[str, torch.Tensor] = {}
-        if self.rule.takes_beta:
-            extra["beta"] = torch.sigmoid(self.beta_proj(x))  # (B, T, H)
-        if self.rule.gated:
-            raw = F.softplus(self.gate_proj(x) + self.dt_bias)
-            if self.rule.gate == "head":
-                extra["g"] = -self.A_log.exp() * raw  # (B, T, H)
-            else:
-                extra["g"] = -self.A_log.exp()[:, None] * raw.view(B, T, self.H, self.K)  # (B, T, H, K)
-        return extra
-
-    def forward(self, x: torch.Tensor, keep_memory: bool = False):
-        B, T, D = x.shape
-        q, k, v = self.conv(self.qkv(x)).view(B, T, 3, self.H, self.K).unbind(2)  # each (B, T, H, K)
-        q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
-        o, S = self.op.chunk(
-            q, k, v, **self.gates(x), chunk_size=self.chunk_size
-        )  # (B, T, H, K), (B, H, K, K)
-        y = self.out(self.out_norm(o).reshape(B, T, D))
-        return y, (S.detach() if keep_memory else None)
-
-    def step(self, x: torch.Tensor, window: torch.Tensor, S: torch.Tensor, keep_parts: bool = True):
-        """One token x (B, 1, D): the rule's `step` on the board S (B, H, K, V)."""
-        B, _, D = x.shape
-        qkv, window = self.conv.step(self.qkv(x), window)
-        q, k, v = qkv.view(B, 3, self.H, self.K).unbind(1)  # each (B, H, K)
-        q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
-        gates = {f"{name}_t": value[:, 0] for name, value in self.gates(x).items()}  # beta_t, g_t
-        res = self.op.step(S, q, k, v, **gates, keep_parts=keep_parts)
-        y = self.out(self.out_norm(res.output).reshape(B, 1, D))
-        return y, window, res.state, res.parts
-
-    def new_memory(self, batch: int, dtype: torch.dtype) -> torch.Tensor:
-        return torch.zeros(batch, self.H, self.K, self.K, dtype=dtype)  # (B, H, K, V)
-
-    def cache_elements_per_token(self) -> int:
-        return 0
-
-    def state_elements(self) -> int:
-        return self.H * self.K * self.K
 
 
 class Block(nn.Module):
@@ -391,63 +211,3 @@ def build_model(mixer: str, d_model: int, n_heads: int = 1, seed: int = 0, **kwa
     """A freshly initialised model; the seed fixes the initial weights."""
     torch.manual_seed(seed)
     return RecallModel(RecallModelConfig(mixer=mixer, d_model=d_model, n_heads=n_heads, **kwargs))
-
-
-# --- a reader's own sequence ---------------------------------------------------------------------
-
-
-@dataclass
-class RecallAnswer:
-    key: str
-    expected: str | None  # the value written for this key, None if it was never written
-    predicted: str  # the model's top token, by name
-    probability: float  # the model's probability for its top token
-    expected_probability: float | None  # the model's probability for the right value
-
-
-@dataclass
-class ReaderRecall:
-    tokens: list[str]  # token names, in order
-    answers: list[RecallAnswer]
-    memories: list[LayerMemory]  # each layer's board or cache after the whole sequence
-
-
-@torch.no_grad()
-def recall_from_tokens(
-    model: RecallModel, tokens: list[int], query_positions: list[int], expected: list[str | None]
-) -> ReaderRecall:
-    """Run the model over one token sequence and read its answer at each query position."""
-    vocab = DEFAULT_VOCAB
-    readout = model.read(torch.tensor([tokens]), keep_memory=True)
-    probs = readout.logits[0].softmax(-1)  # (T, vocab)
-    answers = []
-    for pos, right in zip(query_positions, expected, strict=True):
-        top = int(probs[pos].argmax())
-        p_right = float(probs[pos, vocab.value_token(right)]) if right is not None else None
-        answers.append(
-            RecallAnswer(
-                vocab.token_name(tokens[pos]), right, vocab.token_name(top), float(probs[pos, top]), p_right
-            )
-        )
-    return ReaderRecall([vocab.token_name(t) for t in tokens], answers, readout.memories[0])
-
-
-@torch.no_grad()
-def memory_colour_ranges(
-    model: RecallModel, n_pairs: int = 8, seq_len: int = 64, seed: int = 123
-) -> tuple[float, ...]:
-    """One fixed colour range per layer of a model for its boards/caches: the 99th percentile of
-    |entries| over a few held-out sequences, so every reader's sequence is drawn on the same scale.
-    Per layer, not per model: a model's two memories can differ tenfold in size (a softmax layer's
-    keys against the board after it), and one shared range would leave the smaller one blank."""
-    from core.recall import generate
-
-    data = generate(16, seq_len, n_pairs, seed)
-    readout = model.read(data.inputs, keep_memory=True)
-    by_layer: dict[int, list[np.ndarray]] = {}
-    for row in readout.memories:
-        for i, layer in enumerate(row):
-            by_layer.setdefault(i, []).append(
-                np.abs(layer.state if layer.state is not None else layer.keys).ravel()
-            )
-    return tuple(float(np.quantile(np.concatenate(by_layer[i]), 0.99)) for i in sorted(by_layer))

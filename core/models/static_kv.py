@@ -4,7 +4,7 @@ The eager models (core/models/qwen35_layers.py) grow their caches with `torch.ca
 every token: fine on a CPU, but a captured CUDA graph replays fixed addresses. Here the keys and
 values live in buffers made once (as llama.cpp, vLLM and transformers' `StaticCache` keep theirs);
 a step writes its row at position `start` and attends over rows `0 … start + T − 1`. Positions are
-plain Python ints, as in core/gpu/models.py: the house's graph helper (core/gpu/graphs.py)
+plain Python ints, as in core/gpu/decode/models.py: the house's graph helper (core/gpu/timing/graphs.py)
 captures a whole repetition of steps whose positions it knows in advance, so each captured step
 reads exactly the rows it would read eagerly — the cost grows with depth, as it should.
 """

@@ -1,4 +1,4 @@
-"""One seeded input generator for every rule: the parity tests, the chunk page and `bench/chunked.py`.
+"""One seeded input generator for every rule: the parity tests, the chunk page and `python -m bench.chunked`.
 
 `random_inputs` draws one of everything any rule could need; `rule_kwargs` picks what a given
 rule takes (from the registry: β if it erases, a per-head or per-channel gate if it fades), so a

@@ -11,17 +11,24 @@ import argparse
 import sys
 from pathlib import Path
 
+from core.i18n import DEFAULT, use_language
 from core.plan.cards import CARDS
 from core.plan.config import MAX_CONFIG_BYTES, SHIPPED_CONFIGS, parse
 from core.plan.errors import ConfigError
 from core.plan.export import rows, to_csv, to_json
 from core.plan.formats import CACHE_FORMATS, STATE_FORMATS, WEIGHT_FORMATS
 from core.plan.headline import headline
+from core.plan.inputs import PlanInputs
 from core.plan.memory import LAYOUTS
-from core.plan.plan import PlanInputs, plan
+from core.plan.plan import plan
 
 
 def main(argv: list[str] | None = None) -> int:
+    with use_language(DEFAULT):  # the command line speaks English, whatever language its caller runs in
+        return _run(argv)
+
+
+def _run(argv: list[str] | None) -> int:
     d = PlanInputs()
     ap = argparse.ArgumentParser(prog="python -m core.plan", description=__doc__.split("\n\n")[0])
     ap.add_argument(

@@ -1,7 +1,7 @@
 """How close a real engine comes to the planner's ceiling: one published llama.cpp run, set against
 the planner's own figure for the same model, card and formats.
 
-The run (core/gpu/published.py, a community report): Llama 8B, Q4_0 weights, q8_0 KV cache, all on one
+The run (core/specs/published.py, a community report): Llama 8B, Q4_0 weights, q8_0 KV cache, all on one
 RTX 3090, llama-bench tg128 after filling the context to depth d. The planner plans Llama-3.1-8B (the
 same shapes as Llama 3 8B) with those formats at context d, so the share is measured ÷ our ceiling —
 not ÷ a bound someone else worked out.
@@ -12,7 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import cache
 
-from core.gpu.published import Published, depth_run, measured_speeds
+from core.i18n import _
+from core.plan.config import SHIPPED_CONFIGS, parse
+from core.plan.decode import decode_step
+from core.plan.inputs import PlanInputs
+from core.specs.published import Published, depth_run, measured_speeds
 from core.units import format_context
 
 
@@ -35,9 +39,6 @@ def source_run() -> Published:
 @cache
 def calibration() -> tuple[Calibration, ...]:
     """Measured vs the planner's ceiling at each published depth."""
-    from core.plan.config import SHIPPED_CONFIGS, parse
-    from core.plan.plan import PlanInputs, decode_step
-
     model = parse((SHIPPED_CONFIGS / "llama3_1_8b.json").read_text(encoding="utf-8"))
     base = PlanInputs(weight_format="q4_0", cache_format="q8_0", card="rtx3090", batch=1, gpus=1)
     out = []
@@ -50,17 +51,21 @@ def calibration() -> tuple[Calibration, ...]:
 def shares_words() -> str:
     """Every published depth's share, in words: '72% at an empty context, 60% at 16K, 53% at 32K and 47% at 64K'."""
     parts = [
-        f"{r.share:.0%} at {'an empty context' if r.depth == 0 else format_context(r.depth)}"
+        _("{share:.0%} at {depth}").format(
+            share=r.share, depth=_("an empty context") if r.depth == 0 else format_context(r.depth)
+        )
         for r in calibration()
     ]
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    if len(parts) == 1:
+        return parts[0]
+    return _("{rest} and {last}").format(rest=_(", ").join(parts[:-1]), last=parts[-1])
 
 
 def calibration_words() -> str:
     """One sentence for the planner's assumptions, its percentages computed, not typed."""
-    return (
+    return _(
         "Measured decode of Llama 8B (Q4_0 weights, q8_0 cache) on an RTX 3090 with llama.cpp reached this share "
-        f"of this planner's ceiling for the same setting: {shares_words()} (a community report; the source is in "
+        "of this planner's ceiling for the same setting: {shares} (a community report; the source is in "
         "the Your GPU lesson's published table). A real engine stays below the ceiling, and further below it as "
         "the context grows."
-    )
+    ).format(shares=shares_words())

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.i18n import N_
+
 GiB = 1024**3
 GB = 1e9
 TFLOPS = 1e12
@@ -35,8 +37,7 @@ class PlanCard:
         return "unified memory" if self.unified else "GPU"
 
 
-_ADA = "NVIDIA Ada Lovelace architecture whitepaper (GeForce RTX 40 table)"
-_AMPERE = "NVIDIA Ampere GA102 whitepaper (GeForce RTX 30 table)"
+# Sources are marked with N_ (module constants) and translated where they are shown: `_(card.source)`.
 
 CARDS: dict[str, PlanCard] = {
     c.key: c
@@ -47,7 +48,9 @@ CARDS: dict[str, PlanCard] = {
             12 * GiB,
             360 * GB,
             25.4 * TFLOPS,
-            f"{_AMPERE}: 360 GB/s; peak derived from the RTX 3090's 71 TFLOPS by tensor cores × clock",
+            N_(
+                "NVIDIA Ampere GA102 whitepaper (GeForce RTX 30 table): 360 GB/s; peak derived from the RTX 3090's 71 TFLOPS by tensor cores × clock"
+            ),
         ),
         PlanCard(
             "rtx3090",
@@ -55,7 +58,9 @@ CARDS: dict[str, PlanCard] = {
             24 * GiB,
             936 * GB,
             71 * TFLOPS,
-            f"{_AMPERE}: 936 GB/s, FP16 tensor (FP32 acc.) 71 TFLOPS",
+            N_(
+                "NVIDIA Ampere GA102 whitepaper (GeForce RTX 30 table): 936 GB/s, FP16 tensor (FP32 acc.) 71 TFLOPS"
+            ),
         ),
         PlanCard(
             "rtx4060ti_16gb",
@@ -63,7 +68,7 @@ CARDS: dict[str, PlanCard] = {
             16 * GiB,
             288 * GB,
             44.1 * TFLOPS,
-            "NVIDIA RTX 4060 Ti product page: 288 GB/s, 353 AI TOPS (FP8 sparse) → FP16 dense derived",
+            N_("NVIDIA RTX 4060 Ti product page: 288 GB/s, 353 AI TOPS (FP8 sparse) → FP16 dense derived"),
         ),
         PlanCard(
             "rtx4090",
@@ -71,7 +76,9 @@ CARDS: dict[str, PlanCard] = {
             24 * GiB,
             1008 * GB,
             165.2 * TFLOPS,
-            f"{_ADA}: 1,008 GB/s, FP16 tensor (FP32 acc.) 165.2 TFLOPS",
+            N_(
+                "NVIDIA Ada Lovelace architecture whitepaper (GeForce RTX 40 table): 1,008 GB/s, FP16 tensor (FP32 acc.) 165.2 TFLOPS"
+            ),
         ),
         PlanCard(
             "rtx5090",
@@ -79,7 +86,9 @@ CARDS: dict[str, PlanCard] = {
             32 * GiB,
             1792 * GB,
             209.5 * TFLOPS,
-            "NVIDIA RTX Blackwell GPU architecture whitepaper: 1,792 GB/s, FP16 tensor (FP32 acc.) 209.5 TFLOPS",
+            N_(
+                "NVIDIA RTX Blackwell GPU architecture whitepaper: 1,792 GB/s, FP16 tensor (FP32 acc.) 209.5 TFLOPS"
+            ),
         ),
         PlanCard(
             "l40s",
@@ -87,7 +96,7 @@ CARDS: dict[str, PlanCard] = {
             48 * GiB,
             864 * GB,
             362.05 * TFLOPS,
-            "NVIDIA L40S datasheet: 864 GB/s, BF16 tensor 362.05 TFLOPS (733 with sparsity)",
+            N_("NVIDIA L40S datasheet: 864 GB/s, BF16 tensor 362.05 TFLOPS (733 with sparsity)"),
         ),
         PlanCard(
             "a100_80gb",
@@ -95,7 +104,7 @@ CARDS: dict[str, PlanCard] = {
             80 * GiB,
             2039 * GB,
             312 * TFLOPS,
-            "NVIDIA A100 datasheet: 2,039 GB/s, BF16 tensor 312 TFLOPS (624 with sparsity)",
+            N_("NVIDIA A100 datasheet: 2,039 GB/s, BF16 tensor 312 TFLOPS (624 with sparsity)"),
         ),
         PlanCard(
             "h100_pcie",
@@ -103,7 +112,7 @@ CARDS: dict[str, PlanCard] = {
             80 * GiB,
             2000 * GB,
             756 * TFLOPS,
-            "NVIDIA H100 datasheet (PCIe): 2.0 TB/s, BF16 tensor 1,513 TFLOPS with sparsity → 756 dense",
+            N_("NVIDIA H100 datasheet (PCIe): 2.0 TB/s, BF16 tensor 1,513 TFLOPS with sparsity → 756 dense"),
         ),
         PlanCard(
             "h100_80gb",
@@ -111,7 +120,7 @@ CARDS: dict[str, PlanCard] = {
             80 * GiB,
             3350 * GB,
             989 * TFLOPS,
-            "NVIDIA H100 datasheet (SXM): 3.35 TB/s, BF16 tensor 1,979 TFLOPS with sparsity → 989 dense",
+            N_("NVIDIA H100 datasheet (SXM): 3.35 TB/s, BF16 tensor 1,979 TFLOPS with sparsity → 989 dense"),
         ),
         PlanCard(
             "h200",
@@ -119,7 +128,9 @@ CARDS: dict[str, PlanCard] = {
             141 * GiB,
             4800 * GB,
             989 * TFLOPS,
-            "NVIDIA H200 datasheet: 141 GB HBM3e, 4.8 TB/s, BF16 tensor 1,979 TFLOPS with sparsity → 989 dense",
+            N_(
+                "NVIDIA H200 datasheet: 141 GB HBM3e, 4.8 TB/s, BF16 tensor 1,979 TFLOPS with sparsity → 989 dense"
+            ),
         ),
         PlanCard(
             "b200",
@@ -127,7 +138,9 @@ CARDS: dict[str, PlanCard] = {
             180 * GiB,
             7700 * GB,
             2250 * TFLOPS,
-            "NVIDIA HGX B200 page: 1.44 TB and 62 TB/s per 8 GPUs; BF16 4.5 PFLOPS with sparsity → 2.25 dense",
+            N_(
+                "NVIDIA HGX B200 page: 1.44 TB and 62 TB/s per 8 GPUs; BF16 4.5 PFLOPS with sparsity → 2.25 dense"
+            ),
         ),
         PlanCard(
             "mi300x",
@@ -135,7 +148,7 @@ CARDS: dict[str, PlanCard] = {
             192 * GiB,
             5300 * GB,
             1307.4 * TFLOPS,
-            "AMD MI300X datasheet: 192 GB HBM3, 5.3 TB/s, BF16 dense 1,307.4 TFLOPS",
+            N_("AMD MI300X datasheet: 192 GB HBM3, 5.3 TB/s, BF16 dense 1,307.4 TFLOPS"),
         ),
         PlanCard(
             "m4_max_128gb",
@@ -143,7 +156,7 @@ CARDS: dict[str, PlanCard] = {
             128 * GiB,
             546 * GB,
             None,
-            "Apple M4 Max newsroom (Oct 2024): up to 128 GB unified memory, 546 GB/s",
+            N_("Apple M4 Max newsroom (Oct 2024): up to 128 GB unified memory, 546 GB/s"),
             unified=True,
         ),
         PlanCard(
@@ -152,7 +165,7 @@ CARDS: dict[str, PlanCard] = {
             512 * GiB,
             819 * GB,
             None,
-            "Apple Mac Studio newsroom (Mar 2025): M3 Ultra up to 512 GB unified memory, 819 GB/s",
+            N_("Apple Mac Studio newsroom (Mar 2025): M3 Ultra up to 512 GB unified memory, 819 GB/s"),
             unified=True,
         ),
     )

@@ -28,6 +28,7 @@ import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from core.i18n import _
 from core.plan.errors import ConfigError
 from core.plan.fields import Fields
 from core.specs import (
@@ -67,26 +68,34 @@ def loads(text: str | bytes) -> dict:
     if isinstance(text, bytes):
         if len(text) > MAX_CONFIG_BYTES:
             raise ConfigError(
-                f"config is {len(text):,} bytes; a config.json is a few kB (limit {MAX_CONFIG_BYTES:,})"
+                _("config is {n:,} bytes; a config.json is a few kB (limit {limit:,})").format(
+                    n=len(text), limit=MAX_CONFIG_BYTES
+                )
             )
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError:
-            raise ConfigError("config is not UTF-8 text") from None
+            raise ConfigError(_("config is not UTF-8 text")) from None
     if len(text) > MAX_CONFIG_BYTES:
         raise ConfigError(
-            f"config is {len(text):,} characters; a config.json is a few kB (limit {MAX_CONFIG_BYTES:,})"
+            _("config is {n:,} characters; a config.json is a few kB (limit {limit:,})").format(
+                n=len(text), limit=MAX_CONFIG_BYTES
+            )
         )
     if not text.strip():
-        raise ConfigError("config is empty")
+        raise ConfigError(_("config is empty"))
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        raise ConfigError(
+            _("not valid JSON: {reason} at line {line} column {column}").format(
+                reason=exc.msg, line=exc.lineno, column=exc.colno
+            )
+        ) from None
     except RecursionError:
-        raise ConfigError("not valid JSON: nested too deeply") from None
+        raise ConfigError(_("not valid JSON: nested too deeply")) from None
     if not isinstance(data, dict):
-        raise ConfigError(f"config must be a JSON object, got {type(data).__name__}")
+        raise ConfigError(_("config must be a JSON object, got {kind}").format(kind=type(data).__name__))
     return data
 
 
@@ -98,10 +107,12 @@ def _family(data: dict) -> str:
             for known in sorted(FAMILIES, key=len, reverse=True):
                 if name == known.replace("_", ""):
                     return known
-        raise ConfigError("config: missing field 'model_type' (and no known 'architectures')")
+        raise ConfigError(_("config: missing field 'model_type' (and no known 'architectures')"))
     if not isinstance(family, str) or family not in FAMILIES:
         raise ConfigError(
-            f"unknown model_type {str(family)[:60]!r}; the planner reads: {', '.join(FAMILIES)}"
+            _("unknown model_type {family!r}; the planner reads: {known}").format(
+                family=str(family)[:60], known=_(", ").join(FAMILIES)
+            )
         )
     return family
 
@@ -115,7 +126,9 @@ def parse(data: dict | str | bytes, key: str = "config", name: str | None = None
     if family == "kimi_k3" or (family in ("gemma3",) and isinstance(data.get("text_config"), dict)):
         text = data.get("text_config")
         if not isinstance(text, dict):
-            raise ConfigError(f"{family} config: missing field 'text_config'")
+            raise ConfigError(
+                _("{family} config: missing field '{name}'").format(family=family, name="text_config")
+            )
         data = {**text, "model_type": family}
     elif family == "qwen3_5":
         data = _qwen3_5_text(data)
@@ -155,7 +168,11 @@ def _base(f: Fields, **kw) -> ModelSpec:
 def _gpt2(f: Fields) -> PlannedModel:
     hidden, heads = f.int("n_embd"), f.int("n_head")
     if hidden % heads:
-        raise ConfigError(f"gpt2 config: n_embd {hidden} is not a multiple of n_head {heads}")
+        raise ConfigError(
+            _("gpt2 config: n_embd {hidden} is not a multiple of n_head {heads}").format(
+                hidden=hidden, heads=heads
+            )
+        )
     spec = ModelSpec(
         key="config", name="gpt2", year=0, source="parsed from config.json",
         hidden=hidden, num_layers=f.int("n_layer"), vocab=f.int("vocab_size"), context=f.int("n_positions"),
@@ -171,7 +188,9 @@ def _attention(f: Fields, **kw) -> SoftmaxAttention:
     kv_heads = f.int("num_key_value_heads", heads)
     if heads % kv_heads:
         raise ConfigError(
-            f"{f.family} config: num_attention_heads {heads} is not a multiple of num_key_value_heads"
+            _("{family} config: num_attention_heads {heads} is not a multiple of num_key_value_heads").format(
+                family=f.family, heads=heads
+            )
         )
     head_dim = f.int("head_dim", hidden // heads if hidden % heads == 0 else None)
     return SoftmaxAttention(heads=heads, kv_heads=kv_heads, head_dim=head_dim, **kw)
@@ -183,10 +202,16 @@ def _sliding(f: Fields, layers: int) -> tuple[int | None, tuple[int, ...]]:
     window = f.int("sliding_window", None)
     if types is not None:
         if len(types) != layers:
-            raise ConfigError(f"{f.family} config: layer_types has {len(types)} entries for {layers} layers")
+            raise ConfigError(
+                _("{family} config: layer_types has {n} entries for {layers} layers").format(
+                    family=f.family, n=len(types), layers=layers
+                )
+            )
         ids = tuple(i for i, t in enumerate(types) if t == "sliding_attention")
         if ids and window is None:
-            raise ConfigError(f"{f.family} config: missing field 'sliding_window'")
+            raise ConfigError(
+                _("{family} config: missing field '{name}'").format(family=f.family, name="sliding_window")
+            )
         return (window, ids) if ids else (None, ())
     if window is None:
         return None, ()
@@ -266,10 +291,16 @@ def _kinds_from_types(f: Fields, layers: int, linear: str, full: str, default_ev
         every = f.int("full_attention_interval", default_every)
         return tuple(full if (i + 1) % every == 0 else linear for i in range(layers))
     if len(types) != layers:
-        raise ConfigError(f"{f.family} config: layer_types has {len(types)} entries for {layers} layers")
+        raise ConfigError(
+            _("{family} config: layer_types has {n} entries for {layers} layers").format(
+                family=f.family, n=len(types), layers=layers
+            )
+        )
     unknown = sorted(set(types) - {"linear_attention", "full_attention"})
     if unknown:
-        raise ConfigError(f"{f.family} config: unknown layer type {unknown[0]!r}"[:200])
+        raise ConfigError(
+            _("{family} config: unknown layer type {kind!r}").format(family=f.family, kind=unknown[0])[:200]
+        )
     return tuple(full if t == "full_attention" else linear for t in types)
 
 
@@ -305,7 +336,9 @@ def _qwen3_5_text(data: dict) -> dict:
     ties the head by the outer config's flag, false by default in `Qwen3_5Config`)."""
     text = data.get("text_config")
     if not isinstance(text, dict):
-        raise ConfigError("qwen3_5 config: missing field 'text_config'")
+        raise ConfigError(
+            _("{family} config: missing field '{name}'").format(family="qwen3_5", name="text_config")
+        )
     return {**text, "model_type": "qwen3_5", "tie_word_embeddings": data.get("tie_word_embeddings", False)}
 
 
@@ -337,7 +370,9 @@ def _kimi(f: Fields) -> PlannedModel:
         bad = [i for i in full_layers if not 1 <= i <= layers]
         if bad:
             raise ConfigError(
-                f"{f.family} config: full_attn_layers names layer {bad[0]} of {layers} (1-based)"
+                _("{family} config: full_attn_layers names layer {bad} of {layers} (1-based)").format(
+                    family=f.family, bad=bad[0], layers=layers
+                )
             )
         kinds = tuple("mla" if i + 1 in set(full_layers) else "kda" for i in range(layers))
     latent = f.int("routed_expert_hidden_size", None)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from core.plan.config import PlannedModel
-from core.plan.plan import Plan, PlanInputs, plan
+from core.plan.inputs import PlanInputs
+from core.plan.plan import Plan, plan
 
 DEFAULT_CONTEXTS = tuple(2**n for n in range(10, 21))  # 1K … 1M
 

@@ -14,9 +14,11 @@ import json
 import zlib
 from dataclasses import fields, replace
 
+from core.i18n import _, ngettext
 from core.plan.headline import ALL_REDUCE_SHORT, longest_words, trained_words, window_words
-from core.plan.plan import Plan, PlanInputs
-from core.units import counted, format_bytes, format_context
+from core.plan.inputs import PlanInputs
+from core.plan.plan import Plan
+from core.units import format_bytes, format_context
 
 MAX_LINK_CONFIG = 6000  # characters of compressed config a link may carry
 
@@ -25,7 +27,8 @@ def rows(p: Plan) -> list[tuple[str, str, float | int | str | None]]:
     """(quantity, shown value, raw value) — what the CLI prints, the page tables and the CSV holds.
 
     Every context printed carries the trained window beside it (`window_words`), and on more than one
-    GPU every speed says that the all-reduces are left out (`core/plan/headline.py`)."""
+    GPU every speed says that the all-reduces are left out (`core/plan/headline.py`). The words follow
+    the reader's language (`core.i18n`); the CLI runs in English."""
 
     def b(x: float | None) -> str:
         return "—" if x is None else format_bytes(x)
@@ -33,67 +36,101 @@ def rows(p: Plan) -> list[tuple[str, str, float | int | str | None]]:
     speed = p.decode_tokens_per_s
     context = format_context(p.inputs.context)
     window = window_words(p.inputs.context, p.trained_context)
-    left_out = f"; {ALL_REDUCE_SHORT}" if p.inputs.gpus > 1 else ""
+    short = _(ALL_REDUCE_SHORT)
+    left_out = p.inputs.gpus > 1
     if not p.weights_fit:
-        most = "weights alone do not fit"
+        most = _("weights alone do not fit")
     else:
-        most = "no memory limit" if p.max_batch is None else f"{p.max_batch:,}"
-    copies = f"; {p.cache_copies} copies over {p.inputs.gpus} GPUs" if p.cache_copies else ""
+        most = _("no memory limit") if p.max_batch is None else f"{p.max_batch:,}"
+    copies = (
+        _("; {copies} copies over {gpus} GPUs").format(copies=p.cache_copies, gpus=p.inputs.gpus)
+        if p.cache_copies
+        else ""
+    )
+    if speed is None:
+        decode = _("does not fit")
+    else:
+        decode = f"{speed:,.1f} ({bound_words(p.decode_bound)}" + (f"; {short})" if left_out else ")")
     out = [
-        ("model", p.model_name, p.model_name),
-        ("card", f"{p.inputs.gpus} × {p.card_name}", p.card_name),
-        ("parameters (total)", f"{p.total_params / 1e9:,.2f} B", p.total_params),
-        ("parameters (active per token)", f"{p.active_params / 1e9:,.2f} B", p.active_params),
-        ("trained context window", trained_words(p.trained_context), p.trained_context),
-        ("usable memory", b(p.usable), p.usable),
-        ("weights", b(p.weights), p.weights),
-        ("reserve (runtime + activations)", b(p.reserve), p.reserve),
-        (f"KV cache ({p.inputs.batch} × {context} tokens, {window}{copies})", b(p.kv), p.kv),
-        (f"fixed recurrent state ({counted(p.inputs.batch, 'sequence')})", b(p.state), p.state),
-        ("total needed", b(p.needed), p.needed),
-        ("fits", "yes" if p.fits else "no", p.fits),
+        (_("model"), p.model_name, p.model_name),
+        (_("card"), f"{p.inputs.gpus} × {p.card_name}", p.card_name),
+        (_("parameters (total)"), f"{p.total_params / 1e9:,.2f} B", p.total_params),
+        (_("parameters (active per token)"), f"{p.active_params / 1e9:,.2f} B", p.active_params),
+        (_("trained context window"), trained_words(p.trained_context), p.trained_context),
+        (_("usable memory"), b(p.usable), p.usable),
+        (_("weights"), b(p.weights), p.weights),
+        (_("reserve (runtime + activations)"), b(p.reserve), p.reserve),
         (
-            "GPUs of this card needed (tensor parallel)",
-            "none: no even split of the heads holds it" if p.gpus_needed is None else str(p.gpus_needed),
+            _("KV cache ({batch} × {context} tokens, {window}{copies})").format(
+                batch=p.inputs.batch, context=context, window=window, copies=copies
+            ),
+            b(p.kv),
+            p.kv,
+        ),
+        (
+            ngettext(
+                "fixed recurrent state ({n:,} sequence)",
+                "fixed recurrent state ({n:,} sequences)",
+                p.inputs.batch,
+            ).format(n=p.inputs.batch),
+            b(p.state),
+            p.state,
+        ),
+        (_("total needed"), b(p.needed), p.needed),
+        (_("fits"), _("yes") if p.fits else _("no"), p.fits),
+        (
+            _("GPUs of this card needed (tensor parallel)"),
+            _("none: no even split of the heads holds it") if p.gpus_needed is None else str(p.gpus_needed),
             p.gpus_needed,
         ),
-        (f"longest context at batch {p.inputs.batch}", longest_words(p), p.max_context),
-        (f"most sequences at {context} ({window})", most, p.max_batch),
+        (_("longest context at batch {batch}").format(batch=p.inputs.batch), longest_words(p), p.max_context),
+        (
+            _("most sequences at {context} ({window})").format(context=context, window=window),
+            most,
+            p.max_batch,
+        ),
     ]
     if p.experts_touched is not None:
         out.append(
-            ("distinct experts touched per layer per step", f"{p.experts_touched:,.1f}", p.experts_touched)
+            (_("distinct experts touched per layer per step"), f"{p.experts_touched:,.1f}", p.experts_touched)
         )
     out += [
         (
-            "bytes moved per decode step (weights it uses + cache + state)",
+            _("bytes moved per decode step (weights it uses + cache + state)"),
             b(p.read_per_step),
             p.read_per_step,
         ),
+        (_("decode tokens/s (all sequences, ceiling)"), decode, speed),
         (
-            "decode tokens/s (all sequences, ceiling)",
-            "does not fit" if speed is None else f"{speed:,.1f} ({p.decode_bound}-bound{left_out})",
-            speed,
-        ),
-        (
-            "decode tokens/s per sequence",
+            _("decode tokens/s per sequence"),
             "—"
             if p.per_sequence_tokens_per_s is None
-            else f"{p.per_sequence_tokens_per_s:,.1f}" + (f" ({ALL_REDUCE_SHORT})" if left_out else ""),
+            else f"{p.per_sequence_tokens_per_s:,.1f}" + (f" ({short})" if left_out else ""),
             p.per_sequence_tokens_per_s,
         ),
         (
-            f"prefill of {context} tokens ({window}; at peak, lower bound)",
-            "no published peak"
+            _("prefill of {context} tokens ({window}; at peak, lower bound)").format(
+                context=context, window=window
+            ),
+            _("no published peak")
             if p.prefill_seconds is None
-            else f"{p.prefill_seconds:,.2f} s" + (f" ({ALL_REDUCE_SHORT})" if left_out else ""),
+            else f"{p.prefill_seconds:,.2f} s" + (f" ({short})" if left_out else ""),
             p.prefill_seconds,
         ),
     ]
     for key, value in p.mla_layouts.items():
-        label = "latent (vLLM, SGLang, transformers 5.x)" if key == "engine" else "per head (DeepSeek naive)"
-        out.append((f"MLA cache per token, {label}", b(value), value))
+        label = (
+            _("MLA cache per token, latent (vLLM, SGLang, transformers 5.x)")
+            if key == "engine"
+            else _("MLA cache per token, per head (DeepSeek naive)")
+        )
+        out.append((label, b(value), value))
     return out
+
+
+def bound_words(bound: str) -> str:
+    """What limits a decode step ("memory" or "compute", `Plan.decode_bound`), in the reader's words."""
+    return _("compute-bound") if bound == "compute" else _("memory-bound")
 
 
 def to_json(p: Plan) -> str:

@@ -1,9 +1,11 @@
-"""Reading typed fields out of a config dict, with one-line errors that name the missing or bad field."""
+"""Reading typed fields out of a config dict, with one-line errors that name the missing or bad field
+(in the reader's language: a pasted config's error is shown on the planner page)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from core.i18n import _
 from core.plan.errors import ConfigError
 
 _MISSING = object()
@@ -14,7 +16,11 @@ class Fields:
 
     def __init__(self, data: dict, family: str):
         if not isinstance(data, dict):
-            raise ConfigError(f"{family}: expected a JSON object, got {type(data).__name__}")
+            raise ConfigError(
+                _("{family}: expected a JSON object, got {kind}").format(
+                    family=family, kind=type(data).__name__
+                )
+            )
         self.data = data
         self.family = family
 
@@ -25,7 +31,9 @@ class Fields:
         value = self.data.get(name)
         if value is None:
             if default is _MISSING:
-                raise ConfigError(f"{self.family} config: missing field '{name}'")
+                raise ConfigError(
+                    _("{family} config: missing field '{name}'").format(family=self.family, name=name)
+                )
             return default
         return value
 
@@ -35,19 +43,31 @@ class Fields:
             return value
         if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
             raise ConfigError(
-                f"{self.family} config: field '{name}' must be a whole number, got {value!r}"[:200]
+                _("{family} config: field '{name}' must be a whole number, got {value!r}").format(
+                    family=self.family, name=name, value=value
+                )[:200]
             )
         if value < minimum:
-            raise ConfigError(f"{self.family} config: field '{name}' must be at least {minimum}, got {value}")
+            raise ConfigError(
+                _("{family} config: field '{name}' must be at least {minimum}, got {value}").format(
+                    family=self.family, name=name, minimum=minimum, value=value
+                )
+            )
         if value > 2**40:
-            raise ConfigError(f"{self.family} config: field '{name}' is implausibly large ({value})")
+            raise ConfigError(
+                _("{family} config: field '{name}' is implausibly large ({value})").format(
+                    family=self.family, name=name, value=value
+                )
+            )
         return int(value)
 
     def flag(self, name: str, default: bool = False) -> bool:
         value = self.raw(name, default)
         if not isinstance(value, bool):
             raise ConfigError(
-                f"{self.family} config: field '{name}' must be true or false, got {value!r}"[:200]
+                _("{family} config: field '{name}' must be true or false, got {value!r}").format(
+                    family=self.family, name=name, value=value
+                )[:200]
             )
         return value
 
@@ -58,7 +78,11 @@ class Fields:
         if not isinstance(value, list) or not all(
             isinstance(v, int) and not isinstance(v, bool) for v in value
         ):
-            raise ConfigError(f"{self.family} config: field '{name}' must be a list of whole numbers")
+            raise ConfigError(
+                _("{family} config: field '{name}' must be a list of whole numbers").format(
+                    family=self.family, name=name
+                )
+            )
         return value
 
     def str_list(self, name: str, default: Any = _MISSING) -> list[str] | None:
@@ -66,11 +90,17 @@ class Fields:
         if value is None:
             return None
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{self.family} config: field '{name}' must be a list of strings")
+            raise ConfigError(
+                _("{family} config: field '{name}' must be a list of strings").format(
+                    family=self.family, name=name
+                )
+            )
         return value
 
     def sub(self, name: str) -> Fields:
         value = self.raw(name)
         if not isinstance(value, dict):
-            raise ConfigError(f"{self.family} config: field '{name}' must be an object")
+            raise ConfigError(
+                _("{family} config: field '{name}' must be an object").format(family=self.family, name=name)
+            )
         return Fields(value, self.family)

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.i18n import N_
+
 
 @dataclass(frozen=True)
 class WeightFormat:
@@ -62,9 +64,8 @@ class CacheFormat:
     source: str
 
 
-_GGML = "llama.cpp ggml/src/ggml-common.h block layout"
+# Labels and sources are marked with N_ (module constants) and translated where they are shown: `_(fmt.label)`.
 Q6_K_BITS = 210 * 8 / 256  # block_q6_K: 128 + 64 + 16 bytes of quants and scales + an fp16 scale per 256
-_QUANT_README = "llama.cpp tools/quantize/README.md (Llama-3.1-8B table)"
 
 
 def _engine(key: str, label: str, bits: float, source: str) -> WeightFormat:
@@ -75,26 +76,45 @@ def _engine(key: str, label: str, bits: float, source: str) -> WeightFormat:
 WEIGHT_FORMATS: dict[str, WeightFormat] = {
     f.key: f
     for f in (
-        WeightFormat("bf16", "BF16 / FP16", 16.0, "2 bytes per weight"),
-        _engine("fp8", "FP8 (E4M3, per-channel scales)", 8.0, "1 byte per weight; scales negligible"),
-        _engine("int8", "INT8 (W8A16, per-channel scales)", 8.0, "1 byte per weight; scales negligible"),
-        WeightFormat("q8_0", "GGUF Q8_0", 8.5008, f"{_QUANT_README}; block: 34 bytes / 32 weights"),
-        WeightFormat("q4_k_m", "GGUF Q4_K_M", 4.8944, f"{_QUANT_README}: mix of Q4_K (4.5) and Q6_K (6.56)"),
+        WeightFormat("bf16", N_("BF16 / FP16"), 16.0, N_("2 bytes per weight")),
+        _engine("fp8", N_("FP8 (E4M3, per-channel scales)"), 8.0, N_("1 byte per weight; scales negligible")),
+        _engine(
+            "int8", N_("INT8 (W8A16, per-channel scales)"), 8.0, N_("1 byte per weight; scales negligible")
+        ),
+        WeightFormat(
+            "q8_0",
+            N_("GGUF Q8_0"),
+            8.5008,
+            N_("llama.cpp tools/quantize/README.md (Llama-3.1-8B table); block: 34 bytes / 32 weights"),
+        ),
+        WeightFormat(
+            "q4_k_m",
+            N_("GGUF Q4_K_M"),
+            4.8944,
+            N_("llama.cpp tools/quantize/README.md (Llama-3.1-8B table): mix of Q4_K (4.5) and Q6_K (6.56)"),
+        ),
         WeightFormat(
             "q4_0",
-            "GGUF Q4_0",
+            N_("GGUF Q4_0"),
             4.5,
-            f"{_GGML}: 18 bytes / 32 weights; the output head as Q6_K (210 bytes / 256), llama-quantize's default",
+            N_(
+                "llama.cpp ggml/src/ggml-common.h block layout: 18 bytes / 32 weights; the output head as Q6_K "
+                "(210 bytes / 256), llama-quantize's default"
+            ),
             head_bits=Q6_K_BITS,
         ),
-        _engine("awq4", "AWQ / GPTQ 4-bit, group 128", 4 + 20 / 128, "fp16 scale + 4-bit zero per 128"),
-        _engine("mxfp4", "MXFP4", 4.25, "OCP MX v1.0: E2M1 + one E8M0 scale per 32"),
-        _engine("nvfp4", "NVFP4", 4.5, "NVIDIA NVFP4: E2M1 + one E4M3 scale per 16"),
+        _engine(
+            "awq4", N_("AWQ / GPTQ 4-bit, group 128"), 4 + 20 / 128, N_("fp16 scale + 4-bit zero per 128")
+        ),
+        _engine("mxfp4", N_("MXFP4"), 4.25, N_("OCP MX v1.0: E2M1 + one E8M0 scale per 32")),
+        _engine("nvfp4", N_("NVFP4"), 4.5, N_("NVIDIA NVFP4: E2M1 + one E4M3 scale per 16")),
         WeightFormat(
             "mxfp4_experts",
-            "Routed experts MXFP4, rest BF16 (Kimi K3 as released)",
+            N_("Routed experts MXFP4, rest BF16 (Kimi K3 as released)"),
             16.0,
-            "huggingface.co/moonshotai/Kimi-K3 quantization_config (experts mxfp4-pack-quantized, group 32)",
+            N_(
+                "huggingface.co/moonshotai/Kimi-K3 quantization_config (experts mxfp4-pack-quantized, group 32)"
+            ),
             expert_bits=4.25,
         ),
     )
@@ -103,31 +123,47 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
 CACHE_FORMATS: dict[str, CacheFormat] = {
     f.key: f
     for f in (
-        CacheFormat("bf16", "BF16 / FP16", 2.0, "2 bytes per element"),
-        CacheFormat("fp8", "FP8 (vLLM kv_cache_dtype=fp8)", 1.0, "1 byte per element"),
-        CacheFormat("q8_0", "GGUF q8_0 (llama.cpp -ctk/-ctv q8_0)", 34 / 32, f"{_GGML}: 34 bytes / 32"),
-        CacheFormat("q4_0", "GGUF q4_0 (llama.cpp -ctk/-ctv q4_0)", 18 / 32, f"{_GGML}: 18 bytes / 32"),
+        CacheFormat("bf16", N_("BF16 / FP16"), 2.0, N_("2 bytes per element")),
+        CacheFormat("fp8", N_("FP8 (vLLM kv_cache_dtype=fp8)"), 1.0, N_("1 byte per element")),
+        CacheFormat(
+            "q8_0",
+            N_("GGUF q8_0 (llama.cpp -ctk/-ctv q8_0)"),
+            34 / 32,
+            N_("llama.cpp ggml/src/ggml-common.h block layout: 34 bytes / 32"),
+        ),
+        CacheFormat(
+            "q4_0",
+            N_("GGUF q4_0 (llama.cpp -ctk/-ctv q4_0)"),
+            18 / 32,
+            N_("llama.cpp ggml/src/ggml-common.h block layout: 18 bytes / 32"),
+        ),
     )
 }
 
 # The fixed recurrent state of Gated DeltaNet / KDA layers: fla and transformers keep it in fp32
-# (measured in tests/test_plan_oracle.py), as vLLM does for KDA; vLLM keeps Gated DeltaNet's in the
-# model dtype unless told otherwise. Its short-convolution buffer is in the model dtype everywhere.
-_VLLM_STATE = "vLLM model_executor/layers/mamba/mamba_utils.py (MambaStateDtypeCalculator)"
+# (measured in tests/core/plan/test_vs_transformers.py), as vLLM does for KDA; vLLM keeps Gated
+# DeltaNet's in the model dtype unless told otherwise (vLLM model_executor/layers/mamba/mamba_utils.py,
+# MambaStateDtypeCalculator). Its short-convolution buffer is in the model dtype everywhere.
 STATE_FORMATS: dict[str, CacheFormat] = {
     f.key: f
     for f in (
         CacheFormat(
             "fp32",
-            "FP32 (fla, transformers; vLLM for KDA)",
+            N_("FP32 (fla, transformers; vLLM for KDA)"),
             4.0,
-            f"fla and transformers allocate it in float32; {_VLLM_STATE}: kda_state_dtype keeps it float32",
+            N_(
+                "fla and transformers allocate it in float32; vLLM model_executor/layers/mamba/mamba_utils.py "
+                "(MambaStateDtypeCalculator): kda_state_dtype keeps it float32"
+            ),
         ),
         CacheFormat(
             "bf16",
-            "BF16 (vLLM's default for Gated DeltaNet)",
+            N_("BF16 (vLLM's default for Gated DeltaNet)"),
             2.0,
-            f"{_VLLM_STATE}: gated_delta_net_state_dtype follows mamba_ssm_cache_dtype='auto', the model dtype",
+            N_(
+                "vLLM model_executor/layers/mamba/mamba_utils.py (MambaStateDtypeCalculator): "
+                "gated_delta_net_state_dtype follows mamba_ssm_cache_dtype='auto', the model dtype"
+            ),
         ),
     )
 }

@@ -13,50 +13,55 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from core.i18n import N_, _
 from core.plan.config import PlannedModel
-from core.plan.plan import Plan, PlanInputs, plan
+from core.plan.inputs import PlanInputs
+from core.plan.plan import Plan, plan
 from core.units import format_bytes
 
-ALL_REDUCE_NOTE = (
+# marked, not translated, here (module constants): `_()` them where they are shown
+ALL_REDUCE_NOTE = N_(
     "leaving out tensor parallelism's all-reduces (twice per layer the GPUs add up their partial results, "
     "Megatron-LM), so the real speed is lower"
 )
-ALL_REDUCE_SHORT = "all-reduces between GPUs left out"
+ALL_REDUCE_SHORT = N_("all-reduces between GPUs left out")
 
 
 def window_words(tokens: int, trained: int | None) -> str:
     """What `tokens` of context is beside the trained window, short enough for a label."""
     if not trained:
-        return "trained window unknown"
+        return _("trained window unknown")
     if tokens > trained:
-        return f"past the {trained:,} the model was trained for"
-    return f"trained for {trained:,}"
+        return _("past the {trained:,} the model was trained for").format(trained=trained)
+    return _("trained for {trained:,}").format(trained=trained)
 
 
 def trained_words(trained: int | None) -> str:
     """The trained window on its own line: its size, or that the config does not give it."""
     if not trained:
-        return "unknown: the config gives no max_position_embeddings"
-    return f"{trained:,} tokens (the config's max_position_embeddings)"
+        return _("unknown: the config gives no max_position_embeddings")
+    return _("{trained:,} tokens (the config's max_position_embeddings)").format(trained=trained)
 
 
 def longest_words(p: Plan) -> str:
     """The longest context memory holds at the plan's batch, with the trained window beside it."""
     trained = p.trained_context
     if not p.weights_fit:
-        return "weights alone do not fit"
+        return _("weights alone do not fit")
     if p.max_context is None:
         if trained:
-            return f"no memory limit, but the model was trained for {trained:,}"
-        return "no memory limit (trained window unknown)"
+            return _("no memory limit, but the model was trained for {trained:,}").format(trained=trained)
+        return _("no memory limit (trained window unknown)")
     if trained and p.max_context > trained:
-        return f"memory allows {p.max_context:,} tokens, but the model was trained for {trained:,}"
-    return f"{p.max_context:,} tokens ({window_words(p.max_context, trained)})"
+        return _("memory allows {n:,} tokens, but the model was trained for {trained:,}").format(
+            n=p.max_context, trained=trained
+        )
+    return _("{n:,} tokens ({window})").format(n=p.max_context, window=window_words(p.max_context, trained))
 
 
 def speed_note(p: Plan) -> str | None:
     """What a speed on more than one GPU leaves out; None on one GPU, where nothing is left out."""
-    return ALL_REDUCE_NOTE if p.inputs.gpus > 1 else None
+    return _(ALL_REDUCE_NOTE) if p.inputs.gpus > 1 else None
 
 
 def quoted_context(p: Plan) -> int | None:
@@ -81,26 +86,33 @@ def quoted_plan(model: PlannedModel, p: Plan) -> Plan:
 
 def _fit_clause(p: Plan) -> str:
     b, trained = p.inputs.batch, p.trained_context
-    each = "" if b == 1 else f" for each of {b:,} conversations"
+    each = "" if b == 1 else _(" for each of {b:,} conversations").format(b=b)
     if not p.weights_fit:
         need = (
-            "no even split of its heads over these cards holds it"
+            _("no even split of its heads over these cards holds it")
             if p.gpus_needed is None
-            else f"{p.gpus_needed:,} of these cards together would hold it"
+            else _("{n:,} of these cards together would hold it").format(n=p.gpus_needed)
         )
-        return (
-            f"the weights alone ({format_bytes(p.weights)}) do not fit in {format_bytes(p.usable)} of usable "
-            f"memory; {need}"
+        return _("the weights alone ({weights}) do not fit in {usable} of usable memory; {need}").format(
+            weights=format_bytes(p.weights), usable=format_bytes(p.usable), need=need
         )
     if p.max_context == 0:
-        return "the weights fit, but no room is left for even an empty conversation"
+        return _("the weights fit, but no room is left for even an empty conversation")
     if p.max_context is None:
-        limit = f"the model was trained for {trained:,}" if trained else "its trained window is unknown"
-        return f"memory sets no limit on the context{each} (its memory per conversation stops growing), but {limit}"
+        limit = (
+            _("the model was trained for {trained:,}").format(trained=trained)
+            if trained
+            else _("its trained window is unknown")
+        )
+        return _(
+            "memory sets no limit on the context{each} (its memory per conversation stops growing), but {limit}"
+        ).format(each=each, limit=limit)
     if trained and p.max_context > trained:
-        return f"memory allows {p.max_context:,} tokens of context{each}, but the model was trained for {trained:,}"
-    return (
-        f"fits with up to {p.max_context:,} tokens of context{each} ({window_words(p.max_context, trained)})"
+        return _(
+            "memory allows {n:,} tokens of context{each}, but the model was trained for {trained:,}"
+        ).format(n=p.max_context, each=each, trained=trained)
+    return _("fits with up to {n:,} tokens of context{each} ({window})").format(
+        n=p.max_context, each=each, window=window_words(p.max_context, trained)
     )
 
 
@@ -112,15 +124,20 @@ def _speed_clause(model: PlannedModel, p: Plan) -> str | None:
     if speed is None:
         return None
     b = p.inputs.batch
-    who = "one conversation" if b == 1 else f"each of {b:,} conversations"
+    who = _("one conversation") if b == 1 else _("each of {b:,} conversations").format(b=b)
     if context != p.inputs.context:
-        where = f"at {context:,} tokens (the longest that fits)"
+        where = _("at {n:,} tokens (the longest that fits)").format(n=context)
     elif p.trained_context and context > p.trained_context:
-        where = f"at {context:,} tokens ({window_words(context, p.trained_context)})"
+        where = _("at {n:,} tokens ({window})").format(
+            n=context, window=window_words(context, p.trained_context)
+        )
     else:
-        where = f"at {context:,} tokens"
+        where = _("at {n:,} tokens").format(n=context)
     note = speed_note(p)
-    return f"{where}, at best about {speed:,.0f} tokens/s for {who}" + (f", {note}" if note else "")
+    words = _("{where}, at best about {speed:,.0f} tokens/s for {who}").format(
+        where=where, speed=speed, who=who
+    )
+    return words + (_(", {note}").format(note=note) if note else "")
 
 
 def headline(model: PlannedModel, inputs: PlanInputs) -> str:
@@ -131,5 +148,7 @@ def headline(model: PlannedModel, inputs: PlanInputs) -> str:
     """
     p = plan(model, inputs)
     speed = _speed_clause(model, p)
-    words = f"{p.model_name} on {p.inputs.gpus} × {p.card_name}: {_fit_clause(p)}"
-    return words + (f"; {speed}." if speed else ".")
+    words = _("{model} on {gpus} × {card}: {fit}").format(
+        model=p.model_name, gpus=p.inputs.gpus, card=p.card_name, fit=_fit_clause(p)
+    )
+    return words + (_("; {speed}.").format(speed=speed) if speed else _("."))

@@ -6,9 +6,10 @@ Engines agree on what to keep but not on every detail; the planner names the lay
   and layer; a sliding-window layer keeps `sliding_window` tokens; a short convolution keeps its last
   `kernel − 1` inputs (vLLM `mamba` conv state, fla `causal_conv1d`).
 - **transformers** (Hugging Face transformers 5.x `DynamicCache`, as measured in
-  tests/test_plan_oracle.py): MLA also keeps the latent (DeepSeek-V3 `cache.update(kv_nope, k_rot)`),
-  a sliding layer keeps `sliding_window − 1` tokens (`DynamicSlidingWindowLayer`), the convolution
-  buffer keeps `kernel` columns (`LinearAttentionLayer.conv_states`), recurrent states in fp32.
+  tests/core/plan/test_vs_transformers.py): MLA also keeps the latent (DeepSeek-V3
+  `cache.update(kv_nope, k_rot)`), a sliding layer keeps `sliding_window − 1` tokens
+  (`DynamicSlidingWindowLayer`), the convolution buffer keeps `kernel` columns
+  (`LinearAttentionLayer.conv_states`), recurrent states in fp32.
 - **per_head**: MLA decompressed — keys (qk_nope + qk_rope) and values (v_head_dim) for every head,
   as DeepSeek's reference `inference/model.py` does with `attn_impl="naive"` (and transformers 4.x did).
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.i18n import N_, _
 from core.plan.config import PlannedModel
 from core.plan.formats import CONV_BYTES, STATE_BYTES
 from core.specs import LatentAttention
@@ -26,6 +28,8 @@ from core.specs import LatentAttention
 
 @dataclass(frozen=True)
 class Layout:
+    """One engine's way of keeping a sequence; `label` and `name` are marked with N_, shown as `_(name)`."""
+
     key: str
     label: str
     window_offset: int  # tokens a sliding layer keeps = sliding_window + window_offset
@@ -39,12 +43,12 @@ class Layout:
         """What this layout keeps, for the parts a model has: 'MLA latent, window W' (none: '')."""
         parts = []
         if mla:
-            parts.append("MLA latent" if self.mla == "latent" else "MLA keys and values per head")
+            parts.append(_("MLA latent") if self.mla == "latent" else _("MLA keys and values per head"))
         if window:
-            parts.append("window W" + ("" if self.window_offset == 0 else f"−{-self.window_offset}"))
+            parts.append(_("window W") + ("" if self.window_offset == 0 else f"−{-self.window_offset}"))
         if conv:
-            parts.append("conv kernel" + ("" if self.conv_offset == 0 else f"−{-self.conv_offset}"))
-        return ", ".join(parts)
+            parts.append(_("conv kernel") + ("" if self.conv_offset == 0 else f"−{-self.conv_offset}"))
+        return _(", ").join(parts)
 
 
 LAYOUTS: dict[str, Layout] = {
@@ -52,28 +56,28 @@ LAYOUTS: dict[str, Layout] = {
     for item in (
         Layout(
             "engine",
-            "serving engines (vLLM, SGLang): MLA latent, window W, conv kernel−1",
+            N_("serving engines (vLLM, SGLang): MLA latent, window W, conv kernel−1"),
             0,
             -1,
             "latent",
-            "serving engine (vLLM, SGLang)",
+            N_("serving engine (vLLM, SGLang)"),
             absorbed_decode=True,
         ),
         Layout(
             "transformers",
-            "HF transformers 5.x DynamicCache: MLA latent, window W−1, conv kernel",
+            N_("HF transformers 5.x DynamicCache: MLA latent, window W−1, conv kernel"),
             -1,
             0,
             "latent",
-            "HF transformers 5.x",
+            N_("HF transformers 5.x"),
         ),
         Layout(
             "per_head",
-            "MLA decompressed per head (DeepSeek reference attn_impl='naive')",
+            N_("MLA decompressed per head (DeepSeek reference attn_impl='naive')"),
             0,
             -1,
             "per_head",
-            "MLA per head (DeepSeek naive)",
+            N_("MLA per head (DeepSeek naive)"),
         ),
     )
 }

@@ -33,7 +33,8 @@ from pathlib import Path
 
 from core import recall_results as rr
 from core.mechanisms import get as get_rule
-from core.models.recall_models import MIXERS, RecallModel, build_model
+from core.models.recall_config import MIXERS
+from core.models.recall_models import RecallModel, build_model
 from core.recall import DEFAULT_VOCAB, POWER_A, evaluate_recall, generate_mixture
 from core.train import TrainConfig, seed_everything, train
 
