@@ -1,8 +1,8 @@
 """What a lesson costs the reader's browser: real headless Chromium, one reader, every lesson.
 
-    .venv/bin/python bench/browser.py                          # every lesson, 6 Steps each
-    .venv/bin/python bench/browser.py --lesson kv_cache,gpt2 --steps 10
-    .venv/bin/python bench/browser.py --json /tmp/after.json --compare /tmp/before.json
+    .venv/bin/python -m bench.browser                          # every lesson, 6 Steps each
+    .venv/bin/python -m bench.browser --lesson kv_cache,gpt2 --steps 10
+    .venv/bin/python -m bench.browser --json /tmp/after.json --compare /tmp/before.json
 
 Per lesson, on a warm server (a first reader opens the lesson and steps it first, so the
 measured reader finds every cache filled):
@@ -43,15 +43,13 @@ import os
 import signal
 import socket
 import statistics
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.load.server import CHROMIUM_FLAGS, chromium_path, course_server, cpu_seconds
 
-from bench.load_server import CHROMIUM_FLAGS, chromium_path, course_server, cpu_seconds  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 PORTS = range(8700, 8800)
 TARGETS = {"step_cpu_ms": 250.0, "load_s": 4.0, "step_kb": 50.0, "move_server_ms": 1000.0}
@@ -59,7 +57,7 @@ QUIET_MS = 5.0  # the browser is quiet when 250 ms pass with less than this much
 QUIET_WINDOW_S, QUIET_LIMIT_S = 0.25, 6.0
 
 
-# -- figures and the table (no browser needed: tests/test_browser_bench.py) ------------------------
+# -- figures and the table (no browser needed: tests/bench/test_browser.py) ------------------------
 
 
 @dataclass
@@ -276,7 +274,7 @@ class Traffic:
 
 async def open_page(browser, url: str, exclude: set[int], figures: LessonFigures | None):
     """A fresh tab on the lesson; with `figures`, the load is timed and measured."""
-    from bench.load_chromium import _settled
+    from bench.load.chromium import _settled
 
     context = await browser.new_context(viewport={"width": 1400, "height": 1000})
     page = await context.new_page()
@@ -306,8 +304,8 @@ COUNT_REDRAWN = "() => (window.__courseCharts || []).filter(el => !el.isConnecte
 
 async def step_once(page, t: int, total: int) -> int:
     """Click Step (Reset at the end) and wait until the status line shows the new step."""
-    from bench.load_chromium import IDLE, SHOWS_STEP, _settled
-    from bench.load_protocol import STEP_STATUS
+    from bench.load.chromium import IDLE, SHOWS_STEP, _settled
+    from bench.load.protocol import STEP_STATUS
 
     label = "Reset" if t >= total else "Step"
     await page.locator("[data-testid='stButton'] button", has_text=label).first.click(timeout=60_000)
@@ -320,8 +318,8 @@ async def step_once(page, t: int, total: int) -> int:
 
 async def step_position(page) -> tuple[int, int] | None:
     """(step shown, steps in the run) from the Step controls' status line; None on a page without them."""
-    from bench.load_chromium import _position
-    from bench.load_protocol import STEP_STATUS
+    from bench.load.chromium import _position
+    from bench.load.protocol import STEP_STATUS
 
     status = page.locator("[data-testid='stMarkdownContainer'] p", has_text=STEP_STATUS)
     if not await status.count():
@@ -382,7 +380,7 @@ SEES_A_RUN = """() => {
 
 async def moves(page, label: str, n: int, server_pid: int | None, figures: LessonFigures) -> None:
     """Move the slider `label` one notch right `n` times (keyboard), timing the server's answer."""
-    from bench.load_chromium import _settled
+    from bench.load.chromium import _settled
 
     await page.locator("[data-testid='stExpander'] summary", has_text="Generation settings").first.click()
     thumb = page.get_by_role("slider", name=label).first

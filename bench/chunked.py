@@ -12,16 +12,12 @@ Prints numbers only — never passes or fails. The CPU may be shared, so expect 
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a plain script too
-
-from core.mechanisms import RULES  # noqa: E402
-from core.ops.forms import max_difference, median_ms, run_form  # noqa: E402
-from core.ops.inputs import random_inputs  # noqa: E402
+from core.mechanisms import RULES
+from core.ops.forms import max_difference, median_ms, run_form
+from core.ops.inputs import random_inputs
 
 B, H, K, V = 1, 4, 64, 64
 FULL_LENGTHS = (512, 1024, 2048, 4096, 8192)

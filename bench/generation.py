@@ -1,7 +1,7 @@
 """Milliseconds per generated token with and without a KV cache, by context length.
 
-    python bench/generation.py [--repeats 7] [--threads 1]
-    python bench/generation.py --real [--folder PATH] [--new 32] [--threads 0]
+    python -m bench.generation [--repeats 7] [--threads 1]
+    python -m bench.generation --real [--folder PATH] [--new 32] [--threads 0]
 
 `--real`: a GPT-2 in Hugging Face format loaded through core/models/hf_gpt2.py — the folder
 given, else GPT-2 small's shape (124M parameters, RANDOM weights made here with transformers,
@@ -24,15 +24,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from core.models.gpt2 import GPT2, GPT2Config  # noqa: E402
+from core.models.gpt2 import GPT2, GPT2Config
 
 CONTEXTS = (64, 128, 256, 512, 1024)
 

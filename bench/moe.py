@@ -15,16 +15,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import torch
 import torch.nn as nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a plain script too
-
-from core.models.moe import GLUExpert, MoE, MoEConfig  # noqa: E402
+from core.models.moe import GLUExpert, MoE, MoEConfig
 
 
 class DenseStack(nn.Module):

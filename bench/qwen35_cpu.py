@@ -1,13 +1,13 @@
 """Qwen3.5 decode speed on this CPU at batch 1, beside the memory roofline, in fp32 and bf16.
 
-    .venv/bin/python bench/qwen35_cpu.py ~/models/Qwen3.5-0.8B          # a released folder
-    .venv/bin/python bench/qwen35_cpu.py --tiny                         # the tests' tiny random folder
-    .venv/bin/python bench/qwen35_cpu.py --tiny --size hidden_size=1024 --size intermediate_size=3584
+    .venv/bin/python -m bench.qwen35_cpu ~/models/Qwen3.5-0.8B          # a released folder
+    .venv/bin/python -m bench.qwen35_cpu --tiny                         # the tests' tiny random folder
+    .venv/bin/python -m bench.qwen35_cpu --tiny --size hidden_size=1024 --size intermediate_size=3584
 
 The model is the course's own (core/models/qwen35.py: Gated DeltaNet layers through
 core/ops/gated_delta_rule.step, gated attention with its KV cache). After an untimed prompt of
 `--depth` tokens (read through the chunked form) and a warm-up, `--tokens` single-token steps are
-timed. The roofline is this CPU's measured copy bandwidth (core/gpu/probes.copy_bandwidth: read +
+timed. The roofline is this CPU's measured copy bandwidth (bench/gpu_validate/probes.copy_bandwidth: read +
 write bytes per second of a buffer far larger than the caches) ÷ the bytes one step must read
 (core/roofline.decode_bytes_per_token: every weight but the input table, the KV cache at that
 depth, the boards read and written back). A decode step is a chain of matrix × vector products, so
@@ -22,18 +22,15 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from core.gpu.probes import best_seconds, copy_bandwidth  # noqa: E402
-from core.models.hf_qwen35 import load_qwen35  # noqa: E402
-from core.roofline import bandwidth_bound_tokens_per_s, decode_bytes_per_token  # noqa: E402
+from bench.gpu_validate.probes import best_seconds, copy_bandwidth
+from core.models.qwen35 import load_qwen35
+from core.roofline import bandwidth_bound_tokens_per_s, decode_bytes_per_token
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 COPY_BYTES = 512 * 1024**2  # far beyond any CPU's last-level cache

@@ -1,4 +1,4 @@
-"""Run a command in its own process under a hard time limit: what bench/gpu_validate.py runs its
+"""Run a command in its own process under a hard time limit: what the validator (bench.gpu_validate) runs its
 riskier checks in (newer kernels, the end-to-end benchmark).
 
 A sticky CUDA error (an illegal memory access) poisons the process it happens in, and a kernel that

@@ -1,6 +1,6 @@
 """A short look before the newer kernels are timed: the tools they need, and one launch each.
 
-What check 6 of bench/gpu_validate.py runs first, in at most `BUDGET_S` seconds: Triton's version,
+What check 6 of the validator (bench.gpu_validate) runs first, in at most `BUDGET_S` seconds: Triton's version,
 the C toolchain Triton builds its launcher with, the CUDA driver library (libcuda), then each newer
 way launched once eagerly and once captured in a CUDA graph and replayed, its output compared with
 the gathered way's (the MoE) or the PyTorch ops' (the fixed state). A way that fails here is not
@@ -23,10 +23,11 @@ from typing import Any
 
 import torch
 
-from core.gpu import graphs, triton_support
-from core.gpu.models import MOE_PART, STATE_PART, build, moe_layer, part_way
+from core.gpu.decode import triton_support
+from core.gpu.decode.models import MOE_PART, STATE_PART, build, moe_layer, part_way
 from core.gpu.presets import Preset
-from core.gpu.timing import error_line
+from core.gpu.timing import graphs
+from core.gpu.timing.errors import error_line
 
 BUDGET_S = 20.0
 MATCH = 0.03  # max |difference| ÷ max |output| a way may differ by (bf16 rounding is ~0.01)
@@ -120,9 +121,9 @@ def run(
     h = torch.randn(1, preset.d_model, device=device, dtype=dtype)
     reference = layer(h)
     tries: list[tuple[str, Callable[[], dict[str, Any]]]] = []
-    for impl in layer.runnable_impls():
-        if impl != "gather":
-            tries.append((part_way(MOE_PART, impl), lambda i=impl, m=layer: _moe_way(m, i, h, reference)))
+    for way in layer.runnable_ways():
+        if way != "gather":
+            tries.append((part_way(MOE_PART, way), lambda i=way, m=layer: _moe_way(m, i, h, reference)))
     if triton_support.available(device):
         tries.append((part_way(STATE_PART, "triton"), lambda: _state_way(preset, device, dtype)))
     for name, attempt in tries:
@@ -136,9 +137,9 @@ def run(
     return out
 
 
-def _moe_way(layer: Any, impl: str, h: torch.Tensor, reference: torch.Tensor) -> dict[str, Any]:
+def _moe_way(layer: Any, way: str, h: torch.Tensor, reference: torch.Tensor) -> dict[str, Any]:
     try:
-        layer.use(impl)
+        layer.use(way)
         return launch_and_capture(lambda: layer(h), reference)
     finally:
         layer.use("gather")

@@ -1,4 +1,4 @@
-"""Small measurements that check the benchmark's assumptions (used by bench/gpu_validate.py).
+"""Small measurements that check the benchmark's assumptions (used by the validator, bench.gpu_validate).
 
 Each answers one question about the machine or about a decode step, on CUDA or (smaller,
 for a dry run) on the CPU:
@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from core.gpu.graphs import Timer, capturing
-from core.gpu.kv_cache import empty_host_cache
+from core.gpu.decode.kv_cache import empty_host_cache
+from core.gpu.timing.graphs import Timer, capturing
 
 # Runtime calls that make the host wait for the device.
 BLOCKING_CALLS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy")

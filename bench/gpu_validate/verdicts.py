@@ -1,4 +1,4 @@
-"""Expectations with a stated range and a verdict: what bench/gpu_validate.py prints and saves.
+"""Expectations with a stated range and a verdict: what the validator (bench.gpu_validate) prints and saves.
 
 An expectation is a measured value, the range it should fall in and a status: PASS inside,
 FAIL outside (or when the value is missing), SKIP when it needs a GPU and the run has none —

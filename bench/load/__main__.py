@@ -1,16 +1,16 @@
 """Load test: N simulated readers step lessons on one server (or K behind nginx) over loopback.
 
-    .venv/bin/python bench/load.py                                  # lessons 2 and 8, N = 1 4 8 16 32
-    .venv/bin/python bench/load.py --lesson kv_cache --readers 16 --seconds 60
-    .venv/bin/python bench/load.py --readers 32 --interval 0        # closed loop: how many steps/s it holds
-    .venv/bin/python bench/load.py --unique-settings --readers 4 --seconds 300   # memory under new settings
-    .venv/bin/python bench/load.py --url http://127.0.0.1:8080 --pid $(deploy/classroom.sh pids)
+    .venv/bin/python -m bench.load                                  # lessons 2 and 8, N = 1 4 8 16 32
+    .venv/bin/python -m bench.load --lesson kv_cache --readers 16 --seconds 60
+    .venv/bin/python -m bench.load --readers 32 --interval 0        # closed loop: how many steps/s it holds
+    .venv/bin/python -m bench.load --unique-settings --readers 4 --seconds 300   # memory under new settings
+    .venv/bin/python -m bench.load --url http://127.0.0.1:8080 --pid $(deploy/classroom.sh pids)
 
 Each simulated reader is a websocket session speaking Streamlit's own protocol
-(`bench/load_protocol.py`, `bench/load_reader.py`): it opens the lesson, moves a setting (lesson
+(`bench/load/protocol.py`, `bench/load/reader.py`): it opens the lesson, moves a setting (lesson
 2: the sampling sliders; lesson 8: the text), then clicks Step once per `--interval` seconds for
 `--seconds`, pressing Reset at the end of the run. One real Chromium reader runs alongside
-(`bench/load_chromium.py`; `--no-chromium` to skip). Without `--url` the script starts its own
+(`bench/load/chromium.py`; `--no-chromium` to skip). Without `--url` the script starts its own
 server on a free port and stops it at the end.
 
 Printed per N: step latency p50/p95/max (click → `script_finished`, wall clock), steps/s, the
@@ -42,13 +42,12 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.load.chromium import chromium_path, chromium_reader
+from bench.load.lessons import LESSONS, LessonDrive
+from bench.load.reader import Reader, ReaderLog
+from bench.load.server import Meter, course_server
 
-from bench.load_chromium import chromium_path, chromium_reader  # noqa: E402
-from bench.load_lessons import LESSONS, LessonDrive  # noqa: E402
-from bench.load_reader import Reader, ReaderLog  # noqa: E402
-from bench.load_server import Meter, course_server  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 MB = 1024 * 1024
 

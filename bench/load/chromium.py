@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 import time
 
-from bench.load_lessons import LessonDrive
-from bench.load_protocol import STEP_STATUS, step_status
-from bench.load_reader import ReaderLog
-from bench.load_server import CHROMIUM_FLAGS, chromium_path
+from bench.load.lessons import LessonDrive
+from bench.load.protocol import STEP_STATUS, step_status
+from bench.load.reader import ReaderLog
+from bench.load.server import CHROMIUM_FLAGS, chromium_path
 
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 # load_protocol.step_status in the page, polled by the browser itself: the status line shows step t.

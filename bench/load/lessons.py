@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from bench.load_protocol import slider_value, text_value
+from bench.load.protocol import slider_value, text_value
 
 Setting = tuple  # what a reader moved: ("kv", temperature, top-k, new bytes) or ("text", "...")
 

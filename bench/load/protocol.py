@@ -1,6 +1,6 @@
 """Streamlit's websocket protocol as the browser speaks it: the BackMsgs it sends, the page it keeps.
 
-The load test (`bench/load.py`) drives the server the way Streamlit's own frontend does
+The load test (`python -m bench.load`) drives the server the way Streamlit's own frontend does
 (streamlit 1.67, `static/js/index.*.js`, `sendRerunBackMsg`), so the server does exactly a
 browser's work per click:
 

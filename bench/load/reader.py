@@ -1,12 +1,12 @@
 """One simulated reader: a websocket session that opens a lesson, moves a setting and clicks Step.
 
-It speaks the browser's protocol (`bench/load_protocol.py`): a plain GET of the page first (the
+It speaks the browser's protocol (`bench/load/protocol.py`): a plain GET of the page first (the
 browser loads index.html, and behind nginx that is where the sticky cookie is set), then the
 websocket `/_stcore/stream` with the cookies, an Origin header and the `streamlit` subprotocol.
 
 After every run it checks what it sees against what it did — the cross-talk check:
 the step counter moved exactly by its own clicks (Step: +1 up to the end, Reset: back to 0), and
-the generated text equals the offline run of its own setting (`bench/load_lessons.py`).
+the generated text equals the offline run of its own setting (`bench/load/lessons.py`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from http.cookies import SimpleCookie
 
 from websockets.asyncio.client import connect
 
-from bench.load_lessons import LessonDrive, Setting
-from bench.load_protocol import PageView, rerun_msg, trigger
+from bench.load.lessons import LessonDrive, Setting
+from bench.load.protocol import PageView, rerun_msg, trigger
 
 RUN_TIMEOUT_S = 120.0  # a run that has not finished by then is an error (and ends this reader)
 

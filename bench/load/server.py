@@ -1,5 +1,5 @@
 """A course server for the load test and the browser tests, and what it costs: CPU seconds and
-resident memory from /proc. Also how we launch Debian's Chromium (tests/browser/ and bench/load.py).
+resident memory from /proc. Also how we launch Debian's Chromium (tests/browser/ and python -m bench.load).
 
 CPU is read from /proc/<pid>/stat (utime + stime) rather than timed on the wall clock: the machine
 may be shared, and the figure that decides how many readers a process holds is its own CPU per step.
@@ -18,7 +18,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TICK = os.sysconf("SC_CLK_TCK")
 
 

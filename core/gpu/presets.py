@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.i18n import N_
 from core.units import format_bytes
 
 MIB = 1024**2
 GIB = 1024**3
-WHOLE_CARD = "all its memory"  # the budget choice that pretends nothing
+WHOLE_CARD = N_("all its memory")  # the budget choice that pretends nothing (a page shows it translated)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,7 +42,7 @@ class Preset:
     rest_seconds: float = 0.0  # quiet time before the idle window, so the card settles after work
     depth_seconds: float = 30.0  # time cap on timing one depth (eager and graphed together)
     use_graphs: bool = True  # on CUDA, also replay each repetition as one CUDA graph
-    # kernel ways not to try, 'moe:triton' (one part's) or bare (core.gpu.ways); PyTorch's always runs
+    # kernel ways not to try, 'moe:triton' (one part's) or bare (core.gpu.timing.ways); PyTorch's always runs
     skip_ways: tuple[str, ...] = ()
     budget_choices: tuple[int, ...]  # "pretend my card has N bytes" options
     copy_bytes: int  # buffer size for the copy-bandwidth test
@@ -60,7 +61,7 @@ PRESETS: dict[str, Preset] = {
     for p in (
         Preset(
             name="tiny",
-            description="Seconds on a laptop CPU; what the tests run.",
+            description=N_("Seconds on a laptop CPU; what the tests run."),
             d_model=64,
             n_layers=2,
             n_heads=4,
@@ -77,7 +78,7 @@ PRESETS: dict[str, Preset] = {
         ),
         Preset(
             name="cpu",
-            description="For a CPU run in well under a minute.",
+            description=N_("For a CPU run in well under a minute."),
             d_model=256,
             n_layers=4,
             n_heads=4,
@@ -95,7 +96,7 @@ PRESETS: dict[str, Preset] = {
         ),
         Preset(
             name="small",
-            description="For 8–12 GB cards; its KV cache per token is Llama-3-8B's.",
+            description=N_("For 8–12 GB cards; its KV cache per token is Llama-3-8B's."),
             d_model=2048,
             n_layers=16,
             n_heads=16,
@@ -115,7 +116,7 @@ PRESETS: dict[str, Preset] = {
         ),
         Preset(
             name="large",
-            description="For 24 GB and bigger cards.",
+            description=N_("For 24 GB and bigger cards."),
             d_model=4096,
             n_layers=16,
             n_heads=32,

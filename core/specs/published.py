@@ -20,8 +20,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-PRIMARY = "primary"
-COMMUNITY = "community report"
+from core.i18n import N_, _
+
+PRIMARY = N_("primary")
+COMMUNITY = N_("community report")
 KINDS = (PRIMARY, COMMUNITY)
 
 
@@ -40,20 +42,20 @@ class Published:
 
 # pull-request text kept in a contributor's own fork of llama.cpp, not a maintainer's thread
 _LLAMA_PR = "https://github.com/Abai/llama.cpp/blob/28d2ed2d9dd0d4d67976c3e9e952107d04ba8880/PR-BODY-fattn-dequant-cap.md"
-_LLAMA_PR_WHAT = "pull-request text in a contributor's llama.cpp fork"
+_LLAMA_PR_WHAT = N_("pull-request text in a contributor's llama.cpp fork")
 _LLAMA_BENCH = "https://github.com/ggml-org/llama.cpp/blob/master/tools/llama-bench/README.md"
-_LLAMA_BENCH_WHAT = "official llama.cpp docs (llama-bench README)"
+_LLAMA_BENCH_WHAT = N_("official llama.cpp docs (llama-bench README)")
 _TG_DEPTH = (
-    "decode speed, llama-bench tg128 after filling the context to depth d; Q4_0 weights, q8_0 KV cache, "
-    "all on the card"
+    N_("decode speed, llama-bench tg128 after filling the context to depth d; Q4_0 weights, q8_0 KV cache, "
+    "all on the card")
 )
 
 PUBLISHED: tuple[Published, ...] = (
     Published(
         "context",
-        "(card not stated)",
+        N_("(card not stated)"),
         "Qwen2 7B Q4_K_M",
-        "decode speed, llama-bench tg128 at depth d; all on the card",
+        N_("decode speed, llama-bench tg128 at depth d; all on the card"),
         "depth 0 / 512",
         "120.60 / 116.71 tokens/s",
         _LLAMA_BENCH,
@@ -63,7 +65,7 @@ PUBLISHED: tuple[Published, ...] = (
     Published(
         "context",
         "RTX 3090",
-        "Llama 8B (full attention, GQA)",
+        N_("Llama 8B (full attention, GQA)"),
         _TG_DEPTH,
         "depth 0 / 16K / 32K / 64K",
         "154.62 / 101.74 / 75.22 / 49.21 tokens/s (−68 % at 64K)",
@@ -74,7 +76,7 @@ PUBLISHED: tuple[Published, ...] = (
     Published(
         "context",
         "RTX 3090",
-        "Qwen3.5/3.6-27B (linear + full hybrid)",
+        N_("Qwen3.5/3.6-27B (linear + full hybrid)"),
         _TG_DEPTH,
         "depth 0 / 16K / 32K / 64K",
         "46.59 / 42.53 / 38.97 / 33.23 tokens/s (−29 % at 64K)",
@@ -108,56 +110,56 @@ PUBLISHED: tuple[Published, ...] = (
         "context",
         "RTX 4090",
         "Llama-3-8B Q4_K_M",
-        "decode speed, llama-bench tgN: the average over N tokens as the context grows from 0 to N; all on "
-        "the card",
-        "N = 512 → 8192 generated tokens",
-        "130.58 → 110.66 tokens/s (average over the N tokens)",
+        N_("decode speed, llama-bench tgN: the average over N tokens as the context grows from 0 to N; all on "
+        "the card"),
+        N_("N = 512 → 8192 generated tokens"),
+        N_("130.58 → 110.66 tokens/s (average over the N tokens)"),
         "https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference",
         COMMUNITY,
-        "personal benchmark repository",
+        N_("personal benchmark repository"),
     ),
     Published(
         "context",
-        "(card not stated)",
+        N_("(card not stated)"),
         "Kimi Linear 48B-A3B (KDA:MLA 3:1 hybrid)",
-        "KV cache size and decoding time per token, against the same model with MLA in every layer",
-        "1M-token context",
-        "up to 75 % less KV cache; up to 6× the decoding throughput (6.3× less time per token)",
+        N_("KV cache size and decoding time per token, against the same model with MLA in every layer"),
+        N_("1M-token context"),
+        N_("up to 75 % less KV cache; up to 6× the decoding throughput (6.3× less time per token)"),
         "https://github.com/MoonshotAI/Kimi-Linear",
         PRIMARY,
-        "official repository and tech report (Moonshot AI)",
+        N_("official repository and tech report (Moonshot AI)"),
     ),
     Published(
         "spill",
         "RTX 3090",
         "Qwen3.6 27B Q4 (Ollama)",
-        "decode speed as num_ctx grows; past the card's memory Ollama moves whole layers (weights and "
-        "cache) to the CPU",
+        N_("decode speed as num_ctx grows; past the card's memory Ollama moves whole layers (weights and "
+        "cache) to the CPU"),
         "num_ctx 8K / 32K / 128K / 256K",
-        "35.9 / 22.8 / 6.9 / 4.2 tokens/s (100 / 88 / 70 / 55 % on the GPU)",
+        N_("35.9 / 22.8 / 6.9 / 4.2 tokens/s (100 / 88 / 70 / 55 % on the GPU)"),
         "https://bric.pe.kr/blog/ollama-num-ctx-kv-cache-trap-tokens-per-second",
         COMMUNITY,
-        "personal blog",
+        N_("personal blog"),
     ),
     Published(
         "spill",
         "RTX 3060 12GB",
         "DeepSeek-R1 14B (Ollama)",
-        "decode speed before and after a larger num_ctx pushed the model past the card's memory; Ollama "
-        "then runs layers on the CPU",
-        "num_ctx raised past VRAM",
-        "4.8 tokens/s instead of about 35",
+        N_("decode speed before and after a larger num_ctx pushed the model past the card's memory; Ollama "
+        "then runs layers on the CPU"),
+        N_("num_ctx raised past VRAM"),
+        N_("4.8 tokens/s instead of about 35"),
         "https://insiderllm.com/guides/num-ctx-vram-overflow-slow-inference/",
         COMMUNITY,
-        "guide website",
+        N_("guide website"),
     ),
     Published(
         "spill",
-        "(card not stated)",
+        N_("(card not stated)"),
         "Llama 7B Q4_0",
-        "decode speed, llama-bench tg128 at depth 0; -ngl sets how many layers' weights stay on the card, "
-        "the CPU computes the rest: weights moved, not the cache",
-        "-ngl 35 / 34 / 30 / 10 layers on the card",
+        N_("decode speed, llama-bench tg128 at depth 0; -ngl sets how many layers' weights stay on the card, "
+        "the CPU computes the rest: weights moved, not the cache"),
+        N_("-ngl 35 / 34 / 30 / 10 layers on the card"),
         "131.66 / 71.76 / 40.04 / 13.45 tokens/s",
         _LLAMA_BENCH,
         PRIMARY,
@@ -166,55 +168,55 @@ PUBLISHED: tuple[Published, ...] = (
     Published(
         "spill",
         "RTX 4080 Laptop 12GB",
-        "models run with HF transformers",
-        "time per step as the context outgrows the card and CUDA unified memory pages tensors to system "
-        "RAM over PCIe",
+        N_("models run with HF transformers"),
+        N_("time per step as the context outgrows the card and CUDA unified memory pages tensors to system "
+        "RAM over PCIe"),
         "context 512 → 32K tokens",
-        "25–105× longer steps past the VRAM edge",
+        N_("25–105× longer steps past the VRAM edge"),
         "https://chimeraforge.vercel.app/reports/technical-report-127",
         COMMUNITY,
-        "self-published report",
+        N_("self-published report"),
     ),
     Published(
         "power",
         "RTX 5060 Ti 16GB",
         "Qwen2.5-Coder-7B Q4 (llama.cpp)",
-        "decode speed and GPU power under a power cap",
+        N_("decode speed and GPU power under a power cap"),
         "180 W / 150 W cap",
-        "81.2 tokens/s at 172.7 W / 80.4 tokens/s at 147.2 W (≈2.13 J/token at 180 W, derived)",
+        N_("81.2 tokens/s at 172.7 W / 80.4 tokens/s at 147.2 W (≈2.13 J/token at 180 W, derived)"),
         "https://inventivehq.com/blog/gpu-power-limit-tokens-per-watt",
         COMMUNITY,
-        "vendor blog",
+        N_("vendor blog"),
     ),
     Published(
         "power",
         "6× RTX 3090",
         "MiniMax M2.5 Q2",
-        "decode speed at a 4K-token context under a per-card power cap",
+        N_("decode speed at a 4K-token context under a per-card power cap"),
         "350 / 250 / 150 / 100 W cap",
         "72.6 / 70.7 / 62.6 / 12.1 tokens/s",
         "https://llmgarage.ai/power-limit-tokens-per-second-benchmark",
         COMMUNITY,
-        "hobbyist benchmark website",
+        N_("hobbyist benchmark website"),
     ),
     Published(
         "power",
         "H100",
         "Llama 3.1 8B (vLLM)",
-        "energy per token, ML.ENERGY leaderboard v2.0 (vLLM 0.5.4) vs v3.0 (vLLM 0.11.1)",
+        N_("energy per token, ML.ENERGY leaderboard v2.0 (vLLM 0.5.4) vs v3.0 (vLLM 0.11.1)"),
         "batch 64",
         "0.20 → 0.12 J/token",
         "https://ml.energy/blog/measurement/energy/llm-inference-energy-a-longitudinal-analysis",
         PRIMARY,
-        "the ML.ENERGY leaderboard maintainers' own post",
+        N_("the ML.ENERGY leaderboard maintainers' own post"),
     ),
     Published(
         "dense vs MoE",
         "1× H100",
-        "GPT-OSS-20B (MoE) vs Qwen3-32B (dense)",
-        "decode throughput, and energy per 1,000 tokens from nvidia-smi power samples (bf16)",
-        "2,048-token context, 64 tokens decoded",
-        "MoE: +31.8 % decode throughput, −25.8 % energy per 1,000 tokens",
+        N_("GPT-OSS-20B (MoE) vs Qwen3-32B (dense)"),
+        N_("decode throughput, and energy per 1,000 tokens from nvidia-smi power samples (bf16)"),
+        N_("2,048-token context, 64 tokens decoded"),
+        N_("MoE: +31.8 % decode throughput, −25.8 % energy per 1,000 tokens"),
         "https://arxiv.org/abs/2508.16700",
         PRIMARY,
         "paper (arXiv)",
@@ -222,24 +224,24 @@ PUBLISHED: tuple[Published, ...] = (
     Published(
         "dense vs MoE",
         "2× RTX 3090",
-        "Qwen3-32B Q5_K_M (dense) vs Nemotron-3-Nano-30B-A3B Q6_K (MoE)",
-        "decode speed with llama.cpp, weights and cache all on the two cards",
-        "dense vs MoE of similar total size",
+        N_("Qwen3-32B Q5_K_M (dense) vs Nemotron-3-Nano-30B-A3B Q6_K (MoE)"),
+        N_("decode speed with llama.cpp, weights and cache all on the two cards"),
+        N_("dense vs MoE of similar total size"),
         "9.06 vs 64.82 tokens/s",
         "https://llmgarage.ai/moe-vs-dense-showdown.html",
         COMMUNITY,
-        "hobbyist benchmark website",
+        N_("hobbyist benchmark website"),
     ),
     Published(
         "dense vs MoE",
         "RTX 5080 16GB",
-        "dense 8–14B vs MoE (Ollama)",
-        "steady-state GPU power (median) while generating",
+        N_("dense 8–14B vs MoE (Ollama)"),
+        N_("steady-state GPU power (median) while generating"),
         "Ollama 0.20.7, Windows 11",
-        "dense 217–301 W vs MoE 47–73 W — but the MoE did not fit and waited on experts on the CPU",
+        N_("dense 217–301 W vs MoE 47–73 W — but the MoE did not fit and waited on experts on the CPU"),
         "https://ai-hardware-zukan.com/?p=2436",
         COMMUNITY,
-        "personal blog",
+        N_("personal blog"),
     ),
 )
 
@@ -255,18 +257,23 @@ def published_table(topic: str | None = None, brief: bool = False) -> tuple[list
     for p in PUBLISHED:
         if topic is not None and p.topic != topic:
             continue
-        label = f"{p.source_kind}, {p.source_what}: {p.source}"
-        card = p.gpu if p.gpu.startswith("(") else f"on {p.gpu}"
+        # the page's words in the reader's language; models, numbers and sources stay as published
+        label = _("{kind}, {what}: {source}").format(kind=_(p.source_kind), what=_(p.source_what), source=p.source)
+        card = _(p.gpu) if p.gpu.startswith("(") else _("on {gpu}").format(gpu=p.gpu)
         if label not in sources:
             sources.append(label)
-        name = f"**{p.model} {card}**"
-        first = {"model on card": name} if brief else {"what was measured": f"{name}: {p.measured}"}
+        name = _("**{model} {card}**").format(model=_(p.model), card=card)
+        first = (
+            {_("model on card"): name}
+            if brief
+            else {_("what was measured"): _("{name}: {measured}").format(name=name, measured=_(p.measured))}
+        )
         rows.append(
             {
                 **first,
-                "setting": p.setting,
-                "result": p.result,
-                "source": f"[{sources.index(label) + 1}] {p.source_kind}",
+                _("setting"): _(p.setting),
+                _("result"): _(p.result),
+                _("source"): f"[{sources.index(label) + 1}] {_(p.source_kind)}",
             }
         )
     return rows, sources

@@ -1,7 +1,7 @@
 """Your own checkpoint: the context-vs-speed measurement on a real model from the reader's disk.
 
 A picker (the checkpoints core.models.fetch finds, or a typed folder), checked from its config
-and file headers before anything loads (core.gpu.checkpoint_bench.describe: one line when it is
+and file headers before anything loads (core.gpu.suites.checkpoint_bench.describe: one line when it is
 not usable); a Run button that goes through the same one-benchmark-per-machine runner and
 progress as the preset runs (ui.gpu.runner); then tokens/s vs depth beside the roofline of the
 checkpoint's own config, and a table. The picker sits behind a toggle, so a reader who does not
@@ -18,22 +18,30 @@ import torch
 
 from core.figures.checkpoint_compare import RunSeries, memory_by_depth, speed_by_depth
 from core.figures.style import COLORS, base_layout, legend_below, log_ticks
-from core.gpu import jobs
-from core.gpu.checkpoint_bench import CheckpointInfo, CheckpointResult, Settings, default_depths, describe
-from core.gpu.checkpoint_compare import compare_words
-from core.gpu.export import to_json
-from core.gpu.report import cache_ceiling_words, percent, rate, rate_with_spread
-from core.gpu.runner import RUNNER, Busy
-from core.gpu.timing import run_dtype
+from core.gpu.output.checkpoint_compare import compare_words
+from core.gpu.output.export import to_json
+from core.gpu.output.report import cache_ceiling_words, percent, rate, rate_with_spread
+from core.gpu.serving import jobs
+from core.gpu.serving.runner import RUNNER, Busy
+from core.gpu.suites.checkpoint_bench import (
+    CheckpointInfo,
+    CheckpointResult,
+    Settings,
+    default_depths,
+    describe,
+)
+from core.gpu.timing.precision import run_dtype
+from core.i18n import N_, _
 from core.models import fetch
 from core.models.hf_tokenizer import CheckpointError
 from core.units import format_bytes
 from ui.gpu.results import headline_and_more
 from ui.gpu.runner import RUN_PARAM, busy_with, progress_of
+from ui.gpu.words import device_line, reader_line
 from ui.lesson import show_figure
 from ui.text import plain
 
-TYPED = "a folder I type…"
+TYPED = N_("a folder I type…")
 HOME_COMMAND = "python -m core.gpu.bench --checkpoint /path/to/model-folder --out my_checkpoint.json"
 LABEL = "checkpoint"  # the runner's label for these runs
 
@@ -42,24 +50,29 @@ def checkpoint_section(
     owner: str | None, on_gpu: bool, runs_off: str | None = None
 ) -> CheckpointResult | None:
     """The whole section; `owner` None means public mode (the command only, nothing measured)."""
-    st.markdown("#### 3 · Your own checkpoint")
+    st.markdown(_("#### 3 · Your own checkpoint"))
     st.markdown(
-        "The same measurement on a **real model from your disk** (GPT-2, Llama, Mistral, Qwen2, Qwen3 or "
-        "Qwen3.5 in safetensors): how many tokens per second it writes at each depth, reading its own KV cache, "
-        "beside the fastest its size allows. Run a Qwen3 folder (attention in every layer) and a Qwen3.5 folder "
-        "(a fixed board in three layers of four) one after the other to see dense against hybrid on your card."
+        _(
+            "The same measurement on a **real model from your disk** (GPT-2, Llama, Mistral, Qwen2, Qwen3 or "
+            "Qwen3.5 in safetensors): how many tokens per second it writes at each depth, reading its own KV "
+            "cache, beside the fastest its size allows. Run a Qwen3 folder (attention in every layer) and a "
+            "Qwen3.5 folder (a fixed board in three layers of four) one after the other to see dense against "
+            "hybrid on your card."
+        )
     )
     if owner is None:
         st.caption(
-            "Nothing is measured on this shared server. On your own machine, from a copy of this course:"
+            _("Nothing is measured on this shared server. On your own machine, from a copy of this course:")
         )
         st.code(HOME_COMMAND, language="bash")
         st.caption(
-            "Llama, Mistral and Qwen2 folders also need Hugging Face transformers: "
-            "`pip install -r requirements-checkpoints.txt`."
+            _(
+                "Llama, Mistral and Qwen2 folders also need Hugging Face transformers: "
+                "`pip install -r requirements-checkpoints.txt`."
+            )
         )
         return None
-    if st.toggle("Benchmark a checkpoint of my own", key="gpu_ckpt_open"):
+    if st.toggle(_("Benchmark a checkpoint of my own"), key="gpu_ckpt_open"):
         _picker(owner, on_gpu, runs_off)
     label, busy = busy_with(owner)
     if busy and label == LABEL:
@@ -89,23 +102,27 @@ def _described(folder: str) -> CheckpointInfo:
 def _picker(owner: str, on_gpu: bool, runs_off: str | None) -> None:
     found = {item.label: str(item.folder) for item in _found()}
     choice = st.selectbox(
-        "Checkpoint",
+        _("Checkpoint"),
         [*found, TYPED],
+        format_func=lambda option: _(option) if option == TYPED else option,
         key="gpu_ckpt_pick",
-        help="Checkpoints this course found (COURSE_GPT2_PATH and GPT-2 downloads), or any folder you name.",
+        help=_(
+            "Checkpoints this course found (COURSE_GPT2_PATH and GPT-2 downloads), or any folder you name."
+        ),
     )
     if choice == TYPED:
         folder = st.text_input(
-            "Folder with config.json and model.safetensors",
+            _("Folder with config.json and model.safetensors"),
             key="gpu_ckpt_path",
             max_chars=500,
             placeholder="/home/me/models/Qwen3-0.6B",
         ).strip()
         if not folder:
             st.caption(
-                "Type the path of a model folder on this machine. No model here yet? "
-                f"`python -m core.models.fetch gpt2` downloads GPT-2 small "
-                f"({fetch.approx_size(fetch.RELEASES['gpt2'].download_bytes)})."
+                _(
+                    "Type the path of a model folder on this machine. No model here yet? "
+                    "`python -m core.models.fetch gpt2` downloads GPT-2 small ({size})."
+                ).format(size=fetch.approx_size(fetch.RELEASES["gpt2"].download_bytes))
             )
             return
     else:
@@ -118,16 +135,28 @@ def _picker(owner: str, on_gpu: bool, runs_off: str | None) -> None:
     device = torch.device("cuda" if on_gpu else "cpu")
     depths = default_depths(info, Settings(), device)
     elem = run_dtype(on_gpu).itemsize
-    st.caption(
-        f"{plain(info.name)}: {plain(info.family)}, {info.planned.spec.total_params():,} parameters, "
-        f"{format_bytes(info.cache_bytes_per_token(elem))} of KV cache per token"
-        + (f", {format_bytes(info.state_bytes(elem))} of fixed boards" if info.state_bytes(elem) else "")
-        + ", a window of "
-        f"{info.window:,} positions. Depths to time: {', '.join(f'{d:,}' for d in depths)}."
+    boards = (
+        _(", {size} of fixed boards").format(size=format_bytes(info.state_bytes(elem)))
+        if info.state_bytes(elem)
+        else ""
     )
-    _, busy = busy_with(owner)
+    st.caption(
+        _(
+            "{name}: {family}, {params:,} parameters, {cache} of KV cache per token{boards}, a window of "
+            "{window:,} positions. Depths to time: {depths}."
+        ).format(
+            name=plain(info.name),
+            family=plain(info.family),
+            params=info.planned.spec.total_params(),
+            cache=format_bytes(info.cache_bytes_per_token(elem)),
+            boards=boards,
+            window=info.window,
+            depths=_(", ").join(f"{d:,}" for d in depths),
+        )
+    )
+    busy = busy_with(owner)[1]
     pressed = st.button(
-        "Run: my checkpoint",
+        _("Run: my checkpoint"),
         key="gpu_run_checkpoint",
         type="primary",
         icon=":material/speed:",
@@ -139,7 +168,7 @@ def _picker(owner: str, on_gpu: bool, runs_off: str | None) -> None:
         owner, LABEL, jobs.checkpoint_benchmark, folder=str(info.folder), device="cuda" if on_gpu else "cpu"
     )
     if isinstance(submitted, Busy):
-        st.error(submitted.message)
+        st.error(reader_line(submitted.message))
         return
     st.session_state["gpu_submitted"] = LABEL
     st.session_state["gpu_ckpt_error"] = None
@@ -158,12 +187,15 @@ def checkpoint_figure(result: CheckpointResult) -> go.Figure:
             y=[p.tokens_per_s for p in result.points],
             error_y=dict(type="data", array=[p.std_tokens_per_s for p in result.points], visible=True),
             mode="lines+markers",
-            name="measured (mean ± 1 std)",
+            name=_("measured (mean ± 1 std)"),
             line=dict(color=COLORS["attention"], width=2.5),
             marker=dict(size=8, symbol="circle"),
             customdata=[[p.percent_of_roofline, p.ms_per_token] for p in result.points],
-            hovertemplate="depth %{x:,}<br>%{y:,.1f} tokens/s (%{customdata[1]:.2f} ms/token)"
-            "<br>%{customdata[0]:.1f} % of the roofline<extra></extra>",
+            hovertemplate=_(
+                "depth %{x:,}<br>%{y:,.1f} tokens/s (%{customdata[1]:.2f} ms/token)"
+                "<br>%{customdata[0]:.1f} % of the roofline"
+            )
+            + "<extra></extra>",
         )
     )
     fig.add_trace(
@@ -171,17 +203,17 @@ def checkpoint_figure(result: CheckpointResult) -> go.Figure:
             x=depths,
             y=[p.predicted_tokens_per_s for p in result.points],
             mode="lines+markers",
-            name="roofline: (weights + cache) ÷ bandwidth",
+            name=_("roofline: (weights + cache) ÷ bandwidth"),
             line=dict(color=COLORS["predicted"], width=2, dash="dash"),
             marker=dict(size=6, symbol="circle-open"),
-            hovertemplate="depth %{x:,}<br>at most %{y:,.0f} tokens/s<extra></extra>",
+            hovertemplate=_("depth %{x:,}<br>at most %{y:,.0f} tokens/s") + "<extra></extra>",
         )
     )
     base_layout(  # the title is a line of text above the chart: it wraps on a phone, a chart title would not
         fig,
         "",
-        "depth d (tokens in the KV cache)",
-        "tokens per second (log scale)",
+        _("depth d (tokens in the KV cache)"),
+        _("tokens per second (log scale)"),
         height=420,
     )
     values = [v for t in fig.data for v in t.y if v and math.isfinite(v) and v > 0]
@@ -196,25 +228,31 @@ def checkpoint_figure(result: CheckpointResult) -> go.Figure:
     return legend_below(fig, y=-0.2, bottom=100)
 
 
-HEADLINE = ("depth d", "tokens/s (mean ± std)", "KV cache", "% of roofline")  # four columns fit a phone
+HEADLINE = (
+    N_("depth d"),
+    N_("tokens/s (mean ± std)"),
+    N_("KV cache"),
+    N_("% of roofline"),
+)  # four fit a phone
 
 
 def checkpoint_rows(result: CheckpointResult) -> list[dict[str, str]]:
     """One row per depth, numbers as text with units."""
+    depth, speed = _("depth d"), _("tokens/s (mean ± std)")
     rows = [
         {
-            "depth d": f"{p.depth:,}",
-            "tokens/s (mean ± std)": rate_with_spread(p.tokens_per_s, p.std_tokens_per_s),
-            "KV cache": format_bytes(p.cache_bytes),
-            "bytes per token": format_bytes(p.bytes_per_token),
-            "roofline tokens/s": rate(p.predicted_tokens_per_s),
-            "% of roofline": percent(p.tokens_per_s, p.predicted_tokens_per_s),
+            depth: f"{p.depth:,}",
+            speed: rate_with_spread(p.tokens_per_s, p.std_tokens_per_s),
+            _("KV cache"): format_bytes(p.cache_bytes),
+            _("bytes per token"): format_bytes(p.bytes_per_token),
+            _("roofline tokens/s"): rate(p.predicted_tokens_per_s),
+            _("% of roofline"): percent(p.tokens_per_s, p.predicted_tokens_per_s),
         }
-        | ({"fixed boards": format_bytes(p.state_bytes)} if result.state_bytes else {})
+        | ({_("fixed boards"): format_bytes(p.state_bytes)} if result.state_bytes else {})
         for p in result.points
     ]
     if result.oom_depth is not None:
-        rows.append({"depth d": f"{result.oom_depth:,}", "tokens/s (mean ± std)": "out of memory"})
+        rows.append({depth: f"{result.oom_depth:,}", speed: _("out of memory")})
     return rows
 
 
@@ -222,31 +260,59 @@ def _checked_note(result: CheckpointResult) -> None:
     """Whether the real tensors hold the bytes the planner counts from config.json."""
     if not result.cache_matches_plan:
         st.warning(
-            "The cache tensors the model filled and the planner's count from config.json disagree (the table "
-            "shows the real bytes; the roofline uses the planner's)."
+            _(
+                "The cache tensors the model filled and the planner's count from config.json disagree (the table "
+                "shows the real bytes; the roofline uses the planner's)."
+            )
         )
         return
     diff = result.planned_weight_bytes - result.weight_bytes
-    weights = (
-        "and so do its weights"
-        if diff == 0
-        else f"while its weights hold {format_bytes(result.weight_bytes)}, {diff:+,} bytes off the planner's count"
-    )
+    if diff == 0:
+        st.caption(
+            _(
+                "Checked: the cache tensors the model really filled hold exactly the bytes the planner computes "
+                "from config.json, and so do its weights."
+            )
+        )
+        return
     st.caption(
-        "Checked: the cache tensors the model really filled hold exactly the bytes the planner computes "
-        f"from config.json, {weights}."
+        _(
+            "Checked: the cache tensors the model really filled hold exactly the bytes the planner computes "
+            "from config.json, while its weights hold {weights}, {diff} bytes off the planner's count."
+        ).format(weights=format_bytes(result.weight_bytes), diff=f"{diff:+,}")
     )
 
 
 def _result(result: CheckpointResult) -> None:
-    st.markdown(f"**{plain(result.name)} on {plain(result.device)}: measured vs roofline**")
+    st.markdown(
+        _("**{name} on {device}: measured vs roofline**").format(
+            name=plain(result.name), device=plain(result.device)
+        )
+    )
     show_figure(checkpoint_figure(result), key="gpu_ckpt_fig")
+    numbers = dict(
+        loader=plain(reader_line(result.loader)),
+        dtype=result.dtype,
+        cache=plain(reader_line(result.cache_kind)),
+        weights=format_bytes(result.weight_read_bytes),
+        per_token=format_bytes(result.cache_bytes_per_token),
+        bandwidth=f"{result.bandwidth_bytes_per_s / 1e9:,.1f}",
+    )
     st.caption(
-        f"Loaded by {plain(result.loader)} in {result.dtype}; cache: {plain(result.cache_kind)}. Bytes per token = "
-        f"the weights one step reads ({format_bytes(result.weight_read_bytes)}) + the KV cache at depth d "
-        f"({format_bytes(result.cache_bytes_per_token)} per token), both from the checkpoint's config.json; the "
-        f"roofline is the copy speed measured here ({result.bandwidth_bytes_per_s / 1e9:,.1f} GB/s) ÷ those bytes"
-        + (" (on a CPU, the cache's speed while a step fits in it: below)." if result.llc_bytes else ".")
+        (
+            _(
+                "Loaded by {loader} in {dtype}; cache: {cache}. Bytes per token = the weights one step reads "
+                "({weights}) + the KV cache at depth d ({per_token} per token), both from the checkpoint's "
+                "config.json; the roofline is the copy speed measured here ({bandwidth} GB/s) ÷ those bytes (on a "
+                "CPU, the cache's speed while a step fits in it: below)."
+            )
+            if result.llc_bytes
+            else _(
+                "Loaded by {loader} in {dtype}; cache: {cache}. Bytes per token = the weights one step reads "
+                "({weights}) + the KV cache at depth d ({per_token} per token), both from the checkpoint's "
+                "config.json; the roofline is the copy speed measured here ({bandwidth} GB/s) ÷ those bytes."
+            )
+        ).format(**numbers)
     )
     st.caption(_steps_words(result))
     two_speeds = cache_ceiling_words(result.llc_bytes, result.llc_bytes_per_s, result.bandwidth_bytes_per_s)
@@ -255,17 +321,24 @@ def _result(result: CheckpointResult) -> None:
     _checked_note(result)
     if result.device.startswith("CPU"):
         st.caption(
-            "On a CPU a small model lands far below its roofline: its time goes to Python and to launching "
-            "many small operations, not to reading memory. The bigger the model, the closer it comes."
+            _(
+                "On a CPU a small model lands far below its roofline: its time goes to Python and to launching "
+                "many small operations, not to reading memory. The bigger the model, the closer it comes."
+            )
         )
     if result.oom_depth is not None:
-        st.warning(f"Out of memory at depth {result.oom_depth:,}: {plain(result.oom_message)}")
+        st.warning(
+            _("Out of memory at depth {depth}: {error}").format(
+                depth=f"{result.oom_depth:,}", error=plain(device_line(result.oom_message))
+            )
+        )
     if result.stopped:
-        st.caption("Stopped early: the depths measured before Stop are shown.")
+        st.caption(_("Stopped early: the depths measured before Stop are shown."))
     rows = checkpoint_rows(result)
-    headline_and_more([{k: v for k, v in row.items() if k in HEADLINE} for row in rows], rows)
+    headline = [_(column) for column in HEADLINE]
+    headline_and_more([{k: v for k, v in row.items() if k in headline} for row in rows], rows)
     st.download_button(
-        "Download JSON",
+        _("Download JSON"),
         to_json(result.to_dict()),
         "my_checkpoint.json",
         "application/json",
@@ -277,16 +350,20 @@ def _result(result: CheckpointResult) -> None:
 def _steps_words(result: CheckpointResult) -> str:
     """How the timed steps ran, and the fixed boards a hybrid adds to every step's bytes."""
     if result.step_method == "CUDA graph":
-        words = "Each repetition of timed steps was captured once and replayed as one CUDA graph, as the presets are."
+        words = _(
+            "Each repetition of timed steps was captured once and replayed as one CUDA graph, as the presets are."
+        )
+    elif result.graph_note:
+        words = _("The timed steps ran one by one (eager): {why}.").format(
+            why=plain(reader_line(result.graph_note))
+        )
     else:
-        words = "The timed steps ran one by one (eager)" + (
-            f": {plain(result.graph_note)}." if result.graph_note else "."
-        )
+        words = _("The timed steps ran one by one (eager).")
     if result.state_bytes:
-        words += (
-            f" Its Gated DeltaNet layers keep fixed boards of {format_bytes(result.state_bytes)} at every depth, "
-            "read once per step: the roofline's bytes per token include them."
-        )
+        words += " " + _(
+            "Its Gated DeltaNet layers keep fixed boards of {size} at every depth, read once per step: the "
+            "roofline's bytes per token include them."
+        ).format(size=format_bytes(result.state_bytes))
     return words
 
 
@@ -315,7 +392,9 @@ def _side_by_side(result: CheckpointResult) -> None:
         )
         for r in same_device
     ]
-    st.markdown(f"**Side by side on {plain(result.device)}: the checkpoints you ran**")
+    st.markdown(
+        _("**Side by side on {device}: the checkpoints you ran**").format(device=plain(result.device))
+    )
     show_figure(speed_by_depth(series), key="gpu_ckpt_cmp_speed")
     show_figure(memory_by_depth(series), key="gpu_ckpt_cmp_memory")
     st.caption(compare_words(same_device))

@@ -6,28 +6,31 @@ from __future__ import annotations
 import streamlit as st
 
 from core.figures.gpu import batch_figure, context_speed_figure, moe_figure, prediction_figure
-from core.gpu import last_run
-from core.gpu.batch_bench import FIT_SHARE, BatchResult
-from core.gpu.batch_words import batch_sentence
-from core.gpu.context_bench import ContextResult, predict_context, reference_bandwidth
-from core.gpu.export import page_payload, to_csv, to_json
-from core.gpu.moe_bench import MoeResult
-from core.gpu.nvml import DeviceSnapshot
-from core.gpu.presets import PRESETS, Preset
-from core.gpu.public import public_mode
-from core.gpu.published import published_table
-from core.gpu.report import (
+from core.gpu.device.nvml import DeviceSnapshot
+from core.gpu.output.batch_words import batch_sentence
+from core.gpu.output.export import page_payload, to_csv, to_json
+from core.gpu.output.report import (
     cache_ceiling_words,
     context_headline_rows,
     context_rows,
-    moe_impl_note,
     moe_rows,
+    moe_way_note,
     state_way_note,
     yours_rows,
 )
-from core.gpu.timing import Bandwidth, run_dtype
+from core.gpu.presets import PRESETS, Preset
+from core.gpu.serving import last_run
+from core.gpu.serving.public import public_mode
+from core.gpu.suites.batch_bench import FIT_SHARE, BatchResult
+from core.gpu.suites.context_bench import ContextResult, predict_context, reference_bandwidth
+from core.gpu.suites.moe_bench import MoeResult
+from core.gpu.timing.bandwidth import Bandwidth
+from core.gpu.timing.precision import run_dtype
+from core.i18n import _
 from core.plan.calibration import shares_words
 from core.specs import SPECS
+from core.specs.published import published_table
+from ui.gpu.words import device_line, reader_line
 from ui.lesson import show_figure
 
 K3_MOE = SPECS["kimi_k3"].moe  # the real model the toy MoE is set beside
@@ -53,8 +56,10 @@ def stored_caption(result: object) -> None:
     stored: last_run.LastRun | None = st.session_state.get("gpu_stored_run")
     if stored is not None and result is not None and any(result is r for r in (stored.context, stored.moe)):
         st.info(
-            f"**The last measurement made on this machine:** {stored.date}, on {result.device}. "
-            "**Run again here** with the buttons above to measure now.",
+            _(
+                "**The last measurement made on this machine:** {date}, on {device}. "
+                "**Run again here** with the buttons above to measure now."
+            ).format(date=stored.date, device=result.device),
             icon=":material/history:",
         )
 
@@ -71,60 +76,76 @@ def context_results(
     """The measured speed over depth with its notes and table, or the roofline alone before a run
     (always the roofline alone in public mode, where nothing is measured). `chart_above`: the measured
     chart is already drawn at the top of the page (ui.gpu.this_machine), so it is not drawn twice."""
-    st.markdown("#### 1 · Context vs speed")
+    st.markdown(_("#### 1 · Context vs speed"))
     result: ContextResult | None = None if public else st.session_state.get("gpu_context")
     if st.session_state.get("gpu_stored_note"):
-        st.caption(st.session_state["gpu_stored_note"])
+        st.caption(reader_line(st.session_state["gpu_stored_note"]))
     if public:
         st.caption(
-            "The chart below is a prediction, not a measurement: run the command above at home and "
-            "compare its numbers with these lines."
+            _(
+                "The chart below is a prediction, not a measurement: run the command above at home and "
+                "compare its numbers with these lines."
+            )
         )
         _prediction(preset, budget_bytes, snapshot, on_gpu, measured_bw)
         return None
     if result is None:
         st.warning(
-            "**No measurement on this machine yet.** The chart below is a prediction, not a measurement: "
-            "press **Run: context vs speed** to measure.",
+            _(
+                "**No measurement on this machine yet.** The chart below is a prediction, not a measurement: "
+                "press **Run: context vs speed** to measure."
+            ),
             icon=":material/info:",
         )
         _prediction(preset, budget_bytes, snapshot, on_gpu, measured_bw)
         return None
     stored_caption(result)
-    title = (
-        f"Measured on {result.device}: solid lines, mean ± 1 std of {PRESETS[result.preset].repeats} repeats; "
-        "the roofline dashed"
-    )
+    title = _(
+        "Measured on {device}: solid lines, mean ± 1 std of {repeats} repeats; the roofline dashed"
+    ).format(device=result.device, repeats=PRESETS[result.preset].repeats)
     if chart_above:
-        st.caption("The chart of this measurement is at the top of the page, under *Measure this machine*.")
+        st.caption(
+            _("The chart of this measurement is at the top of the page, under *Measure this machine*.")
+        )
     else:
         show_figure(context_speed_figure(result, title), key="gpu_context_fig")  # the title shows above it
     for s in result.series:
         if s.spill_depth is not None:
             st.info(
-                f"**{s.model}:** the cache stopped fitting the budget at position {s.spill_position:,}; from "
-                f"depth {s.spill_depth:,} on, the rest was copied from host memory at every step — the cliff of "
-                "the 12 GB card in the article *From GPT-2 to Kimi K3* (2026)."
+                _(
+                    "**{model}:** the cache stopped fitting the budget at position {position:,}; from "
+                    "depth {depth:,} on, the rest was copied from host memory at every step — the cliff of "
+                    "the 12 GB card in the article *From GPT-2 to Kimi K3* (2026)."
+                ).format(model=_(s.model), position=s.spill_position, depth=s.spill_depth)
             )
         if s.oom_message and s.oom_message.startswith("not run:"):
             st.warning(
-                f"**{s.model}: depths from {s.oom_depth:,} on were not run.** The {s.oom_message.removeprefix('not run: ')}."
+                _("**{model}: depths from {depth:,} on were not run.** The {why}.").format(
+                    model=_(s.model),
+                    depth=s.oom_depth,
+                    why=reader_line(s.oom_message.removeprefix("not run: ")),
+                )
             )
         elif s.oom_depth is not None:
             st.warning(
-                f"**{s.model}: out of memory at depth {s.oom_depth:,}.** That is a result, not a failure: it is "
-                "where this card's memory ends for this model. Lower the budget slider to stream the overflow "
-                f"from host memory instead. ({s.oom_message})"
+                _(
+                    "**{model}: out of memory at depth {depth:,}.** That is a result, not a failure: it is "
+                    "where this card's memory ends for this model. Lower the budget slider to stream the overflow "
+                    "from host memory instead. ({error})"
+                ).format(model=_(s.model), depth=s.oom_depth, error=device_line(s.oom_message))
             )
     if result.stopped:
-        st.caption("Stopped early: the points measured before Stop are shown.")
+        st.caption(_("Stopped early: the points measured before Stop are shown."))
     headline_and_more(context_headline_rows(result), context_rows(result))
     st.caption(
-        "'% of roofline' is measured speed ÷ predicted speed. Published llama-bench runs of Llama 8B (Q4_0) on an "
-        f"RTX 3090 land at {shares_words()} of the planner's "
-        "ceiling for that setting (a community report, "
-        "Abai/llama.cpp PR-BODY-fattn-dequant-cap.md); tiny models on a CPU "
-        "land far lower, because there the time goes to launching many small operations, not to reading memory."
+        _(
+            "'% of roofline' is measured speed ÷ predicted speed. Published llama-bench runs of Llama 8B (Q4_0) on "
+            "an RTX 3090 land at {shares} of the planner's "
+            "ceiling for that setting (a community report, "
+            "Abai/llama.cpp PR-BODY-fattn-dequant-cap.md); tiny models on a CPU "
+            "land far lower, because there the time goes to launching many small operations, not to reading "
+            "memory."
+        ).format(shares=shares_words())
     )
     two_speeds = cache_ceiling_words(result.llc_bytes, result.llc_bytes_per_s, result.bandwidth_bytes_per_s)
     if two_speeds:
@@ -142,18 +163,23 @@ def batch_results(result: BatchResult | None, budgeted: bool = False) -> None:
     stored runs, a run stopped before it)."""
     if result is None:
         return
-    st.markdown("##### Many conversations at once: speed against batch")
+    st.markdown(_("##### Many conversations at once: speed against batch"))
     st.markdown(
-        "Every curve above writes one conversation at a time (*batch 1*). A server writes many at once: one "
-        "step reads the weights once for all of them, but each conversation — a *sequence* — keeps its own "
-        "memory: full attention its KV cache, which grows with the depth, the fixed-state model its board of "
-        f"the same size at any depth. This run decoded batches of {_batches_words(result)} sequences at depth "
-        f"{result.depth:,}: more sequences per step means more tokens per second in total, until their memory "
-        "is most of what a step reads, or no longer fits."
+        _(
+            "Every curve above writes one conversation at a time (*batch 1*). A server writes many at once: one "
+            "step reads the weights once for all of them, but each conversation — a *sequence* — keeps its own "
+            "memory: full attention its KV cache, which grows with the depth, the fixed-state model its board of "
+            "the same size at any depth. This run decoded batches of {batches} sequences at depth "
+            "{depth:,}: more sequences per step means more tokens per second in total, until their memory "
+            "is most of what a step reads, or no longer fits."
+        ).format(batches=_batches_words(result), depth=result.depth)
     )
     show_figure(
         batch_figure(
-            result, f"Measured on {result.device} at depth {result.depth:,}: tokens/s against batch"
+            result,
+            _("Measured on {device} at depth {depth:,}: tokens/s against batch").format(
+                device=result.device, depth=result.depth
+            ),
         ),
         key="gpu_batch_fig",
     )
@@ -161,33 +187,45 @@ def batch_results(result: BatchResult | None, budgeted: bool = False) -> None:
     if sentence:
         st.markdown(sentence)
     skipped = [
-        f"{s.model} at batch {p.batch} ({p.note})" for s in result.series for p in s.points if not p.fits
+        _("{model} at batch {batch} ({note})").format(
+            model=_(s.model), batch=p.batch, note=reader_line(p.note)
+        )
+        for s in result.series
+        for p in s.points
+        if not p.fits
     ]
     if skipped:
-        st.caption(f"Not timed: {'; '.join(skipped)}.")
-    budget = " The budget slider pretends only for the context sweep above; this one fits the whole memory."
+        st.caption(_("Not timed: {runs}.").format(runs=_("; ").join(skipped)))
+    budget = _(
+        " The budget slider pretends only for the context sweep above; this one fits the whole memory."
+    )
     st.caption(
-        "Top: all sequences together; bottom: each one. Above the chart: the most sequences of each model "
-        f"that fit beside the weights in {FIT_SHARE:.0%} of the free memory (the rest is kept for the "
-        "allocator), drawn as a dotted line where that lies within the chart." + (budget if budgeted else "")
+        _(
+            "Top: all sequences together; bottom: each one. Above the chart: the most sequences of each model "
+            "that fit beside the weights in {share:.0%} of the free memory (the rest is kept for the "
+            "allocator), drawn as a dotted line where that lies within the chart."
+        ).format(share=FIT_SHARE)
+        + (budget if budgeted else "")
     )
     if result.stopped:
-        st.caption("The batch sweep stopped early: the batches timed before it stopped are shown.")
+        st.caption(_("The batch sweep stopped early: the batches timed before it stopped are shown."))
 
 
 def _batches_words(result: BatchResult) -> str:
     """'1, 4, 16 and 64': the batches the sweep asked for."""
     batches = [str(b) for b in sorted({p.batch for s in result.series for p in s.points})]
-    return ", ".join(batches[:-1]) + f" and {batches[-1]}" if len(batches) > 1 else "".join(batches)
+    if len(batches) < 2:
+        return "".join(batches)
+    return _("{first} and {last}").format(first=_(", ").join(batches[:-1]), last=batches[-1])
 
 
 def headline_and_more(headline: list[dict[str, str]], full: list[dict[str, str]]) -> None:
     """A table of the columns that fit a phone, and every column of the same rows one click away
     (an expander named after the columns only it has)."""
     st.table(headline, hide_index=True, border="horizontal")
-    more = ", ".join(column for column in (full[0] if full else {}) if column not in headline[0])
+    more = _(", ").join(column for column in (full[0] if full else {}) if column not in headline[0])
     if more:
-        with st.expander(f"Every figure per depth: {more}"):
+        with st.expander(_("Every figure per depth: {columns}").format(columns=more)):
             st.table(full, hide_index=True, border="horizontal")
 
 
@@ -203,15 +241,19 @@ def _prediction(
         prediction_figure(
             predict_context(preset, ref_bw, budget_bytes, elem_bytes=run_dtype(on_gpu).itemsize),
             budget_bytes is not None,
-            f"Before you measure: the roofline for the '{preset.name}' models on {where}",
+            _("Before you measure: the roofline for the '{preset}' models on {where}").format(
+                preset=preset.name, where=reader_line(where)
+            ),
         ),
         key="gpu_prediction",
     )
     st.caption(
-        "The *roofline* is the fastest a step can possibly be: bytes it must read ÷ bytes per second the memory "
-        "delivers. Full attention reads a cache that grows a row per token, so its line falls; the fixed-state "
-        "model reads boards of the same size at any depth, so its line stays flat. Press **Run** to put your measurement "
-        "beside it."
+        _(
+            "The *roofline* is the fastest a step can possibly be: bytes it must read ÷ bytes per second the "
+            "memory delivers. Full attention reads a cache that grows a row per token, so its line falls; the "
+            "fixed-state model reads boards of the same size at any depth, so its line stays flat. Press **Run** "
+            "to put your measurement beside it."
+        )
     )
     two_speeds = cache_ceiling_words(ref_bw.llc_bytes, ref_bw.llc_bytes_per_s, ref_bw.device_bytes_per_s)
     if two_speeds:
@@ -220,39 +262,55 @@ def _prediction(
 
 def moe_results(preset: Preset, public: bool = False) -> MoeResult | None:
     """Dense vs experts: what is compared, then the measured bars, notes and table (none in public mode)."""
-    st.markdown("#### 2 · Dense vs experts")
+    st.markdown(_("#### 2 · Dense vs experts"))
     p = preset
     st.markdown(
-        f"Two models with the **same number of parameters**: one dense, one *Mixture of Experts* (MoE) whose "
-        f"feed-forward part is cut into {p.moe_experts} experts; each token wakes {p.moe_shared} shared experts + "
-        f"the {p.moe_top_k} its router picks (Kimi K3: {K3_MOE.shared} shared + {K3_MOE.top_k} of {K3_MOE.experts} "
-        f"routed). Same depth ({p.moe_depth} tokens), both "
-        "fully in memory. On an NVIDIA GPU the page also reads the card's energy counter and subtracts the idle "
-        "power."
+        _(
+            "Two models with the **same number of parameters**: one dense, one *Mixture of Experts* (MoE) whose "
+            "feed-forward part is cut into {experts} experts; each token wakes {shared} shared experts + "
+            "the {top_k} its router picks (Kimi K3: {k3_shared} shared + {k3_top_k} of {k3_experts} "
+            "routed). Same depth ({depth} tokens), both "
+            "fully in memory. On an NVIDIA GPU the page also reads the card's energy counter and subtracts the "
+            "idle power."
+        ).format(
+            experts=p.moe_experts,
+            shared=p.moe_shared,
+            top_k=p.moe_top_k,
+            k3_shared=K3_MOE.shared,
+            k3_top_k=K3_MOE.top_k,
+            k3_experts=K3_MOE.experts,
+            depth=p.moe_depth,
+        )
     )
     if public:
-        st.caption("The command above measures this one too, with energy per token on an NVIDIA GPU.")
+        st.caption(_("The command above measures this one too, with energy per token on an NVIDIA GPU."))
         return None
     result: MoeResult | None = st.session_state.get("gpu_moe")
     if result is None:
-        st.caption("No measurement on this machine yet: press **Run: dense vs experts** to measure.")
+        st.caption(_("No measurement on this machine yet: press **Run: dense vs experts** to measure."))
         return None
     stored_caption(result)
     show_figure(moe_figure(result), key="gpu_moe_fig")
     st.caption(
-        "Solid bars: measured tokens/s, mean ± 1 std of the repeats; hatched bars: the roofline, the fastest "
-        "each model could go if every step (one sequence, batch 1) only had to read its awake weights and cache "
-        "once. Under each name: how close the measurement came."
+        _(
+            "Solid bars: measured tokens/s, mean ± 1 std of the repeats; hatched bars: the roofline, the fastest "
+            "each model could go if every step (one sequence, batch 1) only had to read its awake weights and "
+            "cache once. Under each name: how close the measurement came."
+        )
     )
     two_speeds = cache_ceiling_words(result.llc_bytes, result.llc_bytes_per_s)
     if two_speeds:
         st.caption(two_speeds)
     if result.note:
-        st.caption(result.note)
+        st.caption(reader_line(result.note))
     if result.idle_watts is not None:
-        st.caption(f"Idle baseline: {result.idle_watts:,.1f} W, subtracted over each timed window.")
+        st.caption(
+            _("Idle baseline: {watts:,.1f} W, subtracted over each timed window.").format(
+                watts=result.idle_watts
+            )
+        )
     st.table(moe_rows(result), hide_index=True, border="horizontal")
-    note = moe_impl_note(result)
+    note = moe_way_note(result)
     if note:
         st.caption(note)
     return result
@@ -267,9 +325,9 @@ def downloads(
     """CSV and JSON of whatever has been measured (nothing before the first run)."""
     if context is None and moe is None:
         return
-    d1, d2, _ = st.columns([1, 1, 2])
+    d1, d2, _spare = st.columns([1, 1, 2])
     d1.download_button(
-        "Download CSV",
+        _("Download CSV"),
         to_csv(context, moe),
         "your_gpu.csv",
         "text/csv",
@@ -277,7 +335,7 @@ def downloads(
         icon=":material/download:",
     )
     d2.download_button(
-        "Download JSON",
+        _("Download JSON"),
         to_json(page_payload(snapshot, measured_bw, context, moe)),
         "your_gpu.json",
         "application/json",
@@ -285,37 +343,51 @@ def downloads(
         icon=":material/data_object:",
     )
     st.caption(
-        "CSV: one row per measured point of both benchmarks. JSON: the same, plus every repeat, the device "
-        "and the software versions — enough to compare runs or share them."
+        _(
+            "CSV: one row per measured point of both benchmarks. JSON: the same, plus every repeat, the device "
+            "and the software versions — enough to compare runs or share them."
+        )
     )
 
 
 def beside_published(context: ContextResult | None, moe: MoeResult | None) -> None:
     """The reader's headline numbers above the published ones, as full-width static tables."""
-    st.subheader("Yours beside published numbers")
+    st.subheader(_("Yours beside published numbers"))
     # one above the other, full width, as static tables whose cells wrap: no cell is cut off
-    st.markdown("**Yours**")
+    st.markdown(_("**Yours**"))
     mine = yours_rows(context, moe)
     if mine:
         st.table(mine, hide_index=True, border="horizontal")
     else:
         st.caption(
-            "This shared server runs no benchmarks: run the command above on your own machine and your "
-            "headline numbers appear there."
+            _(
+                "This shared server runs no benchmarks: run the command above on your own machine and your "
+                "headline numbers appear there."
+            )
             if public_mode()
-            else "Run a benchmark and your headline numbers appear here."
+            else _("Run a benchmark and your headline numbers appear here.")
         )
-    st.markdown("**Published** (other tools, models and quantisations: compare the shape, not the tokens/s)")
+    st.markdown(
+        _("**Published** (other tools, models and quantisations: compare the shape, not the tokens/s)")
+    )
     st.caption(
-        "**primary**: a paper, an official repository or its docs, or a maintainer's own benchmark. "
-        "**community report**: a blog, a personal benchmark or a pull request in someone's fork — "
-        "useful, but weaker evidence. Under the table, each row says what was measured and where weights and "
-        "cache sat."
+        _(
+            "**primary**: a paper, an official repository or its docs, or a maintainer's own benchmark. "
+            "**community report**: a blog, a personal benchmark or a pull request in someone's fork — "
+            "useful, but weaker evidence. Under the table, each row says what was measured and where weights "
+            "and cache sat."
+        )
     )
     # four columns that wrap, the long sources numbered below: five ran off a phone's screen; the short
     # table names model and card only (with how each was measured it was four screens long on a phone)
     rows, sources = published_table(brief=True)
     st.table(rows, hide_index=True, border="horizontal")
-    with st.expander(f"How each of the {len(rows)} numbers was measured", icon=":material/straighten:"):
+    with st.expander(
+        _("How each of the {n} numbers was measured").format(n=len(rows)), icon=":material/straighten:"
+    ):
         st.table(published_table()[0], hide_index=True, border="horizontal")
-    st.caption("Sources: " + " · ".join(f"[{i}] {source}" for i, source in enumerate(sources, 1)))
+    st.caption(
+        _("Sources: {sources}").format(
+            sources=" · ".join(f"[{i}] {source}" for i, source in enumerate(sources, 1))
+        )
+    )

@@ -1,6 +1,6 @@
 """Live telemetry: GPU power, temperature, clocks and load, once a second with Start/Stop.
 
-Every reader watches the one shared sampler of core.gpu.telemetry.HUB: Start joins it, Stop
+Every reader watches the one shared sampler of core.gpu.device.telemetry.HUB: Start joins it, Stop
 leaves it, and each redraw says the reader is still there (a closed tab stops saying so, and
 the sampler stops by itself when nobody is left).
 """
@@ -10,28 +10,31 @@ from __future__ import annotations
 import streamlit as st
 
 from core.figures.gpu import telemetry_figure
-from core.gpu import nvml
-from core.gpu.report import or_unknown
-from core.gpu.telemetry import HUB
+from core.gpu.device import nvml
+from core.gpu.device.telemetry import HUB
+from core.gpu.output.report import or_unknown
+from core.i18n import _
+from ui.gpu.words import reader_line
 from ui.lesson import show_figure
 
 
 def telemetry_panel(viewer: str) -> None:
     """Start/Stop buttons over the shared sampler; redrawn every second while this reader watches."""
-    st.subheader("Live telemetry")
+    st.subheader(_("Live telemetry"))
     st.caption(
-        "Power drawn by the whole card, how busy the GPU is, and memory in use, read from the driver once a second "
-        f"(for up to {HUB.max_readings * HUB.interval_s / 60:.0f} minutes; every reader of this server sees the "
-        "same readings)."
+        _(
+            "Power drawn by the whole card, how busy the GPU is, and memory in use, read from the driver once a "
+            "second (for up to {minutes:.0f} minutes; every reader of this server sees the same readings)."
+        ).format(minutes=HUB.max_readings * HUB.interval_s / 60)
     )
     watching = HUB.watching(viewer)
-    t1, t2, _ = st.columns([1, 1, 4])
-    if t1.button("Start", key="gpu_tel_start", icon=":material/play_arrow:", disabled=watching):
+    t1, t2, _spare = st.columns([1, 1, 4])
+    if t1.button(_("Start"), key="gpu_tel_start", icon=":material/play_arrow:", disabled=watching):
         refused = HUB.start(viewer)
         if refused:
-            st.error(refused)
+            st.error(reader_line(refused))
         watching = HUB.watching(viewer)
-    if t2.button("Stop", key="gpu_tel_stop", icon=":material/stop:", disabled=not watching):
+    if t2.button(_("Stop"), key="gpu_tel_stop", icon=":material/stop:", disabled=not watching):
         HUB.leave(viewer)
         watching = False
 
@@ -47,13 +50,13 @@ def telemetry_panel(viewer: str) -> None:
 
 def _draw(samples: list[nvml.TelemetrySample]) -> None:
     if not samples:
-        st.caption("Press Start to watch the card.")
+        st.caption(_("Press Start to watch the card."))
         return
     last = samples[-1]
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("Power", or_unknown(last.power_w, "{:,.0f} W"))
-    m2.metric("Temperature", or_unknown(last.temperature_c, "{:.0f} °C"))
-    m3.metric("SM clock", or_unknown(last.sm_clock_mhz, "{:,.0f} MHz"))
-    reasons = nvml.describe_throttle(last.throttle_mask)
-    m4.metric("Clock held back by", ", ".join(reasons) if reasons else "nothing")
+    m1.metric(_("Power"), _(or_unknown(last.power_w, "{:,.0f} W")))
+    m2.metric(_("Temperature"), _(or_unknown(last.temperature_c, "{:.0f} °C")))
+    m3.metric(_("SM clock"), _(or_unknown(last.sm_clock_mhz, "{:,.0f} MHz")))
+    reasons = [_(reason) for reason in nvml.describe_throttle(last.throttle_mask)]
+    m4.metric(_("Clock held back by"), _(", ").join(reasons) if reasons else _("nothing"))
     show_figure(telemetry_figure(samples), key="gpu_tel_fig")

@@ -1,7 +1,7 @@
 """Qwen3 (dense) and Qwen3.5 (hybrid) folders in the course's own modules, for the checkpoint benchmark.
 
-The protocol is core.gpu.checkpoint_decoders.Decoder's (the one core.gpu.timing.time_decode and
-core.gpu.graphs.time_graphed drive). Both keep every tensor a step touches at a fixed address —
+The protocol is core.gpu.decode.checkpoint_decoders.Decoder's (the one core.gpu.timing.decode_timer.time_decode and
+core.gpu.timing.graphs.time_graphed drive). Both keep every tensor a step touches at a fixed address —
 the KV rows in `StaticKV` buffers allocated for the depth's room (core/models/static_kv.py), the
 Qwen3.5 boards and convolution windows overwritten in place (core/models/qwen35_static.py) — so on
 CUDA the benchmark captures each repetition's steps as one CUDA graph (`graphable`), as it does the
@@ -18,6 +18,7 @@ from pathlib import Path
 
 import torch
 
+from core.i18n import N_
 from core.models import hf_causal
 
 QWEN3, QWEN35 = ("qwen3",), ("qwen3_5", "qwen3_5_text")  # model_type values these decoders read
@@ -27,7 +28,7 @@ FAMILIES = QWEN3 + QWEN35
 class _CourseDecoder:
     """What both share: weights on the device, a static cache per `allocate`, position bookkeeping."""
 
-    graphable = True  # every step's tensors stay put: core.gpu.graphs may capture it on CUDA
+    graphable = True  # every step's tensors stay put: core.gpu.timing.graphs may capture it on CUDA
     cache_kind = ""
     loader = ""
 
@@ -89,8 +90,8 @@ class _CourseDecoder:
 class Qwen3Decoder(_CourseDecoder):
     """A Qwen3 folder in core/models/qwen3.py: every layer attention, over static KV buffers."""
 
-    cache_kind = "course static KV cache (preallocated per depth)"
-    loader = "the course's Qwen3 module (core/models/qwen3.py)"
+    cache_kind = N_("course static KV cache (preallocated per depth)")
+    loader = N_("the course's Qwen3 module (core/models/qwen3.py)")
 
     def __init__(self, folder: Path | str, device: torch.device, dtype: torch.dtype) -> None:
         from core.models.qwen3 import load_qwen3
@@ -108,11 +109,11 @@ class Qwen35Decoder(_CourseDecoder):
     """A Qwen3.5 folder in core/models/qwen35.py, stepped by core/models/qwen35_static.py: static KV
     buffers in the attention layers, fixed boards and convolution windows in the Gated DeltaNet ones."""
 
-    cache_kind = "course static KV cache + fixed boards (preallocated per depth)"
-    loader = "the course's Qwen3.5 module (core/models/qwen35.py)"
+    cache_kind = N_("course static KV cache + fixed boards (preallocated per depth)")
+    loader = N_("the course's Qwen3.5 module (core/models/qwen35.py)")
 
     def __init__(self, folder: Path | str, device: torch.device, dtype: torch.dtype) -> None:
-        from core.models.hf_qwen35 import load_qwen35
+        from core.models.qwen35 import load_qwen35
 
         super().__init__(load_qwen35(folder, dtype).model, device)
 

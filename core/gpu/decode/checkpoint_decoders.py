@@ -1,7 +1,7 @@
-"""The ways the checkpoint benchmark (core.gpu.checkpoint_bench) steps a real model, behind one
-protocol (core.gpu.timing.time_decode's): a GPT-2 folder in the course's own module over its
+"""The ways the checkpoint benchmark (core.gpu.suites.checkpoint_bench) steps a real model, behind one
+protocol (core.gpu.timing.decode_timer.time_decode's): a GPT-2 folder in the course's own module over its
 preallocated `KVCache` (core/models/gpt2.py); Qwen3 (dense) and Qwen3.5 (hybrid) folders in the
-course's own modules over static buffers a CUDA graph can replay (core/gpu/checkpoint_course.py);
+course's own modules over static buffers a CUDA graph can replay (core/gpu/decode/checkpoint_course.py);
 and a Llama / Mistral / Qwen2 folder through transformers with its own cache
 (core.models.hf_causal.HFDecoder). Plus the byte counts the benchmark keeps: cache rows and fixed
 state on the real tensors, and distinct weights (a tied head once).
@@ -15,7 +15,8 @@ from typing import Protocol
 
 import torch
 
-from core.gpu import checkpoint_course
+from core.gpu.decode import checkpoint_course
+from core.i18n import N_
 from core.models import hf_causal
 
 
@@ -38,7 +39,7 @@ class GPT2Decoder:
     """A GPT-2 folder in the course's module, stepped over its `KVCache` (core/models/gpt2.py):
     buffers for the whole window, allocated once; `length` says how many rows are real."""
 
-    cache_kind = "course KVCache (preallocated for the window)"
+    cache_kind = N_("course KVCache (preallocated for the window)")
 
     def __init__(self, folder: Path | str, device: torch.device, dtype: torch.dtype) -> None:
         from core.models.hf_gpt2 import load_gpt2
@@ -47,7 +48,7 @@ class GPT2Decoder:
         loaded = load_gpt2(folder, dtype=dtype)
         self.model = loaded.model.to(self.device).eval()
         self.vocab = self.model.config.vocab_size
-        self.loader = "the course's GPT-2 module (core/models/gpt2.py)"
+        self.loader = N_("the course's GPT-2 module (core/models/gpt2.py)")
         self.cache = None
 
     def parameters(self) -> list[torch.Tensor]:

@@ -18,10 +18,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from core.gpu.kv_cache import KVCache
-from core.gpu.models import AttentionDecoder, _rms
+from core.gpu.decode.kv_cache import KVCache
+from core.gpu.decode.models import AttentionDecoder, _rms
+from core.gpu.decode.traffic import Traffic
 from core.gpu.presets import Preset
-from core.gpu.traffic import Traffic
 
 
 def layers_that_fit(budget_bytes: int, held_bytes: int, layer_bytes: int, n_layers: int) -> int:

@@ -6,12 +6,12 @@
   index on the device, so routing never waits for the host; the gather copies the chosen
   weights once more (written, then read again), which a fused MoE kernel avoids — that copy
   is counted in `traffic()` as scratch, so the roofline knows about it.
-  `impl="grouped"` is that fused path: PyTorch's grouped GEMM (`torch._grouped_mm`, the kernel
+  `way="grouped"` is that fused path: PyTorch's grouped GEMM (`torch._grouped_mm`, the kernel
   torchtitan's MoE uses; CUTLASS on Hopper) multiplies each chosen expert's weights in place, one
   group per expert, with the group boundaries computed on the device — no copy, no host sync.
   On an H200 the gather alone took most of a batch-1 MoE step (docs/gpu-runs/2026-11-30-*).
-  `impl="triton"` reads them in place too, with two Triton kernels written for one token
-  (core.gpu.moe_triton), as engines' fused MoE kernels do; it runs on any CUDA card Triton supports.
+  `way="triton"` reads them in place too, with two Triton kernels written for one token
+  (core.gpu.decode.moe_triton), as engines' fused MoE kernels do; it runs on any CUDA card Triton supports.
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from core.gpu import moe_triton, triton_support
-from core.gpu.traffic import Traffic
+from core.gpu.decode import moe_triton, triton_support
+from core.gpu.decode.traffic import Traffic
+from core.i18n import N_
 
 
 def weight(shape: tuple[int, ...], device: torch.device, dtype: torch.dtype) -> nn.Parameter:
@@ -64,7 +65,7 @@ class MoEFFN(nn.Module):
         expert_hidden: int,
         device: torch.device,
         dtype: torch.dtype,
-        impl: str = "gather",
+        way: str = "gather",
     ) -> None:
         super().__init__()
         n_routed = n_experts - n_shared
@@ -76,25 +77,25 @@ class MoEFFN(nn.Module):
         self.shared_w2 = weight((n_shared * expert_hidden, d), device, dtype)
         self.w1 = weight((n_routed, d, expert_hidden), device, dtype)  # (E, D, Fe)
         self.w2 = weight((n_routed, expert_hidden, d), device, dtype)  # (E, Fe, D)
-        self.use(impl)
+        self.use(way)
 
-    def runnable_impls(self) -> list[str]:
-        """The implementations that run on this layer's device, dtype and widths."""
-        return [i for i in IMPLS if self._runs_here(i)]
+    def runnable_ways(self) -> list[str]:
+        """The ways of reading the chosen experts that run on this layer's device, dtype and widths."""
+        return [i for i in MOE_WAYS if self._runs_here(i)]
 
-    def _runs_here(self, impl: str) -> bool:
+    def _runs_here(self, way: str) -> bool:
         _, d, fe = self.w1.shape
-        return impl_available(impl, self.w1.device, self.w1.dtype, d, fe)
+        return way_available(way, self.w1.device, self.w1.dtype, d, fe)
 
-    def use(self, impl: str) -> None:
-        """Read the chosen experts with `impl` from now on (the weights stay as they are)."""
-        if impl not in IMPLS:
-            raise ValueError(f"unknown MoE implementation {impl!r}; choose one of {', '.join(IMPLS)}")
-        if not self._runs_here(impl):
+    def use(self, way: str) -> None:
+        """Read the chosen experts with `way` from now on (the weights stay as they are)."""
+        if way not in MOE_WAYS:
+            raise ValueError(f"unknown MoE implementation {way!r}; choose one of {', '.join(MOE_WAYS)}")
+        if not self._runs_here(way):
             raise ValueError(
-                f"the {impl!r} MoE cannot run {self.w1.dtype} on {self.w1.device} at these widths"
+                f"the {way!r} MoE cannot run {self.w1.dtype} on {self.w1.device} at these widths"
             )
-        self.impl = impl
+        self.way = way
 
     def active_params(self) -> int:
         per_expert = self.w1[0].numel() + self.w2[0].numel()
@@ -109,17 +110,17 @@ class MoEFFN(nn.Module):
             "gather": 2 * routed,
             "grouped": 0,
             "triton": moe_triton.scratch_bytes(self.w1.shape[1], self.w1.shape[2], self.top_k),
-        }[self.impl]
+        }[self.way]
         return Traffic(weights=_bytes(self.router, self.shared_w1, self.shared_w2) + routed, scratch=scratch)
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:  # (1, D) → (1, D)
         out = F.gelu(h @ self.shared_w1) @ self.shared_w2
         logits = (h @ self.router)[0]  # (E,)
         top_v, top_i = torch.topk(logits, self.top_k)  # (k,) — stays on the device
-        if self.impl == "triton":  # the gates' softmax inside the kernel: three launches fewer
+        if self.way == "triton":  # the gates' softmax inside the kernel: three launches fewer
             return moe_triton.fused_experts(h, top_i, top_v, self.w1, self.w2, base=out)
         gate = torch.softmax(top_v.float(), -1).to(h.dtype)  # (k,)
-        if self.impl == "grouped":
+        if self.way == "grouped":
             return out + self._grouped(h, top_i, gate)
         w1 = self.w1.index_select(0, top_i)  # (k, D, Fe)
         w2 = self.w2.index_select(0, top_i)  # (k, Fe, D)
@@ -139,22 +140,24 @@ class MoEFFN(nn.Module):
         return torch._grouped_mm(hidden, self.w2, offs=offs).sum(0, keepdim=True)  # (1, D)
 
 
-IMPLS = ("gather", "grouped", "triton")
-# The implementations in words, for the page and the CLI.
-IMPL_WORDS = {
-    "gather": "gathered copy (index_select + bmm)",
-    "grouped": "grouped GEMM (torch._grouped_mm)",
-    "triton": "fused Triton kernels",
+# The ways an MoE layer can read its chosen experts (a "way" everywhere: the CLI's --skip-ways, the
+# JSON's `way` of a series; a MoE row's JSON keeps its first name, `moe_impl`).
+MOE_WAYS = ("gather", "grouped", "triton")
+# The ways in words, for the page and the CLI (English here; the page shows `_(words)`).
+MOE_WAY_WORDS = {
+    "gather": N_("gathered copy (index_select + bmm)"),
+    "grouped": N_("grouped GEMM (torch._grouped_mm)"),
+    "triton": N_("fused Triton kernels"),
 }
-# The decode models' feed-forward kinds for each MoE implementation (core.gpu.models.build).
-MOE_KINDS = {"moe": "gather", "moe_grouped": "grouped", "moe_triton": "triton"}
+# The decode models' MoE feed-forwards by name (core.gpu.decode.models.build), each with the way it reads its experts.
+MOE_FFN_WAYS = {"moe": "gather", "moe_grouped": "grouped", "moe_triton": "triton"}
 
 
-def impl_available(impl: str, device: torch.device, dtype: torch.dtype, d: int, expert_hidden: int) -> bool:
-    """Whether MoE implementation `impl` runs on this device, dtype and widths."""
-    if impl == "grouped":
+def way_available(way: str, device: torch.device, dtype: torch.dtype, d: int, expert_hidden: int) -> bool:
+    """Whether the MoE way `way` (how the chosen experts are read) runs on this device, dtype and widths."""
+    if way == "grouped":
         return grouped_mm_available(device, dtype, d, expert_hidden)
-    if impl == "triton":
+    if way == "triton":
         return triton_support.available(device)
     return True
 

@@ -24,7 +24,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from core.gpu.traffic import Traffic
+from core.gpu.decode.traffic import Traffic
 
 
 def empty_host_cache() -> None:

@@ -4,24 +4,24 @@ Three memories, one skeleton (embedding → n_layers × [mixer + feed-forward] �
 
 - `AttentionDecoder`  softmax attention over a pre-allocated ("static") KV cache that grows
   a row per token — what llama-bench's `tg @ d` measures — through one
-  `F.scaled_dot_product_attention` call per layer. The cache (core.gpu.kv_cache) can have a
+  `F.scaled_dot_product_attention` call per layer. The cache (core.gpu.decode.kv_cache) can have a
   device budget: positions past it live in pinned host memory, streamed every step.
 - `StateDecoder`      the same projections around a Gated-DeltaNet fixed state (Yang et al.
   2024, "Gated Delta Networks"): S ← αS + β k (v − Sᵀk)ᵀ, o = Sᵀq — the update of
   `core.ops.gated_delta_rule.step`, written in place so the state is read four times and
   written twice per step, a count `traffic()` can state exactly. It does not grow with context.
-  Where Triton runs, the same step can run as one fused kernel a layer (core.gpu.state_triton).
-- feed-forward `dense` or `moe` (core.gpu.ffn): equal total parameters.
+  Where Triton runs, the same step can run as one fused kernel a layer (core.gpu.decode.state_triton).
+- feed-forward `dense` or `moe` (core.gpu.decode.ffn): equal total parameters.
 
 `kernel_ways()` lists the interchangeable ways a model can run its step here (the MoE's ways of
 reading its experts; the state step as PyTorch ops or fused), `use_way()` switches between them
-with the weights unchanged, and the benchmarks keep the fastest (core.gpu.ways).
+with the weights unchanged, and the benchmarks keep the fastest (core.gpu.timing.ways).
 
 A step never waits for the host: the token is looked up with `index_select` on the device
 (indexing with a 0-dim CUDA tensor would copy it to the host, a hidden sync per step) and
 positions are plain Python ints, so a whole repetition of steps can be captured as one CUDA
 graph. `traffic(pos)` says how many bytes a step moves — the roofline's bytes per token;
-tests check it against what torch really touches (core.gpu.traffic).
+tests check it against what torch really touches (core.gpu.decode.traffic).
 
 The weights are random: these models move the bytes a trained model of this shape moves.
 """
@@ -34,14 +34,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from core.gpu import state_triton, triton_support
-from core.gpu.ffn import MOE_KINDS, DenseFFN, MoEFFN, weight
-from core.gpu.kv_cache import KVCache
+from core.gpu.decode import state_triton, triton_support
+from core.gpu.decode.ffn import MOE_FFN_WAYS, DenseFFN, MoEFFN, weight
+from core.gpu.decode.kv_cache import KVCache
+from core.gpu.decode.traffic import Traffic
 from core.gpu.presets import Preset
-from core.gpu.traffic import Traffic
+from core.i18n import N_
 from core.units import format_bytes, format_params
 
-# The parts of a step that can run more than one way, as a skip list names them (core.gpu.ways).
+# The parts of a step that can run more than one way, as a skip list names them (core.gpu.timing.ways).
 MOE_PART, STATE_PART = "moe", "state"
 
 
@@ -58,7 +59,7 @@ def _bytes(*tensors: torch.Tensor) -> int:
     return sum(t.numel() * t.element_size() for t in tensors)
 
 
-def moe_layer(preset: Preset, device: torch.device | str, dtype: torch.dtype, impl: str = "gather") -> MoEFFN:
+def moe_layer(preset: Preset, device: torch.device | str, dtype: torch.dtype, way: str = "gather") -> MoEFFN:
     """One MoE feed-forward layer of the preset's widths and experts."""
     return MoEFFN(
         preset.d_model,
@@ -68,7 +69,7 @@ def moe_layer(preset: Preset, device: torch.device | str, dtype: torch.dtype, im
         preset.expert_hidden,
         torch.device(device),
         dtype,
-        impl=impl,
+        way=way,
     )
 
 
@@ -82,8 +83,8 @@ class _Block(nn.Module):
             self.ffn: nn.Module = DenseFFN(d, preset.ffn_hidden, device, dtype)
         elif ffn == "dense_moe_size":  # the dense twin of the MoE: same total parameters
             self.ffn = DenseFFN(d, preset.moe_ffn_hidden, device, dtype)
-        elif ffn in MOE_KINDS:  # the chosen experts gathered, or read in place
-            self.ffn = moe_layer(preset, device, dtype, MOE_KINDS[ffn])
+        elif ffn in MOE_FFN_WAYS:  # the chosen experts gathered, or read in place
+            self.ffn = moe_layer(preset, device, dtype, MOE_FFN_WAYS[ffn])
         else:
             raise ValueError(f"unknown feed-forward kind {ffn!r}")
 
@@ -140,20 +141,20 @@ class DecodeModel(nn.Module):
 
     def kernel_ways(self) -> list[str]:
         """The interchangeable ways this model can run its step here — for an MoE, how it reads its
-        experts (core.gpu.ffn.IMPLS); the benchmark keeps the fastest (core.gpu.ways)."""
+        experts (core.gpu.decode.ffn.MOE_WAYS); the benchmark keeps the fastest (core.gpu.timing.ways)."""
         layers = self.moe_layers()
-        return layers[0].runnable_impls() if layers else ["torch"]
+        return layers[0].runnable_ways() if layers else ["torch"]
 
     @property
     def way_part(self) -> str:
         """The part of the step `kernel_ways` choose for: 'moe' (how the experts are read), 'state'
-        (how the fixed state is updated) — what a skip list names as 'moe:triton' (core.gpu.ways)."""
+        (how the fixed state is updated) — what a skip list names as 'moe:triton' (core.gpu.timing.ways)."""
         return MOE_PART if self.moe_layers() else "mixer"
 
     @property
     def way(self) -> str:
         layers = self.moe_layers()
-        return layers[0].impl if layers else "torch"
+        return layers[0].way if layers else "torch"
 
     def use_way(self, way: str) -> None:
         if self.moe_layers():
@@ -164,10 +165,10 @@ class DecodeModel(nn.Module):
     def moe_layers(self) -> list[MoEFFN]:
         return [b.ffn for b in self.blocks if isinstance(b.ffn, MoEFFN)]
 
-    def use_moe(self, impl: str) -> None:
-        """Every MoE layer reads its chosen experts with `impl` (core.gpu.ffn.IMPLS)."""
+    def use_moe(self, way: str) -> None:
+        """Every MoE layer reads its chosen experts with `way` (core.gpu.decode.ffn.MOE_WAYS)."""
         for ffn in self.moe_layers():
-            ffn.use(impl)
+            ffn.use(way)
 
     def persistent_tensors(self) -> list[torch.Tensor]:
         """Every long-lived tensor a step may touch (weights, cache, state): what the tracer watches."""
@@ -266,7 +267,7 @@ class StateDecoder(DecodeModel):
         self._way = "torch"
 
     # The step as PyTorch ops (a dozen kernels a layer, the state read or written 6 times) or as
-    # one Triton kernel a layer (core.gpu.state_triton: the state read once and written once).
+    # one Triton kernel a layer (core.gpu.decode.state_triton: the state read once and written once).
     def kernel_ways(self) -> list[str]:
         return ["torch"] + (["triton"] if triton_support.available(self.device) else [])
 
@@ -332,10 +333,10 @@ class StateDecoder(DecodeModel):
 
 STATE_WAYS = ("torch", "triton")
 
-# The ways in words, for the page and the CLI.
+# The ways in words, for the page and the CLI (English here; the page shows `_(words)`).
 STATE_WAY_WORDS = {
-    "torch": "PyTorch ops (a dozen kernels a layer)",
-    "triton": "one fused Triton kernel a layer",
+    "torch": N_("PyTorch ops (a dozen kernels a layer)"),
+    "triton": N_("one fused Triton kernel a layer"),
 }
 
 
@@ -344,7 +345,7 @@ def build(
 ) -> DecodeModel:
     """'attention' or 'state' mixer with a 'dense', 'dense_moe_size', 'moe' (gathered experts),
     'moe_grouped' (grouped GEMM) or 'moe_triton' (fused Triton kernels) feed-forward
-    (core.gpu.ffn.MOE_KINDS; core.gpu.ffn.impl_available says where each runs)."""
+    (core.gpu.decode.ffn.MOE_FFN_WAYS; core.gpu.decode.ffn.way_available says where each runs)."""
     cls = {"attention": AttentionDecoder, "state": StateDecoder}[kind]
     return cls(preset, ffn, device, dtype)
 

@@ -15,7 +15,7 @@ decode-time (one token) form of that idea, for this project's layouts:
   output). Products pile up in a (Fe-tile, D-tile) block and are summed across threads once
   at the end, not once per expert.
 
-Compiled for sm_90 (tests/test_gpu_triton_kernels.py, Triton's own ptxas, `large` preset's
+Compiled for sm_90 (tests/core/gpu/decode/test_triton_kernels.py, Triton's own ptxas, `large` preset's
 shapes): no spills, 16-byte weight loads, 5 barriers in `_down` (121 when it reduced per expert).
 
 The expert ids and scores are read on the device, so a step never waits for the host and can
@@ -31,7 +31,7 @@ from typing import Any
 
 import torch
 
-from core.gpu.triton_support import interpreted
+from core.gpu.decode.triton_support import interpreted
 
 BLOCK_D_UP = 256  # rows of W1 per program: (D / 256) × (Fe / 64) × k programs (192 on `large`)
 BLOCK_F = 64  # expert-hidden columns per tile

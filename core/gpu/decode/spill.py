@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from core.i18n import N_
+
 WORKSPACE_BYTES = 256 * 1024**2  # one step's activations, the graph pool and allocator slack on a GPU
 HOST_MARGIN_BYTES = 2 * 1024**3  # host RAM left for everything else
 HOST_SHARE = 0.5  # the largest share of free host RAM one benchmark may pin
@@ -81,13 +83,23 @@ class HostCheck:
 
     @property
     def message(self) -> str:
+        """Why the run stops short, in English (it is kept in the run's JSON; the page translates it
+        from `REFUSAL`, ui.gpu.words)."""
         gib = 1024**3
-        return (
-            f"the spilled cache needs {self.needed_bytes / gib:.1f} GiB of pinned host memory, more than this "
-            f"machine can safely spare: {(self.allowed_bytes or 0) / gib:.1f} GiB "
-            f"({HOST_SHARE:.0%} of the {(self.available_bytes or 0) / gib:.1f} GiB free, "
-            f"always leaving {HOST_MARGIN_BYTES / gib:.0f} GiB). Pick a larger budget or a smaller model"
+        return REFUSAL.format(
+            needed=f"{self.needed_bytes / gib:.1f}",
+            allowed=f"{(self.allowed_bytes or 0) / gib:.1f}",
+            share=f"{HOST_SHARE:.0%}",
+            free=f"{(self.available_bytes or 0) / gib:.1f}",
+            margin=f"{HOST_MARGIN_BYTES / gib:.0f}",
         )
+
+
+REFUSAL = N_(
+    "the spilled cache needs {needed} GiB of pinned host memory, more than this machine can safely spare: "
+    "{allowed} GiB ({share} of the {free} GiB free, always leaving {margin} GiB). Pick a larger budget or a "
+    "smaller model"
+)
 
 
 def check_host(needed_bytes: int, available_bytes: int | None = None) -> HostCheck:

@@ -1,6 +1,6 @@
 """One decode step of the gated delta rule in a single Triton kernel, the state read and written once.
 
-The fixed-state model's step in PyTorch (core.gpu.models.StateDecoder) is a dozen small ops
+The fixed-state model's step in PyTorch (core.gpu.decode.models.StateDecoder) is a dozen small ops
 per layer — normalise q and k, the gates, decay S, recall Sᵀk, the rank-1 update, read out
 Sᵀq — each one a kernel, and three of them read or write the whole (H, K, V) state. On an H200
 the step launched 712 kernels against 328 for full attention and ran at 0.72× its speed at
@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from core.gpu.triton_support import interpreted
+from core.gpu.decode.triton_support import interpreted
 
 BLOCK_V = 32  # value columns per program: H × (Dh / 32) programs (128 on `large`)
 

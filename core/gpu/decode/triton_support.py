@@ -1,4 +1,4 @@
-"""Whether this project's Triton kernels (core.gpu.moe_triton, core.gpu.state_triton) can run here.
+"""Whether this project's Triton kernels (core.gpu.decode.moe_triton, core.gpu.decode.state_triton) can run here.
 
 Triton comes with CUDA PyTorch on Linux and is optional: without it the PyTorch paths run.
 On the CPU the kernels run only in Triton's interpreter (TRITON_INTERPRET=1, set before Triton

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from core.gpu.sampler import Sampler
+from core.gpu.device.sampler import Sampler
 
 POWER_AVERAGE_S = 1.0  # NVML power on Hopper: the average of the last second
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 
-from core.gpu.nvml import LOST_MESSAGE, DeviceSnapshot
+from core.gpu.device.nvml import GONE, LOST_MESSAGE, DeviceSnapshot
 
 
 class GpuHealth:
@@ -29,7 +29,7 @@ class GpuHealth:
             elif snapshot.available:
                 self.seen = snapshot.name or "the GPU"
             elif self.seen is not None and self.lost is None:
-                self.lost = LOST_MESSAGE.format(error=f"{self.seen} is no longer listed: {snapshot.reason}")
+                self.lost = LOST_MESSAGE.format(error=GONE.format(name=self.seen, reason=snapshot.reason))
 
     def mark_lost(self, reason: str) -> None:
         with self._lock:

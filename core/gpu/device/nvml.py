@@ -6,7 +6,7 @@ do: consumer and laptop cards answer `NVMLError_NotSupported` to many calls (pow
 energy counter, power limit …) and one unsupported call must not hide the rest.
 
 The NVML module is passed in (`module=`) so tests can hand over a scripted stand-in
-(`tests.fake_nvml.FakeNvml`); by default the real `pynvml` is imported.
+(`tests.core.gpu.fake_nvml.FakeNvml`); by default the real `pynvml` is imported.
 
 Peak memory bandwidth from NVML = 2 × max memory clock (MHz) × bus width (bits) / 8
 (checks: RTX 4090 10501 MHz × 384 bit → 1008 GB/s; H100 SXM 2619 × 5120 → 3352 GB/s;
@@ -21,31 +21,49 @@ from dataclasses import asdict, dataclass
 from types import ModuleType
 from typing import Any
 
+from core.i18n import N_
+
 # PCIe bandwidth per lane and direction in bytes/s (PCI-SIG line rates after encoding:
 # Gen1/2 8b/10b, Gen3+ 128b/130b; x16: Gen3 15.75, Gen4 31.5, Gen5 63 GB/s).
 PCIE_LANE_BYTES_PER_S = {1: 0.25e9, 2: 0.5e9, 3: 15.75e9 / 16, 4: 31.5e9 / 16, 5: 63e9 / 16}
 
 # Clock-event ("throttle") reason bits, nvmlDeviceGetCurrentClocksEventReasons.
 THROTTLE_REASONS = {
-    0x1: "idle",
-    0x2: "application clock setting",
-    0x4: "software power cap",
-    0x8: "hardware slowdown",
-    0x10: "sync boost",
-    0x20: "software thermal slowdown",
-    0x40: "hardware thermal slowdown",
-    0x80: "power brake",
-    0x100: "display clock setting",
+    0x1: N_("idle"),
+    0x2: N_("application clock setting"),
+    0x4: N_("software power cap"),
+    0x8: N_("hardware slowdown"),
+    0x10: N_("sync boost"),
+    0x20: N_("software thermal slowdown"),
+    0x40: N_("hardware thermal slowdown"),
+    0x80: N_("power brake"),
+    0x100: N_("display clock setting"),
 }
 
 
 # NVML errors that mean the card itself is gone (fell off the bus, reset, removed): pynvml's
 # class names and NVML's codes (NVML_ERROR_GPU_IS_LOST = 15, NVML_ERROR_GPU_NOT_FOUND = 28).
 LOST_ERRORS = {"NVMLError_GpuIsLost": 15, "NVMLError_GpuNotFound": 28}
-LOST_MESSAGE = (
+LOST_MESSAGE = N_(
     "The GPU stopped answering the NVIDIA driver ({error}). Benchmarks are turned off until the "
     "machine (or its driver) is restarted; what was measured before is still shown."
 )
+# Why there is no GPU, in words a reader understands: kept in English in the snapshot (a CLI, a JSON and
+# every reader share it) and translated where a page shows it (ui/gpu/words.py)
+NO_DRIVER = N_("No NVIDIA driver found on this machine (the NVML library libnvidia-ml is missing).")
+NOT_LOADED = N_("The NVIDIA driver is installed but not loaded, so no GPU can be used.")
+NO_PERMISSION = N_("The NVIDIA driver refused access to the GPU (no permission).")
+NOT_STARTED = N_("The NVIDIA driver could not be started: {error}.")
+NO_BINDINGS = N_("The NVIDIA bindings (nvidia-ml-py) are not installed, so no GPU can be read.")
+NOT_LOADABLE = N_("The NVIDIA driver library could not be loaded: {error}.")
+NO_COUNT = N_("The NVIDIA driver could not count GPUs: {error}.")
+NO_GPU_LISTED = N_("The NVIDIA driver is running but reports no GPU.")
+NOT_OPENED = N_("The NVIDIA driver could not open GPU {index}: {error}.")
+GONE = N_("{name} is no longer listed: {reason}")
+REASON_TEMPLATES = (
+    NO_DRIVER, NOT_LOADED, NO_PERMISSION, NOT_STARTED, NO_BINDINGS, NOT_LOADABLE, NO_COUNT, NO_GPU_LISTED,
+    NOT_OPENED, GONE,
+)  # fmt: skip
 
 
 def is_lost(error: BaseException) -> bool:
@@ -279,12 +297,12 @@ class NoGpu:
 def _init_failure(nvml: Any, error: Exception) -> str:
     kind = type(error).__name__
     if "LibraryNotFound" in kind:
-        return "No NVIDIA driver found on this machine (the NVML library libnvidia-ml is missing)."
+        return NO_DRIVER
     if "DriverNotLoaded" in kind:
-        return "The NVIDIA driver is installed but not loaded, so no GPU can be used."
+        return NOT_LOADED
     if "NoPermission" in kind:
-        return "The NVIDIA driver refused access to the GPU (no permission)."
-    return f"The NVIDIA driver could not be started: {error}."
+        return NO_PERMISSION
+    return NOT_STARTED.format(error=error)
 
 
 def _handle_for_cuda_device(module: Any, pci_bus_id: str | None, uuid: str | None) -> Any:
@@ -311,28 +329,28 @@ def open_gpu(
         try:
             module = load_module()
         except ImportError:
-            return NoGpu("The NVIDIA bindings (nvidia-ml-py) are not installed, so no GPU can be read.")
+            return NoGpu(NO_BINDINGS)
     try:
         module.nvmlInit()
     except module.NVMLError as error:
         return NoGpu(_init_failure(module, error))
     except OSError as error:  # a broken driver install can surface as a loader error
-        return NoGpu(f"The NVIDIA driver library could not be loaded: {error}.")
+        return NoGpu(NOT_LOADABLE.format(error=error))
     try:
         count = module.nvmlDeviceGetCount()
     except module.NVMLError as error:
         module.nvmlShutdown()
-        return _lost_or(error, f"The NVIDIA driver could not count GPUs: {error}.")
+        return _lost_or(error, NO_COUNT.format(error=error))
     if count < 1:
         module.nvmlShutdown()
-        return NoGpu("The NVIDIA driver is running but reports no GPU.")
+        return NoGpu(NO_GPU_LISTED)
     handle = _handle_for_cuda_device(module, pci_bus_id, uuid)
     if handle is None:
         try:
             handle = module.nvmlDeviceGetHandleByIndex(min(index, count - 1))
         except module.NVMLError as error:
             module.nvmlShutdown()
-            return _lost_or(error, f"The NVIDIA driver could not open GPU {index}: {error}.")
+            return _lost_or(error, NOT_OPENED.format(index=index, error=error))
     return NvmlGpu(module, handle, index)
 
 

@@ -5,7 +5,7 @@ background thread and one NVML handle (a class of thirty watching the card costs
 a second, not thirty). Viewers say they are still there (`seen`) each time their chart
 redraws; the thread stops by itself — and closes its NVML handle, pairing the nvmlInit —
 when no viewer has been seen for `viewer_ttl_s` (a closed tab redraws nothing), after
-`max_readings`, or when the GPU is lost (recorded in core.gpu.health).
+`max_readings`, or when the GPU is lost (recorded in core.gpu.device.health).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from core.gpu import nvml
-from core.gpu.health import HEALTH
-from core.gpu.sampler import Sampler
+from core.gpu.device import nvml
+from core.gpu.device.health import HEALTH
+from core.gpu.device.sampler import Sampler
 
 
 def _open() -> nvml.NvmlGpu | nvml.NoGpu:

@@ -1,4 +1,4 @@
-"""What a batch sweep (core.gpu.batch_bench) says, in one sentence computed from its numbers.
+"""What a batch sweep (core.gpu.suites.batch_bench) says, in one sentence computed from its numbers.
 
 The page shows it under the batch chart: at the largest batch the fixed state ran, how many tokens
 per second it wrote in total and how many times full attention's that is (at the largest batch both
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.gpu.batch_bench import BatchPoint, BatchResult, BatchSeries
+from core.gpu.suites.batch_bench import BatchPoint, BatchResult, BatchSeries
+from core.i18n import _, ngettext
 from core.units import format_bytes, format_context
 
 
@@ -43,27 +44,53 @@ class BatchSummary:
         return self.state_total_compared / self.attention_total_compared
 
     def sentence(self) -> str:
-        state = (
-            f"At batch {self.state_batch} the fixed state wrote {rate(self.state_total)} tokens/s in total"
+        numbers = dict(
+            batch=self.state_batch,
+            total=rate(self.state_total),
+            compared=self.compared_batch,
+            compared_total=rate(self.state_total_compared),
+            times=times(self.ratio) if self.ratio is not None else "",
+            attention=rate(self.attention_total_compared),
         )
         if self.compared_batch == self.state_batch and self.ratio is not None:
-            head = f"{state}, {times(self.ratio)} full attention's {rate(self.attention_total_compared)}."
+            head = _(
+                "At batch {batch} the fixed state wrote {total} tokens/s in total, {times} full attention's "
+                "{attention}."
+            ).format(**numbers)
         elif self.compared_batch is not None and self.ratio is not None:
-            head = (
-                f"{state}; full attention did not run there. At batch {self.compared_batch}, the largest both "
-                f"ran, the fixed state wrote {rate(self.state_total_compared)} tokens/s in total, "
-                f"{times(self.ratio)} full attention's {rate(self.attention_total_compared)}."
+            head = _(
+                "At batch {batch} the fixed state wrote {total} tokens/s in total; full attention did not run "
+                "there. At batch {compared}, the largest both ran, the fixed state wrote {compared_total} tokens/s "
+                "in total, {times} full attention's {attention}."
+            ).format(**numbers)
+        else:
+            head = _(
+                "At batch {batch} the fixed state wrote {total} tokens/s in total; full attention ran at none of "
+                "these batches."
+            ).format(**numbers)
+        n = self.attention_max_batch
+        room = dict(
+            device=self.device,
+            n=f"{n:,}",
+            depth=format_context(self.depth),
+            cache=format_bytes(self.attention_sequence_bytes),
+            state_fits=f"{self.state_max_batch:,}",
+            state=format_bytes(self.state_sequence_bytes),
+        )
+        if n == 0:
+            fits = _(
+                "Beside the weights, in the memory free on {device}, full attention fits not even one sequence at "
+                "depth {depth} ({cache} of cache each); the fixed state fits {state_fits} ({state} of state each)."
             )
         else:
-            head = f"{state}; full attention ran at none of these batches."
-        n = self.attention_max_batch
-        at_most = "not even one sequence" if n == 0 else f"at most {n:,} sequence{'s' * (n != 1)}"
-        return (
-            f"{head} Beside the weights, in the memory free on {self.device}, full attention fits {at_most} "
-            f"at depth {format_context(self.depth)} ({format_bytes(self.attention_sequence_bytes)} of cache "
-            f"each); the fixed state fits {self.state_max_batch:,} ({format_bytes(self.state_sequence_bytes)} "
-            "of state each)."
-        )
+            fits = ngettext(
+                "Beside the weights, in the memory free on {device}, full attention fits at most {n} sequence at "
+                "depth {depth} ({cache} of cache each); the fixed state fits {state_fits} ({state} of state each).",
+                "Beside the weights, in the memory free on {device}, full attention fits at most {n} sequences at "
+                "depth {depth} ({cache} of cache each); the fixed state fits {state_fits} ({state} of state each).",
+                n,
+            )
+        return f"{head} {fits.format(**room)}"
 
 
 def summarise(result: BatchResult) -> BatchSummary | None:

@@ -1,6 +1,6 @@
 """The sentence under the GPU page's side-by-side checkpoint charts, computed from the runs themselves.
 
-Given the checkpoint runs one reader made on one device (core.gpu.checkpoint_bench results), say what
+Given the checkpoint runs one reader made on one device (core.gpu.suites.checkpoint_bench results), say what
 the charts show in numbers: for a dense model and a hybrid, at the deepest depth both were timed at,
 the memory each held (the hybrid's fixed boards named) and the speed each reached, and how fast each
 cache grows per token; for any other pair, each run's speed at its shallowest and deepest depth.
@@ -8,7 +8,8 @@ cache grows per token; for any other pair, each run's speed at its shallowest an
 
 from __future__ import annotations
 
-from core.gpu.checkpoint_bench import CheckpointPoint, CheckpointResult
+from core.gpu.suites.checkpoint_bench import CheckpointPoint, CheckpointResult
+from core.i18n import _
 from core.units import format_bytes
 
 
@@ -17,7 +18,7 @@ def _at(result: CheckpointResult, depth: int) -> CheckpointPoint:
 
 
 def _rate(tokens_per_s: float) -> str:
-    return f"{tokens_per_s:,.1f} tokens/s"
+    return _("{rate} tokens/s").format(rate=f"{tokens_per_s:,.1f}")
 
 
 def compare_words(results: list[CheckpointResult]) -> str:
@@ -27,27 +28,54 @@ def compare_words(results: list[CheckpointResult]) -> str:
     if dense and hybrid:
         return _dense_against_hybrid(dense[-1], hybrid[-1])
     return " ".join(
-        f"{r.name}: {_rate(r.points[0].tokens_per_s)} at depth {r.points[0].depth:,}, "
-        f"{_rate(r.points[-1].tokens_per_s)} at depth {r.points[-1].depth:,}."
+        _("{name}: {first_rate} at depth {first}, {last_rate} at depth {last}.").format(
+            name=r.name,
+            first_rate=_rate(r.points[0].tokens_per_s),
+            first=f"{r.points[0].depth:,}",
+            last_rate=_rate(r.points[-1].tokens_per_s),
+            last=f"{r.points[-1].depth:,}",
+        )
         for r in results
     )
 
 
 def _dense_against_hybrid(dense: CheckpointResult, hybrid: CheckpointResult) -> str:
     common = sorted({p.depth for p in dense.points} & {p.depth for p in hybrid.points})
-    growth = (
-        f"Per token of context the dense model's cache grows by {format_bytes(dense.cache_bytes_per_token)}, "
-        f"the hybrid's by {format_bytes(hybrid.cache_bytes_per_token)} (only its attention layers keep rows)."
+    growth = _(
+        "Per token of context the dense model's cache grows by {dense}, the hybrid's by {hybrid} (only its "
+        "attention layers keep rows)."
+    ).format(
+        dense=format_bytes(dense.cache_bytes_per_token), hybrid=format_bytes(hybrid.cache_bytes_per_token)
     )
     if not common:
-        return growth + " The two runs share no depth, so their speeds are not compared at one."
+        return growth + " " + _("The two runs share no depth, so their speeds are not compared at one.")
     d = common[-1]
     a, b = _at(dense, d), _at(hybrid, d)
-    faster = "faster" if b.tokens_per_s > a.tokens_per_s else "slower"
+    words = (
+        _(
+            "At depth {depth}, {dense} held {dense_cache} of KV cache and wrote {dense_rate}; {hybrid} held "
+            "{hybrid_held} ({boards} of it fixed boards, the same at every depth) and wrote {hybrid_rate}, "
+            "{times} the dense speed (faster)."
+        )
+        if b.tokens_per_s > a.tokens_per_s
+        else _(
+            "At depth {depth}, {dense} held {dense_cache} of KV cache and wrote {dense_rate}; {hybrid} held "
+            "{hybrid_held} ({boards} of it fixed boards, the same at every depth) and wrote {hybrid_rate}, "
+            "{times} the dense speed (slower)."
+        )
+    )
     return (
-        f"At depth {d:,}, {dense.name} held {format_bytes(a.cache_bytes)} of KV cache and wrote "
-        f"{_rate(a.tokens_per_s)}; {hybrid.name} held {format_bytes(b.cache_bytes + b.state_bytes)} "
-        f"({format_bytes(b.state_bytes)} of it fixed boards, the same at every depth) and wrote "
-        f"{_rate(b.tokens_per_s)}, {b.tokens_per_s / a.tokens_per_s:.2f}× the dense speed ({faster}). "
+        words.format(
+            depth=f"{d:,}",
+            dense=dense.name,
+            dense_cache=format_bytes(a.cache_bytes),
+            dense_rate=_rate(a.tokens_per_s),
+            hybrid=hybrid.name,
+            hybrid_held=format_bytes(b.cache_bytes + b.state_bytes),
+            boards=format_bytes(b.state_bytes),
+            hybrid_rate=_rate(b.tokens_per_s),
+            times=f"{b.tokens_per_s / a.tokens_per_s:.2f}×",
+        )
+        + " "
         + growth
     )

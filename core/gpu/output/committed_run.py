@@ -8,20 +8,20 @@ missing or unreadable, and the `*_words` helpers then say so in one plain line.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from core.gpu.context_bench import ContextResult, Series
-from core.gpu.last_run import context_from_dict, moe_from_dict
-from core.gpu.moe_bench import MoeResult, MoeRow
+from core.gpu.output.result import SuiteResult
+from core.gpu.suites.context_bench import ContextResult, Series
+from core.gpu.suites.moe_bench import MoeResult, MoeRow
+from core.i18n import N_, _, day, language
 from core.units import format_context
 
-RUNS = Path(__file__).resolve().parents[2] / "docs" / "gpu-runs"
+RUNS = Path(__file__).resolve().parents[3] / "docs" / "gpu-runs"
 _DATED = re.compile(r"^(\d{4}-\d{2}-\d{2})-")
-NO_RUN = "This copy of the course holds no GPU run of its own (docs/gpu-runs/ is missing or unreadable)."
+NO_RUN = N_("This copy of the course holds no GPU run of its own (docs/gpu-runs/ is missing or unreadable).")
 
 
 @dataclass(frozen=True)
@@ -37,13 +37,16 @@ class CommittedRun:
     @property
     def label(self) -> str:
         """How every chart names the run: 'measured on an NVIDIA H200 on 2026-11-30'."""
+        if language() != "en":
+            return _("measured on the {card} on {date}").format(card=self.card, date=day(self.date))
         article = "an" if self.card[:1].upper() in "AEFHILMNORSX" else "a"  # as the letter is spoken
         return f"measured on {article} {self.card} on {self.date}"
 
     @property
     def opening(self) -> str:
         """How every sentence starts: 'On the NVIDIA H200 measured on 2026-11-30'."""
-        return f"On the {self.card} measured on {self.date}"
+        when = self.date if language() == "en" else day(self.date)  # English keeps the ISO date
+        return _("On the {card} measured on {date}").format(card=self.card, date=when)
 
     @property
     def source(self) -> str:
@@ -65,11 +68,10 @@ def read(folder: Path) -> CommittedRun:
     match = _DATED.match(folder.name)
     if match is None:
         raise ValueError(f"{folder.name} does not start with a date")
-    data = json.loads((folder / "bench.json").read_text(encoding="utf-8"))
-    return CommittedRun(
-        folder, match.group(1), str(data["device"]["name"]), context_from_dict(data["context"]),
-        moe_from_dict(data["moe"]),
-    )  # fmt: skip
+    run = SuiteResult.from_json((folder / "bench.json").read_text(encoding="utf-8"))
+    if run.context is None or run.moe is None:
+        raise KeyError("context" if run.context is None else "moe")
+    return CommittedRun(folder, match.group(1), str(run.device.name), run.context, run.moe)
 
 
 @lru_cache(maxsize=8)
@@ -178,56 +180,92 @@ def _times(ratio: float) -> str:
     return f"{ratio:.2f}×"
 
 
-def _faster_or_slower(ratio: float) -> str:
-    """'1.14× faster' / '0.73× the speed of' words for a speed ratio."""
-    return f"{_times(ratio)} faster than" if ratio >= 1 else f"at {_times(ratio)} the speed of"
-
-
 def depth_sentence(run: CommittedRun) -> str:
     """Full attention vs the fixed state at depth 0 and at the deepest depth, on the committed run."""
     f = depth_facts(run)
     at0 = (
-        f"at depth {f.depth0:,} the fixed-state model ran {_faster_or_slower(f.ratio0)} full attention "
-        f"({f.state0:,.0f} against {f.attention0:,.0f} tokens/s; their rooflines were "
-        f"{f.state_roofline0:,.0f} and {f.attention_roofline0:,.0f} tokens/s)"
+        _(
+            "at depth {depth:,} the fixed-state model ran {ratio} faster than full attention "
+            "({state:,.0f} against {attention:,.0f} tokens/s; their rooflines were "
+            "{state_roofline:,.0f} and {attention_roofline:,.0f} tokens/s)"
+        )
+        if f.ratio0 >= 1
+        else _(
+            "at depth {depth:,} the fixed-state model ran at {ratio} the speed of full attention "
+            "({state:,.0f} against {attention:,.0f} tokens/s; their rooflines were "
+            "{state_roofline:,.0f} and {attention_roofline:,.0f} tokens/s)"
+        )
+    ).format(
+        depth=f.depth0,
+        ratio=_times(f.ratio0),
+        state=f.state0,
+        attention=f.attention0,
+        state_roofline=f.state_roofline0,
+        attention_roofline=f.attention_roofline0,
     )
     deep = (
-        f"at {format_context(f.deepest)} tokens full attention had fallen to {f.attention_deep:,.0f} tokens/s "
-        f"while the fixed state ran at {f.state_deep:,.0f}, {_faster_or_slower(f.ratio_deep)} full attention"
+        _(
+            "at {deepest} tokens full attention had fallen to {attention:,.0f} tokens/s "
+            "while the fixed state ran at {state:,.0f}, {ratio} faster than full attention"
+        )
+        if f.ratio_deep >= 1
+        else _(
+            "at {deepest} tokens full attention had fallen to {attention:,.0f} tokens/s "
+            "while the fixed state ran at {state:,.0f}, at {ratio} the speed of full attention"
+        )
+    ).format(
+        deepest=format_context(f.deepest), attention=f.attention_deep, state=f.state_deep, ratio=_times(f.ratio_deep)
     )
-    return f"{run.opening}, {at0}; {deep}."
+    return _("{opening}, {shallow}; {deep}.").format(opening=run.opening, shallow=at0, deep=deep)
 
 
 def depth_question(run: CommittedRun) -> str:
     """The page's predict-then-reveal question, its premise measured rather than assumed."""
     f = depth_facts(run)
     return (
-        f"{run.opening}, at depth {f.depth0:,} the fixed-state model ran {_faster_or_slower(f.ratio0)} full "
-        f"attention. At the deepest depth ({format_context(f.deepest)} tokens), which one is slower, and by "
-        "roughly how much?"
-    )
+        _(
+            "{opening}, at depth {depth:,} the fixed-state model ran {ratio} faster than full "
+            "attention. At the deepest depth ({deepest} tokens), which one is slower, and by "
+            "roughly how much?"
+        )
+        if f.ratio0 >= 1
+        else _(
+            "{opening}, at depth {depth:,} the fixed-state model ran at {ratio} the speed of full "
+            "attention. At the deepest depth ({deepest} tokens), which one is slower, and by "
+            "roughly how much?"
+        )
+    ).format(opening=run.opening, depth=f.depth0, ratio=_times(f.ratio0), deepest=format_context(f.deepest))
 
 
 def moe_power_sentence(run: CommittedRun) -> str:
     """The MoE's power, speed and energy against the dense model's, and which of the two made the saving."""
     f = moe_facts(run)
     energy = f.energy_ratio
-    idle = " (idle power subtracted)" if f.moe.net_joules_per_token and f.dense.net_joules_per_token else ""
-    head = (
-        f"{run.opening}, the MoE drew "
-        f"{f.moe.avg_watts:,.0f} W against the dense model's {f.dense.avg_watts:,.0f} W and ran "
-        f"{_times(f.speedup)} as fast, reading {f.byte_ratio:.1f}× fewer bytes per token; it used "
-        f"{_times(energy)} the dense model's energy per token{idle}."
+    idle = (
+        _(" (idle power subtracted)") if f.moe.net_joules_per_token and f.dense.net_joules_per_token else ""
+    )
+    head = _(
+        "{opening}, the MoE drew {moe_w:,.0f} W against the dense model's {dense_w:,.0f} W and ran {speedup} as "
+        "fast, reading {bytes:.1f}× fewer bytes per token; it used {energy} the dense model's energy per "
+        "token{idle}."
+    ).format(
+        opening=run.opening,
+        moe_w=f.moe.avg_watts,
+        dense_w=f.dense.avg_watts,
+        speedup=_times(f.speedup),
+        bytes=f.byte_ratio,
+        energy=_times(energy),
+        idle=idle,
     )
     if energy >= 1:
-        return head + " Here the MoE saved no energy per token."
+        return head + _(" Here the MoE saved no energy per token.")
     # energy ratio = power ratio × (1 ÷ speed-up): the factor further below 1 did more of the saving
     # (with energy < 1, the power factor being the smaller one implies it is below 1: less power)
     by_power, by_speed = f.net_power_ratio if idle else f.power_ratio, 1 / f.speedup
     reason = (
-        "Most of that saving came from drawing less power, not from finishing each token sooner."
+        _("Most of that saving came from drawing less power, not from finishing each token sooner.")
         if by_power < by_speed
-        else "Most of that saving came from finishing each token sooner, not from the power it drew."
+        else _("Most of that saving came from finishing each token sooner, not from the power it drew.")
     )
     return f"{head} {reason}"
 
@@ -235,9 +273,9 @@ def moe_power_sentence(run: CommittedRun) -> str:
 def moe_power_words() -> str:
     """The MoE sentence for the newest committed run, or one line saying there is none."""
     run = load()
-    return moe_power_sentence(run) if run is not None else NO_RUN
+    return moe_power_sentence(run) if run is not None else _(NO_RUN)
 
 
 def depth_words() -> str:
     run = load()
-    return depth_sentence(run) if run is not None else NO_RUN
+    return depth_sentence(run) if run is not None else _(NO_RUN)

@@ -13,11 +13,11 @@ from typing import Any
 
 import torch
 
-from core.gpu import triton_support
-from core.gpu.context_bench import ContextResult
-from core.gpu.moe_bench import MoeResult
-from core.gpu.nvml import DeviceSnapshot
-from core.gpu.timing import Bandwidth
+from core.gpu.decode import triton_support
+from core.gpu.device.nvml import DeviceSnapshot
+from core.gpu.suites.context_bench import ContextResult
+from core.gpu.suites.moe_bench import MoeResult
+from core.gpu.timing.bandwidth import Bandwidth
 
 CSV_FIELDS = (
     "benchmark",

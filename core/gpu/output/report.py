@@ -1,83 +1,97 @@
 """Tables for lesson 10: the device card, each benchmark's points, and a one-line summary of each.
 
 Plain rows (lists of dicts of ready-formatted strings) that a page hands to st.table, so every
-number carries its unit and the same number of decimals; no Streamlit here.
+number carries its unit and the same number of decimals; no Streamlit here. Only the page reads them
+(the CLI prints through cli_io), so column names and notes are in the reader's language (`_`).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from core.gpu.context_bench import ContextResult
-from core.gpu.ffn import IMPL_WORDS
-from core.gpu.models import STATE_WAY_WORDS
-from core.gpu.moe_bench import MoeResult
-from core.gpu.nvml import DeviceSnapshot
-from core.gpu.timing import Bandwidth
+from core.gpu.decode.ffn import MOE_WAY_WORDS
+from core.gpu.decode.models import STATE_WAY_WORDS
+from core.gpu.device.nvml import DeviceSnapshot
+from core.gpu.suites.context_bench import ContextResult
+from core.gpu.suites.moe_bench import MoeResult
+from core.gpu.timing.bandwidth import Bandwidth
+from core.i18n import N_, _, pgettext
 from core.units import format_bytes, signed_percent
 
-UNKNOWN = "unknown"
+UNKNOWN = N_("unknown")
 
 
 def or_unknown(value: Any, fmt: str = "{}") -> str:
-    return UNKNOWN if value is None else fmt.format(value)
+    return _(UNKNOWN) if value is None else fmt.format(value)
 
 
 def device_rows(snap: DeviceSnapshot, bandwidth: Bandwidth | None = None) -> list[dict[str, str]]:
     """The device card as (what, value) rows; 'unknown' where the driver would not say."""
     if not snap.available:  # every driver field would read 'unknown': say what there is instead
-        rows = [("GPU", "none found: the benchmarks run on the CPU")]
+        rows = [("GPU", _("none found: the benchmarks run on the CPU"))]
         if bandwidth is not None:
-            rows.append(("Measured memory copy speed", f"{bandwidth.device_bytes_per_s / 1e9:,.1f} GB/s"))
+            rows.append((_("Measured memory copy speed"), f"{bandwidth.device_bytes_per_s / 1e9:,.1f} GB/s"))
             if bandwidth.llc_bytes and bandwidth.llc_bytes_per_s:
                 rows.append(
                     (
-                        f"Measured cache copy speed ({format_bytes(bandwidth.llc_bytes)} last-level cache)",
+                        _("Measured cache copy speed ({size} last-level cache)").format(
+                            size=format_bytes(bandwidth.llc_bytes)
+                        ),
                         f"{bandwidth.llc_bytes_per_s / 1e9:,.1f} GB/s",
                     )
                 )
-            rows.append(("How it was measured", bandwidth.method))
-        return [{"what": k, "value": v} for k, v in rows]
+            rows.append((_("How it was measured"), _(bandwidth.method)))
+        return _what_value(rows)
     peak = snap.peak_bandwidth_bytes_per_s
     link = snap.pcie_bandwidth_bytes_per_s
     rows = [
         ("GPU", or_unknown(snap.name)),
-        ("Driver", or_unknown(snap.driver)),
+        (_("Driver"), or_unknown(snap.driver)),
         (
-            "Architecture",
+            _("Architecture"),
             or_unknown(snap.architecture)
             + ("" if snap.compute_capability is None else f" (compute {snap.compute_capability})"),
         ),
         (
-            "Memory (VRAM)",
-            UNKNOWN
+            _("Memory (VRAM)"),
+            _(UNKNOWN)
             if snap.vram_total_bytes is None
-            else f"{format_bytes(snap.vram_total_bytes)} total, {format_bytes(snap.vram_used_bytes or 0)} in use",
+            else _("{total} total, {used} in use").format(
+                total=format_bytes(snap.vram_total_bytes), used=format_bytes(snap.vram_used_bytes or 0)
+            ),
         ),
-        ("Memory bus", or_unknown(snap.bus_width_bits, "{} bit")),
-        ("Max memory clock", or_unknown(snap.max_mem_clock_mhz, "{:,} MHz")),
+        (_("Memory bus"), or_unknown(snap.bus_width_bits, "{} bit")),
+        (_("Max memory clock"), or_unknown(snap.max_mem_clock_mhz, "{:,} MHz")),
         (
-            "Peak bandwidth (2 × clock × bus ÷ 8)",
+            _("Peak bandwidth (2 × clock × bus ÷ 8)"),
             or_unknown(None if peak is None else peak / 1e9, "{:,.0f} GB/s"),
         ),
         (
-            "PCIe link now",
-            UNKNOWN if snap.pcie_gen is None else f"Gen{snap.pcie_gen} x{or_unknown(snap.pcie_width)}",
+            _("PCIe link now"),
+            _(UNKNOWN) if snap.pcie_gen is None else f"Gen{snap.pcie_gen} x{or_unknown(snap.pcie_width)}",
         ),
         (
-            "PCIe link at best",
-            UNKNOWN
+            _("PCIe link at best"),
+            _(UNKNOWN)
             if link is None
-            else f"Gen{snap.pcie_max_gen or snap.pcie_gen} x{snap.pcie_max_width or snap.pcie_width} "
-            f"≈ {link / 1e9:,.1f} GB/s each way",
+            else _("{link} ≈ {speed} GB/s each way").format(
+                link=f"Gen{snap.pcie_max_gen or snap.pcie_gen} x{snap.pcie_max_width or snap.pcie_width}",
+                speed=f"{link / 1e9:,.1f}",
+            ),
         ),
-        ("Power limit (enforced)", or_unknown(snap.power_limit_w, "{:,.0f} W")),
-        ("Energy counter", "yes" if snap.energy_counter else "no (power is sampled instead)"),
+        (_("Power limit (enforced)"), or_unknown(snap.power_limit_w, "{:,.0f} W")),
+        (_("Energy counter"), _("yes") if snap.energy_counter else _("no (power is sampled instead)")),
     ]
     if bandwidth is not None:
-        rows.append(("Measured copy bandwidth", f"{bandwidth.device_bytes_per_s / 1e9:,.1f} GB/s"))
-        rows.append(("Measured host → device", f"{bandwidth.link_bytes_per_s / 1e9:,.1f} GB/s"))
-    return [{"what": k, "value": v} for k, v in rows]
+        rows.append((_("Measured copy bandwidth"), f"{bandwidth.device_bytes_per_s / 1e9:,.1f} GB/s"))
+        rows.append((_("Measured host → device"), f"{bandwidth.link_bytes_per_s / 1e9:,.1f} GB/s"))
+    return _what_value(rows)
+
+
+def _what_value(rows: list[tuple[str, str]]) -> list[dict[str, str]]:
+    """(what, value) pairs as table rows under the two column names."""
+    return [{_("what"): k, pgettext("table column", "value"): v} for k, v in rows]
 
 
 def cache_ceiling_words(
@@ -87,17 +101,19 @@ def cache_ceiling_words(
     or where the cache could not be read."""
     if not llc_bytes or not llc_bytes_per_s:
         return None
-    memory = (
-        "."
-        if memory_bytes_per_s is None
-        else f" ({memory_bytes_per_s / 1e9:,.1f} GB/s). Where the bytes outgrow the cache, the roofline drops."
-    )
-    return (
-        f"On a CPU the roofline has two speeds. A step whose bytes fit in the processor's "
-        f"{format_bytes(llc_bytes)} last-level cache finds them there from the step before, so its ceiling "
-        f"is the cache's copy speed ({llc_bytes_per_s / 1e9:,.1f} GB/s, measured here); a bigger step reads "
-        f"main memory{memory}"
-    )
+    values = dict(size=format_bytes(llc_bytes), cache=f"{llc_bytes_per_s / 1e9:,.1f}")
+    if memory_bytes_per_s is None:
+        return _(
+            "On a CPU the roofline has two speeds. A step whose bytes fit in the processor's {size} last-level "
+            "cache finds them there from the step before, so its ceiling is the cache's copy speed ({cache} GB/s, "
+            "measured here); a bigger step reads main memory."
+        ).format(**values)
+    return _(
+        "On a CPU the roofline has two speeds. A step whose bytes fit in the processor's {size} last-level "
+        "cache finds them there from the step before, so its ceiling is the cache's copy speed ({cache} GB/s, "
+        "measured here); a bigger step reads main memory ({memory} GB/s). Where the bytes outgrow the cache, "
+        "the roofline drops."
+    ).format(**values, memory=f"{memory_bytes_per_s / 1e9:,.1f}")
 
 
 def rate(tokens_per_s: float | None) -> str:
@@ -132,43 +148,45 @@ def context_rows(result: ContextResult) -> list[dict[str, str]]:
         for p in s.points:
             both = (
                 {
-                    "eager tokens/s": rate(p.eager_tokens_per_s),
-                    "CUDA-graph tokens/s": rate(p.graphed_tokens_per_s),
+                    _("eager tokens/s"): rate(p.eager_tokens_per_s),
+                    _("CUDA-graph tokens/s"): rate(p.graphed_tokens_per_s),
                 }
                 if graphed
                 else {}
             )
             rows.append(
                 {
-                    "model": s.model,
-                    "depth d": f"{p.depth:,}",
-                    "tokens/s (mean ± std)": rate_with_spread(p.tokens_per_s, p.std_tokens_per_s),
+                    _("model"): _(s.model),
+                    _("depth d"): f"{p.depth:,}",
+                    _("tokens/s (mean ± std)"): rate_with_spread(p.tokens_per_s, p.std_tokens_per_s),
                     **both,
-                    "ms/token": f"{p.ms_per_token:,.2f}",
-                    "roofline tokens/s": rate(p.predicted_tokens_per_s),
-                    "% of roofline": percent(p.tokens_per_s, p.predicted_tokens_per_s),
-                    "cache/state": format_bytes(p.memory_bytes),
-                    "streamed from host": format_bytes(p.spilled_bytes) if p.spilled_bytes else "—",
+                    _("ms/token"): f"{p.ms_per_token:,.2f}",
+                    _("roofline tokens/s"): rate(p.predicted_tokens_per_s),
+                    _("% of roofline"): percent(p.tokens_per_s, p.predicted_tokens_per_s),
+                    _("cache/state"): format_bytes(p.memory_bytes),
+                    _("streamed from host"): format_bytes(p.spilled_bytes) if p.spilled_bytes else "—",
                 }
             )
         if s.oom_depth is not None:
             rows.append(
                 {
-                    "model": s.model,
-                    "depth d": f"{s.oom_depth:,}",
-                    "tokens/s (mean ± std)": "out of memory",
-                    **({"eager tokens/s": "—", "CUDA-graph tokens/s": "—"} if graphed else {}),
-                    "ms/token": "—",
-                    "roofline tokens/s": "—",
-                    "% of roofline": "—",
-                    "cache/state": "—",
-                    "streamed from host": "—",
+                    _("model"): _(s.model),
+                    _("depth d"): f"{s.oom_depth:,}",
+                    _("tokens/s (mean ± std)"): _("out of memory"),
+                    **({_("eager tokens/s"): "—", _("CUDA-graph tokens/s"): "—"} if graphed else {}),
+                    _("ms/token"): "—",
+                    _("roofline tokens/s"): "—",
+                    _("% of roofline"): "—",
+                    _("cache/state"): "—",
+                    _("streamed from host"): "—",
                 }
             )
     return rows
 
 
-HEADLINE_COLUMNS = ("model", "depth d", "tokens/s (mean ± std)", "% of roofline", "cache/state")
+HEADLINE_COLUMNS = (
+    N_("model"), N_("depth d"), N_("tokens/s (mean ± std)"), N_("% of roofline"), N_("cache/state")
+)  # fmt: skip
 
 
 def context_headline_rows(result: ContextResult) -> list[dict[str, str]]:
@@ -176,7 +194,7 @@ def context_headline_rows(result: ContextResult) -> list[dict[str, str]]:
     memory wall, what the model keeps), plus 'streamed from host' where something spilled:
     five columns fit a 390 px phone; every figure stays in `context_rows`."""
     spilled = any(p.spilled_bytes for s in result.series for p in s.points)
-    keep = HEADLINE_COLUMNS + (("streamed from host",) if spilled else ())
+    keep = [_(column) for column in HEADLINE_COLUMNS + ((N_("streamed from host"),) if spilled else ())]
     return [{column: row[column] for column in keep} for row in context_rows(result)]
 
 
@@ -187,52 +205,71 @@ def moe_rows(result: MoeResult) -> list[dict[str, str]]:
     rows = []
     for r in result.rows:
         row = {
-            "model": r.model,
-            "parameters: total / awake per token": f"{r.total_params / 1e6:,.2f} M / {r.active_params / 1e6:,.2f} M "
+            _("model"): _(r.model),
+            _(
+                "parameters: total / awake per token"
+            ): f"{r.total_params / 1e6:,.2f} M / {r.active_params / 1e6:,.2f} M "
             f"({percent(r.active_params, r.total_params)})",
-            "tokens/s (mean ± std)": rate_with_spread(r.tokens_per_s, r.std_tokens_per_s),
-            "roofline tokens/s": rate(r.predicted_tokens_per_s),
-            "% of roofline": percent(r.tokens_per_s, r.predicted_tokens_per_s),
+            _("tokens/s (mean ± std)"): rate_with_spread(r.tokens_per_s, r.std_tokens_per_s),
+            _("roofline tokens/s"): rate(r.predicted_tokens_per_s),
+            _("% of roofline"): percent(r.tokens_per_s, r.predicted_tokens_per_s),
         }
         if with_energy:
-            row["GPU power"] = "—" if r.avg_watts is None else f"{r.avg_watts:,.1f} W"
-            row["J per token"] = "—" if r.joules_per_token is None else f"{r.joules_per_token:.4g} J"
-            row["J per token − idle"] = (
+            row[_("GPU power")] = "—" if r.avg_watts is None else f"{r.avg_watts:,.1f} W"
+            row[_("J per token")] = "—" if r.joules_per_token is None else f"{r.joules_per_token:.4g} J"
+            row[_("J per token − idle")] = (
                 "—" if r.net_joules_per_token is None else f"{r.net_joules_per_token:.4g} J"
             )
-            row["energy from"] = r.energy_method or "—"
+            row[_("energy from")] = _energy_method(r.energy_method) if r.energy_method else "—"
         if with_note:
-            row["note"] = r.oom_message or ""
+            row[_("note")] = quoted(r.oom_message) if r.oom_message else ""
         rows.append(row)
     return rows
+
+
+# how a row's energy was read (core.gpu.device.energy, kept in English in the JSON), translated when shown
+ENERGY_METHODS = (N_("energy counter"), N_("sampled power"))
+
+
+def _energy_method(method: str) -> str:
+    """'sampled power (the energy counter went backwards …)' in the reader's words: the method
+    translated, the note after it quoted as the device wrote it."""
+    head, sep, note = method.partition(" (")
+    return _(head) + (f" ({quoted(note.removesuffix(')'))})" if sep else "")
+
+
+def quoted(text: str) -> str:
+    """A line a device, driver or library wrote (an out-of-memory error), shown as it is: unchanged in
+    English, in the reader's quotation marks elsewhere ('「…」' in Japanese), so it reads as a quote."""
+    return pgettext("a device's own message, quoted as it is", "{text}").format(text=text)
 
 
 def _trials_text(trials: dict[str, float | str], words: dict[str, str]) -> str:
     """'way A: 337.4 tokens/s · way B: could not run (why)'."""
     return " · ".join(
-        f"{words.get(way, way)}: {rate(speed)} tokens/s"
+        _("{way}: {speed} tokens/s").format(way=_(words.get(way, way)), speed=rate(speed))
         if isinstance(speed, float)
-        else f"{words.get(way, way)}: could not run ({speed})"
+        else _("{way}: could not run ({why})").format(way=_(words.get(way, way)), why=quoted(speed))
         for way, speed in trials.items()
     )
 
 
-def moe_impl_note(result: MoeResult) -> str | None:
+def moe_way_note(result: MoeResult) -> str | None:
     """How the MoE read its chosen experts, and what the other ways it tried reached."""
-    row = next((r for r in result.rows if r.moe_impl), None)
+    row = next((r for r in result.rows if r.way), None)
     if row is None:
         return None
-    words = IMPL_WORDS.get(row.moe_impl, row.moe_impl)
-    if not row.impl_trials:
-        return (
-            f"The MoE read its chosen experts through a {words}. Where a card can also read them in place "
+    words = _(MOE_WAY_WORDS.get(row.way, row.way))
+    if not row.way_trials:
+        return _(
+            "The MoE read its chosen experts through a {way}. Where a card can also read them in place "
             "(an NVIDIA GPU with Triton, or bf16 on Hopper), a short trial keeps the fastest way."
-        )
-    return (
-        f"The MoE read its chosen experts with {words}, the fastest of the ways this card ran in a short "
-        f"trial: {_trials_text(row.impl_trials, IMPL_WORDS)}. Copying the chosen experts out before "
-        "multiplying moves them twice more; engines read them where they lie."
-    )
+        ).format(way=words)
+    return _(
+        "The MoE read its chosen experts with {way}, the fastest of the ways this card ran in a short "
+        "trial: {trials}. Copying the chosen experts out before multiplying moves them twice more; engines "
+        "read them where they lie."
+    ).format(way=words, trials=_trials_text(row.way_trials, MOE_WAY_WORDS))
 
 
 def state_way_note(result: ContextResult) -> str | None:
@@ -240,46 +277,63 @@ def state_way_note(result: ContextResult) -> str | None:
     series = next((s for s in result.series if s.way), None)
     if series is None:
         return None
-    words = STATE_WAY_WORDS.get(series.way, series.way)
+    words = _(STATE_WAY_WORDS.get(series.way, series.way))
     if not series.way_trials:
-        return f"The fixed-state step ran as {words}."
-    return (
-        f"The fixed-state step ran as {words}, the faster of the ways this card ran in a short trial at the "
-        f"first depth: {_trials_text(series.way_trials, STATE_WAY_WORDS)}. As PyTorch ops the step reads and "
-        "writes the whole state several times and launches a kernel per op; fused, it reads it once."
-    )
+        return _("The fixed-state step ran as {way}.").format(way=words)
+    return _(
+        "The fixed-state step ran as {way}, the faster of the ways this card ran in a short trial at the "
+        "first depth: {trials}. As PyTorch ops the step reads and writes the whole state several times and "
+        "launches a kernel per op; fused, it reads it once."
+    ).format(way=words, trials=_trials_text(series.way_trials, STATE_WAY_WORDS))
 
 
 def yours_rows(context: ContextResult | None, moe: MoeResult | None) -> list[dict[str, str]]:
     """The reader's headline numbers in the same words as the published table."""
     rows = []
+    what, result = _("what"), _("result")
     if context is not None:
         for s in context.series:
             if len(s.points) >= 2:
                 a, b = s.points[0], s.points[-1]
                 rows.append(
                     {
-                        "what": f"{s.model}: depth {a.depth:,} → {b.depth:,}",
-                        "result": f"{a.tokens_per_s:,.1f} → {b.tokens_per_s:,.1f} t/s "
+                        what: _("{model}: depth {first} → {last}").format(
+                            model=_(s.model), first=f"{a.depth:,}", last=f"{b.depth:,}"
+                        ),
+                        result: f"{a.tokens_per_s:,.1f} → {b.tokens_per_s:,.1f} t/s "
                         f"({signed_percent(b.tokens_per_s / a.tokens_per_s - 1)})",
                     }
                 )
             if s.oom_depth is not None:
-                rows.append({"what": f"{s.model}: out of memory", "result": f"at depth {s.oom_depth:,}"})
+                rows.append(
+                    {
+                        what: _("{model}: out of memory").format(model=_(s.model)),
+                        result: _("at depth {depth}").format(depth=f"{s.oom_depth:,}"),
+                    }
+                )
     if moe is not None and len(moe.rows) == 2:
         dense, experts = moe.rows
         if dense.tokens_per_s and experts.tokens_per_s and dense.tokens_per_s == dense.tokens_per_s:
             rows.append(
                 {
-                    "what": f"MoE vs dense speed ({moe.experts})",
-                    "result": signed_percent(experts.tokens_per_s / dense.tokens_per_s - 1),
+                    what: _("MoE vs dense speed ({experts})").format(experts=_reader_experts(moe.experts)),
+                    result: signed_percent(experts.tokens_per_s / dense.tokens_per_s - 1),
                 }
             )
         if dense.net_joules_per_token and experts.net_joules_per_token is not None:
             rows.append(
                 {
-                    "what": "MoE vs dense energy per token",
-                    "result": signed_percent(experts.net_joules_per_token / dense.net_joules_per_token - 1),
+                    what: _("MoE vs dense energy per token"),
+                    result: signed_percent(experts.net_joules_per_token / dense.net_joules_per_token - 1),
                 }
             )
     return rows
+
+
+_EXPERTS = N_("{shared} shared + {top_k} of {routed} routed")  # core.gpu.suites.moe_bench's words
+
+
+def _reader_experts(words: str) -> str:
+    """'2 shared + 2 of 16 routed' (as the MoE benchmark wrote it) in the reader's language."""
+    match = re.fullmatch(r"(?P<shared>\S+) shared \+ (?P<top_k>\S+) of (?P<routed>\S+) routed", words)
+    return _(_EXPERTS).format(**match.groupdict()) if match else words

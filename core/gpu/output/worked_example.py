@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.gpu.context_bench import ContextResult, DepthPoint
-from core.gpu.report import percent
-from core.gpu.timing import Bandwidth
+from core.gpu.output.report import percent
+from core.gpu.suites.context_bench import ContextResult, DepthPoint
+from core.gpu.timing.bandwidth import Bandwidth
+from core.i18n import _
 
 MB = 1e6  # decimal megabytes: a reader divides MB/s by MB by hand
 
@@ -36,20 +37,35 @@ class WorkedExample:
 
     def division(self) -> str:
         """'94,229 MB/s ÷ 147.1 MB per token = 641 tokens/s at most'."""
-        return (
-            f"{self.bandwidth_bytes_per_s / MB:,.0f} MB/s ÷ {self.bytes_per_token / MB:,.1f} MB per token "
-            f"= {self.roofline_tokens_per_s:,.0f} tokens/s at most"
+        return _("{bandwidth} MB/s ÷ {bytes} MB per token = {roofline} tokens/s at most").format(
+            bandwidth=f"{self.bandwidth_bytes_per_s / MB:,.0f}",
+            bytes=f"{self.bytes_per_token / MB:,.1f}",
+            roofline=f"{self.roofline_tokens_per_s:,.0f}",
         )
 
     def sentence(self) -> str:
         """The example in words, every number from the measurement."""
-        memory = "its last-level cache (the step's bytes fit in it)" if self.from_cache else "its main memory"
-        return (
-            f"On {self.device}, {memory} copied {self.bandwidth_bytes_per_s / MB:,.0f} MB per second. "
-            f"At depth {self.depth:,}, one step of the {self.model} model reads {self.bytes_per_token / MB:,.1f} MB "
-            f"(its weights and its cache), so it can write at most {self.roofline_tokens_per_s:,.0f} tokens per "
-            f"second. It wrote {self.measured_tokens_per_s:,.1f}: {percent(self.share, 1.0)} of that ceiling."
+        numbers = dict(
+            device=self.device,
+            bandwidth=f"{self.bandwidth_bytes_per_s / MB:,.0f}",
+            depth=f"{self.depth:,}",
+            model=_(self.model),
+            bytes=f"{self.bytes_per_token / MB:,.1f}",
+            roofline=f"{self.roofline_tokens_per_s:,.0f}",
+            measured=f"{self.measured_tokens_per_s:,.1f}",
+            share=percent(self.share, 1.0),
         )
+        if self.from_cache:
+            return _(
+                "On {device}, its last-level cache (the step's bytes fit in it) copied {bandwidth} MB per second. "
+                "At depth {depth}, one step of the {model} model reads {bytes} MB (its weights and its cache), so "
+                "it can write at most {roofline} tokens per second. It wrote {measured}: {share} of that ceiling."
+            ).format(**numbers)
+        return _(
+            "On {device}, its main memory copied {bandwidth} MB per second. At depth {depth}, one step of the "
+            "{model} model reads {bytes} MB (its weights and its cache), so it can write at most {roofline} "
+            "tokens per second. It wrote {measured}: {share} of that ceiling."
+        ).format(**numbers)
 
 
 def _bandwidth(result: ContextResult) -> Bandwidth:

@@ -1,8 +1,9 @@
 """The benchmarks the page submits: one call = one benchmark with its own device and bandwidth.
 
-Each returns a `JobResult` — the copy bandwidth, the device snapshot and the one result it
-measured (the context sweep brings its batch sweep along) — and takes the `progress`/`should_stop`
-callbacks that core.gpu.runner.BenchRunner hands in.
+Each builds the `SuiteSpec` of its one part (the context sweep brings its batch sweep along), runs it
+through the one pipeline (core.gpu.suites.pipeline) on its own device, and returns the `SuiteResult`
+— the copy bandwidth, the device snapshot and what it measured; it takes the `progress`/`should_stop`
+callbacks that core.gpu.serving.runner.BenchRunner hands in.
 """
 
 from __future__ import annotations
@@ -11,36 +12,28 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import replace as with_changes
-from functools import partial
 
-from core.gpu import timing
-from core.gpu.batch_bench import BATCH_DEPTH, BATCHES, BatchResult, run_batch
-from core.gpu.checkpoint_bench import CheckpointResult, run_checkpoint
-from core.gpu.context_bench import ContextResult, run_context
-from core.gpu.moe_bench import MoeResult, run_moe
-from core.gpu.nvml import DeviceSnapshot
+from core.gpu.output.result import SuiteResult
 from core.gpu.presets import PRESETS, Preset
+from core.gpu.suites import pipeline
+from core.gpu.suites.batch_bench import BATCH_DEPTH, BATCHES
+from core.gpu.suites.pipeline import Bar, CheckpointSpec, SuiteSpec
+from core.gpu.timing import bench_env
+from core.gpu.timing.steps import OomHook, Progress, ShouldStop, never, no_progress
+from core.i18n import N_
 
-OOM_HOOK: timing.OomHook | None = None  # tests set this to simulate running out of memory at some depth
+OOM_HOOK: OomHook | None = None  # tests set this to simulate running out of memory at some depth
 
-
-@dataclass
-class JobResult:
-    """What one page benchmark hands back: exactly one of `context`, `moe` and `checkpoint` is set;
-    `batch` comes with `context` (None when the context sweep was stopped before it)."""
-
-    bandwidth: timing.Bandwidth
-    device: DeviceSnapshot
-    context: ContextResult | None = None
-    moe: MoeResult | None = None
-    checkpoint: CheckpointResult | None = None
-    batch: BatchResult | None = None
-
+# What one page benchmark hands back: exactly one of `context`, `moe` and `checkpoint` is set;
+# `batch` comes with `context` (None when the context sweep was stopped before it).
+JobResult = SuiteResult
 
 CPU_BATCHES = (1, 4, 16)  # on a CPU: a few sequences, so the sweep takes seconds, not minutes
 CPU_BATCH_DEPTH = 1024  # a full-attention sequence of the `cpu` preset holds 8 MiB there, 128 MiB at 16
 CPU_BATCH_SECONDS = 3.0  # time cap per batch on a CPU (the preset's own cap is per context depth)
 CONTEXT_SHARE = 0.8  # of the progress bar after the copy test: the context sweep; the batch sweep the rest
+COPY_SHARE = 0.05  # of the progress bar: the copy test
+PAGE_BAR = Bar(COPY_SHARE, N_("measuring copy bandwidth"), batch_heading=False)
 
 
 @dataclass(frozen=True)
@@ -64,56 +57,40 @@ def batch_plan(preset: Preset, on_cuda: bool) -> BatchPlan:
 
 
 def _job(
-    preset_name: str,
+    spec_for: Callable[[bench_env.BenchEnv], SuiteSpec],
     device: str,
-    progress: timing.Progress,
-    run: Callable[..., ContextResult | MoeResult],
-) -> JobResult:
-    """Copy bandwidth first (the first 5 % of the bar), then `run(preset, env, bandwidth, progress=…)`."""
-    preset = PRESETS[preset_name]
-    env = timing.make_env(device)
+    progress: Progress,
+    should_stop: ShouldStop,
+) -> SuiteResult:
+    """Make the device, run the spec `spec_for(env)` builds for it through the pipeline, close the device."""
+    env = bench_env.make_env(device)
     try:
-        progress(0.0, "measuring copy bandwidth")
-        bw = timing.measure_copy_bandwidth(env, preset.copy_bytes)
-        result = run(preset, env, bw, progress=lambda f, m: progress(0.05 + 0.95 * f, m))
+        return pipeline.run(spec_for(env), env, progress, should_stop, oom_hook=OOM_HOOK)
     finally:
         env.close()  # the NVML handle is released however the run ends
-    if isinstance(result, ContextResult):
-        return JobResult(bw, env.snapshot, context=result)
-    return JobResult(bw, env.snapshot, moe=result)
 
 
 def context_benchmark(
     preset_name: str,
     budget_bytes: int | None = None,
     device: str = "auto",
-    progress: timing.Progress = timing.no_progress,
-    should_stop: timing.ShouldStop = timing.never,
-) -> JobResult:
+    progress: Progress = no_progress,
+    should_stop: ShouldStop = never,
+) -> SuiteResult:
     """Bandwidth, the context sweep at batch 1 (under the VRAM budget, if any), then — unless it was
     stopped — the batch sweep of `batch_plan` (in the whole free memory: a budget pretends only for
     the context sweep's cache)."""
     preset = PRESETS[preset_name]
-    env = timing.make_env(device)
-    batch: BatchResult | None = None
-    try:
-        progress(0.0, "measuring copy bandwidth")
-        bw = timing.measure_copy_bandwidth(env, preset.copy_bytes)
-        context = run_context(
-            preset, env, bw, budget_bytes, should_stop=should_stop, oom_hook=OOM_HOOK,
-            progress=lambda f, m: progress(0.05 + 0.95 * CONTEXT_SHARE * f, m),
-        )  # fmt: skip
-        if not context.stopped:
-            plan = batch_plan(preset, env.device.type == "cuda")
-            start = 0.05 + 0.95 * CONTEXT_SHARE
-            batch = run_batch(
-                plan.preset, env, plan.batches, plan.depth, should_stop,
-                progress=lambda f, m: progress(start + (1 - start) * f, m),
-            )  # fmt: skip
-            progress(1.0, "stopped" if batch.stopped else "done")
-    finally:
-        env.close()  # the NVML handle is released however the run ends
-    return JobResult(bw, env.snapshot, context=context, batch=batch)
+
+    def spec(env: bench_env.BenchEnv) -> SuiteSpec:
+        plan = batch_plan(preset, env.device.type == "cuda")
+        bar = with_changes(
+            PAGE_BAR, shares=(CONTEXT_SHARE, 1 - CONTEXT_SHARE), end=(N_("done"), N_("stopped"))
+        )
+        return SuiteSpec(preset, context_budget_bytes=budget_bytes, moe=False, batches=plan.batches,
+                         batch_depth=plan.depth, batch_preset=plan.preset, bar=bar)  # fmt: skip
+
+    return _job(spec, device, progress, should_stop)
 
 
 QUICK_PRESET = "cpu"  # "Measure this machine": the CPU sizes, seconds on two cores
@@ -121,10 +98,10 @@ QUICK_LIMIT_S = 60.0  # and never longer than a minute: it stops there, keeping 
 
 
 def quick_benchmark(
-    progress: timing.Progress = timing.no_progress,
-    should_stop: timing.ShouldStop = timing.never,
+    progress: Progress = no_progress,
+    should_stop: ShouldStop = never,
     limit_s: float = QUICK_LIMIT_S,
-) -> JobResult:
+) -> SuiteResult:
     """The one-click CPU measurement: the context sweep of the CPU preset, with the whole memory, on
     the CPU, stopped after `limit_s` seconds however busy the machine is."""
     deadline = time.monotonic() + limit_s
@@ -136,34 +113,21 @@ def quick_benchmark(
 def moe_benchmark(
     preset_name: str,
     device: str = "auto",
-    progress: timing.Progress = timing.no_progress,
-    should_stop: timing.ShouldStop = timing.never,
-) -> JobResult:
+    progress: Progress = no_progress,
+    should_stop: ShouldStop = never,
+) -> SuiteResult:
     """Bandwidth, then dense vs MoE."""
-    return _job(preset_name, device, progress, partial(run_moe, should_stop=should_stop, oom_hook=OOM_HOOK))
+    spec = SuiteSpec(PRESETS[preset_name], context=False, bar=PAGE_BAR)
+    return _job(lambda env: spec, device, progress, should_stop)
 
 
 def checkpoint_benchmark(
     folder: str,
     depths: tuple[int, ...] | None = None,
     device: str = "auto",
-    progress: timing.Progress = timing.no_progress,
-    should_stop: timing.ShouldStop = timing.never,
-) -> JobResult:
-    """Bandwidth, then decode speed vs depth on the reader's own checkpoint (core.gpu.checkpoint_bench)."""
-    env = timing.make_env(device)
-    try:
-        progress(0.0, "measuring copy bandwidth")
-        copy_bytes = PRESETS["small" if env.device.type == "cuda" else "cpu"].copy_bytes
-        bw = timing.measure_copy_bandwidth(env, copy_bytes)
-        result = run_checkpoint(
-            folder,
-            env,
-            bw,
-            depths,
-            progress=lambda f, m: progress(0.05 + 0.95 * f, m),
-            should_stop=should_stop,
-        )
-    finally:
-        env.close()
-    return JobResult(bw, env.snapshot, checkpoint=result)
+    progress: Progress = no_progress,
+    should_stop: ShouldStop = never,
+) -> SuiteResult:
+    """Bandwidth, then decode speed vs depth on the reader's own checkpoint (core.gpu.suites.checkpoint_bench)."""
+    spec = SuiteSpec(checkpoint=CheckpointSpec(folder, depths), bar=PAGE_BAR)
+    return _job(lambda env: spec, device, progress, should_stop)

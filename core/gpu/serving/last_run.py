@@ -10,16 +10,20 @@ import json
 import os
 import platform
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from core.gpu.batch_bench import BatchPoint, BatchResult, BatchSeries
-from core.gpu.context_bench import ContextResult, DepthPoint, Series
-from core.gpu.moe_bench import MoeResult, MoeRow
+from core.gpu.output.result import batch_from_dict, context_from_dict, moe_from_dict
+from core.gpu.suites.batch_bench import BatchResult
+from core.gpu.suites.context_bench import ContextResult
+from core.gpu.suites.moe_bench import MoeResult
+from core.i18n import N_
+
+UNREADABLE = N_("Ignored the stored last measurement: it could not be read ({error}).")  # the page translates it
 
 VERSION = 1
+__all__ = ["LastRun", "batch_from_dict", "context_from_dict", "load", "moe_from_dict", "path", "save"]
 
 
 @dataclass(frozen=True)
@@ -54,38 +58,6 @@ def path() -> Path:
     return cache_dir() / f"last_gpu_run_{machine}.json"
 
 
-def _pick(cls, data: dict[str, Any]) -> dict[str, Any]:
-    names = {f.name for f in fields(cls)}
-    return {k: v for k, v in data.items() if k in names}  # drops derived keys (ms_per_token, …)
-
-
-def context_from_dict(d: dict[str, Any]) -> ContextResult:
-    """A ContextResult from its `to_dict()` JSON (derived keys dropped); also reads committed runs."""
-    series = [
-        Series(**{**_pick(Series, s), "points": [DepthPoint(**_pick(DepthPoint, p)) for p in s["points"]]})
-        for s in d["series"]
-    ]
-    return ContextResult(**{**_pick(ContextResult, d), "series": series})
-
-
-def moe_from_dict(d: dict[str, Any]) -> MoeResult:
-    """A MoeResult from its `to_dict()` JSON."""
-    again = d.get("dense_again")
-    return MoeResult(**{**_pick(MoeResult, d), "rows": [MoeRow(**_pick(MoeRow, r)) for r in d["rows"]],
-                        "dense_again": None if again is None else MoeRow(**_pick(MoeRow, again))})  # fmt: skip
-
-
-def batch_from_dict(d: dict[str, Any]) -> BatchResult:
-    """A BatchResult from its `to_dict()` JSON (also the `batch` part of `bench --batch`'s JSON)."""
-    series = [
-        BatchSeries(
-            **{**_pick(BatchSeries, s), "points": [BatchPoint(**_pick(BatchPoint, p)) for p in s["points"]]}
-        )
-        for s in d["series"]
-    ]
-    return BatchResult(**{**_pick(BatchResult, d), "series": series})
-
-
 def load() -> tuple[LastRun | None, str | None]:
     """(the stored run, None), (None, None) when nothing is stored, or (None, a one-line note) when
     the file is there but unreadable — it is then ignored, never raised."""
@@ -103,7 +75,7 @@ def load() -> tuple[LastRun | None, str | None]:
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         return (  # no path in the note: readers never see where the server keeps its files
             None,
-            f"Ignored the stored last measurement: it could not be read ({type(exc).__name__}).",
+            UNREADABLE.format(error=type(exc).__name__),
         )
 
 

@@ -1,4 +1,4 @@
-"""One benchmark per machine at a time (core.gpu.machine_lock), so timings stay honest; the others
+"""One benchmark per machine at a time (core.gpu.serving.machine_lock), so timings stay honest; the others
 wait in line.
 
 `run_exclusive` runs a call unless another holds the lock (then returns `Busy`): the CLI.
@@ -9,7 +9,7 @@ reload keeps control of one's own run). A run ends early, keeping what it measur
 its owner presses Stop, when it reaches `max_run_s`, or when its owner has not been seen for
 `owner_ttl_s` — the page says "still here" every half second while it shows the run, so a
 closed tab or a reader who left the page stops being seen. A waiting reader who leaves
-loses their place the same way. Nothing starts while core.gpu.health says the GPU is lost.
+loses their place the same way. Nothing starts while core.gpu.device.health says the GPU is lost.
 """
 
 from __future__ import annotations
@@ -22,11 +22,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.gpu.health import HEALTH
-from core.gpu.machine_lock import MachineLock
-from core.gpu.timing import error_line
+from core.gpu.device.health import HEALTH
+from core.gpu.serving.machine_lock import MachineLock
+from core.gpu.timing.errors import error_line
+from core.i18n import N_
 
-BUSY_MESSAGE = "Another benchmark is running on this server right now. Wait for it to finish, then try again."
+# status lines stay English here (a worker thread, every reader); the page translates them (ui/gpu/words.py)
+BUSY_MESSAGE = N_("Another benchmark is running on this server right now. Wait for it to finish, then try again.")
+LIMIT_REASON = N_("it reached the {minutes:.0f}-minute limit for one run")  # why a run stopped early
 MAX_RUN_S = 600.0  # the longest one page benchmark may run
 # An owner not seen for this long has left. Generous on purpose: browsers slow a hidden tab's
 # timers to once a minute, and a reader who switches tabs while their run finishes has not left.
@@ -64,7 +67,7 @@ class Job:
     owner: str
     label: str
     fraction: float = 0.0
-    message: str = "starting"
+    message: str = N_("starting")
     result: Any = None
     error: str | None = None
     done: bool = False
@@ -186,11 +189,11 @@ class BenchRunner:
             if job.stop.is_set():
                 return True
             if self.clock() - started > self.max_run_s:
-                job.stop_reason = f"it reached the {self.max_run_s / 60:.0f}-minute limit for one run"
+                job.stop_reason = LIMIT_REASON.format(minutes=self.max_run_s / 60)
             elif self._gone(owner):
-                job.stop_reason = "its reader left the page"
+                job.stop_reason = N_("its reader left the page")
             elif HEALTH.runs_off:
-                job.stop_reason = "the GPU was lost"
+                job.stop_reason = N_("the GPU was lost")
             else:
                 return False
             job.stop.set()

@@ -6,10 +6,10 @@ state — dominates what a step reads, or no longer fits on the card. A full-att
 depth 16K on the `large` preset holds 4 GiB of cache; a fixed-state one 32 MiB at any depth. So the
 largest batch that fits, and the total tokens/s there, is where the two memories part ways.
 
-`BatchedDecoder` is the decode models' skeleton (core.gpu.models) with a batch dimension: the same
+`BatchedDecoder` is the decode models' skeleton (core.gpu.decode.models) with a batch dimension: the same
 weights, one cache or state per sequence, one step for all of them (B tokens in, B logit rows out),
 graphable as theirs are. `run_batch` times it at one depth for each batch that fits
-(core.gpu.timing.time_at_depth: eager, and replayed as a CUDA graph on a GPU).
+(core.gpu.timing.decode_timer.time_at_depth: eager, and replayed as a CUDA graph on a GPU).
 """
 
 from __future__ import annotations
@@ -21,11 +21,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from core.gpu import timing
-from core.gpu.ffn import weight
+from core.gpu.decode.ffn import weight
+from core.gpu.decode.traffic import Traffic
 from core.gpu.presets import Preset
-from core.gpu.timing import BenchEnv, Progress, ShouldStop, Stopped, never, no_progress
-from core.gpu.traffic import Traffic
+from core.gpu.timing.bench_env import BenchEnv
+from core.gpu.timing.decode_timer import steps_room, time_at_depth
+from core.gpu.timing.errors import oom_message
+from core.gpu.timing.steps import Progress, ShouldStop, Stopped, never, no_progress
 
 BATCHES = (1, 4, 16, 64)
 BATCH_DEPTH = 16384
@@ -84,7 +86,7 @@ class BatchedDecoder(nn.Module):
     def traffic(self, pos: int) -> Traffic:
         """One step for all sequences: every weight once (one embedding row per sequence), and each
         sequence's cache read to `pos` and its new row written — or its state, in PyTorch ops read four
-        times and written twice (as core.gpu.models.StateDecoder's)."""
+        times and written twice (as core.gpu.decode.models.StateDecoder's)."""
         p, e = self.preset, self.elem_bytes
         weights = self.weight_bytes() - (p.vocab - self.batch) * p.d_model * e
         if self.kind == "attention":
@@ -206,7 +208,7 @@ def run_batch(
     try:
         for kind, words in KINDS.items():
             shape = BatchedDecoder(kind, preset, 1, "meta", env.dtype)
-            per_seq = per_sequence_bytes(kind, preset, timing.steps_room(preset, depth), e)
+            per_seq = per_sequence_bytes(kind, preset, steps_room(preset, depth), e)
             series = BatchSeries(kind, words, depth, shape.weight_bytes(), per_seq,
                                  max_batch(free, shape.weight_bytes(), per_seq))  # fmt: skip
             result.series.append(series)
@@ -239,14 +241,14 @@ def _time_batch(
     gen = torch.Generator().manual_seed(batch)
     tokens = torch.randint(0, preset.vocab, (64, batch), generator=gen).to(env.device)  # (steps, B)
     try:
-        measured = timing.time_at_depth(model, kind, preset, env, tokens, depth, should_stop)
+        measured = time_at_depth(model, kind, preset, env, tokens, depth, should_stop)
         best = measured.best
         return BatchPoint(batch, True, best.mean, best.mean * batch, best.method, model.traffic(depth).total,
                           batch * series.per_sequence_bytes)  # fmt: skip
     except Stopped:
         raise
     except Exception as error:  # out of memory is a finding at this batch; anything else is raised
-        return BatchPoint(batch, False, note=timing.oom_message(error))
+        return BatchPoint(batch, False, note=oom_message(error))
     finally:
         model.release()
         del model

@@ -1,15 +1,15 @@
 """Decode speed vs context depth on a real checkpoint from the reader's disk, beside its roofline.
 
-The preset benchmarks (core.gpu.context_bench) time random-weight models built to a shape; this
+The preset benchmarks (core.gpu.suites.context_bench) time random-weight models built to a shape; this
 one times a released model as it is: a GPT-2 folder in the course's own module
 (core/models/hf_gpt2.py, its KV cache from core/models/gpt2.py), a Qwen3 (dense) or Qwen3.5
 (hybrid: fixed boards in three layers of four) folder in the course's own modules over static
-buffers (core/gpu/checkpoint_course.py), or a Llama / Mistral / Qwen2 folder through transformers
+buffers (core/gpu/decode/checkpoint_course.py), or a Llama / Mistral / Qwen2 folder through transformers
 with its own cache (core/models/hf_causal.py). Method: llama-bench's `tg @ d` (ggml-org/llama.cpp
 tools/llama-bench; docs/sources.md §6.1, §6.5) — fill the cache to depth d with
 untimed prefill, then time single-token steps. On CUDA the course's Qwen decoders replay each
-repetition as one CUDA graph (core.gpu.graphs.time_graphed, as the synthetic models run); the
-others, and every decoder on a CPU, run eagerly through core.gpu.timing.time_decode (warm-up,
+repetition as one CUDA graph (core.gpu.timing.graphs.time_graphed, as the synthetic models run); the
+others, and every decoder on a CPU, run eagerly through core.gpu.timing.decode_timer.time_decode (warm-up,
 repetitions, a sync after every step, a time cap per depth). `CheckpointPoint.method` says which.
 
 The roofline comes from the checkpoint's config.json through the planner (core.plan): weights one
@@ -31,9 +31,23 @@ from typing import Any
 
 import torch
 
-from core.gpu import checkpoint_course, graphs, timing
-from core.gpu.checkpoint_decoders import Decoder, open_decoder, rows_bytes, state_tensors, unique_bytes
-from core.gpu.timing import Bandwidth, BenchEnv, Progress, ShouldStop, never, no_progress
+from core.gpu.decode import checkpoint_course
+from core.gpu.decode.checkpoint_decoders import Decoder, open_decoder, rows_bytes, state_tensors, unique_bytes
+from core.gpu.timing import graphs
+from core.gpu.timing.bandwidth import Bandwidth
+from core.gpu.timing.bench_env import BenchEnv
+from core.gpu.timing.decode_timer import SpeedPoint, time_decode
+from core.gpu.timing.errors import error_line, is_out_of_memory, oom_message
+from core.gpu.timing.steps import (
+    Progress,
+    ShouldStop,
+    Stopped,
+    Timing,
+    never,
+    no_progress,
+    stoppable,
+    token_at,
+)
 from core.models import hf_causal, hf_folder
 from core.models.hf_tokenizer import CheckpointError
 from core.plan import ConfigError, PlannedModel, parse
@@ -175,7 +189,7 @@ def check_depths(info: CheckpointInfo, depths: tuple[int, ...], settings: Settin
 
 
 @dataclass
-class CheckpointPoint(timing.SpeedPoint):
+class CheckpointPoint(SpeedPoint):
     depth: int
     tokens_per_s: float
     std_tokens_per_s: float
@@ -289,19 +303,19 @@ def run_checkpoint(
     tokens = tokens.to(env.device)
     try:
         _warm_up(decoder, info, settings, tokens, env)
-        with timing.stoppable(result, progress):
+        with stoppable(result, progress):
             for i, depth in enumerate(depths):
                 if should_stop():
-                    raise timing.Stopped
+                    raise Stopped
                 progress(0.05 + 0.95 * i / len(depths), f"{info.name}: depth {depth:,}")
                 try:
                     point, note = _measure(
                         decoder, info, depth, settings, env, bandwidth, tokens, elem, should_stop
                     )
-                except timing.Stopped:
+                except Stopped:
                     raise
                 except Exception as error:  # out of memory ends the sweep; anything else is raised
-                    result.oom_depth, result.oom_message = depth, timing.oom_message(error)
+                    result.oom_depth, result.oom_message = depth, oom_message(error)
                     break
                 result.cache_kind = decoder.cache_kind
                 result.points.append(point)
@@ -323,7 +337,7 @@ def _warm_up(
     decoder.allocate(depth + settings.room)
     decoder.fill(depth)
     for i in range(settings.n_steps):
-        decoder.step(timing.token_at(tokens, i))
+        decoder.step(token_at(tokens, i))
     env.sync()
 
 
@@ -350,7 +364,7 @@ def _measure(
     deadline = time.perf_counter() + settings.depth_seconds
     timed, note = _graphed(decoder, depth, settings, env, tokens, should_stop, deadline)
     if timed is None:
-        timed = timing.time_decode(
+        timed = time_decode(
             decoder, depth, tokens, settings.n_steps, settings.warmup, settings.repeats, env.sync,
             should_stop, deadline,
         )  # fmt: skip
@@ -371,7 +385,7 @@ def _graphed(
     tokens: torch.Tensor,
     should_stop: ShouldStop,
     deadline: float,
-) -> tuple[timing.Timing | None, str | None]:
+) -> tuple[Timing | None, str | None]:
     """The depth's repetitions replayed as CUDA graphs, for a decoder that keeps its tensors in place;
     (None, why) where that cannot be: no CUDA device, or a capture that failed (out of memory is raised)."""
     if not getattr(decoder, "graphable", False):
@@ -382,11 +396,11 @@ def _graphed(
         return graphs.time_graphed(
             decoder, depth, tokens, settings.n_steps, settings.repeats, should_stop, deadline
         ), None
-    except timing.Stopped:
+    except Stopped:
         raise
     except Exception as error:  # a graph that cannot be captured leaves the eager figure to be measured
-        if timing.is_out_of_memory(error):
+        if is_out_of_memory(error):
             raise
-        return None, f"the graph capture failed ({timing.error_line(error)})"
+        return None, f"the graph capture failed ({error_line(error)})"
     finally:
         env.free_memory()

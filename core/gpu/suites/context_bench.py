@@ -5,7 +5,7 @@ full attention, whose KV cache grows a row per token, and a fixed-state model of
 width, each timed eagerly and (on CUDA) as a replayed CUDA graph by `time_at_depth`, and set
 beside the bandwidth roofline of the bytes the step really moves (`DecodeModel.traffic`).
 A VRAM budget keeps the cache rows past it in pinned host memory, streamed every step: the
-spill (core.gpu.kv_cache, split by core.gpu.spill). Its buffers are allocated once, at the
+spill (core.gpu.decode.kv_cache, split by core.gpu.decode.spill). Its buffers are allocated once, at the
 size of the deepest depth, after checking free host RAM, and released when the series ends.
 Running out of memory at some depth ends that series with the depth recorded; each depth has
 a time cap; `on_update` sees the result after every point (the CLI writes it to disk).
@@ -19,21 +19,26 @@ from typing import Any
 
 import torch
 
-from core.gpu import spill, timing, ways
-from core.gpu.cpu_layers import CpuLayersDecoder
-from core.gpu.kv_cache import pinned_host_bytes
-from core.gpu.models import DecodeModel, build
-from core.gpu.nvml import DeviceSnapshot
+from core.gpu.decode import spill
+from core.gpu.decode.cpu_layers import CpuLayersDecoder
+from core.gpu.decode.kv_cache import pinned_host_bytes
+from core.gpu.decode.models import DecodeModel, build
+from core.gpu.decode.traffic import Traffic
+from core.gpu.device.nvml import DeviceSnapshot
 from core.gpu.presets import Preset
-from core.gpu.timing import Bandwidth, BenchEnv, OomHook, Progress, ShouldStop, never, no_progress
-from core.gpu.traffic import Traffic
+from core.gpu.timing import ways
+from core.gpu.timing.bandwidth import Bandwidth
+from core.gpu.timing.bench_env import BenchEnv
+from core.gpu.timing.decode_timer import DepthTiming, SpeedPoint, random_tokens, steps_room, time_at_depth
+from core.gpu.timing.errors import oom_message
+from core.gpu.timing.steps import OomHook, Progress, ShouldStop, Stopped, never, no_progress, stoppable
 from core.roofline import CARDS, DEFAULT_CARD, bandwidth_bound_tokens_per_s, spill_time_per_token
 
 resident_positions = spill.resident_positions  # kept here: the page's tests and the CLI name it so
 
 
 @dataclass
-class DepthPoint(timing.SpeedPoint):
+class DepthPoint(SpeedPoint):
     depth: int
     tokens_per_s: float  # the CUDA-graph figure where there is one, else the eager one
     std_tokens_per_s: float
@@ -67,7 +72,7 @@ class Series:
     held_bytes: int | None = None  # device memory the process held once the cache was allocated
     host_cache_bytes: int = 0  # pinned host memory the spilled cache took
     pinned_after_release: int | None = None  # pinned bytes torch still held after the series
-    way: str | None = None  # how the step ran, when the model has more than one way (core.gpu.ways)
+    way: str | None = None  # how the step ran, when the model has more than one way (core.gpu.timing.ways)
     way_trials: dict[str, float | str] | None = None  # tokens/s of each way tried, or why it failed
 
 
@@ -150,11 +155,11 @@ def plan_series(
     weights = model.total_params() * model.elem_bytes
     held = max(weights, env.held_bytes()) + (spill.WORKSPACE_BYTES if env.device.type == "cuda" else 0)
     depths = preset.depths
-    max_len = timing.steps_room(preset, depths[-1])
+    max_len = steps_room(preset, depths[-1])
     fit = spill.resident_positions(budget_bytes, held, per_pos, stage_per_pos, max_len)
     plan = SeriesPlan(fit, True, depths)
     for i in range(len(depths), 0, -1):  # the deepest depths whose host part fits in free RAM
-        per_layer = max(0, timing.steps_room(preset, depths[i - 1]) - fit) * stage_per_pos
+        per_layer = max(0, steps_room(preset, depths[i - 1]) - fit) * stage_per_pos
         if env.device.type == "cuda":  # torch's pinned allocator rounds each block up to a power of two
             per_layer = 1 << (per_layer - 1).bit_length() if per_layer else 0
         need = preset.n_layers * per_layer
@@ -182,7 +187,7 @@ def run_context(
     """Tokens/s at every depth of the preset for each model kind; OOM ends a series, Stop ends all.
 
     With a budget, full attention spills by streaming its cache (default) or, with `cpu_layers`,
-    by running the layers that do not fit on the CPU (core.gpu.cpu_layers), split per depth."""
+    by running the layers that do not fit on the CPU (core.gpu.decode.cpu_layers), split per depth."""
     result = ContextResult(
         preset.name,
         env.device_label,
@@ -194,15 +199,15 @@ def run_context(
         llc_bytes=bandwidth.llc_bytes,
         llc_bytes_per_s=bandwidth.llc_bytes_per_s,
     )
-    tokens = timing.random_tokens(preset, env.device)
+    tokens = random_tokens(preset, env.device)
     total = len(kinds) * len(preset.depths)
     done = 0
-    with timing.stoppable(result, progress):
+    with stoppable(result, progress):
         for kind in kinds:
             try:
                 model = _build(kind, preset, env, budget_bytes, cpu_layers)
             except Exception as error:  # out of memory while building is a result; anything else is raised
-                result.series.append(_unbuilt_series(kind, preset, env, timing.oom_message(error)))
+                result.series.append(_unbuilt_series(kind, preset, env, oom_message(error)))
                 env.free_memory()
                 done += len(preset.depths)
                 on_update(result)
@@ -276,7 +281,7 @@ def _run_series(
     allocated = False
     for depth in preset.depths:
         if should_stop():
-            raise timing.Stopped
+            raise Stopped
         if depth not in plan.depths:
             series.oom_depth, series.oom_message = depth, f"not run: {plan.refusal}"
             break
@@ -285,16 +290,16 @@ def _run_series(
             if plan.allocate_once and not allocated:
                 if oom_hook is not None:
                     oom_hook(model.kind, depth)
-                model.allocate(timing.steps_room(preset, plan.depths[-1]), plan.resident)
+                model.allocate(steps_room(preset, plan.depths[-1]), plan.resident)
                 allocated = True
                 series.host_cache_bytes = getattr(getattr(model, "cache", None), "host_bytes", 0)
                 series.held_bytes = env.held_bytes() or None
-            measured = timing.time_at_depth(
+            measured = time_at_depth(
                 model, model.kind, preset, env, tokens, depth, should_stop,
                 None if allocated else oom_hook, plan.resident, allocate=not allocated,
             )  # fmt: skip
         except Exception as error:  # out of memory ends the series; anything else is raised
-            series.oom_depth, series.oom_message = depth, timing.oom_message(error)
+            series.oom_depth, series.oom_message = depth, oom_message(error)
             model.release()
             env.free_memory()
             done += len(preset.depths) - preset.depths.index(depth)
@@ -316,7 +321,7 @@ def _run_series(
 def _point(
     model: DecodeModel | CpuLayersDecoder,
     depth: int,
-    measured: timing.DepthTiming,
+    measured: DepthTiming,
     budget_bytes: int | None,
     bandwidth: Bandwidth,
     resident: int | None,

@@ -15,11 +15,24 @@ from typing import Any
 
 import torch
 
-from core.gpu import graphs, timing, ways
-from core.gpu.energy import POWER_AVERAGE_S, EnergyMeter, EnergyReading
-from core.gpu.models import DecodeModel, build
+from core.gpu.decode.models import DecodeModel, build
+from core.gpu.device.energy import POWER_AVERAGE_S, EnergyMeter, EnergyReading
 from core.gpu.presets import Preset
-from core.gpu.timing import Bandwidth, BenchEnv, OomHook, Progress, ShouldStop, Stopped, never, no_progress
+from core.gpu.timing import graphs, ways
+from core.gpu.timing.bandwidth import Bandwidth
+from core.gpu.timing.bench_env import BenchEnv
+from core.gpu.timing.decode_timer import random_tokens, time_at_depth
+from core.gpu.timing.errors import oom_message
+from core.gpu.timing.steps import (
+    OomHook,
+    Progress,
+    ShouldStop,
+    Stopped,
+    never,
+    no_progress,
+    stoppable,
+    token_at,
+)
 from core.roofline import bandwidth_bound_tokens_per_s
 
 
@@ -35,7 +48,7 @@ class MoeRow:
     timing: str = "eager"
     eager_tokens_per_s: float | None = None
     graphed_tokens_per_s: float | None = None
-    bytes_per_token: int | None = None  # every byte one step moves (core.gpu.traffic)
+    bytes_per_token: int | None = None  # every byte one step moves (core.gpu.decode.traffic)
     avg_watts: float | None = None
     joules_per_token: float | None = None  # gross
     net_joules_per_token: float | None = None  # idle baseline subtracted
@@ -43,8 +56,21 @@ class MoeRow:
     energy_seconds: float | None = None
     energy_tokens: int | None = None
     oom_message: str | None = None
-    moe_impl: str | None = None  # how the chosen experts were read (core.gpu.ffn.IMPLS)
-    impl_trials: dict[str, float | str] | None = None  # tokens/s of each way tried, or why it failed
+    way: str | None = None  # how the chosen experts were read (core.gpu.decode.ffn.MOE_WAYS)
+    way_trials: dict[str, float | str] | None = None  # tokens/s of each way tried, or why it failed
+
+    def to_dict(self) -> dict[str, Any]:
+        """Its JSON: the way its experts were read under the names the first runs wrote (JSON_NAMES)."""
+        return {JSON_NAMES.get(k, k): v for k, v in asdict(self).items()}
+
+    @staticmethod
+    def way_fields(data: dict[str, Any]) -> dict[str, Any]:
+        """`way` and `way_trials` from a row's JSON, which names them `moe_impl` and `impl_trials`."""
+        return {name: data[key] for name, key in JSON_NAMES.items() if key in data}
+
+
+# A row's fields under other names in the JSON: committed runs and saved results keep reading
+JSON_NAMES = {"way": "moe_impl", "way_trials": "impl_trials"}
 
 
 @dataclass
@@ -64,7 +90,11 @@ class MoeResult:
     dense_again: MoeRow | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        out["rows"] = [r.to_dict() for r in self.rows]
+        if self.dense_again is not None:
+            out["dense_again"] = self.dense_again.to_dict()
+        return out
 
 
 DENSE_AGAIN = "dense, again after the MoE"
@@ -115,9 +145,9 @@ def run_moe(
     )
     if meter is None:
         result.note = "No energy reading: power is read through NVML, so only on an NVIDIA GPU."
-    tokens = timing.random_tokens(preset, env.device)
+    tokens = random_tokens(preset, env.device)
     depth = preset.moe_depth
-    with timing.stoppable(result, progress):
+    with stoppable(result, progress):
         if meter is not None and preset.idle_seconds > 0:
             result.idle_watts = measure_idle_watts(meter, env, preset, should_stop, progress)
         models = [("dense_moe_size", "dense"), ("moe", "experts (MoE)")]
@@ -130,18 +160,14 @@ def run_moe(
             try:
                 model = build("attention", preset, env.device, env.dtype, ffn=ffn)
             except Exception as error:  # out of memory while building is a result; anything else is raised
-                result.rows.append(
-                    _unbuilt_row(label, ffn, preset, env, bandwidth, timing.oom_message(error))
-                )
+                result.rows.append(_unbuilt_row(label, ffn, preset, env, bandwidth, oom_message(error)))
                 env.free_memory()
                 continue
             try:
                 row = _new_row(model, label, preset, env, bandwidth, tokens, should_stop)
                 result.rows.append(row)
                 try:
-                    measured = timing.time_at_depth(
-                        model, label, preset, env, tokens, depth, should_stop, oom_hook
-                    )
+                    measured = time_at_depth(model, label, preset, env, tokens, depth, should_stop, oom_hook)
                     best = measured.best
                     row.tokens_per_s, row.std_tokens_per_s, row.timing = best.mean, best.std, best.method
                     row.eager_tokens_per_s = measured.eager.mean
@@ -152,7 +178,7 @@ def run_moe(
                             model, depth, tokens, preset, env, meter, row, result.idle_watts, should_stop
                         )
                 except Exception as error:  # out of memory is a result; anything else is raised
-                    row.oom_message = timing.oom_message(error)
+                    row.oom_message = oom_message(error)
             finally:  # Stop included: the model's memory is always given back
                 model.release()
                 del model
@@ -172,12 +198,12 @@ def _new_row(
     should_stop: ShouldStop,
 ) -> MoeRow:
     """A model's row before timing: sizes and the roofline of what a step moves — for the MoE,
-    with the fastest way to read its experts already chosen (core.gpu.ways)."""
-    impl: str | None = None
+    with the fastest way to read its experts already chosen (core.gpu.timing.ways)."""
+    way: str | None = None
     trials: dict[str, float | str] | None = None
     if model.moe_layers():
-        impl, trials = ways.choose_fastest(model, preset, env, tokens, preset.moe_depth, should_stop)
-    return _sized_row(model, label, preset, bandwidth, moe_impl=impl, impl_trials=trials)
+        way, trials = ways.choose_fastest(model, preset, env, tokens, preset.moe_depth, should_stop)
+    return _sized_row(model, label, preset, bandwidth, way=way, way_trials=trials)
 
 
 def _unbuilt_row(
@@ -262,7 +288,7 @@ def _energy_window(
             else:
                 model.pos = depth
                 for i in range(preset.n_steps):
-                    model.step(timing.token_at(tokens, i))
+                    model.step(token_at(tokens, i))
             n += preset.n_steps
         env.sync()
     finally:

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from core.gpu.steps import Stopped, Timing, token_at
+from core.gpu.timing.steps import Stopped, Timing, token_at
 
 if TYPE_CHECKING:
-    from core.gpu.models import DecodeModel
+    from core.gpu.decode.models import DecodeModel
 
 
 class Timer:

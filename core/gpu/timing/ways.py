@@ -1,6 +1,6 @@
 """Keep the fastest way a card runs a model's step, as engines pick their kernels.
 
-A model may run part of its step more than one way (core.gpu.models: `kernel_ways`): the MoE's
+A model may run part of its step more than one way (core.gpu.decode.models: `kernel_ways`): the MoE's
 experts gathered, read by a grouped GEMM or by Triton kernels; the fixed-state step as PyTorch
 ops or one Triton kernel. Which is fastest depends on the card, so each way this card can run is
 timed in a short CUDA-graph run at the depth about to be measured, and the fastest is kept. Off
@@ -14,12 +14,15 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from core.gpu import graphs, timing
-from core.gpu.models import part_way
-from core.gpu.timing import BenchEnv, ShouldStop, Stopped, never, steps_room
+from core.gpu.decode.models import part_way
+from core.gpu.timing import graphs
+from core.gpu.timing.bench_env import BenchEnv
+from core.gpu.timing.decode_timer import steps_room
+from core.gpu.timing.errors import error_line, is_out_of_memory, oom_message
+from core.gpu.timing.steps import ShouldStop, Stopped, never
 
 if TYPE_CHECKING:
-    from core.gpu.models import DecodeModel
+    from core.gpu.decode.models import DecodeModel
     from core.gpu.presets import Preset
 
 TRIAL_REPEATS = 2  # graph replays per way: enough to rank ways that differ by more than noise
@@ -68,13 +71,13 @@ def choose_fastest(
             except Stopped:
                 raise
             except Exception as error:  # this way cannot run here; out of memory ends the trials
-                if timing.is_out_of_memory(error):
+                if is_out_of_memory(error):
                     raise
-                trials[way] = timing.error_line(error, 160)
+                trials[way] = error_line(error, 160)
             finally:
                 env.free_memory()
     except Exception as error:  # out of memory: the first way, untried; anything else (Stop too) is raised
-        timing.oom_message(error)
+        oom_message(error)
         trials = None
     finally:
         model.release()

@@ -1,0 +1,1 @@
+"""Benchmarks and their helpers, each run from the repository root as `python -m bench.<name>`."""

@@ -1,0 +1,1 @@
+"""What is timed: small decode models sized by a preset, their caches and kernels, and real checkpoints behind one protocol."""

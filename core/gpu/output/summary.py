@@ -1,0 +1,89 @@
+"""What `python -m core.gpu.bench` prints when a run ends: every part of a `SuiteResult`, read by field."""
+
+from __future__ import annotations
+
+from core.gpu.output.result import SuiteResult
+from core.gpu.suites.checkpoint_bench import CheckpointResult
+
+
+def print_summary(result: SuiteResult) -> None:
+    """The device and copy speed, each context sweep's points, dense vs MoE, the batch sweep, the time."""
+    bw, dev = result.bandwidth, result.device
+    print(f"device: {result.settings.device} | NVML: {dev.name or dev.reason}")
+    if bw:
+        print(
+            f"copy bandwidth {bw.device_bytes_per_s / 1e9:.1f} GB/s, link {bw.link_bytes_per_s / 1e9:.1f} GB/s"
+        )
+        if bw.llc_bytes and bw.llc_bytes_per_s:
+            print(
+                f"cache copy {bw.llc_bytes_per_s / 1e9:.1f} GB/s in the {bw.llc_bytes / 2**20:,.0f} MiB "
+                "last-level cache: the roofline of a step whose bytes fit in it"
+            )
+    for key, ctx in result.contexts():
+        budget = ctx.budget_bytes
+        print(f"\n{key}" + ("" if budget is None else f" (VRAM budget {budget / 1024**3:.2f} GiB)"))
+        for s in ctx.series:
+            for p in s.points:
+                graphed = p.graphed_tokens_per_s
+                print(
+                    f"  {s.model:<15} d={p.depth:>7}  {p.tokens_per_s:9.1f} ± {p.std_tokens_per_s:6.1f} t/s"
+                    f"  ({p.timing}; eager {p.eager_tokens_per_s:.1f}"
+                    + ("" if graphed is None else f", graphed {graphed:.1f}")
+                    + f")  roofline {p.predicted_tokens_per_s:10.1f}  ({p.percent_of_roofline:5.1f} %)"
+                    + ("  spilled" if p.spilled_bytes else "")
+                    + ("" if p.gpu_layers is None else f"  GPU layers: {p.gpu_layers}")
+                    + ("  capped" if p.capped else "")
+                )
+            if s.oom_depth is not None:
+                print(f"  {s.model:<15} d={s.oom_depth:>7}  {s.oom_message or 'out of memory'}")
+            if s.way_trials:
+                print(f"  {'':<15} ran as {s.way} ({trials_line(s.way_trials)})")
+    if result.moe is not None:
+        moe = result.moe
+        print(f"\ndense vs MoE at depth {moe.depth} ({moe.experts}), idle {moe.idle_watts} W")
+        for r in moe.rows:
+            print(
+                f"  {r.model:<15} {r.tokens_per_s:9.1f} ± {r.std_tokens_per_s:6.1f} t/s ({r.timing})"
+                f"  watts {r.avg_watts}  J/token (net) {r.net_joules_per_token}"
+            )
+            if r.way_trials:
+                print(f"  {'':<15} experts read by {r.way} ({trials_line(r.way_trials)})")
+    if result.batch is not None:
+        batch = result.batch
+        print(f"\nbatch at depth {batch.depth:,}")
+        for s in batch.series:
+            print(f"  {s.model:<15} at most {s.max_batch:,} sequences fit")
+            for p in s.points:
+                if p.fits:
+                    print(f"  {'':<15} B={p.batch:>3}  {p.tokens_per_s_per_sequence:9.1f} t/s a sequence, "
+                          f"{p.tokens_per_s_total:10.1f} t/s in all ({p.timing})")  # fmt: skip
+                else:
+                    print(f"  {'':<15} B={p.batch:>3}  {p.note}")
+    print(f"\n{result.seconds or 0.0:.1f} s" + ("  (stopped early)" if result.stopped else ""))
+
+
+def trials_line(trials: dict[str, float | str]) -> str:
+    """'trials: gather 337.4 t/s, triton 905.2 t/s, grouped failed (why)'."""
+    return "trials: " + ", ".join(
+        f"{way} {v:.1f} t/s" if isinstance(v, float) else f"{way} failed ({v})" for way, v in trials.items()
+    )
+
+
+def print_checkpoint(r: CheckpointResult) -> None:
+    """A checkpoint run: the model, its loader and cache, then speed against the roofline at each depth."""
+    print(f"{r.name} ({r.family}, {r.params:,} parameters, {r.dtype}) on {r.device}")
+    print(
+        f"loader: {r.loader}; cache: {r.cache_kind}; copy bandwidth {r.bandwidth_bytes_per_s / 1e9:.1f} GB/s"
+    )
+    print(f"steps: {r.step_method}" + (f" ({r.graph_note})" if r.graph_note else ""))
+    for p in r.points:
+        print(
+            f"  d={p.depth:>7}  {p.tokens_per_s:9.1f} ± {p.std_tokens_per_s:6.1f} t/s"
+            f"  cache {p.cache_bytes / 1024**2:8.2f} MiB  bytes/token {p.bytes_per_token:,}"
+            f"  roofline {p.predicted_tokens_per_s:10.1f}  ({p.percent_of_roofline:5.1f} %)"
+            + ("  capped" if p.capped else "")
+        )
+    if r.oom_depth is not None:
+        print(f"  d={r.oom_depth:>7}  {r.oom_message or 'out of memory'}")
+    if r.stopped:
+        print("(stopped early)")
