@@ -1,10 +1,10 @@
 """Server CPU and bytes of every lesson page: a new reader's page load and one Step click (AppTest).
 
-    .venv/bin/python bench/pages.py                  # all pages
-    .venv/bin/python bench/pages.py kv_cache 5       # only these lessons (slug or number)
-    .venv/bin/python bench/pages.py --clicks 9 gpt2  # median over 9 Step clicks (default 7)
-    .venv/bin/python bench/pages.py --profile gpt2   # cProfile of the script thread on Step clicks
-    .venv/bin/python bench/pages.py --profile --again gpt2  # … of a second reader's (cached) clicks
+    .venv/bin/python -m bench.pages                  # all pages
+    .venv/bin/python -m bench.pages kv_cache 5       # only these lessons (slug or number)
+    .venv/bin/python -m bench.pages --clicks 9 gpt2  # median over 9 Step clicks (default 7)
+    .venv/bin/python -m bench.pages --profile gpt2   # cProfile of the script thread on Step clicks
+    .venv/bin/python -m bench.pages --profile --again gpt2  # … of a second reader's (cached) clicks
 
 What it measures, per lesson:
 
@@ -47,15 +47,14 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from streamlit import config
+from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequests
+from streamlit.testing.v1 import AppTest, app_test, local_script_runner
+from streamlit.testing.v1.local_script_runner import LocalScriptRunner
 
-from streamlit import config  # noqa: E402
-from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequests  # noqa: E402
-from streamlit.testing.v1 import AppTest, app_test, local_script_runner  # noqa: E402
-from streamlit.testing.v1.local_script_runner import LocalScriptRunner  # noqa: E402
+from ui.course import available
 
-from ui.course import available  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _quiet() -> None:
@@ -142,6 +141,8 @@ def _run(
             element = m.delta.new_element
             if element.WhichOneof("type") == "plotly_chart":
                 plotly += len(element.plotly_chart.spec)
+            elif element.WhichOneof("type") == "bidi_component":  # ui.live_chart: the figure's JSON
+                plotly += len(element.bidi_component.bytes)
         if m.metadata.cacheable:
             cache.add(m.hash)
     return Run((_last["cpu"] + serialise) * 1000, _last["gc"] * 1000, sum(map(len, wire)), plotly, messages)

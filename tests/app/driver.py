@@ -10,8 +10,9 @@ import numpy as np
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 
-from bench.load_protocol import step_status as parse_step_status
+from bench.load.protocol import step_status as parse_step_status
 from core.figures.describe import chart_title
+from ui import live_chart
 from ui.course import LESSONS, lesson
 from ui.text import plain
 
@@ -130,11 +131,26 @@ def choose_label(widget, label: str):
     return widget
 
 
+def is_chart(node) -> bool:
+    """Whether an element of the page is a plotly chart (`ui.live_chart`, a components-v2 element)."""
+    return getattr(node, "type", "") == "bidi_component" and node.proto.component_name == live_chart.COMPONENT
+
+
+def charts(at: AppTest) -> list:
+    """The plotly chart elements on the page, in page order (each `.proto.id` ends in "-key")."""
+    return [element for element in at.get("bidi_component") if is_chart(element)]
+
+
+def chart_specs(at: AppTest) -> list[dict]:
+    """The plotly figure JSON of every chart on the page, in page order."""
+    return [live_chart.figure_of(element.proto) for element in charts(at)]
+
+
 def chart_spec(at: AppTest, key: str) -> dict:
     """The plotly figure JSON of the chart drawn with `key` (Streamlit ends the element id in "-key")."""
-    for element in at.get("plotly_chart"):
+    for element in charts(at):
         if element.proto.id.endswith(f"-{key}"):
-            return json.loads(element.proto.spec)
+            return live_chart.figure_of(element.proto)
     raise AssertionError(f"no plotly chart with key {key!r}")
 
 
@@ -173,8 +189,9 @@ def metric_value(at: AppTest, label_start: str) -> str:
 def leave_no_gpu_run_behind() -> None:
     """After a GPU-page test: no benchmark, place in line, telemetry viewer or lost GPU leaks into
     the next test (runs are stopped and waited for)."""
-    from core.gpu import runner, telemetry
-    from core.gpu.health import HEALTH
+    from core.gpu.device import telemetry
+    from core.gpu.device.health import HEALTH
+    from core.gpu.serving import runner
 
     runner.RUNNER._line.clear()
     telemetry.HUB.stop()

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.load_protocol import step_status
-from bench.load_server import CHROMIUM_FLAGS, chromium_path, course_server
+from bench.load.protocol import step_status
+from bench.load.server import CHROMIUM_FLAGS, chromium_path, course_server
 from ui.course import COURSE, Lesson
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,6 +77,7 @@ def wait_for_app(page, timeout_ms: int = 180_000) -> None:
 
     A rerun can begin a moment after a click or a page load, so 'not running' must
     hold twice, a beat apart; skeletons are the placeholders of elements still coming.
+    The charts (ui/live_chart.py) draw once plotly.js has loaded: each must hold its plot.
     """
     page.wait_for_selector("[data-testid='stAppViewContainer']", timeout=timeout_ms)
     page.wait_for_selector(
@@ -89,6 +90,11 @@ def wait_for_app(page, timeout_ms: int = 180_000) -> None:
         page.wait_for_timeout(700)
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=stSkeleton], [data-stale=true]')", timeout=timeout_ms
+    )
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('[data-testid=stBidiComponentRegular]')]
+            .every(chart => chart.querySelector('.js-plotly-plot .main-svg'))""",
+        timeout=timeout_ms,
     )
 
 

@@ -72,13 +72,13 @@ def test_screenshots_under_simulated_colour_vision_deficiency(page, server_url, 
     """Charts as a protanope, deuteranope and tritanope see them (Machado et al. 2009 matrices as an
     SVG feColorMatrix over the page; SVG filters work in linear RGB, as the model does). The pictures
     are for people to look at: artifacts/screenshots/cvd/."""
-    from tests.test_palette import MACHADO
+    from tests.core.figures.test_style import MACHADO
 
     item = next(i for i in available() if i.slug == slug)
     open_lesson(page, server_url, item)
     out = ROOT / "artifacts" / "screenshots" / "cvd"
     out.mkdir(parents=True, exist_ok=True)
-    charts = page.locator("[data-testid='stPlotlyChart']")
+    charts = page.locator(".js-plotly-plot")
     assert charts.count() >= 1
     for vision, matrix in {"normal": None, **MACHADO}.items():
         values = (

@@ -7,8 +7,8 @@ import html
 
 import pytest
 
-from bench.load_chromium import SHOWS_STEP
-from bench.load_protocol import STEP_STATUS, step_status
+from bench.load.chromium import SHOWS_STEP
+from bench.load.protocol import STEP_STATUS, step_status
 
 pytestmark = pytest.mark.browser
 

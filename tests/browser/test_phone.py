@@ -35,7 +35,7 @@ def _sidebar_is_closed(page) -> bool:
 def _too_wide(page) -> list[str]:
     """Plotly charts and tables wider than the screen (a chart must fit without sideways scrolling)."""
     return page.evaluate(
-        """(limit) => [...document.querySelectorAll('[data-testid=stPlotlyChart], .js-plotly-plot')]
+        """(limit) => [...document.querySelectorAll('[data-testid=stBidiComponentRegular], .js-plotly-plot')]
             .map(e => e.getBoundingClientRect())
             .filter(r => r.width > 0 && r.right > limit + 2)
             .map(r => `${Math.round(r.left)}–${Math.round(r.right)} px`)""",
