@@ -6,7 +6,7 @@
 #                                       on 127.0.0.1:PORT+1 … PORT+K; options after -- go to each
 #   deploy/classroom.sh stop            stop nginx and the processes this script started
 #   deploy/classroom.sh status          what runs, where
-#   deploy/classroom.sh pids            the processes' ids, for `bench/load.py --url … --pid …`
+#   deploy/classroom.sh pids            the processes' ids, for `python -m bench.load --url … --pid …`
 #
 # Environment: COURSE_LISTEN (nginx's address, default 127.0.0.1:PORT — e.g. 0.0.0.0:8080 for a
 # classroom network), COURSE_CLASSROOM_DIR (state: config, pids, logs; default

@@ -26,7 +26,7 @@ def own_cache_dir(tmp_path_factory, monkeypatch):
 
 def pytest_configure(config) -> None:
     """`COURSE_EXTRA_RULE=name`: register the delta rule under a new key before collection, so the
-    rule-parametrised tests run for it too (tests/test_mechanisms.py proves a new rule is covered)."""
+    rule-parametrised tests run for it too (tests/core/test_mechanisms.py proves a new rule is covered)."""
     import os
     import tempfile
 
@@ -41,3 +41,26 @@ def pytest_configure(config) -> None:
         mechanisms.register(
             replace(mechanisms.get("delta"), key=name, label=f"DeltaNet ({name})", color="#5c940d")
         )
+
+
+def tracked_asset(relative: str):
+    """A file the repository ships (tracked in git): a test that needs it fails when it is gone,
+    never skips — a missing checkpoint is a broken checkout, not an optional extra."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / relative
+    assert path.is_file(), (
+        f"{relative} is tracked in git and missing: restore it (git checkout -- {relative}) or rebuild it "
+        "(python -m core.train --help)"
+    )
+    return path
+
+
+@pytest.fixture
+def gpt2_checkpoint():
+    return tracked_asset("assets/gpt2/model.pt")
+
+
+@pytest.fixture
+def mini_k3_checkpoint():
+    return tracked_asset("assets/mini_k3/model.pt")

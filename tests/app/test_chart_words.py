@@ -6,8 +6,6 @@ must be those `core.figures.describe` computes from the very figure on screen, a
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from core.figures.describe import chart_title, describe
@@ -19,7 +17,7 @@ LABEL = "Describe this chart"
 
 
 def _charts_and_words(at) -> list[tuple[dict, str]]:
-    charts = [json.loads(element.proto.spec) for element in at.get("plotly_chart")]
+    charts = driver.chart_specs(at)
     words = [e.markdown[0].value for e in at.expander if e.label == LABEL]
     assert len(words) == len(charts), f"{len(charts)} charts but {len(words)} descriptions"
     return list(zip(charts, words, strict=True))
@@ -83,7 +81,7 @@ def _text_colours(spec: dict) -> list[tuple[str, str]]:
 def test_every_text_on_a_chart_reads_at_aa_contrast(slug):
     """Ticks, legends, titles, notes and value labels: 4.5 : 1 on the white plot (WCAG 1.4.3)."""
     at = driver.fresh(slug)
-    specs = [json.loads(element.proto.spec) for element in at.get("plotly_chart")]
+    specs = driver.chart_specs(at)
     assert specs
     for spec in specs:
         assert spec["layout"].get("plot_bgcolor", "white") in ("white", "#ffffff", "#fff")

@@ -81,26 +81,26 @@ def test_expert_grid_patched_per_byte_matches_a_full_build():
     the result must equal the grid built from scratch."""
     import plotly.io as pio
 
-    from core.figures import k3 as fk
+    from core.figures import expert_grid
 
     def spec(fig):
         return json.loads(pio.to_json(fig, validate=False))
 
     for routed, shared, top_k in ((32, 1, 4), (16, 2, 2)):
-        base = fk.expert_grid_figure(routed, shared, top_k, [], "who is awake").to_dict()
+        base = expert_grid.expert_grid_figure(routed, shared, top_k, [], "who is awake").to_dict()
         for picked in ([], [0, 5, 7, 15], [3, 1]):
             title = f"byte 3: {picked}"
-            expected = fk.expert_grid_figure(routed, shared, top_k, picked, title)
-            assert spec(fk.expert_grid_step(base, routed, shared, picked, title)) == spec(expected)
+            expected = expert_grid.expert_grid_figure(routed, shared, top_k, picked, title)
+            assert spec(expert_grid.expert_grid_step(base, routed, shared, picked, title)) == spec(expected)
 
 
 @pytest.mark.parametrize("routed, shared, picked", [(896, 2, [0, 1, 895]), (16, 1, [3, 4]), (256, 1, [])])
 def test_expert_grid_draws_every_expert_once_with_the_shared_ones_apart(routed, shared, picked):
     """Every expert is one dot; the shared ones sit in their own row above the routed ones, a cell
     apart (on a phone two neighbouring shared squares merged into one block)."""
-    from core.figures import k3 as fk
+    from core.figures import expert_grid
 
-    asleep, shared_dots, woken = fk.expert_grid_figure(routed, shared, 2, picked, "t").data
+    asleep, shared_dots, woken = expert_grid.expert_grid_figure(routed, shared, 2, picked, "t").data
     cells = {(x, y) for trace in (asleep, shared_dots, woken) for x, y in zip(trace.x, trace.y, strict=True)}
     assert len(asleep.x) + len(shared_dots.x) + len(woken.x) == len(cells) == routed + shared
     assert len(shared_dots.x) == shared and len(woken.x) == len(picked)

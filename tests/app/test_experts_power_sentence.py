@@ -1,11 +1,11 @@
 """The Experts page's power sentence is the one computed from this project's committed GPU run
-(core.gpu.committed_run), not a typed claim ("stays in about the same band")."""
+(core.gpu.output.committed_run), not a typed claim ("stays in about the same band")."""
 
 from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from core.gpu import committed_run
+from core.gpu.output import committed_run
 from tests.app.driver import assert_clean, page_path
 
 

@@ -9,7 +9,6 @@ the lesson whose box first explains the term."""
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
@@ -17,6 +16,7 @@ import pytest
 from core.glossary import BY_KEY, TERMS
 from tests.app import driver
 from tests.app.test_glossary import WALKED, page
+from ui import live_chart
 from ui.course import LESSONS
 
 WORD_BOXES = ("New words in this lesson", "Words you will meet")  # ui.glossary.new_words titles
@@ -64,8 +64,8 @@ def shown_text(node) -> list[str]:
     kind = getattr(node, "type", "")
     if kind in {"code", "latex", "exception"}:
         return []
-    if kind == "plotly_chart":
-        return chart_words(json.loads(node.proto.spec))
+    if driver.is_chart(node):
+        return chart_words(live_chart.figure_of(node.proto))
     texts = []
     for attr in ("value", "label", "help", "body", "placeholder"):
         try:

@@ -11,9 +11,10 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from bench.hf_tiny_gpt2 import make_checkpoint, point_pages_at
-from core.gpu import nvml, runner
+from core.gpu.device import nvml
+from core.gpu.serving import runner
 from tests.app import driver
-from tests.fake_nvml import FakeNvml
+from tests.core.gpu.fake_nvml import FakeNvml
 from ui.gpu.checkpoint import HEADLINE, HOME_COMMAND, TYPED
 
 PAGE = driver.page_path("your_gpu")

@@ -11,12 +11,13 @@ from streamlit.testing.v1 import AppTest
 
 from bench.hf_tiny_gpt2 import make_checkpoint as make_gpt2
 from bench.hf_tiny_gpt2 import point_pages_at
-from core.gpu import nvml, runner
-from core.gpu.checkpoint_bench import GRAPH_NEEDS_CUDA, describe
-from core.gpu.checkpoint_compare import compare_words
+from core.gpu.device import nvml
+from core.gpu.output.checkpoint_compare import compare_words
+from core.gpu.serving import runner
+from core.gpu.suites.checkpoint_bench import GRAPH_NEEDS_CUDA, describe
 from core.units import format_bytes
 from tests.app import driver
-from tests.fake_nvml import FakeNvml
+from tests.core.gpu.fake_nvml import FakeNvml
 from ui.gpu.checkpoint import TYPED
 
 pytest.importorskip("transformers")  # only to write the tiny folders

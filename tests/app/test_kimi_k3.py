@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.models.mini_k3 import CHECKPOINT, MiniK3Config
+from core.models.mini_k3 import MiniK3Config
 from core.specs import SPECS
 from core.units import format_bytes
 from tests.app import driver
@@ -20,7 +20,7 @@ from tests.app.driver import plotly_array as _array
 from ui.course import number
 
 PAGE = page_path("kimi_k3")
-needs_mini_k3 = pytest.mark.skipif(not CHECKPOINT.exists(), reason="mini-K3 checkpoint not built")
+needs_mini_k3 = pytest.mark.usefixtures("mini_k3_checkpoint")  # shipped: fails if missing, never skips
 pytestmark = needs_mini_k3
 
 
@@ -83,7 +83,7 @@ def test_stepped_figures_patched_from_the_last_step_match_a_full_build():
     reader gets must equal the figure built and validated from scratch at that byte."""
     import plotly.io as pio
 
-    from core.figures import k3 as fk
+    from core.figures import attn_res_heatmap, k3_memory
     from core.k3 import live_run
     from core.models.mini_k3 import MiniK3
 
@@ -94,9 +94,9 @@ def test_stepped_figures_patched_from_the_last_step_match_a_full_build():
         return json.loads(pio.to_json(fig, validate=False))
 
     pairs = [
-        (fk.layer_memory_figure, fk.layer_memory_step),
-        (fk.memory_over_time_figure, fk.memory_over_time_step),
-        (fk.attn_res_figure, fk.attn_res_step),
+        (k3_memory.layer_memory_figure, k3_memory.layer_memory_step),
+        (k3_memory.memory_over_time_figure, k3_memory.memory_over_time_step),
+        (attn_res_heatmap.attn_res_figure, attn_res_heatmap.attn_res_step),
     ]
     for build, patch in pairs:
         base = build(run, n).to_dict()

@@ -126,7 +126,9 @@ def test_stepped_figures_patched_from_the_last_step_match_a_full_build():
 
     import plotly.io as pio
 
-    from core.figures import generation as fg
+    from core.figures import cache_pictures as fc
+    from core.figures import recompute_grid as fg
+    from core.figures.figure_dict import encoded
     from core.generation import Sampling, run_generation
 
     model = GPT2.load()
@@ -137,24 +139,24 @@ def test_stepped_figures_patched_from_the_last_step_match_a_full_build():
     final = run.traces[-1].layers[1]
     size = final.keys.shape[1]
 
-    def spec(fig):
-        return json.loads(pio.to_json(fig, validate=False))
+    def spec(fig):  # a step is the patched dict; the reader gets it encoded (ui.lesson.show_figure)
+        return json.loads(pio.to_json(encoded(fig) if isinstance(fig, dict) else fig, validate=False))
 
-    heat = fg.cache_heatmaps_figure(final.keys, final.values, 1, size, ids).to_dict()
+    heat = fc.cache_heatmaps_figure(final.keys, final.values, 1, size, ids).to_dict()
     grid = fg.recompute_grid_figure(run.traces, n, p, "grid").to_dict()
-    attention = fg.attention_figure(final.attention, ids, size).to_dict()
+    attention = fc.attention_figure(final.attention, ids, size).to_dict()
     for t in range(n + 1):
         rows = run.traces[t - 1].position + 1 if t else 0
-        assert spec(fg.cache_heatmaps_step(heat, final.keys, final.values, 1, rows, ids)) == spec(
-            fg.cache_heatmaps_figure(final.keys, final.values, 1, rows, ids)
+        assert spec(fc.cache_heatmaps_step(heat, final.keys, final.values, 1, rows, ids)) == spec(
+            fc.cache_heatmaps_figure(final.keys, final.values, 1, rows, ids)
         )
         assert spec(fg.recompute_grid_step(grid, run.traces, t, "grid")) == spec(
             fg.recompute_grid_figure(run.traces, t, p, "grid")
         )
         if t:
             weights = run.traces[t - 1].layers[1].attention
-            assert spec(fg.attention_step(attention, weights, size)) == spec(
-                fg.attention_figure(weights, ids, size)
+            assert spec(fc.attention_step(attention, weights, size)) == spec(
+                fc.attention_figure(weights, ids, size)
             )
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from core.glossary import get
 from core.specs import SPECS
 from core.units import format_bytes, format_context, format_params
@@ -35,7 +33,7 @@ def test_story_table_and_memory_chart():
     links = [m.value for m in go_to.markdown]
     assert [link.split(" · ")[0] for link in links] == [f"- {item.number}" for item in LESSONS[1:]]
     assert links[-1] == f"- {LESSONS[-1].number} · Glossary — every word in one plain sentence"
-    charts = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    charts = driver.chart_specs(at)
     assert len(charts) == 1
     bars = charts[0]["data"][0]
     assert bars["x"] == [spec.kv_cache_bytes_per_token() / 1024 for spec in SPECS.values()]
@@ -47,7 +45,7 @@ def test_precision_and_context_controls():
     at = driver.fresh(PAGE)
     at.radio(key="map_precision").set_value("8-bit (fp8)").run()
     driver.assert_clean(at, "8-bit cache")
-    bars = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]
+    bars = driver.chart_specs(at)[0]["data"][0]
     assert bars["x"][0] == SPECS["gpt2"].kv_cache_bytes_per_token(1) / 1024 == 18.0
     for context in (1024, 1048576):
         at.select_slider(key="map_context").set_value(format_context(context)).run()

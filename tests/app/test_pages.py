@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from bench.load_protocol import step_status
+from bench.load.protocol import step_status
 from tests.app import driver
 from ui.course import LESSONS, available
 

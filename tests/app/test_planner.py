@@ -214,7 +214,7 @@ def test_the_first_view_is_a_model_a_card_one_sentence_and_one_picture():
     at = _page()
     first = _first_view(at)
     assert {node.key for node in first if isinstance(node, Widget)} == FIRST_VIEW_KEYS
-    assert len([node for node in first if getattr(node, "type", "") == "plotly_chart"]) == 1
+    assert len([node for node in first if driver.is_chart(node)]) == 1
     sentence = _sentence(_shipped("llama3_1_8b"), PlanInputs())
     assert sentence in [node.value for node in first if type(node).__name__ == "Markdown"]
     assert "but the model was trained for 131,072" in sentence  # memory holds more than the trained window

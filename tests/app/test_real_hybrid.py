@@ -11,9 +11,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.models import fetch
-from core.models.hf_qwen35 import load_qwen35
+from core.models.qwen35 import load_qwen35
 from core.units import format_bytes
-from tests.app.driver import assert_clean, chart_spec, metric_value, page_path, plotly_array
+from tests.app.driver import assert_clean, chart_spec, charts, metric_value, page_path, plotly_array
 
 pytest.importorskip("transformers")
 
@@ -166,7 +166,7 @@ def test_without_weights_the_page_explains_and_offers_the_download(tmp_path, mon
         and "python -m core.models.fetch qwen3.5-0.8b" in info
     )
     assert [b.label for b in at.button if "Download" in b.label] == ["Download Qwen3.5 0.8B (about 1.7 GB)"]
-    assert not at.get("plotly_chart")
+    assert not charts(at)
 
 
 def test_a_download_press_fetches_once_and_the_page_then_runs_the_model(folder, tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-"""AppTest for ui/recall_panel.py: the trained-recall panel, driven through its widgets."""
+"""AppTest for ui/recall/: the trained-recall panel, driven through its widgets."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def _table(at: AppTest, column: str):
 
 
 def _panel_app() -> None:
-    from ui.recall_panel import render_trained_recall
+    from ui.recall.panel import render_trained_recall
 
     render_trained_recall("tr")
 
@@ -41,7 +41,7 @@ def at() -> AppTest:
 
 def test_panel_shows_the_sweep_with_state_sizes(at):
     results = _results()
-    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    specs = driver.chart_specs(at)
     accuracy = specs[0]
     names = {trace["name"] for trace in accuracy["data"] if trace.get("showlegend", True)}
     assert {"Softmax attention", "Linear attention", "DeltaNet"} <= names
@@ -76,7 +76,7 @@ def test_training_curves_toggle_shows_every_chosen_run_and_the_learning_rates(at
         at.radio(key="tr_curve_width").set_value(width)
         at.run()
         assert not at.exception
-        chart = json.loads(at.get("plotly_chart")[1].proto.spec)
+        chart = driver.chart_specs(at)[1]
         cells = [c for c in results["cells"] if c["d_model"] == width]
         assert len(chart["data"]) == sum(len(c["runs"]) for c in cells)  # a line per seed of each cell
         by_name = {r["name"]: r for r in results["runs"]}
@@ -106,7 +106,7 @@ def test_default_sequence_is_answered_and_the_board_is_drawn(at):
     assert pinned.count(["asked"]) == 1 and ["model", "width"] in pinned
     assert all(p in (["model", "width"], ["asked"]) for p in pinned), pinned
     assert list(answers["asked"]) == ["b", "e", "a"] and list(answers["correct"]) == ["2", "5", "1"]
-    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    specs = driver.chart_specs(at)
     heatmaps = [s for s in specs if s["data"] and s["data"][0]["type"] == "heatmap"]
     assert len(heatmaps) == 2  # two layers of the default (linear attention) model: two boards
     zmax = heatmaps[0]["data"][0]["zmax"]
@@ -131,7 +131,7 @@ def test_attention_model_recalls_the_default_and_shows_its_cache(at):
     assert not at.exception
     answers = _table(at, "asked")
     assert list(answers["model says"]) == ["2", "5", "1"]  # the trained attention model gets them right
-    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    specs = driver.chart_specs(at)
     heatmaps = [s for s in specs if s["data"] and s["data"][0]["type"] == "heatmap"]
     z = heatmaps[0]["data"][0]["z"]  # plotly ships numpy arrays as typed arrays with a shape
     rows = int(z["shape"].split(",")[0]) if isinstance(z, dict) else len(z)
@@ -164,7 +164,7 @@ def test_malformed_input_gives_a_clear_error_and_the_panel_survives(at, text, fr
     assert not at.exception
     assert at.error and fragment in at.error[0].value
     # the chart above is still there, and a good sequence works again
-    assert at.get("plotly_chart")
+    assert driver.charts(at)
     at.text_input(key="tr_text").set_value("x:5 y:6 ? y x q")
     at.run()
     assert not at.exception and not at.error
@@ -175,7 +175,7 @@ def test_malformed_input_gives_a_clear_error_and_the_panel_survives(at, text, fr
 def test_each_layer_keeps_its_own_fixed_colour_range_whatever_is_typed():
     """Boards and caches are coloured per layer (a model's two memories can differ tenfold), and a
     layer's range does not move with the reader's text."""
-    from ui.recall_panel import read_list
+    from ui.recall.readout import read_list
 
     short, longer = "a:1 b:2 ? a", "a:1 b:2 c:3 d:4 e:5 f:6 ? f a"
     for checkpoint in ("attention_d16.pt", "delta_d32.pt"):

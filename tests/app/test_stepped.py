@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from core.figures.style import patched_figure
+from core.figures.figure_dict import patched
 from ui.stepped import Stepped, built_once, stepped_figures
 
 
@@ -15,9 +15,9 @@ def test_base_built_once_per_key_and_each_step_patched_once():
         calls["base"] += 1
         return go.Figure(go.Bar(x=[0, 1, 2], y=[0, 0, 0]))
 
-    def patch(fig: dict, t: int) -> go.Figure:
+    def patch(fig: dict, t: int) -> dict:
         calls["patch"] += 1
-        return patched_figure(fig, {0: {"y": [t, t, t]}})
+        return patched(fig, {0: {"y": [t, t, t]}})
 
     def plain(t: int) -> go.Figure:
         calls["plain"] += 1
@@ -25,7 +25,9 @@ def test_base_built_once_per_key_and_each_step_patched_once():
 
     parts = {"bars": Stepped(base=base, patch=patch), "dot": plain}
     first = stepped_figures("test_stepped", ("run", 1), 2, parts)
-    assert list(first["bars"].data[0].y) == [2, 2, 2] and list(first["dot"].data[0].x) == [2]
+    # each part comes ready to draw (ui.lesson.ReadyChart): the dict sent, its title and its words
+    assert first["bars"].spec["data"][0]["y"] == [2, 2, 2] and first["dot"].spec["data"][0]["x"] == [2]
+    assert "2" in first["bars"].words
     assert stepped_figures("test_stepped", ("run", 1), 2, parts) is first  # a rerun: one look-up
     stepped_figures("test_stepped", ("run", 1), 3, parts)
     assert calls == {"base": 1, "patch": 2, "plain": 2}

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from core.roofline import Width, hybrid_memory_bytes, mechanism_macs_per_token, mechanism_memory_bytes
 from core.specs import SPECS
 from core.units import format_bytes, format_context, format_count
@@ -14,7 +12,7 @@ PAGE = "what_changed"  # a lesson slug: driver.fresh finds its page file in ui/c
 
 
 def charts(at) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    return driver.chart_specs(at)
 
 
 def test_story_picture_and_table():

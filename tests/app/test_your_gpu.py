@@ -10,12 +10,13 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from core.gpu import jobs, last_run, nvml, runner, telemetry
-from core.gpu.context_bench import ContextResult, DepthPoint, Series
+from core.gpu.device import nvml, telemetry
+from core.gpu.output.report import HEADLINE_COLUMNS
 from core.gpu.presets import PRESETS
-from core.gpu.report import HEADLINE_COLUMNS
+from core.gpu.serving import jobs, last_run, runner
+from core.gpu.suites.context_bench import ContextResult, DepthPoint, Series
 from tests.app import driver
-from tests.fake_nvml import CALLS, FakeNvml
+from tests.core.gpu.fake_nvml import CALLS, FakeNvml
 from ui import course
 
 PAGE = driver.page_path("your_gpu")
@@ -178,7 +179,7 @@ def test_cpu_context_run_with_simulated_oom(monkeypatch):
         [r.predicted_tokens_per_s for r in moe.rows]
     )
     assert all("% of roofline" in label for label in moe_spec["layout"]["xaxis"]["ticktext"])
-    assert moe.rows[1].moe_impl == "gather" and moe.rows[0].moe_impl is None
+    assert moe.rows[1].way == "gather" and moe.rows[0].way is None
     assert any("read its chosen experts through a gathered copy" in c.value for c in at.caption)
 
 
@@ -262,12 +263,12 @@ def test_a_stored_last_run_is_the_default_view(monkeypatch):
     spec = driver.chart_spec(at, "gpu_this_fig")
     assert "full attention: measured" in [t["name"] for t in spec["data"]]
     assert stored.batch is None  # a run stored before the batch sweep existed: no panel, no error
-    assert not [c for c in at.get("plotly_chart") if c.proto.id.endswith("-gpu_batch_fig")]
+    assert not [c for c in driver.charts(at) if c.proto.id.endswith("-gpu_batch_fig")]
 
 
 def test_a_stored_run_with_a_batch_sweep_shows_it_beside_the_context_curves(monkeypatch):
-    from core.gpu.batch_words import batch_sentence
-    from tests.test_gpu_batch_page import h200_like
+    from core.gpu.output.batch_words import batch_sentence
+    from tests.core.gpu.output.test_batch_words import h200_like
 
     use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
     sweep = h200_like()
@@ -393,7 +394,7 @@ def test_two_readers_watch_one_shared_sampler(monkeypatch):
 
 def test_a_spill_that_would_pin_too_much_host_ram_is_explained(monkeypatch):
     use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
-    from core.gpu import spill
+    from core.gpu.decode import spill
 
     monkeypatch.setattr(spill, "host_available_bytes", lambda: spill.HOST_MARGIN_BYTES + 1)
     at = page()
@@ -406,7 +407,7 @@ def test_a_spill_that_would_pin_too_much_host_ram_is_explained(monkeypatch):
 
 
 def _committed_json() -> dict:
-    """This project's committed GPU run, read here without core.gpu.committed_run."""
+    """This project's committed GPU run, read here without core.gpu.output.committed_run."""
     folder = sorted(
         p for p in (driver.ROOT / "docs" / "gpu-runs").glob("20*") if (p / "bench.json").is_file()
     )[-1]
@@ -414,7 +415,7 @@ def _committed_json() -> dict:
 
 
 def test_without_a_gpu_the_page_opens_with_this_machine_then_the_committed_h200_run(monkeypatch):
-    from core.gpu import committed_run
+    from core.gpu.output import committed_run
 
     use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
     at = page()
@@ -441,7 +442,7 @@ def test_without_a_gpu_the_page_opens_with_this_machine_then_the_committed_h200_
 
 
 def test_measure_this_machine_is_one_click_to_a_curve_and_a_worked_example(monkeypatch):
-    from core.gpu.worked_example import worked_example
+    from core.gpu.output.worked_example import worked_example
 
     use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
     monkeypatch.setattr(jobs, "QUICK_PRESET", "tiny")  # the trimmed tiny sizes: a second, not a few
@@ -456,7 +457,7 @@ def test_measure_this_machine_is_one_click_to_a_curve_and_a_worked_example(monke
     assert driver.shown_title(at, spec).startswith(f"Measured on {result.device}")
     names = [t["name"] for t in spec["data"]]
     assert "full attention: measured" in names and "full attention: roofline" in names
-    assert not [c for c in at.get("plotly_chart") if c.proto.id.endswith("-gpu_context_fig")]  # drawn once
+    assert not [c for c in driver.charts(at) if c.proto.id.endswith("-gpu_context_fig")]  # drawn once
     assert any("at the top of the page" in c.value for c in at.caption)
     example = worked_example(result)
     shown = [m.value for m in at.markdown]
@@ -478,7 +479,7 @@ def test_measure_this_machine_is_one_click_to_a_curve_and_a_worked_example(monke
     assert driver.plotly_array(state_total["y"]).tolist() == pytest.approx(
         [p.tokens_per_s_total for p in batch.series[1].points]
     )
-    from core.gpu.batch_words import batch_sentence
+    from core.gpu.output.batch_words import batch_sentence
 
     assert batch_sentence(batch) in shown
     assert last_run.load()[0].batch == batch  # stored with the run for the next visit
@@ -493,7 +494,7 @@ def test_public_mode_shows_the_committed_run_and_measures_nothing(monkeypatch):
 
 
 def test_the_depth_and_power_notices_follow_the_committed_run(monkeypatch):
-    from core.gpu import committed_run
+    from core.gpu.output import committed_run
 
     use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
     at = page()

@@ -16,12 +16,12 @@ import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from bench.load_lessons import KIMI_K3, KV_CACHE, LessonDrive
-from bench.load_protocol import PageView, rerun_msg, slider_value, text_value, trigger
-from bench.load_server import cpu_seconds, rss_bytes
+from bench.load.lessons import KIMI_K3, KV_CACHE, LessonDrive
+from bench.load.protocol import PageView, rerun_msg, slider_value, text_value, trigger
+from bench.load.server import cpu_seconds, rss_bytes
 from deploy.nginx_conf import render
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # -- the messages a browser sends ----------------------------------------------------------------
@@ -221,7 +221,7 @@ def _drive(prompt_steps: bool) -> LessonDrive:
 
 
 def test_the_text_at_step_t_counts_new_tokens_or_every_token_as_the_lesson_does(monkeypatch):
-    monkeypatch.setattr("bench.load_lessons._kv_prompt", lambda: tuple(b"The cache "))
+    monkeypatch.setattr("bench.load.lessons._kv_prompt", lambda: tuple(b"The cache "))
     generated = _drive(prompt_steps=False)  # lesson 2: step t shows the prompt and t new bytes
     assert generated.text_at(("s",), 2) == "The cache gr"
     assert generated.text_at(("s",), 0) == "The cache grows"  # before the first Step: the whole run
@@ -274,7 +274,7 @@ def test_the_nginx_config_pins_each_process_and_fails_over_to_the_others(tmp_pat
 def _load_test(tmp_path, *args: str, timeout: int = 600) -> list[dict]:
     out = tmp_path / "load.json"
     done = subprocess.run(
-        [sys.executable, "bench/load.py", "--no-chromium", "--json", str(out), *args],
+        [sys.executable, "-m", "bench.load", "--no-chromium", "--json", str(out), *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -380,7 +380,7 @@ def test_classroom_starts_two_processes_behind_nginx_with_sticky_sessions_and_st
 
 
 def test_the_chromium_reader_reads_every_form_of_the_status_line():
-    from bench.load_protocol import step_status as parse_status
+    from bench.load.protocol import step_status as parse_status
 
     assert parse_status("byte 3 of 53") == (3, 53)
     assert parse_status("byte 53 of 53 — the end; press Reset to start again") == (53, 53)

@@ -1,4 +1,4 @@
-"""core/k3.py: the numbers behind lessons 8 and 9 (moved out of core/figures/k3.py), and
+"""core/k3.py: the numbers behind lessons 8 and 9 (moved out of the figure modules), and
 core/generation.py's RunSeries (moved out of core/figures/generation.py)."""
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from core.mechanisms import Mechanism, UnknownRule, get, rule_keys
 from core.ops.common import PART_NAMES, StepResult
 from core.ops.inputs import random_inputs, step_kwargs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 SIGNATURES = {
     "step": ["S", "q_t", "k_t", "v_t", "*", "beta_t", "g_t", "scale", "keep_parts"],
@@ -98,9 +98,9 @@ def test_a_new_rule_is_picked_up_by_the_tests_without_editing_them() -> None:
     """CONTRIBUTING.md's promise: register a rule, and the parity, reduction and page tests cover it."""
     env = {**os.environ, "COURSE_EXTRA_RULE": "delta_copy"}
     files = [
-        "tests/test_ops_chunk_parity.py",
-        "tests/test_ops_reductions.py",
-        "tests/test_mechanisms.py",
+        "tests/core/ops/test_chunk_parity.py",
+        "tests/core/ops/test_reductions.py",
+        "tests/core/test_mechanisms.py",
         "tests/app/test_chunks.py",
     ]
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-k", "delta_copy", *files]

@@ -18,7 +18,7 @@ pytest.importorskip("transformers")
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory):
     from bench.hf_tiny_qwen35 import make_checkpoint
-    from core.models.hf_qwen35 import load_qwen35
+    from core.models.qwen35 import load_qwen35
 
     return load_qwen35(make_checkpoint(tmp_path_factory.mktemp("qwen35") / "tiny"))
 

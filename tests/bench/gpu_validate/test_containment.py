@@ -1,4 +1,4 @@
-"""bench/gpu_validate.py keeps what it measured when a check dies on a GPU: the first CUDA error
+"""The validator (bench.gpu_validate) keeps what it measured when a check dies on a GPU: the first CUDA error
 that poisons the process (an illegal access) must not take the run's figures with it."""
 
 from __future__ import annotations
@@ -9,17 +9,27 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from bench import gpu_validate
-from core.gpu import ffn, graphs
-from core.gpu.cli_io import StopOnSignal
-from core.gpu.timing import BenchEnv, make_env
+from bench.gpu_validate import (
+    decode_runs,
+    preflight,
+    runner,
+    sizes,
+    step1_decode,
+    step6_newer_kernels,
+    step7_end_to_end,
+)
+from core.gpu.decode import ffn
+from core.gpu.output.cli_io import StopOnSignal
+from core.gpu.presets import PRESETS
+from core.gpu.timing import graphs
+from core.gpu.timing.bench_env import BenchEnv, make_env
 
 
 @pytest.fixture()
 def validator(tmp_path):
     env = make_env("cpu")
     with StopOnSignal() as stop:
-        yield gpu_validate.Validator(env, gpu_validate.DRY, tmp_path, 60.0, stop)
+        yield runner.Validator(env, sizes.DRY, tmp_path, 60.0, stop)
     env.close()
 
 
@@ -32,13 +42,11 @@ def test_a_check_that_dies_keeps_its_figures_so_far_and_the_file_is_written(vali
         runs.append((kind, ffn))
         if len(runs) == 2:
             raise RuntimeError("CUDA error: an illegal memory access was encountered")
-        data[gpu_validate._key(kind, ffn, depths[0], way)] = {"graphed_tokens_per_s": 123.0}
+        data[decode_runs.run_key(kind, ffn, depths[0], way)] = {"graphed_tokens_per_s": 123.0}
 
-    monkeypatch.setattr(
-        gpu_validate, "_bandwidth", lambda env, nbytes: SimpleNamespace(device_bytes_per_s=1e9)
-    )
-    monkeypatch.setattr(validator, "_time_decode", time_decode)
-    validator.run("1 decode", validator.decode)
+    monkeypatch.setattr(runner, "_bandwidth", lambda env, nbytes: SimpleNamespace(device_bytes_per_s=1e9))
+    monkeypatch.setattr(validator, "time_decode", time_decode)
+    validator.run("1 decode", lambda: step1_decode.run(validator))
     record = json.loads((tmp_path / "validate.json").read_text())["checks"]["1 decode"]
     assert "illegal memory access" in record["error"]
     assert runs == [("attention", "dense"), ("state", "dense")]  # the established runs come first
@@ -67,10 +75,10 @@ def test_the_grouped_gemm_is_offered_only_where_it_has_a_graphable_kernel(monkey
 
 
 def test_an_error_at_the_deep_run_keeps_the_depth_0_figures():
-    data = {gpu_validate._key("state", "dense", 0, "triton"): {"graphed_tokens_per_s": 900.0}}
-    key = gpu_validate._failed_key(data, "state", "dense", (0, 65536), "triton")
-    assert key == gpu_validate._key("state", "dense", 65536, "triton")
-    assert gpu_validate._failed_key({}, "state", "dense", (0, 65536), "triton") == gpu_validate._key(
+    data = {decode_runs.run_key("state", "dense", 0, "triton"): {"graphed_tokens_per_s": 900.0}}
+    key = decode_runs.failed_key(data, "state", "dense", (0, 65536), "triton")
+    assert key == decode_runs.run_key("state", "dense", 65536, "triton")
+    assert decode_runs.failed_key({}, "state", "dense", (0, 65536), "triton") == decode_runs.run_key(
         "state", "dense", 0, "triton"
     )
 
@@ -93,15 +101,15 @@ def fake_runs(validator, monkeypatch):
         if ffn in fail:
             raise RuntimeError("CUDA error: an illegal memory access was encountered")
         for depth in depths:
-            data[gpu_validate._key(kind, ffn, depth, way)] = _measured(depth)
+            data[decode_runs.run_key(kind, ffn, depth, way)] = _measured(depth)
 
-    monkeypatch.setattr(gpu_validate, "_bandwidth", lambda env, n: SimpleNamespace(device_bytes_per_s=1e9))
-    monkeypatch.setattr(validator, "_time_decode", time_decode)
-    monkeypatch.setattr(gpu_validate, "impl_available", lambda impl, *args: impl in ("gather", "grouped"))
-    monkeypatch.setattr(gpu_validate, "_moe_parity", lambda preset, env: dict(parity))
-    monkeypatch.setattr(gpu_validate, "_state_parity", lambda preset, env: None)
+    monkeypatch.setattr(runner, "_bandwidth", lambda env, n: SimpleNamespace(device_bytes_per_s=1e9))
+    monkeypatch.setattr(validator, "time_decode", time_decode)
+    monkeypatch.setattr(step6_newer_kernels, "way_available", lambda way, *args: way in ("gather", "grouped"))
+    monkeypatch.setattr(step6_newer_kernels, "_moe_parity", lambda preset, env: dict(parity))
+    monkeypatch.setattr(step6_newer_kernels, "_state_parity", lambda preset, env: None)
     monkeypatch.setattr(
-        gpu_validate, "_moe_layer_speeds", lambda preset, env: {"dense": {"weight_bytes_per_s": 1e9}}
+        step6_newer_kernels, "_moe_layer_speeds", lambda preset, env: {"dense": {"weight_bytes_per_s": 1e9}}
     )
     return SimpleNamespace(runs=runs, fail=fail, parity=parity)
 
@@ -111,7 +119,7 @@ def _record(tmp_path, name):
 
 
 def test_check_1_runs_only_the_ways_that_ran_on_the_first_h200(validator, fake_runs, tmp_path):
-    validator.run("1 decode", validator.decode)
+    validator.run("1 decode", lambda: step1_decode.run(validator))
     assert "error" not in _record(tmp_path, "1 decode")
     assert fake_runs.runs == [("attention", "dense", None), ("state", "dense", None),
                               ("attention", "dense_moe_size", None), ("attention", "moe", None)]  # fmt: skip
@@ -129,25 +137,25 @@ NOT_RUN_HERE = ["moe:triton", "state:triton"]  # the fakes run only the grouped 
 def test_a_newer_way_that_fails_in_check_6_is_kept_out_of_check_5(
     validator, fake_runs, tmp_path, fail, grouped_parity, skipped
 ):
-    validator.run("1 decode", validator.decode)
+    validator.run("1 decode", lambda: step1_decode.run(validator))
     fake_runs.runs.clear()
     fake_runs.fail.update(fail)
     fake_runs.parity["grouped"] = grouped_parity
-    validator.run("6 newer kernels", validator.newer_kernels_here)
+    validator.run("6 newer kernels", lambda: step6_newer_kernels.run_here(validator))
     record = _record(tmp_path, "6 newer kernels")
     assert "error" not in record, record.get("traceback")
     assert fake_runs.runs == [("attention", "moe_grouped", None)]  # check 1's runs are its references
     assert record["data"]["skip_ways"] == skipped == validator.skip_ways
-    command = validator.bench_command(tmp_path / "bench.json")
+    command = step7_end_to_end.bench_command(validator, tmp_path / "bench.json")
     assert command[command.index("--skip-ways") + 1] == ",".join(skipped)  # a way not run is skipped too
     if fail:  # the crash is a finding of its own way, beside the references
-        depth = gpu_validate.PRESETS[validator.s.preset].moe_depth
+        depth = PRESETS[validator.s.preset].moe_depth
         assert "illegal memory access" in record["data"][f"attention/moe_grouped/d{depth}"]["error"]
         assert record["data"]["moe_fastest"] == "moe"
 
 
 def test_check_6_alone_measures_its_own_references(validator, fake_runs, tmp_path):
-    validator.run("6 newer kernels", validator.newer_kernels_here)
+    validator.run("6 newer kernels", lambda: step6_newer_kernels.run_here(validator))
     assert "error" not in _record(tmp_path, "6 newer kernels")
     assert fake_runs.runs == [("state", "dense", None), ("attention", "dense_moe_size", None),
                               ("attention", "moe", None), ("attention", "moe_grouped", None)]  # fmt: skip
@@ -194,22 +202,22 @@ def test_a_failing_triton_kernel_keeps_only_its_own_part_out_of_check_5(
     """The MoE's Triton kernels and the fused state step are both called 'triton': the skip list names
     the part, so one failing cannot keep the other out of the end-to-end benchmark (the grouped GEMM,
     not run here, stays out: default-deny)."""
-    preset = gpu_validate.PRESETS["tiny"]
-    runs = {gpu_validate._key("state", "dense", 0, "triton"): state_run,
+    preset = PRESETS["tiny"]
+    runs = {decode_runs.run_key("state", "dense", 0, "triton"): state_run,
             f"attention/moe_triton/d{preset.moe_depth}": _measured(preset.moe_depth)}  # fmt: skip
     data = {"state_parity": state_parity, "moe_parity": {"triton": moe_parity}}
-    assert gpu_validate._ways_to_skip(runs, data, preset, True, ["moe_triton"]) == skipped
+    assert step6_newer_kernels._ways_to_skip(runs, data, preset, True, ["moe_triton"]) == skipped
 
 
 def test_a_way_that_fails_the_preflight_is_never_timed(validator, fake_runs, tmp_path, monkeypatch):
     """The first launch of a new kernel is where a sticky CUDA error is likeliest: one that fails to
     launch, capture or match in the preflight is not run in a decode model, and stays out of check 5."""
-    monkeypatch.setattr(gpu_validate.preflight, "run", lambda *args: {
+    monkeypatch.setattr(preflight, "run", lambda *args: {
         "toolchain": {"triton": None, "c_compiler_version": None, "libcuda_driver_version": None},
         "ways": {"moe:grouped": {"launched": True, "captured": False, "error": "capture failed"}}})  # fmt: skip
-    validator.run("1 decode", validator.decode)
+    validator.run("1 decode", lambda: step1_decode.run(validator))
     fake_runs.runs.clear()
-    validator.run("6 newer kernels", validator.newer_kernels_here)
+    validator.run("6 newer kernels", lambda: step6_newer_kernels.run_here(validator))
     record = _record(tmp_path, "6 newer kernels")
     assert "error" not in record, record.get("traceback")
     assert fake_runs.runs == []  # the grouped GEMM was not timed

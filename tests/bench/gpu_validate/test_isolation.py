@@ -1,4 +1,4 @@
-"""bench/gpu_validate.py trusts a newer way in check 5 only on check 6's word, and check 6 runs in
+"""The validator (bench.gpu_validate) trusts a newer way in check 5 only on check 6's word, and check 6 runs in
 its own process under a hard limit: a crash, a hang or a mismatch there leaves the way out."""
 
 from __future__ import annotations
@@ -9,11 +9,10 @@ import time
 
 import pytest
 
-from bench import gpu_validate
-from core.gpu import child_run, preflight
-from core.gpu.cli_io import StopOnSignal
-from core.gpu.timing import make_env
-from core.gpu.verdicts import expect, range_text
+from bench.gpu_validate import child_run, preflight, runner, sizes, step6_newer_kernels, step7_end_to_end
+from bench.gpu_validate.verdicts import expect, range_text
+from core.gpu.output.cli_io import StopOnSignal
+from core.gpu.timing.bench_env import make_env
 
 EVERY_WAY = ["moe:grouped", "moe:triton", "state:triton"]
 
@@ -22,13 +21,13 @@ EVERY_WAY = ["moe:grouped", "moe:triton", "state:triton"]
 def validator(tmp_path):
     env = make_env("cpu")
     with StopOnSignal() as stop:
-        yield gpu_validate.Validator(env, gpu_validate.DRY, tmp_path, 60.0, stop)
+        yield runner.Validator(env, sizes.DRY, tmp_path, 60.0, stop)
     env.close()
 
 
 def test_every_newer_way_is_denied_before_check_6_has_said_anything(validator):
-    assert validator.skip_ways == EVERY_WAY == list(gpu_validate.NEWER_WAYS)
-    command = validator.bench_command(validator.folder / "bench.json")
+    assert validator.skip_ways == EVERY_WAY == list(runner.NEWER_WAYS)
+    command = step7_end_to_end.bench_command(validator, validator.folder / "bench.json")
     assert command[command.index("--skip-ways") + 1] == ",".join(EVERY_WAY)
 
 
@@ -62,7 +61,7 @@ WHOLE = {"data": {"skip_ways": ["moe:triton", "state:triton"]}, "expectations": 
 def test_check_6_s_verdict_is_taken_only_from_a_process_that_finished(
     validator, tmp_path, run, record, skipped
 ):
-    result = validator.child_record(run, _write(tmp_path, record), 30.0)
+    result = step6_newer_kernels.child_record(validator, run, _write(tmp_path, record), 30.0)
     assert validator.skip_ways == skipped == result["skip_ways"]
     assert result["process"]["exit_status"] == run.exit_status
     finished = [x for x in result["expectations"] if x["what"].startswith("check 6's process")]
@@ -153,7 +152,7 @@ def test_the_preflight_compares_each_in_place_moe_way_with_the_gathered_one(monk
     layer running the way under test, and the layer is back on the gathered way afterwards."""
     import torch
 
-    from core.gpu.models import moe_layer
+    from core.gpu.decode.models import moe_layer
     from core.gpu.presets import PRESETS
 
     seen = []
@@ -161,7 +160,7 @@ def test_the_preflight_compares_each_in_place_moe_way_with_the_gathered_one(monk
     def launch(run, reference):
         out = run()
         diff = float((out - reference).abs().max())
-        seen.extend([diff, layer.impl])  # the way under test is the one launched
+        seen.extend([diff, layer.way])  # the way under test is the one launched
         return {"captured": True, "eager_difference": diff, "graphed_difference": diff}
 
     monkeypatch.setattr(preflight, "launch_and_capture", launch)
@@ -169,4 +168,4 @@ def test_the_preflight_compares_each_in_place_moe_way_with_the_gathered_one(monk
     layer = moe_layer(PRESETS["tiny"], "cpu", torch.float32)
     h = torch.randn(1, PRESETS["tiny"].d_model)
     result = preflight._moe_way(layer, "grouped", h, layer(h))
-    assert preflight.passed(result) and seen[0] < 1e-5 and seen[1] == "grouped" and layer.impl == "gather"
+    assert preflight.passed(result) and seen[0] < 1e-5 and seen[1] == "grouped" and layer.way == "gather"

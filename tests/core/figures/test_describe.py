@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.figures.describe import describe, describe_what
-from core.figures.k3 import k3_layer_map
+from core.figures.k3_layer_map import k3_layer_map
 from core.figures.style import base_layout, heatmap, patched_figure
 from core.specs import KIMI_K3
 
@@ -146,9 +146,9 @@ def test_bars_that_print_their_numbers_are_read_as_printed():
 
 def test_marks_on_hidden_axes_are_counted_not_read_as_a_series():
     """Lesson 9's expert grid: the dots' grid positions mean nothing, their numbers do."""
-    from core.figures import k3 as fk
+    from core.figures.expert_grid import expert_grid_figure
 
-    words = describe(fk.expert_grid_figure(16, 1, 2, [5, 14], "who is awake"))
+    words = describe(expert_grid_figure(16, 1, 2, [5, 14], "who is awake"))
     assert "asleep (14): 14 marked" in words and "shared, always on (1): 1 marked" in words
     assert "routed, picked for this token (2 of 16): 2 marked" in words
     assert "rises" not in words and " at " not in words
@@ -176,7 +176,7 @@ def test_a_stacked_bar_with_no_visible_name_reads_its_parts_and_the_line_across_
     from core.figures.plan import memory_figure
     from core.plan import PlanInputs, parse, plan
 
-    config = json.loads((Path(__file__).resolve().parents[1] / "assets/configs/llama3_1_8b.json").read_text())
+    config = json.loads((Path(__file__).resolve().parents[3] / "assets/configs/llama3_1_8b.json").read_text())
     p = plan(parse(config), PlanInputs())
     words = describe(memory_figure(p))
     assert f"weights: {p.weights / 1024**3:.3g} GiB." in words and "KV cache: 16 GiB." in words
@@ -200,7 +200,7 @@ def test_a_diagram_says_what_it_shows_in_its_own_words():
 def test_a_bar_stacked_on_another_says_its_number_is_the_stacks_top():
     """Lesson 8's memory chart: the MLA cache sits on the KDA boards, and the number printed above it
     (3.8 GiB at 128K) is boards + cache; the words must not give it to the cache alone."""
-    from core.figures.k3 import memory_at_context_figure
+    from core.figures.k3_memory import memory_at_context_figure
     from core.k3 import memory_at_contexts
     from core.specs import KIMI_K3
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from core.figures.plan import context_figure, memory_figure
 from core.plan import PlanInputs, parse, plan
 
-LLAMA = Path(__file__).resolve().parents[1] / "assets" / "configs" / "llama3_1_8b.json"
+LLAMA = Path(__file__).resolve().parents[3] / "assets" / "configs" / "llama3_1_8b.json"
 
 
 def test_a_config_name_with_markup_is_shown_as_text_in_every_title():

@@ -8,7 +8,7 @@ import pytest
 
 from core.figures import board as fb
 from core.figures import chunks as fc
-from core.figures import k3 as fk
+from core.figures.expert_routing import router_heatmap_figure
 from core.figures.specs import memory_per_token_figure
 from core.ops import forms
 from core.specs import SPECS
@@ -26,7 +26,7 @@ def test_hand_over_marks_equal_the_counts_shown(T, C):
 
 def test_router_heatmap_labels_every_byte_with_characters():
     text = encode("cat 猫")
-    fig = fk.router_heatmap_figure(np.zeros((len(text), 8)), text, 2, 1.0)
+    fig = router_heatmap_figure(np.zeros((len(text), 8)), text, 2, 1.0)
     labels = list(fig.data[0].y)
     assert len(labels) == len(text) and not any("xE" in label for label in labels)
     assert labels[-1] == f"{len(text) - 1}:猫 3/3"

@@ -1,14 +1,13 @@
-"""Lessons 1–2's pictures: the "which positions ran" grid frames a dozen steps (a triangle without a
-cache, a diagonal with one) and the cache heatmaps outline the row each step appends, with channel
-ticks that cannot run into the next panel's."""
+"""Lessons 1–2's "which positions ran" grid (core/figures/recompute_grid.py): it frames a dozen
+steps, a triangle without a cache and a diagonal with one."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from core.figures import generation as fg
-from core.figures.generation import GRID_STEPS, NEW, NOT_RUN, RECOMPUTED, GridFrame, grid_counts
+from core.figures import recompute_grid as fg
+from core.figures.recompute_grid import GRID_STEPS, NEW, NOT_RUN, RECOMPUTED, GridFrame, grid_counts
 from core.generation import Sampling, run_generation
 from core.models.gpt2 import GPT2
 from core.tokenizer import encode
@@ -77,18 +76,3 @@ def test_past_a_dozen_the_frame_slides_and_the_counts_follow(runs):
     assert counts.new == GRID_STEPS and counts.total == sum(p + s - 1 for s in range(9, 21))
     cached = grid_counts(runs[True].traces, 0)
     assert cached.recomputed == 0 and cached.new == p + GRID_STEPS - 1
-
-
-def test_cache_heatmaps_outline_the_newest_row_and_keep_ticks_apart(runs):
-    run = runs[True]
-    final = run.traces[-1].layers[0]
-    ids = run.prompt_ids + run.new_ids
-    width = final.keys.shape[2]
-    fig = fg.cache_heatmaps_figure(final.keys, final.values, 0, 15, ids)
-    outlines = [s for s in fig.layout.shapes if s.visible is not False]
-    assert len(outlines) == 2 and {s.y0 for s in outlines} == {13.5}  # row 14, the newest of 15
-    for axis in (fig.layout.xaxis, fig.layout.xaxis2):
-        assert max(axis.tickvals) <= width * 0.75 and axis.tickangle == 0  # none at the panel's edge
-    assert len(fig.layout.yaxis.title.text) <= 26  # "cached row (one per token)" fits a phone's ~300 px plot
-    empty = fg.cache_heatmaps_figure(final.keys, final.values, 0, 0, ids)
-    assert all(s.visible is False for s in empty.layout.shapes)

@@ -27,7 +27,7 @@ from core.figures.style import (
 )
 from core.mechanisms import RULES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 MIN_DELTA_E = 10.0
 MACHADO = {  # severity 1.0, rows → simulated linear RGB
     "protanopia": [

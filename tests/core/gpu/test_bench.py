@@ -10,12 +10,17 @@ import threading
 import pytest
 import torch
 
-from core.gpu import bench, context_bench, export, moe_bench, nvml, runner, timing
-from core.gpu.energy import EnergyMeter
-from core.gpu.models import build
+from core.gpu import bench
+from core.gpu.decode.models import build
+from core.gpu.device import nvml
+from core.gpu.device.energy import EnergyMeter
+from core.gpu.output import export
 from core.gpu.presets import PRESETS
+from core.gpu.serving import runner
+from core.gpu.suites import context_bench, moe_bench
+from core.gpu.timing import bandwidth, bench_env, decode_timer
 from core.roofline import bandwidth_bound_tokens_per_s
-from tests.fake_nvml import FakeNvml
+from tests.core.gpu.fake_nvml import FakeNvml
 
 TINY = PRESETS["tiny"]
 
@@ -30,12 +35,12 @@ def one_thread():
 
 @pytest.fixture(scope="module")
 def env():
-    return timing.make_env("cpu", nvml_module=FakeNvml(init_error="LibraryNotFound"))
+    return bench_env.make_env("cpu", nvml_module=FakeNvml(init_error="LibraryNotFound"))
 
 
 @pytest.fixture(scope="module")
 def bw(env):
-    return timing.measure_copy_bandwidth(env, TINY.copy_bytes, repeats=2)
+    return bandwidth.measure_copy_bandwidth(env, TINY.copy_bytes, repeats=2)
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +83,7 @@ def test_context_run_is_well_formed(context):
 
 def test_roofline_of_a_snapshot_matches_a_hand_calculation():
     snap = nvml.probe(FakeNvml())  # RTX 3060: 2 × 7501 MHz × 192 bit / 8, PCIe 4.0 x16
-    bw = timing.Bandwidth(snap.peak_bandwidth_bytes_per_s, snap.pcie_bandwidth_bytes_per_s, "spec")
+    bw = bandwidth.Bandwidth(snap.peak_bandwidth_bytes_per_s, snap.pcie_bandwidth_bytes_per_s, "spec")
     active, cache = 1_600_000_000, 4 * 1024**3
     expected = 360.048e9 / (active + cache)  # ≈ 60.9 tokens/s
     assert context_bench.predicted_tokens_per_s(active, cache, 0, None, bw) == pytest.approx(expected)
@@ -95,7 +100,7 @@ def test_spill_point_is_where_the_cache_exceeds_the_budget(env, bw):
     weights = model.total_params() * 4
     per_position = model.memory_bytes(1)
     stage = per_position // TINY.n_layers  # one layer's spilled rows land in a device staging block
-    max_len = timing.steps_room(TINY, TINY.depths[-1])
+    max_len = decode_timer.steps_room(TINY, TINY.depths[-1])
     # room for 700 cache positions and the staging block for the other max_len − 700
     budget = weights + 700 * per_position + (max_len - 700) * stage + 123
     assert context_bench.resident_positions(budget, weights, per_position, stage, max_len) == 700
@@ -282,7 +287,7 @@ def test_cli_writes_the_json(tmp_path, capsys):
 
 
 def test_prediction_without_a_run():
-    bw = timing.Bandwidth(360e9, 31.5e9, "spec")
+    bw = bandwidth.Bandwidth(360e9, 31.5e9, "spec")
     pred = context_bench.predict_context(PRESETS["small"], bw, budget_bytes=8 * 1024**3)
     attention, state = pred["full attention"], pred["fixed state"]
     assert [d for d, _ in attention] == list(PRESETS["small"].depths)
@@ -293,7 +298,7 @@ def test_prediction_without_a_run():
 def test_each_preset_is_described_from_the_model_it_builds():
     """Sizes on the page and in the CLI are counted, not typed: the small preset read '0.8B' while
     it builds 936M parameters (the token table and the head count too)."""
-    from core.gpu.models import build, preset_summary
+    from core.gpu.decode.models import build, preset_summary
     from core.specs import SPECS
 
     small = build("attention", PRESETS["small"], "meta", torch.bfloat16)

@@ -13,11 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from core.gpu import bench, cli_io, timing
+from core.gpu import bench
+from core.gpu.output import cli_io
 from core.gpu.presets import PRESETS
-from tests.fake_nvml import FakeNvml
+from core.gpu.suites import pipeline
+from core.gpu.suites.pipeline import SuiteSpec
+from core.gpu.timing import bench_env
+from tests.core.gpu.fake_nvml import FakeNvml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 BLOCKER = """
 import sys
 from importlib.machinery import PathFinder
@@ -118,8 +122,8 @@ class _Ran(Exception):
 
 
 def test_the_benchmark_is_given_the_ways_to_skip_and_the_cpu_layers_choice(monkeypatch, tmp_path):
-    def run_exclusive(fn, preset, env, budget, moe, *rest, cpu_layers=True, **options):
-        raise _Ran(preset.skip_ways, cpu_layers, options["retime_dense"])
+    def run_exclusive(fn, spec, env, *rest):
+        raise _Ran(spec.preset.skip_ways, spec.cpu_layers, spec.retime_dense)
 
     monkeypatch.setattr(bench, "run_exclusive", run_exclusive)
     base = ["--preset", "tiny", "--device", "cpu", "--out", str(tmp_path / "r.json")]
@@ -152,7 +156,7 @@ def test_a_path_the_file_system_refuses_is_caught_before_the_run(monkeypatch, tm
     monkeypatch.setattr(cli_io.tempfile, "mkstemp", read_only)
     assert "Read-only file system" in cli_io.check_out_path(tmp_path / "r.json")
     measured = []
-    monkeypatch.setattr(bench, "run_suite", lambda *a, **k: measured.append(1))
+    monkeypatch.setattr(pipeline, "run", lambda *a, **k: measured.append(1))
     with pytest.raises(SystemExit) as stop:
         bench.main(["--preset", "tiny", "--device", "cpu", "--out", str(tmp_path / "r.json")])
     assert stop.value.code == 2 and not measured
@@ -194,14 +198,12 @@ def test_bad_argument_in_a_subprocess_has_no_traceback(bare_env, tmp_path):
 
 
 def test_the_json_is_written_after_every_part_and_depth(tmp_path):
-    env = timing.make_env("cpu", nvml_module=FakeNvml(init_error="LibraryNotFound"))
+    env = bench_env.make_env("cpu", nvml_module=FakeNvml(init_error="LibraryNotFound"))
     seen = []
-    result = bench.run_suite(
-        PRESETS["tiny"],
+    result = pipeline.run(
+        SuiteSpec(PRESETS["tiny"], vram_budget_bytes=1024**2, moe=True),
         env,
-        1024**2,
-        moe=True,
-        on_update=lambda r: seen.append(json.loads(json.dumps(r, default=str))),
+        on_update=lambda r: seen.append(json.loads(r.to_json())),
     )
     assert "bandwidth" in seen[0] and "context" not in seen[0]
     counts = [sum(len(s["points"]) for s in r.get("context", {}).get("series", [])) for r in seen]
@@ -209,7 +211,7 @@ def test_the_json_is_written_after_every_part_and_depth(tmp_path):
         counts == sorted(counts) and len(set(counts)) == 2 * len(PRESETS["tiny"].depths) + 1
     )  # one per point
     assert any("context_budget" in r and "moe" not in r for r in seen)
-    assert not seen[-2]["complete"] and seen[-1]["complete"] and result["complete"]
+    assert not seen[-2]["complete"] and seen[-1]["complete"] and result.complete
 
 
 def test_result_file_is_replaced_whole(tmp_path):
@@ -253,7 +255,7 @@ def test_a_signal_stops_cleanly_and_keeps_what_was_measured(sig, bare_env, tmp_p
 
 @pytest.mark.slow
 def test_validate_dry_run_runs_every_check_and_writes_its_json(bare_env, tmp_path):
-    done = _run(["bench/gpu_validate.py", "--out", str(tmp_path), "--cpu-ok"], bare_env, timeout=600)
+    done = _run(["-m", "bench.gpu_validate", "--out", str(tmp_path), "--cpu-ok"], bare_env, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     data = json.loads((tmp_path / "validate.json").read_text())
     assert data["mode"] == "cpu dry run" and list(data["checks"]) == [
@@ -286,13 +288,13 @@ def test_validate_dry_run_runs_every_check_and_writes_its_json(bare_env, tmp_pat
     ],
 )
 def test_validate_refuses_bad_arguments(args, words, bare_env, tmp_path):
-    done = _run(["bench/gpu_validate.py", "--out", str(tmp_path / "v"), *args], bare_env)
+    done = _run(["-m", "bench.gpu_validate", "--out", str(tmp_path / "v"), *args], bare_env)
     assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr
 
 
 def test_validate_writes_after_each_check(bare_env, tmp_path):
     done = _run(
-        ["bench/gpu_validate.py", "--out", str(tmp_path), "--cpu-ok", "--checks", "2,3"],
+        ["-m", "bench.gpu_validate", "--out", str(tmp_path), "--cpu-ok", "--checks", "2,3"],
         bare_env,
         timeout=300,
     )
@@ -302,7 +304,7 @@ def test_validate_writes_after_each_check(bare_env, tmp_path):
 
 
 def test_verdicts():
-    from core.gpu.verdicts import expect, pct, range_text, ratio
+    from bench.gpu_validate.verdicts import expect, pct, range_text, ratio
 
     assert expect("x", 5, 1, 10)["status"] == "PASS" and expect("x", 11, 1, 10)["status"] == "FAIL"
     assert expect("x", None, 1)["status"] == "FAIL"  # a value that could not be measured fails
@@ -319,8 +321,8 @@ def test_verdicts():
 def test_every_core_gpu_module_imports_without_plotly_or_streamlit(bare_env):
     code = (
         "import importlib, pkgutil, sys, core.gpu\n"
-        "for m in pkgutil.iter_modules(core.gpu.__path__):\n"
-        "    importlib.import_module('core.gpu.' + m.name)\n"
+        "for m in pkgutil.walk_packages(core.gpu.__path__, 'core.gpu.'):\n"
+        "    importlib.import_module(m.name)\n"
         "third = {n.split('.')[0] for n in sys.modules} - set(sys.stdlib_module_names)\n"
         "print(sorted(third))\n"
     )

@@ -10,14 +10,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from core.gpu import jobs
-from core.gpu.context_bench import ContextResult, reference_bandwidth
-from core.gpu.export import page_payload, to_json
-from core.gpu.models import StateDecoder, build
-from core.gpu.moe_bench import MoeResult
-from core.gpu.nvml import DeviceSnapshot
+from core.gpu.decode.models import StateDecoder, build
+from core.gpu.device.nvml import DeviceSnapshot
+from core.gpu.output.export import page_payload, to_json
 from core.gpu.presets import GIB, PRESETS, WHOLE_CARD, budget_options, preset_choices
-from core.gpu.timing import Bandwidth
+from core.gpu.serving import jobs
+from core.gpu.suites.context_bench import ContextResult, reference_bandwidth
+from core.gpu.suites.moe_bench import MoeResult
+from core.gpu.timing.bandwidth import Bandwidth
 from core.roofline import CARDS, DEFAULT_CARD
 
 TINY = PRESETS["tiny"]

@@ -15,7 +15,7 @@ import huggingface_hub
 import pytest
 import torch
 
-from core.models import downloads, fetch, hf_qwen35
+from core.models import downloads, fetch, hf_qwen35, qwen35
 from core.models.hf_tokenizer import CheckpointError
 
 pytest.importorskip("transformers")
@@ -70,7 +70,7 @@ def test_found_in_the_cache_without_the_network_and_only_as_a_qwen35(source, tmp
     assert fetch.find_cached(QWEN, tmp_path) == snapshot
     assert [(f.key, f.folder) for f in fetch.local_qwen35(tmp_path, env={})] == [(QWEN, snapshot)]
     assert fetch.local_checkpoints(tmp_path, env={}) == []  # the GPT-2 switch does not offer it
-    assert hf_qwen35.load_qwen35(snapshot).config.layer_types.count("full_attention") == 1
+    assert qwen35.load_qwen35(snapshot).config.layer_types.count("full_attention") == 1
 
 
 def test_a_cache_missing_the_tokenizer_finds_nothing(source, tmp_path, no_network):
@@ -179,7 +179,7 @@ def test_cli_list_and_check(source, tmp_path, no_network, capsys):
 
 def _refused(folder: Path, capsys, cli: bool = True, **load) -> str:
     with pytest.raises(CheckpointError) as caught:
-        hf_qwen35.load_qwen35(folder, **load)
+        qwen35.load_qwen35(folder, **load)
     message = str(caught.value)
     assert "\n" not in message
     if cli and not load:  # the CLI says the same, in one line
@@ -190,7 +190,7 @@ def _refused(folder: Path, capsys, cli: bool = True, **load) -> str:
 
 def test_too_little_free_memory_is_refused_before_any_weight_is_read(source, monkeypatch, capsys):
     need = hf_qwen35.weights_bytes(source, torch.float32)
-    assert need == 4 * sum(p.numel() for p in hf_qwen35.load_qwen35(source).model.parameters())
+    assert need == 4 * sum(p.numel() for p in qwen35.load_qwen35(source).model.parameters())
     assert hf_qwen35.weights_bytes(source, torch.bfloat16) * 2 == need
 
     def no_read(*args, **kwargs):
@@ -200,8 +200,8 @@ def test_too_little_free_memory_is_refused_before_any_weight_is_read(source, mon
     message = _refused(source, capsys, available=lambda: need - 1)
     assert "free" in message and "float32" in message
     monkeypatch.undo()
-    assert hf_qwen35.load_qwen35(source, available=lambda: need).model is not None  # just enough
-    assert hf_qwen35.load_qwen35(source, available=lambda: None).model is not None  # unknown: not guessed
+    assert qwen35.load_qwen35(source, available=lambda: need).model is not None  # just enough
+    assert qwen35.load_qwen35(source, available=lambda: None).model is not None  # unknown: not guessed
 
 
 def test_free_memory_is_read_from_meminfo(tmp_path):

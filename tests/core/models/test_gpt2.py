@@ -28,7 +28,7 @@ from core.train import evaluate
 
 SMALL = GPT2Config(block_size=64, n_layer=2, n_head=2, d_model=32)
 CARD = CHECKPOINT.parent / "MODEL_CARD.md"
-needs_checkpoint = pytest.mark.skipif(not CHECKPOINT.exists(), reason="run `python -m core.train gpt2`")
+needs_checkpoint = pytest.mark.usefixtures("gpt2_checkpoint")  # shipped: fails if missing, never skips
 
 
 def random_model(config: GPT2Config = SMALL, dtype=torch.float64, seed: int = 0) -> GPT2:
@@ -179,7 +179,7 @@ def test_trained_model_writes_corpus_words(trained):
 
 
 def test_checkpoint_path_is_in_assets():
-    assert CHECKPOINT == Path(__file__).resolve().parents[1] / "assets" / "gpt2" / "model.pt"
+    assert CHECKPOINT == Path(__file__).resolve().parents[3] / "assets" / "gpt2" / "model.pt"
 
 
 @pytest.mark.slow

@@ -15,8 +15,9 @@ import pytest
 import torch
 
 from bench.hf_tiny_qwen35 import make_checkpoint
-from core.models.hf_qwen35 import folder_spec, load_qwen35
+from core.models.hf_qwen35 import folder_spec
 from core.models.hf_tokenizer import CheckpointError
+from core.models.qwen35 import load_qwen35
 
 transformers = pytest.importorskip("transformers")
 

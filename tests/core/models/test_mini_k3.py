@@ -10,6 +10,7 @@ from core.k3 import route_text
 from core.models.mini_k3 import CHECKPOINT, MiniK3, MiniK3Config
 from core.models.moe import MoE, expert_params
 from core.specs import K3_FULL_ATTN_LAYERS, SPECS, full_attention_layers
+from tests.conftest import tracked_asset
 
 
 @pytest.fixture(scope="module")
@@ -115,8 +116,7 @@ def test_route_text_matches_the_step_traces(model):
 
 
 def test_shipped_checkpoint_loads_and_is_small():
-    if not CHECKPOINT.exists():
-        pytest.skip("assets/mini_k3/model.pt not built yet (python -m core.train mini_k3)")
+    tracked_asset("assets/mini_k3/model.pt")
     assert CHECKPOINT.stat().st_size < 5_000_000
     trained = MiniK3.load()
     assert trained.meta["heldout_loss"] < 3.0  # far below a uniform guess (ln 256 = 5.55)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from core.models.mini_k3 import MiniK3, MiniK3Config
 from core.models.moe import MoE, MoEConfig, route, tokens_per_expert
 
 
@@ -98,3 +99,11 @@ def test_active_and_total_parameters_match_a_hand_count():
     router = 10 * 6
     assert moe.total_params() == router + (6 + 1) * per_expert == 900
     assert moe.active_params() == router + (2 + 1) * per_expert == 420
+
+
+def test_the_moe_load_counter_still_counts_in_training():
+    torch.manual_seed(0)
+    model = MiniK3(MiniK3Config()).train()
+    model(torch.tensor([list(b"abcdef")]))
+    moes = [layer.ffn for layer in model.layers if isinstance(layer.ffn, MoE)]
+    assert moes and all(int(moe.load.sum()) == 6 * moe.cfg.top_k for moe in moes)

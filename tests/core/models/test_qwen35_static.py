@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from core.models.hf_qwen35 import load_qwen35
+from core.models.qwen35 import load_qwen35
 from core.models.qwen35_layers import BoardMemory
 from core.models.qwen35_static import new_static_cache, run_static
 from core.models.static_kv import StaticKV

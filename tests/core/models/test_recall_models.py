@@ -1,4 +1,4 @@
-"""The recall models (core/models/recall_models.py), their training, and the shipped MQAR results."""
+"""The recall models (core/models/recall_*.py), their training, and the shipped MQAR results."""
 
 from __future__ import annotations
 
@@ -8,17 +8,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from core.models.recall_models import (
-    MIXERS,
-    STATE_MIXERS,
-    RecallModel,
-    RecallModelConfig,
-    build_model,
-)
+from core.models.recall_config import MIXERS, STATE_MIXERS, RecallModelConfig
+from core.models.recall_models import RecallModel, build_model
 from core.recall import DEFAULT_VOCAB, IGNORE_INDEX, evaluate_recall, generate
 from core.train import TrainConfig, lm_loss, seed_everything, train
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets" / "recall"
+ASSETS = Path(__file__).resolve().parents[3] / "assets" / "recall"
 
 
 @pytest.fixture(autouse=True)
@@ -253,9 +248,7 @@ def _check_reproduces(path: Path) -> None:
 
 
 def test_every_shipped_recall_model_has_the_layer_count_the_page_states():
-    """ui/recall_panel says 'Each small model (N layers)' from the default config: the shipped ones agree."""
-    from core.models.recall_models import RecallModelConfig
-
+    """ui/recall/sweep.py says 'Each small model (N layers)' from the default config: the shipped ones agree."""
     checkpoints = sorted(ASSETS.glob("*.pt"))
     assert checkpoints
     for path in checkpoints:

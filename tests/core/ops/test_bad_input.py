@@ -7,7 +7,7 @@ import torch
 
 from core.ops import delta_rule, gated_delta_rule, kda, linear_attention
 from core.ops.inputs import random_inputs
-from tests.test_ops_chunk_parity import B, H, K, V
+from tests.core.ops.test_chunk_parity import B, H, K, V
 
 X = random_inputs(10)
 Q, KEYS, VALS, BETA, G, GK, S0 = (X[n] for n in ("q", "k", "v", "beta", "g", "gk", "S0"))

@@ -16,7 +16,7 @@ from core.mechanisms import delta_rules, get, rule_keys
 from core.ops import delta_rule, gated_delta_rule, kda, linear_attention
 from core.ops.common import PART_NAMES, StepResult, forward_substitution, solve_unit_lower
 from core.ops.inputs import random_inputs, rule_kwargs, step_kwargs
-from tests.test_ops_chunk_parity import B, H, K, V
+from tests.core.ops.test_chunk_parity import B, H, K, V
 
 TOL = 1e-12  # fp64 throughout
 

@@ -17,7 +17,7 @@ from core.plan.curve import sweep
 from core.plan.export import rows
 from core.plan.headline import headline, quoted_plan
 
-CONFIGS = Path(__file__).resolve().parents[1] / "assets" / "configs"
+CONFIGS = Path(__file__).resolve().parents[3] / "assets" / "configs"
 TRAINED = 131_072  # Llama-3.1-8B's max_position_embeddings
 # a line that prints a context: "… 128K tokens", "457,051 tokens", "most sequences at 128K" (not "tokens/s")
 PRINTS_A_CONTEXT = re.compile(r"\d[\d,]*[KM]? tokens\b(?!/)|\bat \d+[KM]\b")

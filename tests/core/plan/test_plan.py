@@ -14,12 +14,13 @@ from core.plan.__main__ import main
 from core.plan.config import MAX_CONFIG_BYTES, loads
 from core.plan.experts import distinct_experts
 from core.plan.export import from_query, pack_config, rows, to_csv, to_json, to_query, unpack_config
+from core.plan.footprint import weight_bytes
 from core.plan.formats import WEIGHT_FORMATS
 from core.plan.memory import sequence_bytes
-from core.plan.plan import even_splits, weight_bytes
+from core.plan.parallel import even_splits
 from core.specs import SPECS
 
-CONFIGS = Path(__file__).resolve().parents[1] / "assets" / "configs"
+CONFIGS = Path(__file__).resolve().parents[3] / "assets" / "configs"
 SHIPPED = {p.stem: json.loads(p.read_text()) for p in sorted(CONFIGS.glob("*.json"))}
 SAME_AS_CATALOG = {
     "gpt2": "gpt2",
@@ -363,8 +364,8 @@ def test_replicated_cache_says_it_counts_every_copy():
 
 
 def test_the_measured_share_is_worked_out_against_this_planner():
-    from core.gpu.published import depth_loss, measured_speeds
     from core.plan.calibration import calibration, source_run
+    from core.specs.published import depth_loss, measured_speeds
 
     assert measured_speeds(source_run()) == {0: 154.62, 16384: 101.74, 32768: 75.22, 65536: 49.21}
     assert depth_loss("Llama 8B") == pytest.approx(1 - 49.21 / 154.62)  # lesson 10: "loses 68 % by 64K"

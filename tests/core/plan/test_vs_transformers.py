@@ -134,7 +134,7 @@ def test_latent_figure_matches_core_specs(spec):
     from pathlib import Path
 
     name = {"deepseek_v3": "deepseek_v3.json", "kimi_k3": "kimi_k3.json"}[spec.key]
-    model = parse((Path(__file__).resolve().parents[1] / "assets/configs" / name).read_text())
+    model = parse((Path(__file__).resolve().parents[3] / "assets/configs" / name).read_text())
     assert sequence_bytes(model, 1000, cache_bytes=2).kv == 1000 * spec.kv_cache_bytes_per_token(2)
     assert sequence_bytes(model, 0, layout="engine").state == spec.recurrent_state_bytes(4)
     assert sequence_bytes(model, 0, layout="engine").conv == spec.conv_state_bytes(2)

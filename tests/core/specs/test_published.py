@@ -1,4 +1,4 @@
-"""Lesson 10's published table (core/gpu/published.py): every row has a source URL, a source kind
+"""Lesson 10's published table (core/specs/published.py): every row has a source URL, a source kind
 and a what-was-measured text; community reports are labelled as such on the page (issue 15)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from urllib.parse import urlparse
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.gpu.published import COMMUNITY, KINDS, PRIMARY, PUBLISHED, published_table
+from core.specs.published import COMMUNITY, KINDS, PRIMARY, PUBLISHED, published_table
 from tests.app import driver
 
 # hosts that publish first-hand: papers, the projects' own repositories and docs, a leaderboard's maintainers

@@ -1,5 +1,5 @@
 """Qwen3 (dense) and Qwen3.5 (hybrid) folders in the checkpoint benchmark, through the course's own
-decoders (core/gpu/checkpoint_course.py): tiny random folders written here by transformers (never
+decoders (core/gpu/decode/checkpoint_course.py): tiny random folders written here by transformers (never
 downloaded), the benchmark's CPU path end to end. Dense and hybrid of the same attention width side by
 side: the hybrid's cache grows only in its attention layers, its boards hold the same bytes at every
 depth, both counted on the real tensors and equal to the planner's; the decoders step what
@@ -17,11 +17,18 @@ import torch
 from bench.hf_tiny_qwen3 import make_checkpoint as make_qwen3
 from bench.hf_tiny_qwen35 import TEXT
 from bench.hf_tiny_qwen35 import make_checkpoint as make_qwen35
-from core.gpu import graphs
-from core.gpu.checkpoint_bench import GRAPH_NEEDS_CUDA, CheckpointResult, Settings, describe, run_checkpoint
-from core.gpu.checkpoint_course import Qwen3Decoder, Qwen35Decoder
-from core.gpu.checkpoint_decoders import Decoder, open_decoder, state_tensors
-from core.gpu.timing import Bandwidth, make_env
+from core.gpu.decode.checkpoint_course import Qwen3Decoder, Qwen35Decoder
+from core.gpu.decode.checkpoint_decoders import Decoder, open_decoder, state_tensors
+from core.gpu.suites.checkpoint_bench import (
+    GRAPH_NEEDS_CUDA,
+    CheckpointResult,
+    Settings,
+    describe,
+    run_checkpoint,
+)
+from core.gpu.timing import graphs
+from core.gpu.timing.bandwidth import Bandwidth
+from core.gpu.timing.bench_env import make_env
 from core.models.hf_tokenizer import CheckpointError
 
 transformers = pytest.importorskip("transformers")
@@ -195,7 +202,7 @@ def test_on_cuda_a_replayed_graph_computes_the_eager_logits_and_the_sweep_is_gra
 
 def test_the_side_by_side_words_and_charts_come_from_the_runs(results):
     from core.figures.checkpoint_compare import RunSeries, memory_by_depth, speed_by_depth
-    from core.gpu.checkpoint_compare import compare_words
+    from core.gpu.output.checkpoint_compare import compare_words
 
     dense, hybrid = results["dense"], results["hybrid"]
     words = compare_words([dense, hybrid])

@@ -6,12 +6,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from core.gpu import context_bench, timing
-from core.gpu.cpu_layers import CpuLayersDecoder, layers_that_fit
-from core.gpu.models import build
+from core.gpu.decode.cpu_layers import CpuLayersDecoder, layers_that_fit
+from core.gpu.decode.models import build
+from core.gpu.decode.traffic import trace_persistent_bytes
 from core.gpu.presets import PRESETS
-from core.gpu.traffic import trace_persistent_bytes
-from tests.fake_nvml import FakeNvml
+from core.gpu.suites import context_bench
+from core.gpu.timing import bandwidth, bench_env
+from tests.core.gpu.fake_nvml import FakeNvml
 
 TINY = PRESETS["tiny"]
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -63,8 +64,8 @@ def test_cpu_layers_bytes_are_counted_and_traced():
 
 
 def test_the_cpu_layers_sweep_splits_per_depth():
-    env = timing.make_env("cpu", nvml_module=FakeNvml(init_error="LibraryNotFound"))
-    bw = timing.Bandwidth(1e10, 1e9, "t", host_bytes_per_s=5e9)
+    env = bench_env.make_env("cpu", nvml_module=FakeNvml(init_error="LibraryNotFound"))
+    bw = bandwidth.Bandwidth(1e10, 1e9, "t", host_bytes_per_s=5e9)
     result = context_bench.run_context(TINY, env, bw, 1536 * 1024, kinds=("attention",), cpu_layers=True)
     series = result.series[0]
     assert series.model == "full attention, CPU layers"

@@ -8,13 +8,15 @@ import dataclasses
 import pytest
 import torch
 
-from core.gpu import context_bench, spill, timing
-from core.gpu.ffn import MoEFFN, group_offsets
-from core.gpu.kv_cache import KVCache
-from core.gpu.models import build
+from core.gpu.decode import spill
+from core.gpu.decode.ffn import MoEFFN, group_offsets
+from core.gpu.decode.kv_cache import KVCache
+from core.gpu.decode.models import build
+from core.gpu.decode.traffic import Traffic, trace_persistent_bytes
 from core.gpu.presets import PRESETS
-from core.gpu.traffic import Traffic, trace_persistent_bytes
-from tests.fake_nvml import FakeNvml
+from core.gpu.suites import context_bench
+from core.gpu.timing import bandwidth, bench_env, decode_timer
+from tests.core.gpu.fake_nvml import FakeNvml
 
 TINY = PRESETS["tiny"]
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -79,11 +81,11 @@ def test_grouped_experts_read_in_place_give_the_gathered_result():
     ids = torch.tensor([0, 3, 3, 7])
     assert group_offsets(ids, 9).tolist() == torch.cumsum(torch.bincount(ids, minlength=9), 0).tolist()
     with pytest.raises(ValueError, match="implementation"):
-        MoEFFN(16, 8, 1, 2, 16, torch.device("cpu"), torch.float32, impl="fused")
+        MoEFFN(16, 8, 1, 2, 16, torch.device("cpu"), torch.float32, way="fused")
 
 
 def test_the_roofline_uses_every_byte_moved():
-    bw = timing.Bandwidth(1e11, 1e10, "test")
+    bw = bandwidth.Bandwidth(1e11, 1e10, "test")
     t = Traffic(weights=1000, cache_read=500, scratch=500, host_link=200)
     assert context_bench.traffic_tokens_per_s(t, bw) == pytest.approx(1 / (1800 / 1e11 + 200 / 1e10))
     assert (t + t).total == 2 * t.total and t.to_dict()["persistent"] == 1500
@@ -180,16 +182,16 @@ def test_budget_counts_the_stage_and_everything_held():
 
 
 def test_host_ram_is_checked_before_the_spill_is_allocated(monkeypatch):
-    env = timing.make_env("cpu", nvml_module=FakeNvml(init_error="LibraryNotFound"))
-    bw = timing.Bandwidth(1e10, 1e9, "test")
+    env = bench_env.make_env("cpu", nvml_module=FakeNvml(init_error="LibraryNotFound"))
+    bw = bandwidth.Bandwidth(1e10, 1e9, "test")
     model = build("attention", TINY, "cpu", torch.float32)
     weights = model.total_params() * 4
     per_pos = model.memory_bytes(1)
-    max_len = timing.steps_room(TINY, 2048)
+    max_len = decode_timer.steps_room(TINY, 2048)
     budget = weights + 100 * per_pos + (max_len - 100) * per_pos // 2  # 100 positions on the "device"
     plan = context_bench.plan_series(model, "attention", TINY, env, budget)
     assert plan.resident == 100 and plan.refusal is None
-    deep_need = TINY.n_layers * (timing.steps_room(TINY, 2048) - 100) * (per_pos // TINY.n_layers)
+    deep_need = TINY.n_layers * (decode_timer.steps_room(TINY, 2048) - 100) * (per_pos // TINY.n_layers)
     monkeypatch.setattr(spill, "host_available_bytes", lambda: spill.HOST_MARGIN_BYTES + deep_need - 1)
     result = context_bench.run_context(TINY, env, bw, budget, kinds=("attention",))
     series = result.series[0]
@@ -199,14 +201,14 @@ def test_host_ram_is_checked_before_the_spill_is_allocated(monkeypatch):
 
 
 def test_the_spilled_series_allocates_once(monkeypatch):
-    env = timing.make_env("cpu", nvml_module=FakeNvml(init_error="LibraryNotFound"))
-    bw = timing.Bandwidth(1e10, 1e9, "test")
+    env = bench_env.make_env("cpu", nvml_module=FakeNvml(init_error="LibraryNotFound"))
+    bw = bandwidth.Bandwidth(1e10, 1e9, "test")
     calls = []
     real = KVCache.allocate
     monkeypatch.setattr(KVCache, "allocate", lambda self, *a: (calls.append(a), real(self, *a))[1])
     preset = dataclasses.replace(TINY, depths=(0, 256, 512))
     context_bench.run_context(preset, env, bw, 1024**2, kinds=("attention",))
-    assert len(calls) == 1 and calls[0][0] == timing.steps_room(preset, 512)
+    assert len(calls) == 1 and calls[0][0] == decode_timer.steps_room(preset, 512)
     calls.clear()
     context_bench.run_context(preset, env, bw, None, kinds=("attention",))
     assert len(calls) == len(preset.depths)  # without a budget: per depth, all on the device

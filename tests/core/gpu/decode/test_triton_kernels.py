@@ -1,4 +1,4 @@
-"""The Triton kernels of the GPU page (core.gpu.moe_triton, core.gpu.state_triton) on a machine
+"""The Triton kernels of the GPU page (core.gpu.decode.moe_triton, core.gpu.decode.state_triton) on a machine
 without a GPU: they compute what the PyTorch paths compute (run in Triton's CPU interpreter), they
 compile for Hopper and Ampere without spilling and with wide loads (Triton's own ptxas, no GPU
 needed), and without Triton — or without a GPU — their ways are simply not offered."""
@@ -17,23 +17,23 @@ from pathlib import Path
 import pytest
 import torch
 
-from core.gpu import moe_triton, state_triton, triton_support
-from core.gpu.export import versions
-from core.gpu.ffn import MoEFFN
-from core.gpu.models import build
+from core.gpu.decode import moe_triton, state_triton, triton_support
+from core.gpu.decode.ffn import MoEFFN
+from core.gpu.decode.models import build
+from core.gpu.output.export import versions
 from core.gpu.presets import PRESETS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[4]
 LARGE = PRESETS["large"]
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 # Triton's interpreter must be switched on before Triton is first imported, so it runs apart.
 _PARITY = r"""
 import json, torch
-from core.gpu.ffn import MoEFFN
-from core.gpu.models import build
-from core.gpu.moe_triton import fused_experts, scratch_bytes
-from core.gpu.state_triton import fused_step
+from core.gpu.decode.ffn import MoEFFN
+from core.gpu.decode.models import build
+from core.gpu.decode.moe_triton import fused_experts, scratch_bytes
+from core.gpu.decode.state_triton import fused_step
 from core.gpu.presets import PRESETS
 
 torch.set_num_threads(1)
@@ -99,7 +99,7 @@ print(json.dumps(out))
 def parity() -> dict:
     pytest.importorskip("triton")
     # the caller's PYTHONPATH stays after the project's, so another Triton can be tried:
-    # PYTHONPATH=/tmp/triton36 pytest tests/test_gpu_triton_kernels.py (3.6.0, the H200 image's, passes)
+    # PYTHONPATH=/tmp/triton36 pytest tests/core/gpu/decode/test_triton_kernels.py (3.6.0, the H200 image's, passes)
     paths = [str(ROOT), os.environ.get("PYTHONPATH", "")]
     env = os.environ | {"TRITON_INTERPRET": "1", "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
     done = subprocess.run(
@@ -144,7 +144,7 @@ def test_without_triton_no_triton_way_is_offered(monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     assert not triton_support.available(torch.device("cpu"))
     layer = MoEFFN(64, 9, 1, 2, 32, torch.device("cpu"), torch.float32)
-    assert "triton" not in layer.runnable_impls() and "gather" in layer.runnable_impls()
+    assert "triton" not in layer.runnable_ways() and "gather" in layer.runnable_ways()
     with pytest.raises(ValueError, match="cannot run"):
         layer.use("triton")
     with pytest.raises(ValueError, match="unknown MoE implementation"):
@@ -170,7 +170,7 @@ def test_running_the_page_s_models_on_the_cpu_never_imports_triton():
     """Triton (hundreds of MB) is imported only when one of its ways can run, never on a CPU server."""
     code = (
         "import sys, torch\n"
-        "from core.gpu.models import build\nfrom core.gpu.presets import PRESETS\n"
+        "from core.gpu.decode.models import build\nfrom core.gpu.presets import PRESETS\n"
         "for kind, ffn in (('attention', 'moe'), ('state', 'dense')):\n"
         "    m = build(kind, PRESETS['tiny'], 'cpu', torch.float32, ffn=ffn)\n"
         "    m.kernel_ways(); m.allocate(8); m.step(torch.tensor([1]))\n"

@@ -1,14 +1,14 @@
 """Energy meter: the counter path and the sampled-power path agree; a counter going backwards is
-discarded where it is read, never raised."""
+discarded where it is read, never raised; a counter that never moves gives no reading, never 0 J."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from core.gpu import nvml
-from core.gpu.energy import EnergyMeter, trapezoid_joules
-from tests.fake_nvml import FakeNvml
+from core.gpu.device import nvml
+from core.gpu.device.energy import EnergyMeter, trapezoid_joules
+from tests.core.gpu.fake_nvml import FakeNvml
 
 # A synthetic power trace, piecewise linear in time: idle, ramp, plateau, drop (seconds, watts).
 KNOTS_T = np.array([0.0, 1.0, 1.5, 4.0, 4.2, 6.0])
@@ -200,3 +200,19 @@ def test_a_background_meter_waits_for_its_lead_before_the_window_opens():
     assert time.perf_counter() - t0 >= 0.2
     reading = meter.end()
     assert reading.lead_seconds >= 0.2 and reading.lead_watts == pytest.approx(50.0)
+
+
+def test_a_counter_that_never_moves_is_not_zero_joules():
+    clock = FakeClock()
+    meter = EnergyMeter(lambda: 5e6, lambda: 80.0, clock=clock, background=False)
+    meter.begin()
+    for t in (1.0, 2.0):
+        clock.now = t
+        meter.record()
+    clock.now = 3.0
+    reading = meter.end()
+    assert reading.method == "sampled power" and reading.joules == pytest.approx(240.0)
+    stuck = EnergyMeter(lambda: 5e6, None, clock=clock, background=False)
+    stuck.begin()
+    clock.now = 10.0
+    assert stuck.end() is None  # nothing else to read: no reading, never 0 J

@@ -1,12 +1,13 @@
-"""NVML probing without a GPU: a scripted fake stands in for pynvml (tests/fake_nvml.py)."""
+"""NVML probing without a GPU: a scripted fake stands in for pynvml (tests/core/gpu/fake_nvml.py). On a
+machine with two cards the handle opened is the CUDA device's card, found by PCI bus id or UUID."""
 
 from __future__ import annotations
 
 import pytest
 
-from core.gpu import nvml
-from core.gpu.sampler import Sampler
-from tests.fake_nvml import CALLS, FakeNvml
+from core.gpu.device import nvml
+from core.gpu.device.sampler import Sampler
+from tests.core.gpu.fake_nvml import CALLS, FakeNvml
 
 # Which snapshot field each call feeds (calls that only feed telemetry map to None).
 FIELD_OF_CALL = {
@@ -170,3 +171,41 @@ def test_sampler_stops_by_itself_after_max_readings():
     sampler._thread.join(10)
     assert not sampler.running
     assert len(sampler.snapshot()) == 4
+
+
+class TwoCards(FakeNvml):
+    """Two GPUs; NVML index 0 is the one CUDA does NOT use (CUDA ordered them by speed)."""
+
+    BUS = {"00000000:01:00.0": 0, "00000000:41:00.0": 1}
+    UUID = {"GPU-aaaa": 0, "GPU-bbbb": 1}
+
+    def __init__(self, **kw):
+        super().__init__(device_count=2, **kw)
+
+    def nvmlDeviceGetHandleByPciBusId(self, bus_id):  # noqa: N802 — NVML's names
+        self._call("nvmlDeviceGetHandleByPciBusId")
+        if bus_id not in self.BUS:
+            raise self.NVMLError("Not Found")
+        return self.BUS[bus_id]
+
+    def nvmlDeviceGetHandleByUUID(self, uuid):  # noqa: N802
+        self._call("nvmlDeviceGetHandleByUUID")
+        if uuid not in self.UUID:
+            raise self.NVMLError("Not Found")
+        return self.UUID[uuid]
+
+
+def test_the_nvml_handle_is_the_cuda_devices_card():
+    assert nvml.open_gpu(TwoCards(), 0, pci_bus_id="00000000:41:00.0").handle == 1
+    assert nvml.open_gpu(TwoCards(), 0, pci_bus_id="00000000:99:00.0", uuid="GPU-bbbb").handle == 1  # by UUID
+    assert nvml.open_gpu(TwoCards(), 0, pci_bus_id=None, uuid=None).handle == 0  # no CUDA: NVML's index
+    assert (
+        nvml.open_gpu(FakeNvml(), 0, pci_bus_id="00000000:41:00.0").handle == 0
+    )  # bindings without the call
+
+
+def test_probe_asks_for_the_cuda_devices_card(monkeypatch):
+    monkeypatch.setattr(nvml, "cuda_pci_bus_id", lambda i=0: "00000000:41:00.0")
+    monkeypatch.setattr(nvml, "cuda_uuid", lambda i=0: None)
+    fake = TwoCards()
+    assert nvml.probe(fake).available and "nvmlDeviceGetHandleByPciBusId" in fake.calls

@@ -12,8 +12,10 @@ import torch
 
 from core.figures.describe import describe
 from core.figures.gpu import batch_figure
-from core.gpu import jobs, last_run
-from core.gpu.batch_bench import (
+from core.gpu.output.batch_words import batch_sentence, rate, summarise, times
+from core.gpu.presets import GIB, MIB, PRESETS
+from core.gpu.serving import jobs, last_run
+from core.gpu.suites.batch_bench import (
     BATCH_DEPTH,
     BATCHES,
     BatchPoint,
@@ -21,9 +23,7 @@ from core.gpu.batch_bench import (
     BatchSeries,
     per_sequence_bytes,
 )
-from core.gpu.batch_words import batch_sentence, rate, summarise, times
-from core.gpu.context_bench import ContextResult, DepthPoint, Series
-from core.gpu.presets import GIB, MIB, PRESETS
+from core.gpu.suites.context_bench import ContextResult, DepthPoint, Series
 from core.units import format_bytes, format_context
 
 
@@ -87,7 +87,7 @@ def test_an_older_stored_run_without_a_batch_sweep_still_loads():
 
 def test_the_batch_sweep_follows_its_context_run():
     last_run.save(_context(), batch=h200_like())
-    from core.gpu.moe_bench import MoeResult
+    from core.gpu.suites.moe_bench import MoeResult
 
     last_run.save(moe=MoeResult("tiny", "cpu (test)", "float32", 64, 1e10, []))  # another benchmark keeps it
     assert last_run.load()[0].batch == h200_like()

@@ -1,7 +1,7 @@
 """The sentences the pages say about this project's own GPU run are computed from its committed JSON
-(core.gpu.committed_run): their numbers equal the JSON's, read here independently, and a changed copy
+(core.gpu.output.committed_run): their numbers equal the JSON's, read here independently, and a changed copy
 of the JSON changes them — so none of them can be typed. Also the worked example of the CPU
-measurement (core.gpu.worked_example) and the one-click run's time cap."""
+measurement (core.gpu.output.worked_example) and the one-click run's time cap."""
 
 from __future__ import annotations
 
@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from core.gpu import committed_run, jobs, presets
-from core.gpu.context_bench import ContextResult, DepthPoint, Series
-from core.gpu.report import percent
-from core.gpu.worked_example import worked_example
+from core.gpu import presets
+from core.gpu.output import committed_run
+from core.gpu.output.report import percent
+from core.gpu.output.worked_example import worked_example
+from core.gpu.serving import jobs
+from core.gpu.suites.context_bench import ContextResult, DepthPoint, Series
 
 RUN = committed_run.latest_folder()
 

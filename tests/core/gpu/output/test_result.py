@@ -16,9 +16,9 @@ from core.gpu.suites import pipeline
 from core.gpu.suites.moe_bench import MoeRow
 from core.gpu.suites.pipeline import SuiteSpec
 from core.gpu.timing import bench_env
-from tests.fake_nvml import FakeNvml
+from tests.core.gpu.fake_nvml import FakeNvml
 
-RUNS = Path(__file__).resolve().parents[1] / "docs" / "gpu-runs"
+RUNS = Path(__file__).resolve().parents[4] / "docs" / "gpu-runs"
 
 
 def _differences(old, new, path=""):

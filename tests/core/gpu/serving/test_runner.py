@@ -13,12 +13,15 @@ import time
 import pytest
 import torch
 
-from core.gpu import bench, jobs, machine_lock, nvml, runner, timing
-from core.gpu.health import HEALTH, GpuHealth
+from core.gpu import bench
+from core.gpu.device import nvml
+from core.gpu.device.health import HEALTH, GpuHealth
+from core.gpu.device.telemetry import TelemetryHub
 from core.gpu.presets import PRESETS
-from core.gpu.public import home_command, public_mode
-from core.gpu.telemetry import TelemetryHub
-from tests.fake_nvml import FakeNvml
+from core.gpu.serving import jobs, machine_lock, runner
+from core.gpu.serving.public import home_command, public_mode
+from core.gpu.timing import bandwidth, bench_env
+from tests.core.gpu.fake_nvml import FakeNvml
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -191,10 +194,10 @@ def test_a_run_stops_when_the_gpu_is_lost():
 # -- NVML handles are closed ----------------------------------------------------------------------
 
 
-def _env_with(fake: FakeNvml) -> timing.BenchEnv:
+def _env_with(fake: FakeNvml) -> bench_env.BenchEnv:
     """A CPU env holding an open NVML handle, as make_env holds one on CUDA."""
     gpu = nvml.open_gpu(fake)
-    return timing.BenchEnv(torch.device("cpu"), torch.float32, gpu.snapshot(), gpu)
+    return bench_env.BenchEnv(torch.device("cpu"), torch.float32, gpu.snapshot(), gpu)
 
 
 @pytest.fixture
@@ -206,9 +209,9 @@ def trimmed(monkeypatch):
 @pytest.mark.parametrize("fails", [False, True])
 def test_a_page_job_closes_its_nvml_handle(monkeypatch, trimmed, fails):
     fake = FakeNvml()
-    monkeypatch.setattr(timing, "make_env", lambda device="auto": _env_with(fake))
+    monkeypatch.setattr(bench_env, "make_env", lambda device="auto": _env_with(fake))
     if fails:
-        monkeypatch.setattr(timing, "measure_copy_bandwidth", lambda *a, **k: 1 / 0)
+        monkeypatch.setattr(bandwidth, "measure_copy_bandwidth", lambda *a, **k: 1 / 0)
         with pytest.raises(ZeroDivisionError):
             jobs.context_benchmark("tiny")
     else:

@@ -10,11 +10,11 @@ import json
 import pytest
 import torch
 
-from core.gpu import batch_bench
-from core.gpu.batch_bench import BatchedDecoder, max_batch, per_sequence_bytes, run_batch
+from core.gpu.decode.traffic import trace_persistent_bytes
 from core.gpu.presets import GIB, MIB, PRESETS
-from core.gpu.timing import make_env
-from core.gpu.traffic import trace_persistent_bytes
+from core.gpu.suites import batch_bench
+from core.gpu.suites.batch_bench import BatchedDecoder, max_batch, per_sequence_bytes, run_batch
+from core.gpu.timing.bench_env import make_env
 
 TINY = dataclasses.replace(PRESETS["tiny"], depth_seconds=2.0, n_steps=4, repeats=2, warmup=1)
 

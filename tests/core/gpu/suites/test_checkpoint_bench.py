@@ -1,4 +1,4 @@
-"""Decode speed vs depth on a real checkpoint (core.gpu.checkpoint_bench): tiny random GPT-2, Llama,
+"""Decode speed vs depth on a real checkpoint (core.gpu.suites.checkpoint_bench): tiny random GPT-2, Llama,
 Mistral, Qwen2 and Qwen3 folders written here by transformers (never downloaded), timed on the CPU
 through the bench path with their own caches; the cache bytes counted on the real tensors equal the
 planner's, the weights equal the parameters, the bench path decodes what transformers decodes, and
@@ -17,15 +17,17 @@ import pytest
 import torch
 
 from bench.hf_tiny_gpt2 import make_checkpoint
-from core.gpu import bench, checkpoint_bench
-from core.gpu.checkpoint_bench import CheckpointResult, Settings, describe, run_checkpoint
-from core.gpu.checkpoint_course import Qwen3Decoder
-from core.gpu.checkpoint_decoders import GPT2Decoder, open_decoder
-from core.gpu.timing import Bandwidth, make_env
+from core.gpu import bench
+from core.gpu.decode.checkpoint_course import Qwen3Decoder
+from core.gpu.decode.checkpoint_decoders import GPT2Decoder, open_decoder
+from core.gpu.suites import checkpoint_bench
+from core.gpu.suites.checkpoint_bench import CheckpointResult, Settings, describe, run_checkpoint
+from core.gpu.timing.bandwidth import Bandwidth
+from core.gpu.timing.bench_env import make_env
 from core.models.hf_causal import INSTALL_HINT
 from core.models.hf_tokenizer import CheckpointError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[4]
 FAMILIES = ("gpt2", "llama", "mistral", "qwen2", "qwen3")
 FAST = Settings(n_steps=3, warmup=1, repeats=2, depth_seconds=5.0)
 BANDWIDTH = Bandwidth(20e9, 10e9, "stated for the test")

@@ -4,13 +4,14 @@ launch, as many as the free memory holds, and experts — not attention — deci
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 import torch
 
-from core.gpu import moe_sizing
-from core.gpu.models import build
+from core.gpu.decode.models import build
 from core.gpu.presets import GIB, MIB, PRESETS
+from core.gpu.suites import moe_sizing
 
 # (free bytes, measured copy speed): a 12 GB card (RTX 3060-like), a 24 GB one (RTX 4090-like), and
 # the H200 of docs/gpu-runs/2026-11-30-nvidia-h200 (its 2 GiB copy: 3.79 TB/s)
@@ -71,8 +72,9 @@ def test_the_sizes_are_what_the_built_models_hold_and_read(card):
 def test_the_suite_runs_its_moe_test_at_the_card_s_sizes(monkeypatch):
     """`--moe-sized-by-card` (check 5's benchmark): the sizes come from the card's free memory and the
     copy speed the suite measured, the MoE test runs them, and the JSON says what they were."""
-    from core.gpu import bench
-    from core.gpu.timing import make_env
+    from core.gpu.suites import pipeline
+    from core.gpu.suites.pipeline import SuiteSpec
+    from core.gpu.timing.bench_env import make_env
 
     seen = {}
 
@@ -84,14 +86,15 @@ def test_the_suite_runs_its_moe_test_at_the_card_s_sizes(monkeypatch):
     env = make_env("cpu")
     try:
         tiny = PRESETS["tiny"]
-        result = bench.run_suite(
-            dataclasses.replace(tiny, depths=(0,), depth_seconds=2.0), env, moe_sized_by_card=True
-        )
+        spec = SuiteSpec(dataclasses.replace(tiny, depths=(0,), depth_seconds=2.0), moe_sized_by_card=True)
+        result = pipeline.run(spec, env)
     finally:
         env.close()
-    assert seen["bandwidth"] == result["bandwidth"]["device_bytes_per_s"] and seen["elem_bytes"] == 4
-    assert result["moe_sizing"]["n_experts"] == 16
-    assert result["moe"]["experts"] == "2 shared + 2 of 14 routed" and result["moe"]["depth"] == 32
+    assert seen["bandwidth"] == result.bandwidth.device_bytes_per_s and seen["elem_bytes"] == 4
+    assert result.moe_sizing.n_experts == 16
+    assert result.moe.experts == "2 shared + 2 of 14 routed" and result.moe.depth == 32
+    written = json.loads(result.to_json())  # the JSON says what the sizes were
+    assert written["moe_sizing"]["n_experts"] == 16 and written["moe"]["depth"] == 32
 
 
 def test_the_cli_refuses_card_sizes_without_a_gpu():

@@ -1,4 +1,4 @@
-"""Keeping the fastest way a card runs a step (core.gpu.ways): the fastest way is kept, a way that
+"""Keeping the fastest way a card runs a step (core.gpu.timing.ways): the fastest way is kept, a way that
 fails is reported and left out, out of memory and Stop are not swallowed, off CUDA nothing is
 tried; both benchmarks record the choice and the page says it in words."""
 
@@ -10,17 +10,20 @@ import types
 import pytest
 import torch
 
-from core.gpu import context_bench, ffn, graphs, moe_bench, timing, ways
-from core.gpu.context_bench import ContextResult, Series
-from core.gpu.models import StateDecoder, build
-from core.gpu.moe_bench import MoeResult, MoeRow
+from core.gpu.decode import ffn
+from core.gpu.decode.models import StateDecoder, build
+from core.gpu.output.report import moe_way_note, state_way_note
 from core.gpu.presets import PRESETS
-from core.gpu.report import moe_impl_note, state_way_note
-from core.gpu.timing import Timing
-from tests.fake_nvml import FakeNvml
+from core.gpu.suites import context_bench, moe_bench
+from core.gpu.suites.context_bench import ContextResult, Series
+from core.gpu.suites.moe_bench import MoeResult, MoeRow
+from core.gpu.timing import bandwidth, bench_env, graphs, ways
+from core.gpu.timing.errors import error_line
+from core.gpu.timing.steps import Stopped, Timing
+from tests.core.gpu.fake_nvml import FakeNvml
 
 TINY = PRESETS["tiny"]
-BW = timing.Bandwidth(1e10, 1e9, "test")
+BW = bandwidth.Bandwidth(1e10, 1e9, "test")
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
@@ -44,7 +47,7 @@ def _fake_trials(monkeypatch, speeds: dict[str, float | Exception]) -> list[str]
         return Timing([speeds[model.way]] * repeats, "CUDA graph")
 
     monkeypatch.setattr(graphs, "time_graphed", time_graphed)
-    monkeypatch.setattr(ffn, "impl_available", lambda impl, *args: impl in speeds)
+    monkeypatch.setattr(ffn, "way_available", lambda way, *args: way in speeds)
     monkeypatch.setattr(StateDecoder, "kernel_ways", lambda self: list(speeds))
     return seen
 
@@ -84,7 +87,7 @@ def test_the_fastest_way_is_kept_and_a_failing_way_is_reported(monkeypatch):
     model = build("attention", TINY, "cpu", torch.float32, ffn="moe")
     way, trials = ways.choose_fastest(model, TINY, _FakeCudaEnv(), torch.arange(8), 4)
     assert seen == ["gather", "grouped", "triton"]
-    assert way == "triton" and all(layer.impl == "triton" for layer in model.moe_layers())
+    assert way == "triton" and all(layer.way == "triton" for layer in model.moe_layers())
     assert trials == {"gather": 300.0, "grouped": "RuntimeError: CUTLASS says no", "triton": 900.0}
     assert model.cache.dev == []  # the trial's cache is released
 
@@ -109,7 +112,7 @@ def test_out_of_memory_in_a_trial_keeps_the_first_way_untried(monkeypatch):
 def test_stop_during_the_trials_gives_the_trial_cache_back(monkeypatch):
     _fake_trials(monkeypatch, {"gather": 300.0, "triton": 900.0})
     model = build("attention", TINY, "cpu", torch.float32, ffn="moe")
-    with pytest.raises(timing.Stopped):
+    with pytest.raises(Stopped):
         ways.choose_fastest(model, TINY, _FakeCudaEnv(), torch.arange(8), 4, should_stop=lambda: True)
     assert model.cache.dev == []
 
@@ -131,7 +134,7 @@ def test_off_cuda_the_first_way_is_kept_untried(monkeypatch):
 
 @pytest.fixture
 def env():
-    return timing.make_env("cpu", nvml_module=FakeNvml(init_error="LibraryNotFound"))
+    return bench_env.make_env("cpu", nvml_module=FakeNvml(init_error="LibraryNotFound"))
 
 
 def test_the_moe_row_records_the_way_kept_and_its_roofline_counts_that_way_s_bytes(monkeypatch, env):
@@ -141,11 +144,7 @@ def test_the_moe_row_records_the_way_kept_and_its_roofline_counts_that_way_s_byt
 
     monkeypatch.setattr(ways, "choose_fastest", choose)
     dense, moe = moe_bench.run_moe(TINY, env, BW).rows
-    assert (
-        dense.moe_impl is None
-        and moe.moe_impl == "grouped"
-        and moe.impl_trials == {"gather": 1.0, "grouped": 2.0}
-    )
+    assert dense.way is None and moe.way == "grouped" and moe.way_trials == {"gather": 1.0, "grouped": 2.0}
     grouped = build("attention", TINY, "meta", torch.float32, ffn="moe_grouped")
     assert moe.bytes_per_token == grouped.traffic(TINY.moe_depth).total
     assert moe.tokens_per_s > 0 and moe.oom_message is None
@@ -168,20 +167,20 @@ def test_the_context_bench_records_the_state_model_s_way(monkeypatch, env):
     assert len(state.points) == len(TINY.depths)
 
 
-def _row(impl: str | None, trials: dict | None) -> MoeRow:
-    return MoeRow("experts (MoE)", 10, 2, 4, 1.0, 0.1, 2.0, moe_impl=impl, impl_trials=trials)
+def _row(way: str | None, trials: dict | None) -> MoeRow:
+    return MoeRow("experts (MoE)", 10, 2, 4, 1.0, 0.1, 2.0, way=way, way_trials=trials)
 
 
 def test_the_page_says_how_the_experts_were_read():
     result = MoeResult("large", "H200", 1024, "2 shared + 6 of 254 routed", None, [_row(None, None)])
-    assert moe_impl_note(result) is None  # the dense row, or an older saved result
+    assert moe_way_note(result) is None  # the dense row, or an older saved result
     result.rows.append(_row("triton", {"gather": 337.4, "grouped": "RuntimeError: no", "triton": 905.2}))
-    note = moe_impl_note(result)
+    note = moe_way_note(result)
     assert "fused Triton kernels, the fastest" in note
     assert "gathered copy (index_select + bmm): 337.4 tokens/s" in note
     assert "grouped GEMM (torch._grouped_mm): could not run (RuntimeError: no)" in note
     cpu = MoeResult("tiny", "CPU", 64, "", None, [_row("gather", {})])
-    assert "through a gathered copy" in moe_impl_note(cpu) and "NVIDIA GPU" in moe_impl_note(cpu)
+    assert "through a gathered copy" in moe_way_note(cpu) and "NVIDIA GPU" in moe_way_note(cpu)
 
 
 def test_the_page_says_how_the_state_step_ran():
@@ -200,19 +199,22 @@ def test_the_page_says_how_the_state_step_ran():
 
 
 def test_the_cli_prints_the_ways_tried(capsys):
-    from core.gpu.bench import _print_summary
+    from core.gpu.device.nvml import DeviceSnapshot
+    from core.gpu.output.result import RunSettings, SuiteResult
+    from core.gpu.output.summary import print_summary
+    from core.gpu.suites.context_bench import DepthPoint
 
-    point = {"depth": 0, "tokens_per_s": 400.0, "std_tokens_per_s": 1.0, "timing": "CUDA graph",
-             "eager_tokens_per_s": 120.0, "graphed_tokens_per_s": 400.0, "predicted_tokens_per_s": 600.0,
-             "percent_of_roofline": 66.7, "spilled_bytes": 0}  # fmt: skip
-    series = {"model": "fixed state", "points": [point], "oom_depth": None, "way": "triton",
-              "way_trials": {"torch": 297.5, "triton": 401.0}}  # fmt: skip
-    row = {"model": "experts (MoE)", "tokens_per_s": 900.0, "std_tokens_per_s": 2.0, "timing": "CUDA graph",
-           "avg_watts": None, "net_joules_per_token": None, "moe_impl": "triton",
-           "impl_trials": {"gather": 337.4, "grouped": "RuntimeError: no"}}  # fmt: skip
-    _print_summary({"device": {"name": "H200"}, "settings": {"device": "cuda"},
-                    "context": {"budget_bytes": None, "series": [series]},
-                    "moe": {"depth": 1024, "experts": "2 + 6 of 254", "idle_watts": None, "rows": [row]}})  # fmt: skip
+    point = DepthPoint(depth=0, tokens_per_s=400.0, std_tokens_per_s=1.0, samples_tokens_per_s=[400.0],
+                       memory_bytes=0, spilled_bytes=0, bytes_per_token=1, predicted_tokens_per_s=600.0,
+                       timing="CUDA graph", eager_tokens_per_s=120.0, graphed_tokens_per_s=400.0)  # fmt: skip
+    series = Series(
+        "fixed state", 1, 1, 1, [point], way="triton", way_trials={"torch": 297.5, "triton": 401.0}
+    )
+    row = MoeRow("experts (MoE)", 10, 2, 4, 900.0, 2.0, 1000.0, timing="CUDA graph", way="triton",
+                 way_trials={"gather": 337.4, "grouped": "RuntimeError: no"})  # fmt: skip
+    print_summary(SuiteResult(RunSettings("cuda"), DeviceSnapshot(True, name="H200"),
+                              context=ContextResult("large", "cuda", "bf16", None, 1.0, 1.0, [series]),
+                              moe=MoeResult("large", "cuda", 1024, "2 + 6 of 254", None, [row])))  # fmt: skip
     out = capsys.readouterr().out
     assert "ran as triton (trials: torch 297.5 t/s, triton 401.0 t/s)" in out
     assert "experts read by triton (trials: gather 337.4 t/s, grouped failed (RuntimeError: no))" in out
@@ -225,5 +227,5 @@ def test_a_way_that_fails_without_a_message_is_named_by_its_type(monkeypatch):
         "gather",
         {"gather": 300.0, "triton": "RuntimeError"},
     )
-    assert timing.error_line(ValueError("first\nsecond"), 3) == "ValueError: fir"
-    assert timing.error_line(ValueError("first\nsecond"), whole=True) == "ValueError: first\nsecond"
+    assert error_line(ValueError("first\nsecond"), 3) == "ValueError: fir"
+    assert error_line(ValueError("first\nsecond"), whole=True) == "ValueError: first\nsecond"
