@@ -21,11 +21,17 @@ function loadPlotly() {
   return plotly;
 }
 
-// Redraw at the column's width when it changes (window resize, sidebar opened or closed).
+// Redraw at the column's width when it changes (window resize, sidebar opened or closed). Only the
+// width: the observer also fires when a redraw changes the node's height, and a resize then would
+// lay the whole chart out again for nothing on every Step.
 function watchWidth(plot, Plotly) {
   if (plot.courseWatch) return;
   let frame = 0;
-  plot.courseWatch = new ResizeObserver(() => {
+  plot.courseWidth = Math.round(plot.getBoundingClientRect().width);
+  plot.courseWatch = new ResizeObserver((entries) => {
+    const width = Math.round(entries[entries.length - 1].contentRect.width);
+    if (width === plot.courseWidth) return;
+    plot.courseWidth = width;
     cancelAnimationFrame(frame);
     frame = requestAnimationFrame(() => plot.isConnected && Plotly.Plots.resize(plot));
   });
