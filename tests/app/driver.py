@@ -146,6 +146,23 @@ def chart_specs(at: AppTest) -> list[dict]:
     return [live_chart.figure_of(element.proto) for element in charts(at)]
 
 
+def layout_words(spec: dict) -> list[str]:
+    """The words a figure's layout draws: the chart's title (kept in `layout.meta` once it moved
+    above the chart), axis titles, tick labels and annotations (legend and hover words are per trace)."""
+    layout = spec.get("layout", {})
+    words = []
+    for value in layout.values():
+        if isinstance(value, dict):
+            title = value.get("title")
+            words.append(title.get("text", "") if isinstance(title, dict) else str(title or ""))
+            words += [str(t) for t in value.get("ticktext", ()) or ()]
+    meta = layout.get("meta")
+    if isinstance(meta, dict):
+        words.append(str(meta.get("title", "")))
+    words += [str(a.get("text", "")) for a in layout.get("annotations", ()) or ()]
+    return words
+
+
 def chart_spec(at: AppTest, key: str) -> dict:
     """The plotly figure JSON of the chart drawn with `key` (Streamlit ends the element id in "-key")."""
     for element in charts(at):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from tests.app.driver import ROOT, assert_clean, page_path
+from tests.app.driver import ROOT, assert_clean, layout_words, page_path
 from ui import live_chart
 
 # Names kept in English on a Japanese page (Japanese ML writing keeps them so). Only names, titles,
@@ -67,17 +67,7 @@ ENGLISH = re.compile(r"[A-Za-z][A-Za-z'’-]+(?:[ ,;:]+[A-Za-z][A-Za-z'’-]+){2
 def chart_text(spec: dict) -> list[str]:
     """Every word a plotly figure can show: titles, axis titles, tick labels, legend names,
     annotations, hover templates and hover text."""
-    layout = spec.get("layout", {})
-    words: list[str] = []
-    for value in layout.values():
-        if isinstance(value, dict):
-            title = value.get("title")
-            words.append(title.get("text", "") if isinstance(title, dict) else str(title or ""))
-            words += [str(t) for t in value.get("ticktext", ()) or ()]
-    meta = layout.get("meta")
-    if isinstance(meta, dict):
-        words.append(str(meta.get("title", "")))
-    words += [str(a.get("text", "")) for a in layout.get("annotations", ()) or ()]
+    words = layout_words(spec)
     for trace in spec.get("data", ()):
         words.append(str(trace.get("name", "") or ""))
         words.append(str(trace.get("hovertemplate", "") or ""))

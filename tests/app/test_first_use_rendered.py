@@ -15,6 +15,7 @@ import pytest
 
 from core.glossary import BY_KEY, TERMS
 from tests.app import driver
+from tests.app.driver import layout_words
 from tests.app.test_glossary import WALKED, page
 from ui import live_chart
 from ui.course import LESSONS
@@ -31,17 +32,7 @@ def _for_engineers(expander) -> bool:
 
 def chart_words(spec: dict) -> list[str]:
     """The words a plotly chart draws: its title, axis titles, legend names, annotations, tick labels."""
-    layout = spec.get("layout", {})
-    words = []
-    for value in layout.values():
-        if isinstance(value, dict):
-            title = value.get("title")
-            words.append(title.get("text", "") if isinstance(title, dict) else str(title or ""))
-            words += [str(t) for t in value.get("ticktext", ()) or ()]
-    meta = layout.get("meta")
-    if isinstance(meta, dict):
-        words.append(str(meta.get("title", "")))
-    words += [str(a.get("text", "")) for a in layout.get("annotations", ()) or ()]
+    words = layout_words(spec)
     for trace in spec.get("data", ()):
         if trace.get("showlegend", True) is not False:
             words.append(str(trace.get("name", "") or ""))
