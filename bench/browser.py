@@ -23,6 +23,13 @@ measured reader finds every cache filled):
   one notch to a value not asked for before, `--moves` times: the server's CPU and the wall time
   until the page has settled.
 
+Measuring: Step is pressed from the keyboard (focus, Enter), not clicked. After Playwright's mouse
+click, which scrolls the button into view first, headless Chromium at times keeps drawing 60 empty
+frames a second for seconds (no script, no CSS animation; hovering Step that way with no click at all
+costs 100-290 ms of CPU per 2 s, a keyboard press 0-50 ms), and a Step measured until the browser is
+quiet then counts that idle drawing too: medians swung from 300 to 1,000 ms on the same code.
+`--press mouse` measures the click anyway.
+
 CPU times are the figures to compare on a shared machine; wall times are noisy there. The run is
 bounded (`--budget` seconds in all, each wait has its own timeout); it starts its own server on a
 port in 8700-8799 (or drives `--url`) and stops the server and every browser process by their PIDs.
@@ -302,13 +309,24 @@ MARK_CHARTS = "() => { window.__courseCharts = [...document.querySelectorAll('.j
 COUNT_REDRAWN = "() => (window.__courseCharts || []).filter(el => !el.isConnected).length"
 
 
-async def step_once(page, t: int, total: int) -> int:
-    """Click Step (Reset at the end) and wait until the status line shows the new step."""
+async def step_once(page, t: int, total: int, press: str = "keyboard") -> int:
+    """Press Step (Reset at the end) and wait until the status line shows the new step.
+
+    `press` "keyboard" focuses the button and presses Enter, as a keyboard reader does; "mouse"
+    clicks it. A synthetic mouse click that first scrolls the page leaves headless Chromium
+    drawing frames at 60 a second for seconds after, with no script and no animation running
+    (hovering the Step button that way costs 100-290 ms of CPU per 2 s with no Step at all; see
+    "Measuring" in the module's docstring), which buries a Step's own cost in that noise."""
     from bench.load.chromium import IDLE, SHOWS_STEP, _settled
     from bench.load.protocol import STEP_STATUS
 
     label = "Reset" if t >= total else "Step"
-    await page.locator("[data-testid='stButton'] button", has_text=label).first.click(timeout=60_000)
+    button = page.locator("[data-testid='stButton'] button", has_text=label).first
+    if press == "mouse":
+        await button.click(timeout=60_000)
+    else:
+        await button.focus(timeout=60_000)
+        await page.keyboard.press("Enter")
     t = 0 if t >= total else t + 1
     await page.wait_for_function(SHOWS_STEP, arg=[t, STEP_STATUS.pattern], timeout=60_000)
     await page.wait_for_selector(IDLE, timeout=120_000)
@@ -334,7 +352,7 @@ async def lesson_run(browser, url: str, slug: str, args, server_pid: int | None)
     context, page, _ = await open_page(browser, url, exclude, None)
     position = await step_position(page)
     for _ in range(args.steps if position else 0):
-        position = (await step_once(page, *position), position[1])
+        position = (await step_once(page, *position, args.press), position[1])
     await context.close()
     for i in range(args.loads):
         context, page, traffic = await open_page(browser, url, exclude, figures)
@@ -349,7 +367,7 @@ async def lesson_run(browser, url: str, slug: str, args, server_pid: int | None)
         await page.evaluate(MARK_CHARTS)
         b0, c0, s0 = traffic.bytes, browser_cpu(exclude), _server_cpu(server_pid)
         start = time.perf_counter()
-        t = await step_once(page, t, total)
+        t = await step_once(page, t, total, args.press)
         wall = time.perf_counter() - start
         c1, _ = await quiet_cpu(exclude)
         figures.redrawn.append(await page.evaluate(COUNT_REDRAWN))
@@ -480,6 +498,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--loads", type=int, default=2, help="page loads measured per lesson (fresh tabs)")
     p.add_argument("--moves", type=int, default=3, help="slider moves measured (lessons 1-2)")
     p.add_argument("--budget", type=float, default=1200.0, help="seconds for the whole run")
+    p.add_argument(
+        "--press",
+        choices=("keyboard", "mouse"),
+        default="keyboard",
+        help="how Step is pressed: focus + Enter (default) or a mouse click (noisier: see Measuring)",
+    )
     p.add_argument("--url", help="drive this server instead of starting one")
     p.add_argument("--pid", type=int, help="with --url: the server's pid, for its CPU")
     p.add_argument("--json", type=Path, help="also write the figures here")

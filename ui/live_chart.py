@@ -10,6 +10,11 @@ the new figure and the SAME chart is updated by `Plotly.react` (plotly redraws o
   Both are served by `server.enableStaticServing` and loaded once per page.
 - The chart fills its column (a ResizeObserver redraws it when the column's width changes) and
   keeps the figure's own height; no mode bar; hover as plotly draws it.
+- A chart off screen is drawn when it comes within 200 px of the visible pane (an
+  IntersectionObserver): a Step that changes five charts draws the one or two in view, and the
+  others when the reader scrolls to them; its place keeps the figure's height meanwhile. Printing
+  draws every chart (`beforeprint`), and its node says `data-course-state` = waiting / drawing /
+  drawn (tests/browser/test_live_chart.py).
 - The figure travels as its plotly JSON (the encoder `st.plotly_chart` uses) in the element's
   bytes: `figure_of` reads it back, for tests.
 """

@@ -77,7 +77,9 @@ def wait_for_app(page, timeout_ms: int = 180_000) -> None:
 
     A rerun can begin a moment after a click or a page load, so 'not running' must
     hold twice, a beat apart; skeletons are the placeholders of elements still coming.
-    The charts (ui/live_chart.py) draw once plotly.js has loaded: each must hold its plot.
+    The charts (ui/live_chart.py) draw once plotly.js has loaded, and one off screen only when it
+    comes near the screen: the page is told it is about to print (which draws every chart, as for
+    a reader who prints the lesson), then each chart must hold its newest figure, drawn.
     """
     page.wait_for_selector("[data-testid='stAppViewContainer']", timeout=timeout_ms)
     page.wait_for_selector(
@@ -91,11 +93,14 @@ def wait_for_app(page, timeout_ms: int = 180_000) -> None:
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=stSkeleton], [data-stale=true]')", timeout=timeout_ms
     )
-    page.wait_for_function(
-        """() => [...document.querySelectorAll('[data-testid=stBidiComponentRegular]')]
-            .every(chart => chart.querySelector('.js-plotly-plot .main-svg'))""",
-        timeout=timeout_ms,
-    )
+    page.evaluate(DRAW_EVERY_CHART)
+    page.wait_for_function(EVERY_CHART_DRAWN, timeout=timeout_ms)
+
+
+# what a browser does before it prints: ui/live_chart.py's charts off screen are drawn then
+DRAW_EVERY_CHART = "() => window.dispatchEvent(new Event('beforeprint'))"
+EVERY_CHART_DRAWN = """() => [...document.querySelectorAll('[data-testid=stBidiComponentRegular]')]
+    .every(chart => chart.querySelector('.course-chart[data-course-state=drawn] .main-svg'))"""
 
 
 def step_position(page) -> int | None:

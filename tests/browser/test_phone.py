@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import SCREENSHOTS, open_lesson, wait_for_app
+from tests.browser.conftest import DRAW_EVERY_CHART, SCREENSHOTS, open_lesson, wait_for_app
 from ui.course import available
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -151,7 +151,8 @@ def test_the_largest_regrouping_keeps_its_numbers_apart_on_a_phone(phone, server
     page.keyboard.press("End")
     # T = 8: 8 × 8 scores, 8 × 3 left route, 3 × 3 board, 8 × 3 right route — 121 printed numbers
     numbers = "() => document.querySelectorAll('g.heatmap-label text').length"
-    page.wait_for_function(f"() => ({numbers})() === 121")
+    # charts off screen draw when near the screen, or (as here) when the page is about to print
+    page.wait_for_function(f"() => {{ ({DRAW_EVERY_CHART})(); return ({numbers})() === 121; }}")
     wait_for_app(page)
     assert page.evaluate(numbers) == 121
     assert not _touching_chart_numbers(page)
