@@ -21,12 +21,19 @@ the new figure and the SAME chart is updated by `Plotly.react` (plotly redraws o
 
 from __future__ import annotations
 
+import hashlib
 import json
+from pathlib import Path
 
 import plotly.io.json as plotly_json
 import streamlit as st
 
-DRAWER = "app/static/live_chart.js"  # the drawing code, relative to the app's root URL
+STATIC = Path(__file__).resolve().parents[1] / "static"
+DRAWER_FILE = STATIC / "live_chart.js"
+# The drawing code, relative to the app's root URL. Streamlit serves static files with no
+# Cache-Control, so a browser may keep an old copy for days: the name carries the file's hash,
+# and a changed file is a new address.
+DRAWER = f"app/static/live_chart.js?v={hashlib.sha256(DRAWER_FILE.read_bytes()).hexdigest()[:12]}"
 COMPONENT = "course_plotly_chart"
 
 # The script each chart element carries, sent with every chart on every rerun, so only a stub:

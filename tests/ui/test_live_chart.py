@@ -45,10 +45,20 @@ def test_each_chart_carries_only_a_stub_and_the_code_it_loads_is_in_the_reposito
     (chart,) = driver.charts(at)
     assert chart.proto.js_content == live_chart.SCRIPT and len(live_chart.SCRIPT) < 300  # sent per chart
     assert not chart.proto.isolate_styles  # plotly's styles live in the page's <head>
-    drawer = ROOT / "static" / live_chart.DRAWER.removeprefix("app/static/")
+    drawer = ROOT / "static" / live_chart.DRAWER.removeprefix("app/static/").split("?")[0]
+    assert drawer == live_chart.DRAWER_FILE
     bundle = re.search(r'"(plotly/[^"]+\.js)"', drawer.read_text()).group(1)
     assert (drawer.parent / bundle).stat().st_size > 1_000_000  # the vendored plotly.js
     assert "MIT License" in (drawer.parent / "plotly" / "LICENSE").read_text()
+
+
+def test_the_drawing_code_is_addressed_by_its_hash():
+    """No Cache-Control on Streamlit's static files: the address carries the file's hash."""
+    import hashlib
+
+    digest = hashlib.sha256(live_chart.DRAWER_FILE.read_bytes()).hexdigest()[:12]
+    assert live_chart.DRAWER == f"app/static/live_chart.js?v={digest}"
+    assert live_chart.DRAWER in live_chart.SCRIPT
 
 
 def test_the_server_serves_the_static_folder():
