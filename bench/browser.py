@@ -24,10 +24,11 @@ measured reader finds every cache filled):
   until the page has settled.
 
 Measuring: Step is pressed from the keyboard (focus, Enter), not clicked. After Playwright's mouse
-click, which scrolls the button into view first, headless Chromium at times keeps drawing 60 empty
-frames a second for seconds (no script, no CSS animation; hovering Step that way with no click at all
-costs 100-290 ms of CPU per 2 s, a keyboard press 0-50 ms), and a Step measured until the browser is
-quiet then counts that idle drawing too: medians swung from 300 to 1,000 ms on the same code.
+click, which scrolls the button into view first, headless Chromium at times keeps drawing empty
+frames at 60 a second for seconds, with no script and no CSS animation running (a trace shows only
+aborted main frames), and a Step measured until the browser is quiet counts that idle drawing too.
+On 2026-12-02, hovering Step that way with no click at all cost 100-290 ms of CPU per 2 s against
+0-50 ms after a keyboard press, and Step medians of unchanged code swung from 300 to 1,000 ms.
 `--press mouse` measures the click anyway.
 
 CPU times are the figures to compare on a shared machine; wall times are noisy there. The run is
@@ -313,10 +314,7 @@ async def step_once(page, t: int, total: int, press: str = "keyboard") -> int:
     """Press Step (Reset at the end) and wait until the status line shows the new step.
 
     `press` "keyboard" focuses the button and presses Enter, as a keyboard reader does; "mouse"
-    clicks it. A synthetic mouse click that first scrolls the page leaves headless Chromium
-    drawing frames at 60 a second for seconds after, with no script and no animation running
-    (hovering the Step button that way costs 100-290 ms of CPU per 2 s with no Step at all; see
-    "Measuring" in the module's docstring), which buries a Step's own cost in that noise."""
+    clicks it (noisier: "Measuring" in the module's docstring)."""
     from bench.load.chromium import IDLE, SHOWS_STEP, _settled
     from bench.load.protocol import STEP_STATUS
 

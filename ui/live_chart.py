@@ -28,12 +28,17 @@ from pathlib import Path
 import plotly.io.json as plotly_json
 import streamlit as st
 
-STATIC = Path(__file__).resolve().parents[1] / "static"
-DRAWER_FILE = STATIC / "live_chart.js"
-# The drawing code, relative to the app's root URL. Streamlit serves static files with no
-# Cache-Control, so a browser may keep an old copy for days: the name carries the file's hash,
-# and a changed file is a new address.
-DRAWER = f"app/static/live_chart.js?v={hashlib.sha256(DRAWER_FILE.read_bytes()).hexdigest()[:12]}"
+DRAWER_FILE = Path(__file__).resolve().parents[1] / "static" / "live_chart.js"
+
+
+def static_address(path: Path) -> str:
+    """The address of a file under static/, relative to the app's root URL, carrying a hash of its
+    bytes: Streamlit serves static files with no Cache-Control, so a browser may keep an old copy
+    for days, and a changed file must be a new address."""
+    return f"app/static/{path.name}?v={hashlib.sha256(path.read_bytes()).hexdigest()[:12]}"
+
+
+DRAWER = static_address(DRAWER_FILE)  # the drawing code
 COMPONENT = "course_plotly_chart"
 
 # The script each chart element carries, sent with every chart on every rerun, so only a stub:

@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 STATE = "(key) => document.querySelector(`.st-key-${key} .course-chart`)?.dataset.courseState ?? null"
 # "drawn" is set only when the newest figure the chart was sent has been drawn
-DRAWN = "(key) => document.querySelector(`.st-key-${key} .course-chart`)?.dataset.courseState === 'drawn'"
+DRAWN = f"(key) => ({STATE})(key) === 'drawn'"
 PICTURE = "(key) => document.querySelector(`.st-key-${key} .course-chart .cartesianlayer`).innerHTML"
 
 

@@ -52,12 +52,16 @@ def test_each_chart_carries_only_a_stub_and_the_code_it_loads_is_in_the_reposito
     assert "MIT License" in (drawer.parent / "plotly" / "LICENSE").read_text()
 
 
-def test_the_drawing_code_is_addressed_by_its_hash():
-    """No Cache-Control on Streamlit's static files: the address carries the file's hash."""
-    import hashlib
-
-    digest = hashlib.sha256(live_chart.DRAWER_FILE.read_bytes()).hexdigest()[:12]
-    assert live_chart.DRAWER == f"app/static/live_chart.js?v={digest}"
+def test_the_drawing_code_gets_a_new_address_when_it_changes(tmp_path):
+    """No Cache-Control on Streamlit's static files: a changed file must be a new address."""
+    drawer = tmp_path / "live_chart.js"
+    drawer.write_text("export function draw() {}")
+    first = live_chart.static_address(drawer)
+    assert first.startswith("app/static/live_chart.js?v=")
+    assert live_chart.static_address(drawer) == first  # the same bytes, the same address
+    drawer.write_text("export function draw() { return 1; }")
+    assert live_chart.static_address(drawer) != first
+    assert live_chart.DRAWER == live_chart.static_address(live_chart.DRAWER_FILE)
     assert live_chart.DRAWER in live_chart.SCRIPT
 
 
