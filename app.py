@@ -9,6 +9,7 @@ from core.i18n import _
 from core.threads import set_once
 from ui.a11y import focus_rings, page_language
 from ui.course import COURSE, SECTIONS, available, lesson, lesson_ref
+from ui.depth import depth_switch, reader_depth
 from ui.errors import guarded
 from ui.i18n import language_switch, reader_language
 
@@ -17,6 +18,7 @@ from ui.i18n import language_switch, reader_language
 # (core/threads.py); nothing the app calls changes it afterwards.
 set_once(1)
 lang = reader_language()  # this reader's language, for everything this run shows (ui/i18n.py)
+reader_depth()  # Story or Engineer, kept in the link (ui/depth.py)
 
 st.set_page_config(
     page_title=_("From GPT-2 to Kimi K3"),
@@ -49,6 +51,7 @@ navigation = st.navigation(
 
 with st.sidebar:
     language_switch()
+    depth_switch()
     st.caption(
         _(
             "A course that runs: its tiny models compute live on the server that sends you this page — your own "

@@ -16,6 +16,7 @@ from core.tokenizer import prepare_prompt, token_label
 from core.units import format_bytes, format_count, format_params
 from ui.course import lesson_ref
 from ui.deeper import go_deeper_experts, planner_batch_link
+from ui.depth import engineer_section
 from ui.glossary import new_words
 from ui.lesson import (
     code,
@@ -147,7 +148,7 @@ st.markdown(
         "token needs."
     )
 )
-with st.expander(_("K3's experts work at a narrower width (for engineers)"), icon=":material/engineering:"):
+if engineer_section(_("K3's experts work at a narrower width (for engineers)")):
     st.markdown(
         _(
             "K3's experts are **latent**: a routed expert does not work at the model's full width of "

@@ -27,6 +27,7 @@ from core.units import format_bytes, format_small
 from ui.card_calculator import card_calculator
 from ui.course import lesson_ref
 from ui.deeper import planner_batch_link
+from ui.depth import engineer_section
 from ui.glossary import new_words
 from ui.gpt2_model import (
     LiveGPT2,
@@ -323,7 +324,7 @@ st.markdown(
         "*spills* into the computer's main memory and speed falls off a cliff."
     )
 )
-with st.expander(_("Where the overflow goes, and why it is a cliff"), icon=":material/engineering:"):
+if engineer_section(_("Where the overflow goes, and why it is a cliff")):
     st.markdown(
         _(
             "A batch of sequences shares one read of the weights "

@@ -9,6 +9,7 @@ from core.i18n import N_, _, language
 from core.specs import SPECS, ModelSpec, gpt2s_in, hybrid_layer_kinds
 from core.units import format_bytes, format_context, format_params
 from ui.course import COURSE, Lesson, lesson
+from ui.depth import engineer_section
 from ui.glossary import new_words
 from ui.lesson import (
     code,
@@ -187,7 +188,7 @@ def headline(gpt2: ModelSpec, k3: ModelSpec) -> None:
     cols[2].metric(_("GPT-2s that fit in one Kimi K3"), f"{int(gpt2s_in(k3, gpt2)):,}")
     linear = SPECS["kimi_linear"]
     st.caption(_("Published totals; how they compare with counting the released configs is below."))
-    with st.expander(_("Published vs counted parameters (for engineers)"), icon=":material/engineering:"):
+    if engineer_section(_("Published vs counted parameters (for engineers)")):
         st.caption(
             _(
                 "Counted from the released configs: {gpt2} {gpt2_count:,} parameters; "

@@ -1,5 +1,5 @@
-"""The collapsed "Go deeper" sections for engineers (lessons 6–9 and the planner): closed by default, so a
-beginner's path never needs them. Numbers come from `core/walkthrough.py`; each statement names its source,
+"""The "Go deeper" sections for engineers (Chunks, Forgetting, Kimi K3, Experts and the planner): shown
+inline at Engineer depth only (ui/depth.py), so a beginner's Story never meets them. Numbers come from `core/walkthrough.py`; each statement names its source,
 and the planner's "serving a hybrid" section links every statement (tests/app/test_serving_section.py).
 
 Also the link that every "a token reads every weight — at batch 1" sentence carries: `planner_batch_link`
@@ -17,6 +17,7 @@ from core.specs import KIMI_K3
 from core.units import format_bytes, format_count, format_small
 from core.walkthrough import attn_res_costs, chunk_costs, chunk_example, expert_reads, gate_bounds
 from ui.course import lesson
+from ui.depth import engineer_section
 from ui.lesson import data_table, link_to
 
 _TITLE = N_("Go deeper (for engineers)")
@@ -48,7 +49,9 @@ def _matrix(name: str, m: np.ndarray) -> str:
 
 def go_deeper_chunks() -> None:
     """Lesson 6: the chunked algorithm on real numbers, its cost, and why decoding stays recurrent."""
-    with st.expander(_(_TITLE), icon=":material/engineering:"):
+    if not engineer_section(_(_TITLE)):
+        return
+    with st.container():
         ex = chunk_example()
         st.markdown(
             _(
@@ -99,7 +102,9 @@ def go_deeper_chunks() -> None:
 
 def go_deeper_forgetting() -> None:
     """Lesson 7: KDA's decay parameterisation, the chunked form's stability, the layer around it."""
-    with st.expander(_(_TITLE), icon=":material/engineering:"):
+    if not engineer_section(_(_TITLE)):
+        return
+    with st.container():
         b = gate_bounds(-5.0, 64)
         st.markdown(
             _(
@@ -141,7 +146,9 @@ def go_deeper_forgetting() -> None:
 
 def go_deeper_k3() -> None:
     """Lesson 8: what Attention Residuals cost in memory and compute."""
-    with st.expander(_(_TITLE), icon=":material/engineering:"):
+    if not engineer_section(_(_TITLE)):
+        return
+    with st.container():
         c = attn_res_costs(KIMI_K3)
         st.markdown(
             _(
@@ -176,7 +183,9 @@ def go_deeper_k3() -> None:
 
 def go_deeper_experts() -> None:
     """Lesson 9: expert parallelism, and why the batch changes the bytes read."""
-    with st.expander(_(_TITLE), icon=":material/engineering:"):
+    if not engineer_section(_(_TITLE)):
+        return
+    with st.container():
         rows = expert_reads(KIMI_K3, 4.25, [1, 4, 16, 64, 256])
         st.markdown(
             _(
@@ -407,9 +416,9 @@ def engines_table() -> str:
 
 def go_deeper_serving() -> None:
     """The planner: serving a hybrid — batching, prefix caching, speculative decoding, engine support."""
-    with st.expander(
-        _("Go deeper: serving a hybrid (fixed state + KV cache)"), icon=":material/engineering:"
-    ):
+    if not engineer_section(_("Go deeper: serving a hybrid (fixed state + KV cache)")):
+        return
+    with st.container():
         st.markdown(_("{sentence}.").format(sentence=SERVING_INTRO.markdown()))
         for title, claims in SERVING:
             sentences = " ".join(_("{sentence}.").format(sentence=c.markdown()) for c in claims)

@@ -17,6 +17,7 @@ from core.figures.figure_dict import as_dict, encoded, slim, untitled
 from core.i18n import _
 from ui import live_chart
 from ui.course import lesson, next_available
+from ui.depth import engineer, reader_depth
 from ui.i18n import reader_language
 from ui.text import plain
 
@@ -25,6 +26,7 @@ def lesson_header(slug: str) -> None:
     """Title and one-line subtitle of the lesson `slug`, from the course outline, in the reader's
     language (set here too, for a page opened on its own, outside the router)."""
     reader_language()
+    reader_depth()
     item = lesson(slug)
     st.title(item.label)
     st.caption(item.subtitle)
@@ -61,8 +63,9 @@ def formula(latex: str, caption: str = "", key: str = "formula") -> None:
 
 
 def code(*objects, key: str = "code") -> None:
-    """The real source of the core functions the page runs (not a copy: read at run time)."""
-    if st.toggle(_("Show the code"), key=key):
+    """The real source of the core functions the page runs (not a copy: read at run time); Engineer
+    depth only (ui/depth.py)."""
+    if engineer() and st.toggle(_("Show the code"), key=key):
         for obj in objects:
             module = getattr(obj, "__module__", "")
             st.caption(f"`{module}.{obj.__qualname__}`")

@@ -23,6 +23,7 @@ from core.gpu.serving.public import home_command
 from core.gpu.serving.runner import MAX_RUN_S, OWNER_TTL_S, RUNNER, Busy, benchmark_running
 from core.gpu.timing.precision import run_dtype
 from core.i18n import N_, _, language, ngettext
+from ui.depth import engineer_section
 from ui.gpu.words import reader_line
 
 RUN_PARAM = "gpu_run"
@@ -47,7 +48,7 @@ METHOD_ON_GPU = N_(  # depth for engineers, in an expander under METHOD
 def method() -> None:
     """How both benchmarks measure: plain words, then the GPU specifics behind an engineers' expander."""
     st.markdown(_(METHOD))
-    with st.expander(_("How a GPU run is timed (for engineers)"), icon=":material/engineering:"):
+    if engineer_section(_("How a GPU run is timed (for engineers)")):
         st.markdown(_(METHOD_ON_GPU))
 
 
