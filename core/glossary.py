@@ -9,10 +9,11 @@ with `ui.glossary.new_words(...)` in the first lesson (in course order) whose pr
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from core.glossary_terms import RECORDS
-from core.i18n import _, pgettext
+from core.i18n import _, language, pgettext
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,8 @@ class Term:
     code: tuple[str, ...] = ()  # regexes over page source for text built at run time
     first: str = ""  # slug of the lesson whose "new words" box explains it first, when earlier than `lesson`
     values: tuple[tuple[str, object], ...] = ()  # numbers for the {placeholders} of `text`
+    reading: str = ""  # the Japanese name read in hiragana (how the Japanese glossary sorts it); "" when
+    # Japanese writes the name in Latin letters
 
     @property
     def first_lesson(self) -> str:
@@ -71,5 +74,37 @@ def get(key: str) -> Term:
 
 
 def alphabetical() -> list[Term]:
-    """Every term, sorted the way a reader looks one up."""
-    return sorted(TERMS, key=lambda t: t.name.lower().lstrip("-"))
+    """Every term, sorted the way a reader of this run's language looks one up: A to Z in English; in
+    Japanese the names written in Latin letters first (A to Z), then the rest by reading (あいうえお順)."""
+    if language() == "ja":
+        return sorted(TERMS, key=_japanese_order)
+    return sorted(TERMS, key=_latin_order)
+
+
+def _latin_order(term: Term) -> str:
+    return term.name.lower().lstrip("-")
+
+
+def _japanese_order(term: Term) -> tuple:
+    """Latin-lettered names first, A to Z; then by reading in the order of the kana table."""
+    shown = term.shown_name().lstrip("-")
+    if re.match(r"[A-Za-z0-9]", shown) or not term.reading:
+        return (0, _latin_order(term), "")
+    return (1, gojuon(term.reading), term.reading)
+
+
+_SMALL = str.maketrans("ぁぃぅぇぉっゃゅょゎ", "あいうえおつやゆよわ")
+_VOWEL = {**dict.fromkeys("あかさたなはまやらわがざだばぱ", "あ"), **dict.fromkeys("いきしちにひみりぎじぢびぴ", "い"),
+          **dict.fromkeys("うくすつぬふむゆるぐずづぶぷ", "う"), **dict.fromkeys("えけせてねへめれげぜでべぺ", "え"),
+          **dict.fromkeys("おこそとのほもよろをごぞどぼぽ", "お")}  # fmt: skip
+
+
+def gojuon(reading: str) -> str:
+    """A hiragana reading as a dictionary sorts it (五十音順): voiced marks dropped (が as か), small kana
+    as large, and the long-vowel mark ー as the vowel it lengthens (とーくん as とおくん)."""
+    plain = "".join(c for c in unicodedata.normalize("NFD", reading) if c not in "\u3099\u309a")
+    plain = unicodedata.normalize("NFC", plain).translate(_SMALL)
+    out = []
+    for c in plain:
+        out.append(_VOWEL.get(out[-1], c) if c == "ー" and out else c)
+    return "".join(out)

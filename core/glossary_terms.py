@@ -15,6 +15,8 @@ from core.specs import SPECS
 
 _K3 = SPECS["kimi_k3"]  # the hybrid's layer counts come from its config, never typed
 _Q4_0, _Q4_K_M = WEIGHT_FORMATS["q4_0"], WEIGHT_FORMATS["q4_k_m"]  # real bits per weight, with sources
+# MXFP4: 4-bit numbers plus one 8-bit scale per block, so the block size follows from the bits per weight
+_MXFP4_GROUP = round(8 / (WEIGHT_FORMATS["mxfp4"].bits - 4))
 _K3_LAYERS = (
     ("ratio", round(_K3.num_linear_layers / _K3.num_full_attention_layers)),
     ("linear", _K3.num_linear_layers),
@@ -23,10 +25,13 @@ _K3_LAYERS = (
 )
 
 
-def _t(key, name, text, lesson, *patterns, code=(), first="", values=()) -> dict[str, object]:
-    """One term's record: the keyword arguments of `core.glossary.Term`."""
+def _t(key, name, text, lesson, *patterns, code=(), first="", values=(), reading="") -> dict[str, object]:
+    """One term's record: the keyword arguments of `core.glossary.Term`. `reading` is how the Japanese name
+    is read, in hiragana (the Japanese glossary is sorted by it); a name Japanese writes in Latin letters
+    (GPU, KV cache) needs none: it sorts A to Z."""
     return dict(
         key=key,
+        reading=reading,
         name=name,
         text=text,
         lesson=lesson,
@@ -49,6 +54,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         "gpt2",
         r"(?i)\btokens?\b",
         values=(("vocab", SPECS["gpt2"].vocab),),
+        reading="とーくん",
     ),
     _t(
         "byte",
@@ -59,6 +65,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         ),
         "gpt2",
         r"(?i)\bbytes?\b",
+        reading="ばいと",
     ),
     _t(
         "parameter",
@@ -70,6 +77,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         "gpt2",
         r"(?i)\bparameters?\b",
         r"(?i)\bweights\b",
+        reading="ぱらめーた",
     ),
     _t(
         "layer",
@@ -80,6 +88,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         ),
         "gpt2",
         r"(?i)\blayers?\b",
+        reading="そう",
     ),
     _t(
         "block",
@@ -91,6 +100,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         "gpt2",
         r"(?i)\bblocks?\b",
         values=(("layers", SPECS["gpt2"].num_layers),),
+        reading="ぶろっく",
     ),
     _t(
         "transformer",
@@ -111,6 +121,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         ),
         "gpt2",
         r"(?i)\bresidual\b",
+        reading="ざんさ",
     ),
     _t(
         "embedding",
@@ -121,6 +132,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         ),
         "kimi_k3",
         r"(?i)\bembeddings?\b",
+        reading="うめこみ",
     ),
     _t(
         "context",
@@ -131,6 +143,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         ),
         "gpt2",
         r"(?i)\bcontext\b",
+        reading="こんてきすと",
     ),
     _t(
         "matrix",
@@ -142,6 +155,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         "primer",
         r"(?i)\bmatri(x|ces)\b",
         r"(?i)\bvectors?\b",
+        reading="ぎょうれつ",
     ),
     # --- attention ---------------------------------------------------------------------------
     _t(
@@ -154,6 +168,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         "primer",
         r"(?i)\bvectors?\b",
         first="gpt2",
+        reading="べくとる",
     ),
     _t(
         "dot_product",
@@ -165,6 +180,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         "primer",
         r"(?i)\bdot[- ]products?\b",
         first="kv_cache",
+        reading="ないせき",
     ),
     _t(
         "query",
@@ -172,6 +188,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         N_("The vector a token uses to ask 'what am I looking for?' when it looks back at earlier tokens."),
         "kv_cache",
         r"(?i)\bquer(y|ies)\b",
+        reading="くえり",
     ),
     _t(
         "key",
@@ -179,6 +196,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         N_("The vector each token offers to be found by: a query is compared with every key."),
         "kv_cache",
         r"\bkeys?\b",
+        reading="きー",
     ),
     _t(
         "value",
@@ -186,6 +204,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         N_("The vector a token hands over when a query picks it; the output mixes values."),
         "kv_cache",
         r"\bvalues?\b",
+        reading="ばりゅー",
     ),
     _t(
         "attention",
@@ -196,6 +215,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         ),
         "kv_cache",
         r"(?i)\battention\b",
+        reading="あてんしょん",
     ),
     _t(
         "softmax",
@@ -206,6 +226,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         ),
         "kv_cache",
         r"(?i)\bsoftmax\b",
+        reading="そふとまっくす",
     ),
     _t(
         "attention_weights",
@@ -216,6 +237,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         ),
         "kv_cache",
         r"(?i)\battention weights?\b",
+        reading="あてんしょんのおもみ",
     ),
     _t(
         "head",
@@ -226,6 +248,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         ),
         "kv_cache",
         r"(?i)\bheads?\b",
+        reading="へっど",
     ),
     _t(
         "kv_cache",
@@ -318,6 +341,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         ),
         "kv_cache",
         r"(?i)\bbandwidth\b",
+        reading="めもりたいいきはば",
     ),
     _t(
         "pcie",
@@ -339,6 +363,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         "your_gpu",
         r"(?i)\broofline\b",
         first="kv_cache",
+        reading="るーふらいん",
     ),
     # --- the fixed-size board --------------------------------------------------------------
     _t(
@@ -351,6 +376,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         "linear_attention",
         r"(?i)\bboards?\b",
         r"(?i)fixed state",
+        reading="こくばん",
     ),
     _t(
         "linear_attention",
@@ -361,6 +387,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         ),
         "linear_attention",
         r"(?i)\blinear[- ]attention\b",
+        reading="せんけいあてんしょん",
     ),
     _t(
         "collision",
@@ -373,6 +400,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         "collisions",
         r"(?i)\bcollisions?\b",
         first="linear_attention",
+        reading="しょうとつ",
     ),
     _t(
         "mqar",
@@ -430,6 +458,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         r"(?i)\bhybrids?\b",
         first="collisions",
         values=_K3_LAYERS,
+        reading="はいぶりっど",
     ),
     _t(
         "short_conv",
@@ -442,6 +471,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         "kimi_k3",
         r"(?i)short[- ]conv",
         values=(("last", SPECS["kimi_k3"].linear.conv_kernel - 1),),
+        reading="みじかいたたみこみ",
     ),
     _t(
         "pseudo_query",
@@ -452,6 +482,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         ),
         "kimi_k3",
         r"(?i)pseudo-quer(y|ies)",
+        reading="ぎじくえり",
     ),
     _t(
         "tensor_parallel",
@@ -462,6 +493,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         ),
         "planner",
         r"(?i)tensor[- ]parallel",
+        reading="てんそるへいれつ",
     ),
     _t(
         "attn_res",
@@ -484,6 +516,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         "primer",
         r"ᵀ",
         r"(?i)\btranspose",
+        reading="てんち",
     ),
     _t(
         "outer_product",
@@ -491,6 +524,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         N_("A column times a row (k vᵀ): a whole grid where entry (i, j) is k's i-th number times v's j-th."),
         "primer",
         r"(?i)outer product",
+        reading="がいせき",
     ),
     _t(
         "unit_vector",
@@ -502,6 +536,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         "primer",
         r"(?i)\bunit (vector|key)s?\b",
         r"(?i)\borthogonal\b",
+        reading="たんいべくとる",
     ),
     _t(
         "channel",
@@ -512,6 +547,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         ),
         "forgetting",
         r"(?i)\bchannels?\b",
+        reading="ちゃねる",
     ),
     _t(
         "recurrence",
@@ -521,6 +557,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         ),
         "chunks",
         r"(?i)\brecurren(ce|t)\b",
+        reading="ぜんかしき",
     ),
     _t(
         "wy",
@@ -542,6 +579,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         ),
         "forgetting",
         r"(?i)\bgates?\b",
+        reading="げーと",
     ),
     _t(
         "sigmoid",
@@ -549,6 +587,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         N_("A function that squashes any number into the range 0 to 1."),
         "experts",
         r"(?i)\bsigmoid\b",
+        reading="しぐもいど",
     ),
     _t(
         "rmsnorm",
@@ -581,6 +620,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         "experts",
         r"(?i)\bexperts?\b",
         r"\bMoE\b",
+        reading="えきすぱーと",
     ),
     _t(
         "router",
@@ -588,6 +628,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         N_("The small layer that scores every expert for a token and wakes the best few."),
         "experts",
         r"(?i)\brouter\b",
+        reading="るーたー",
     ),
     # --- serving -------------------------------------------------------------------------
     _t(
@@ -600,6 +641,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         "your_gpu",
         r"(?i)\bdecod(e|es|ing)\b",
         r"(?i)\bprefill\b",
+        reading="ぷりふぃる",
     ),
     _t(
         "batch",
@@ -611,6 +653,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         "planner",
         r"(?i)\bbatch(es)?\b",
         first="kv_cache",
+        reading="ばっち",
     ),
     # --- measuring -------------------------------------------------------------------------
     _t(
@@ -642,6 +685,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         "your_gpu",
         r"(?i)\bkernels?\b",
         first="chunks",
+        reading="かーねる",
     ),
     _t(
         "cuda_graph",
@@ -696,5 +740,157 @@ RECORDS: tuple[dict[str, object], ...] = (
         ),
         "your_gpu",
         r"\bnum_ctx\b",
+    ),
+    # --- training, formats and tools (issue 40: every term a Story page shows) ------------------------
+    _t(
+        "checkpoint",
+        NP_("glossary", "checkpoint"),
+        N_("A saved copy of a model's weights in files, which a program loads to run the trained model."),
+        "gpt2",
+        r"(?i)\bcheckpoints?\b",
+        reading="ちぇっくぽいんと",
+    ),
+    _t(
+        "seed",
+        NP_("glossary", "seed"),
+        N_(
+            "A number that fixes a run's random draws — a model's random starting numbers, or which token "
+            "sampling picks — so the run can be repeated exactly; another seed gives another random start."
+        ),
+        "collisions",
+        r"(?i)\bseeds?\b",
+        first="gpt2",
+        reading="しーど",
+    ),
+    _t(
+        "loss",
+        NP_("glossary", "loss"),
+        N_(
+            "How wrong a model still is on its training examples, as one number; training nudges the "
+            "weights to make it smaller, so lower is better."
+        ),
+        "collisions",
+        r"(?i)\bloss(es)?\b",
+        reading="そんしつ",
+    ),
+    _t(
+        "learning_rate",
+        NP_("glossary", "learning rate"),
+        N_(
+            "How big each nudge of training is: too small and the model learns slowly, too large and it "
+            "overshoots and may never learn."
+        ),
+        "collisions",
+        r"(?i)\blearning[- ]rates?\b",
+        reading="がくしゅうりつ",
+    ),
+    _t(
+        "flops",
+        NP_("glossary", "FLOPs"),
+        N_(
+            "Floating-point operations: single multiplications or additions of numbers. One multiply-add is "
+            "two of them, and their count says how much arithmetic a step needs."
+        ),
+        "linear_attention",
+        r"\bFLOPs?\b",
+    ),
+    _t(
+        "chunk",
+        NP_("glossary", "chunk"),
+        N_(
+            "A stretch of tokens handled together as one piece: the chunked form of a board layer computes a "
+            "whole chunk with a few matrix products, then hands the board on to the next chunk."
+        ),
+        "chunks",
+        r"(?i)\bchunk(s|ed)?\b",
+        reading="ちゃんく",
+    ),
+    _t(
+        "full_attention",
+        NP_("glossary", "full attention"),
+        N_(
+            "Ordinary softmax attention, which keeps every earlier key and value in its cache and looks at "
+            "all of them; in a hybrid, the layers that are not fixed boards."
+        ),
+        "kimi_k3",
+        r"(?i)\bfull[- ]attention\b",
+        reading="ふるあてんしょん",
+    ),
+    _t(
+        "dense",
+        NP_("glossary", "dense model"),
+        N_(
+            "A model in which every token runs through all of the weights; the opposite of a mixture of "
+            "experts, where each token wakes only a few."
+        ),
+        "experts",
+        r"(?i)\bdense\b",
+        first="kimi_k3",
+        reading="みつなもでる",
+    ),
+    _t(
+        "mxfp4",
+        NP_("glossary", "MXFP4"),
+        N_(
+            "A 4-bit number format in which each block of {group} weights shares one scale, so a weight "
+            "takes {bits:.2f} bits; Kimi K3 ships its experts in it."
+        ),
+        "experts",
+        r"(?i)\bmxfp4\b",
+        values=(("group", _MXFP4_GROUP), ("bits", WEIGHT_FORMATS["mxfp4"].bits)),
+    ),
+    _t(
+        "quantisation",
+        NP_("glossary", "quantisation"),
+        N_(
+            "Storing a model's weights in fewer bits (8, 4 or even fewer instead of 16), so it takes less "
+            "memory and reads faster, at some cost in precision."
+        ),
+        "your_gpu",
+        r"(?i)\bquanti[sz](ation|ations|ed|e|ing)\b",
+        reading="りょうしか",
+    ),
+    _t(
+        "log_scale",
+        NP_("glossary", "log scale"),
+        N_(
+            "A chart axis on which each equal step up multiplies the value (for example by 10) instead of "
+            "adding to it, so tiny and huge numbers fit on one chart."
+        ),
+        "your_gpu",
+        r"(?i)\blog[- ]scale",
+        first="collisions",
+        reading="たいすうめもり",
+    ),
+    _t(
+        "llama_cpp",
+        NP_("glossary", "llama.cpp"),
+        N_(
+            "A free program that runs language models on an ordinary computer or graphics card, often with "
+            "4-bit weights; its published speed tests are quoted in this course."
+        ),
+        "your_gpu",
+        r"llama\.cpp",
+        first="kv_cache",
+    ),
+    _t(
+        "ollama",
+        NP_("glossary", "Ollama"),
+        N_(
+            "A free app, built on llama.cpp, that downloads language models and runs them on your own computer."
+        ),
+        "your_gpu",
+        r"\bOllama\b",
+        first="kv_cache",
+    ),
+    _t(
+        "vllm",
+        NP_("glossary", "vLLM"),
+        N_(
+            "A free serving program that runs a language model for many users at once on a GPU server, "
+            "batching their requests together."
+        ),
+        "your_gpu",
+        r"\bvLLM\b",
     ),
 )

@@ -62,6 +62,8 @@ class HybridRun:
     cache_keys: np.ndarray  # (T, Dh) its cached keys of KV head 0 after the last token, row t = token t
     cache_rows: np.ndarray  # (T,) rows in each attention layer's cache after each token
     state_bytes: np.ndarray  # (T,) bytes of every board layer's live state (board + conv window)
+    board_bytes: int  # one board layer's boards (heads × K × V), from the live tensor
+    window_bytes: int  # one board layer's convolution window (channels × (kernel − 1)), from the live tensor
     cache_bytes: np.ndarray  # (T,) bytes of every attention layer's live K and V cache
     wall_ms: np.ndarray  # (T,) measured time of each step
 
@@ -113,6 +115,7 @@ def run_hybrid(
         if report is not None:
             report(t + 1, total)
     fed = fed[:total]
+    memory = cache.memory[board_layer]
     per_board = [[tr.layers[i] for i in layer_map.boards] for tr in traces]
     last = traces[-1].layers[cache_layer] if cache_layer >= 0 else None
     return HybridRun(
@@ -130,6 +133,8 @@ def run_hybrid(
             [tr.layers[cache_layer].keys.shape[1] if cache_layer >= 0 else 0 for tr in traces], dtype=np.int64
         ),
         state_bytes=np.array([tr.state_bytes for tr in traces], dtype=np.int64),
+        board_bytes=memory.board[0].numel() * memory.board.element_size(),
+        window_bytes=memory.conv_window[0].numel() * memory.conv_window.element_size(),
         cache_bytes=np.array([tr.cache_bytes for tr in traces], dtype=np.int64),
         wall_ms=np.array([tr.wall_ms for tr in traces], dtype=np.float64),
     )
@@ -179,6 +184,52 @@ def hardest_write(run: HybridRun, layer: int, upto: int) -> Extreme:
     b = run.beta[: max(1, upto), run.board_position(layer)]  # (t, Hv)
     token, head = np.unravel_index(int(np.argmax(b)), b.shape)
     return Extreme(int(head), int(token), float(b[token, head]))
+
+
+@dataclass(frozen=True)
+class HeadFade:
+    """One board head's mean fade over a stretch of text against its mean fade before it."""
+
+    layer: int  # 0-based model layer
+    head: int  # 0-based
+    before: float  # mean α over the tokens before the stretch
+    during: float  # mean α over the stretch
+
+    @property
+    def drop(self) -> float:
+        return self.before - self.during
+
+
+def fades_at(run: HybridRun, start: int, stop: int) -> list[HeadFade]:
+    """Every board head's mean α over tokens start…stop−1 (0-based) against tokens 0…start−1, the heads
+    that fade harder there (a smaller α) first, the largest drop first."""
+    if not 0 < start < stop <= run.steps:
+        raise ValueError(f"the stretch {start}…{stop} must follow at least one token and lie in the run")
+    before = run.alpha[:start].mean(axis=0)  # (board layers, Hv)
+    during = run.alpha[start:stop].mean(axis=0)
+    heads = [
+        HeadFade(layer, h, float(before[j, h]), float(during[j, h]))
+        for j, layer in enumerate(run.layer_map.boards)
+        for h in range(run.alpha.shape[2])
+    ]
+    return sorted(heads, key=lambda f: -f.drop)
+
+
+def hardest_tokens(run: HybridRun, n: int = 3) -> list[int]:
+    """The n run positions (0-based) where some board head fades hardest (the smallest α over every
+    board layer and head at that token), the hardest first."""
+    lowest = run.alpha.reshape(run.steps, -1).min(axis=1)  # (T,)
+    return [int(t) for t in np.argsort(lowest, kind="stable")[:n]]
+
+
+def marker_span(tokenizer, text: str, marker: str, run: HybridRun) -> tuple[int, int] | None:
+    """The 0-based run positions [start, stop) of `marker` (with the space before it) in the run's prompt,
+    when the prompt is exactly `text` and the marker lies in what was read; else None."""
+    start = marker_token(tokenizer, text, marker, run)
+    if start is None:
+        return None
+    stop = len(tokenizer.encode(text[: text.index(marker) + len(marker)]))
+    return (start, stop) if stop <= run.prompt_length else None
 
 
 def crossover_tokens(run: HybridRun) -> float | None:

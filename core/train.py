@@ -2,6 +2,7 @@
 
     python -m core.train gpt2        # the tiny GPT-2 of lessons 1–2
     python -m core.train mini_k3     # the miniature Kimi K3 of the Kimi K3 and Experts lessons
+    python -m core.train qwen35_mini # the Qwen3.5 miniature of the A real hybrid lesson
     python -m core.train recall      # the MQAR sweep of the Collisions lesson
 
 Each target is a recipe module in `core/recipes/` with `main(argv)`; this file
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-RECIPES = ("gpt2", "mini_k3", "recall")
+RECIPES = ("gpt2", "mini_k3", "qwen35_mini", "recall")
 
 
 @dataclass

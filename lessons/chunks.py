@@ -14,6 +14,7 @@ from core.mechanisms import rule_keys
 from core.ops import delta_rule, forms
 from core.units import format_small
 from ui.deeper import go_deeper_chunks
+from ui.depth import engineer
 from ui.glossary import new_words
 from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, show_figure, still_missing
 from ui.primer_link import primer_pointer
@@ -39,6 +40,21 @@ def timeline_view(T: int, C: int, lang: str) -> go.Figure:
 def waits_view(T: int, lang: str) -> go.Figure:
     """Hand-overs per form for T tokens, built once per T and language."""
     return fc.waits_figure(forms.waits_per_form(T, [c for c in CHUNK_SIZES if c > 1]), T)
+
+
+def run_sizes(measured_here: bool, shipped: chunk_timing.ShippedTiming | None) -> None:
+    """The sizes behind the speed bars, and the machine a stored recording was made on (Engineer)."""
+    st.caption(
+        _(
+            "Both forms ran with keys and values of size 32 and 2 heads; each bar is the median of the repeats."
+        )
+    )
+    if not measured_here and shipped is not None:
+        st.caption(
+            _("The stored recording was made on {machine}, {repeats} repeats.").format(
+                machine=chunk_timing.shown_machine(shipped.machine), repeats=shipped.repeats
+            )
+        )
 
 
 lesson_header("chunks")
@@ -67,29 +83,43 @@ c1, c2 = st.columns(2)
 T = c1.slider(_("tokens T"), 8, 64, 32, key="ch_T")
 C = c2.select_slider(_("chunk size C"), options=CHUNK_SIZES, value=8, key="ch_C")
 show_figure(timeline_view(T, C, language()), key="ch_timeline")
+st.caption(
+    _(
+        "Top row: one token at a time; bottom row: whole chunks at once. Each red line is a hand-over of the "
+        "board — a wait in line."
+    )
+)
 steps, waits = forms.waits_in_line(T, C)
 m1, m2 = st.columns(2)
 m1.metric(_("waits in line, step by step"), f"{steps}")
 m2.metric(
     _("waits in line, chunks of {C}").format(C=C), f"{waits}", delta=f"{waits - steps}", delta_color="inverse"
 )
-show_figure(waits_view(T, language()), key="ch_waits")
-st.caption(
-    _(
-        "Each red mark is a hand-over: the next piece of work cannot start before the board arrives (the first "
-        "mark brings the starting board), so the marks in each row equal the counts above. "
-        "Inside a chunk there are no hand-overs — the work there is ordinary matrix multiplication, "
-        "which a GPU does in parallel. The price is more arithmetic per chunk (it grows with C)."
+if engineer():  # the same count for every chunk size at once: a second picture of one idea
+    show_figure(waits_view(T, language()), key="ch_waits")
+    st.caption(
+        _(
+            "Each red mark is a hand-over: the next piece of work cannot start before the board arrives (the first "
+            "mark brings the starting board), so the marks in each row equal the counts above. "
+            "Inside a chunk there are no hand-overs — the work there is ordinary matrix multiplication, "
+            "which a GPU does in parallel. The price is more arithmetic per chunk (it grows with C)."
+        )
     )
-)
 
 st.header(_("2 · Same answer? Check it live"))
 st.markdown(
     _(
         "A shortcut is only allowed if it computes *exactly* the same thing. Below, random inputs go "
-        "through both forms from `core/ops`: the step-by-step recurrence and the chunked algorithm."
+        "through both forms: step by step, and in chunks."
     )
 )
+if engineer():
+    st.markdown(
+        _(
+            "Both forms are the course's own code in `core/ops`: the step-by-step recurrence and the chunked "
+            "algorithm (**Show the code** below)."
+        )
+    )
 c1, c2, c3, c4 = st.columns(4)
 rule = c1.selectbox(_("rule"), rule_keys(), index=1, format_func=label_of, key="ch_rule")
 T_check = c2.slider(_("tokens"), 1, 200, 100, key="ch_T_check")
@@ -148,10 +178,9 @@ if setting in results:
     timings, rule_shown, T_shown, where = results[setting], rule_speed, T_speed, _("Measured here just now")
 elif shipped is not None:  # before any Measure: the measurement that ships with the course
     timings, rule_shown, T_shown = shipped.timings, shipped.rule, shipped.T
-    where = _(
-        "A stored recording, not a measurement of this machine: measured on {date} on {machine}, "
-        "{repeats} repeats"
-    ).format(date=shipped_date, machine=chunk_timing.shown_machine(shipped.machine), repeats=shipped.repeats)
+    where = _("A stored recording, not a measurement of this machine: measured on {date}").format(
+        date=shipped_date
+    )
 else:
     timings = None
 if timings:
@@ -171,8 +200,8 @@ if timings:
     st.caption(
         _(
             "{where}: step by step {base_ms:.1f} ms; fastest chunked form {best} at {best_ms:.1f} ms "
-            "({ratio:.1f}× faster; key/value size 32, 2 heads). Numbers vary with the machine and with whatever "
-            "else it is doing."
+            "({ratio:.1f}× faster). Shorter bar = faster; numbers vary with the machine and with whatever else it "
+            "is doing."
         ).format(where=where, base_ms=base.ms, best=fc.shown_form(best.label), best_ms=best.ms, ratio=ratio)
         + (
             ""
@@ -180,6 +209,8 @@ if timings:
             else _(" Press **Measure** to measure again here, with the settings above.")
         )
     )
+    if engineer():
+        run_sizes(setting in results, shipped)
 else:
     st.caption(_("Press **Measure** to time the forms (a few seconds)."))
 
@@ -190,6 +221,12 @@ notice(
         "64 × 64 problem, and the arithmetic inside a chunk grows with C. Real kernels pick C by measuring "
         "(fla's Triton kernels use chunks of 64); the chart in section 3 lets you see the trade-off on this "
         "machine."
+    )
+    if engineer()
+    else _(
+        "One: the whole text is one chunk. The sequential part is gone, but the chunk's own work is a "
+        "64 × 64 problem, and the arithmetic inside a chunk grows with C. Real programs pick C by measuring; "
+        "the chart in section 3 lets you see the trade-off on this machine."
     ),
     key="ch_q1",
 )

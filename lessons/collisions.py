@@ -11,6 +11,7 @@ from core.figures import board as fb
 from core.figures import board_charts as fbc
 from core.i18n import N_, _, language, ngettext
 from ui.course import lesson_ref
+from ui.depth import engineer
 from ui.glossary import new_words
 from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, show_figure, still_missing
 from ui.primer_link import primer_pointer
@@ -112,8 +113,66 @@ def curves_view(d: int, lang: str) -> tuple[list[int], dict[str, np.ndarray], go
     return ns, acc, fig
 
 
+def softmax_details(n: int, d: int, ns: list[int], acc: dict[str, np.ndarray]) -> None:
+    """Engineer: where each curve first loses a pair, and why softmax attention misses any at all."""
+    misses = softmax_misses(n, d, "random")
+    own_low, own_high = misses.own_weight_range
+    twins = [
+        _("{name} (overlap {overlap:.2f} with {twin})").format(
+            name=name, overlap=misses.twin[name][1], twin=misses.twin[name][0]
+        )
+        for name in misses.missed
+    ]
+    st.caption(
+        _(
+            "With orthogonal keys the board recalls everything up to n = {orthogonal_full} "
+            "pairs, then falls. {losing} "
+            "At n = {largest} the board recalls "
+            "{random_share:.0%} (random keys); softmax attention, which keeps all {largest} pairs in "
+            "its cache, recalls {softmax_share:.0%}. Every point is an average over {draws} draws."
+        ).format(
+            orthogonal_full=bd.last_full_recall(ns, acc["linear/orthogonal"]),
+            losing=losing_sentence(ns, acc["linear/orthogonal"], acc["linear/random"]),
+            largest=ns[-1],
+            random_share=acc["linear/random"][-1],
+            softmax_share=acc["softmax/random"][-1],
+            draws=len(SEEDS),
+        )
+    )
+    st.caption(
+        (
+            ngettext(
+                "Why does softmax attention miss anything, when it keeps every pair? It reads by weighing every "
+                "stored key by how well it matches, and a near twin matches almost as well as the key itself. In "
+                "draw 1 with {pairs} and random keys, each key's own pair gets only {low:.0%}–{high:.0%} of the "
+                "weight; the {missed} key it gets wrong, {twins}, have a close twin (overlap 1 = the same "
+                "direction), whose value pulls the readback nearer another colour.",
+                "Why does softmax attention miss anything, when it keeps every pair? It reads by weighing every "
+                "stored key by how well it matches, and a near twin matches almost as well as the key itself. In "
+                "draw 1 with {pairs} and random keys, each key's own pair gets only {low:.0%}–{high:.0%} of the "
+                "weight; the {missed} keys it gets wrong, {twins}, have a close twin (overlap 1 = the same "
+                "direction), whose value pulls the readback nearer another colour.",
+                len(misses.missed),
+            )
+            if misses.missed
+            else _(
+                "Why does softmax attention miss anything, when it keeps every pair? It reads by weighing every "
+                "stored key by how well it matches, and a near twin matches almost as well as the key itself. In "
+                "draw 1 with {pairs} and random keys, each key's own pair gets only {low:.0%}–{high:.0%} of the "
+                "weight, yet the right value stays nearest for every key."
+            )
+        ).format(
+            pairs=ngettext("{n} pair", "{n} pairs", n).format(n=f"{n:,}"),
+            low=own_low,
+            high=own_high,
+            missed=f"{len(misses.missed):,}",
+            twins=bd.join_names(twins),
+        )
+    )
+
+
 lesson_header("collisions")
-new_words("mqar", "hybrid", here="collisions")
+new_words("mqar", "hybrid", "log_scale", here="collisions")
 problem(
     _(
         "Linear attention keeps one board of fixed size, so memory no longer grows. But every pair is "
@@ -125,12 +184,20 @@ problem(
 st.header(_("1 · Write n pairs, read them back"))
 st.markdown(
     _(
-        "The board has **d rows** (the key size). A key is a direction among those d rows; reading key "
-        "*j* returns its own value **plus** every other value, weighted by how much that other key "
-        "overlaps key *j*. That leak is a **collision**. Orthogonal keys (directions at right angles) do "
-        "not overlap at all — but only d of them exist. Random keys overlap a little from the start."
+        "The board has **d rows** (the key size). Reading a key returns its own value **plus** a little of "
+        "every other value, as much as the other key overlaps it. That leak is a **collision**. Keys at right "
+        "angles (*orthogonal*) never overlap, but only d of them fit; random keys overlap a little from the start."
     )
 )
+if engineer():
+    st.markdown(
+        _(
+            "The board has **d rows** (the key size). A key is a direction among those d rows; reading key "
+            "*j* returns its own value **plus** every other value, weighted by how much that other key "
+            "overlaps key *j*. That leak is a **collision**. Orthogonal keys (directions at right angles) do "
+            "not overlap at all — but only d of them exist. Random keys overlap a little from the start."
+        )
+    )
 c1, c2, c3 = st.columns(3)
 d = c1.slider(_("board rows d (key size)"), 2, 32, 8, key="co_d")
 n = c2.slider(_("pairs written n"), 1, 64, 12, key="co_n")
@@ -153,100 +220,89 @@ m3.metric(
 
 draws = over_draws(n, d, keys)
 low, high = min(draws.per_draw), max(draws.per_draw)
-st.caption(
-    (
-        _(
-            "These numbers and the picture below are one random draw of keys (draw 1, the draw {lesson} "
-            "pictures too). Over the {draws} draws the curve in section 2 averages, this setting recalls "
-            "{mean:.0%} in every draw."
-        )
-        if high - low < 1e-9
-        else _(
-            "These numbers and the picture below are one random draw of keys (draw 1, the draw {lesson} "
-            "pictures too). Over the {draws} draws the curve in section 2 averages, this setting recalls "
-            "{mean:.0%} on average (from {low:.0%} to {high:.0%}, by the draw)."
-        )
-    ).format(lesson=lesson_ref("linear_attention"), draws=len(SEEDS), mean=draws.mean, low=low, high=high)
-)
+if engineer():
+    st.caption(
+        (
+            _(
+                "These numbers and the picture below are one random draw of keys (draw 1, the draw {lesson} "
+                "pictures too). Over the {draws} draws the curve in section 2 averages, this setting recalls "
+                "{mean:.0%} in every draw."
+            )
+            if high - low < 1e-9
+            else _(
+                "These numbers and the picture below are one random draw of keys (draw 1, the draw {lesson} "
+                "pictures too). Over the {draws} draws the curve in section 2 averages, this setting recalls "
+                "{mean:.0%} on average (from {low:.0%} to {high:.0%}, by the draw)."
+            )
+        ).format(lesson=lesson_ref("linear_attention"), draws=len(SEEDS), mean=draws.mean, low=low, high=high)
+    )
 primer_pointer("dot products")
 
 st.subheader(_("What went in, what comes back"))
 show_figure(blur, key="co_blur")
 st.caption(
     _(
-        "Rows are the keys, columns the board's value dimensions (the first d values own a column "
-        "each; later values are random directions, since the board has no columns left). ✗ marks a key "
-        "whose readback is now nearer some other value; a black outline marks the value each key should "
-        "return. Move *n* past *d* and the right panel smears."
+        "Each row is a key read back: red = much of that value comes back, white = none, blue = a negative leak. "
+        "The outlined cell is the value the key should return; ✗ marks a key now nearer another value. Move *n* "
+        "past *d* and watch the right panel smear."
     )
 )
+if engineer():
+    st.caption(
+        _(
+            "Rows are the keys, columns the board's value dimensions (the first d values own a column "
+            "each; later values are random directions, since the board has no columns left). ✗ marks a key "
+            "whose readback is now nearer some other value; a black outline marks the value each key should "
+            "return. Move *n* past *d* and the right panel smears."
+        )
+    )
 
 st.header(_("2 · Recall against the number of pairs"))
 st.markdown(
     _(
-        "The same experiment for every n from 1 to {largest}, averaged over {draws} draws of random "
-        "keys: the fraction of keys whose readback is nearest to the right value. The dashed line is n = d."
-    ).format(largest=4 * d, draws=len(SEEDS))
+        "The same experiment for every n from 1 to {largest}, averaged over several random draws of keys: the "
+        "share of keys read back right. The dashed line is n = d, as many pairs as rows."
+    ).format(largest=4 * d)
 )
+if engineer():
+    st.markdown(
+        _(
+            "The same experiment for every n from 1 to {largest}, averaged over {draws} draws of random "
+            "keys: the fraction of keys whose readback is nearest to the right value. The dashed line is n = d."
+        ).format(largest=4 * d, draws=len(SEEDS))
+    )
 with st.spinner(_("Writing boards of every size …")):
     ns, acc, curves_fig = curves_view(d, language())
 show_figure(curves_fig, key="co_curves")
-misses = softmax_misses(n, d, "random")
-own_low, own_high = misses.own_weight_range
-twins = [
-    _("{name} (overlap {overlap:.2f} with {twin})").format(
-        name=name, overlap=misses.twin[name][1], twin=misses.twin[name][0]
-    )
-    for name in misses.missed
-]
 st.caption(
     _(
-        "With orthogonal keys the board recalls everything up to n = {orthogonal_full} "
-        "pairs, then falls. {losing} "
-        "At n = {largest} the board recalls "
-        "{random_share:.0%} (random keys); softmax attention, which keeps all {largest} pairs in "
-        "its cache, recalls {softmax_share:.0%}. Every point is an average over {draws} draws."
+        "Each line is one memory. The board with orthogonal keys recalls every pair up to n = {full}, then "
+        "falls; with {largest} pairs it recalls {board:.0%} (random keys), while softmax attention, which keeps "
+        "every pair, recalls {softmax:.0%}."
     ).format(
-        orthogonal_full=bd.last_full_recall(ns, acc["linear/orthogonal"]),
-        losing=losing_sentence(ns, acc["linear/orthogonal"], acc["linear/random"]),
+        full=bd.last_full_recall(ns, acc["linear/orthogonal"]),
         largest=ns[-1],
-        random_share=acc["linear/random"][-1],
-        softmax_share=acc["softmax/random"][-1],
-        draws=len(SEEDS),
+        board=acc["linear/random"][-1],
+        softmax=acc["softmax/random"][-1],
     )
 )
-st.caption(
-    (
-        ngettext(
-            "Why does softmax attention miss anything, when it keeps every pair? It reads by weighing every "
-            "stored key by how well it matches, and a near twin matches almost as well as the key itself. In "
-            "draw 1 with {pairs} and random keys, each key's own pair gets only {low:.0%}–{high:.0%} of the "
-            "weight; the {missed} key it gets wrong, {twins}, have a close twin (overlap 1 = the same "
-            "direction), whose value pulls the readback nearer another colour.",
-            "Why does softmax attention miss anything, when it keeps every pair? It reads by weighing every "
-            "stored key by how well it matches, and a near twin matches almost as well as the key itself. In "
-            "draw 1 with {pairs} and random keys, each key's own pair gets only {low:.0%}–{high:.0%} of the "
-            "weight; the {missed} keys it gets wrong, {twins}, have a close twin (overlap 1 = the same "
-            "direction), whose value pulls the readback nearer another colour.",
-            len(misses.missed),
-        )
-        if misses.missed
-        else _(
-            "Why does softmax attention miss anything, when it keeps every pair? It reads by weighing every "
-            "stored key by how well it matches, and a near twin matches almost as well as the key itself. In "
-            "draw 1 with {pairs} and random keys, each key's own pair gets only {low:.0%}–{high:.0%} of the "
-            "weight, yet the right value stays nearest for every key."
-        )
-    ).format(
-        pairs=ngettext("{n} pair", "{n} pairs", n).format(n=f"{n:,}"),
-        low=own_low,
-        high=own_high,
-        missed=f"{len(misses.missed):,}",
-        twins=bd.join_names(twins),
-    )
-)
+if engineer():
+    softmax_details(n, d, ns, acc)
+
 
 st.header(_("3 · Trained models show the same gap"))
+new_words(
+    "loss",
+    "learning_rate",
+    here="collisions",
+    title=N_("What is training?"),
+    intro=_(
+        "The models below were *trained*. A model's numbers (its weights) start random; training shows it "
+        "examples one after another and nudges every number a little after each one, so that it makes fewer "
+        "mistakes. The **loss** is how wrong it still is; the **learning rate** is how big each nudge is; a "
+        "**seed** fixes the random start, so another seed is another try from different random numbers."
+    ),
+)
 render_trained_recall("co_tr")
 
 notice(

@@ -11,6 +11,7 @@ from core.figures import board_charts as fbc
 from core.i18n import N_, _
 from core.ops import delta_rule
 from ui.course import lesson_ref
+from ui.depth import engineer
 from ui.lesson import (
     code,
     formula,
@@ -43,7 +44,8 @@ def rewrite_run(n: int, d: int, keys: str, rule: str, beta: float) -> bd.BoardRu
 
 
 @st.cache_data(show_spinner=False)
-def lesson4_run(n: int, d: int, keys: str, rule: str, beta: float) -> bd.BoardRun:
+def collisions_run(n: int, d: int, keys: str, rule: str, beta: float) -> bd.BoardRun:
+    """The collisions lesson's stream (n different pairs) written under `rule`."""
     return bd.write_stream(bd.word_stream(n), rule, d=d, keys=keys, beta=beta)
 
 
@@ -60,6 +62,31 @@ def curves(d: int, keys: str, beta: float) -> tuple[list[int], np.ndarray, np.nd
         bd.recall_curve("linear", d, ns, SEEDS, keys=keys),
         bd.recall_curve("delta", d, ns, SEEDS, keys=keys, beta=beta),
     )
+
+
+def same_keys_as_collisions(run: bd.BoardRun, n: int, d: int) -> bool:
+    """True when `run` wrote the very keys the linear-attention and collisions pages picture for these n and
+    d with their default, random keys (draw 1 of the same stream): checked, not assumed."""
+    pictured = collisions_run(n, d, "random", "linear", 1.0)  # as those pages build it (cached)
+    return bool(np.array_equal(np.asarray(run.token_keys), np.asarray(pictured.token_keys)))
+
+
+def draw_sentence(run: bd.BoardRun, n: int, d: int, linear: float, delta: float) -> str:
+    """Engineer: which keys section 2 pictures, said as it is — the same keys as the earlier lessons, or
+    only the same seed — and the averages over the draws."""
+    lessons = lesson_ref("linear_attention", "collisions")
+    if same_keys_as_collisions(run, n, d):
+        text = _(
+            "One random draw of random keys (draw 1): the same keys {lessons} picture for these n and d. Averaged "
+            "over {draws} draws, as the curves below: linear {linear:.0%}, DeltaNet {delta:.0%}."
+        )
+    else:
+        text = _(
+            "Orthogonal keys made from draw 1, the same seed {lessons} use; those pages show random keys unless "
+            "set to orthogonal too, so their pictures differ from this one. Averaged over {draws} draws, as the "
+            "curves below: linear {linear:.0%}, DeltaNet {delta:.0%}."
+        )
+    return text.format(lessons=lessons, draws=len(SEEDS), linear=linear, delta=delta)
 
 
 lesson_header("deltanet")
@@ -133,19 +160,38 @@ def parts_stepper(run: bd.BoardRun, settings: tuple) -> None:
         st.caption(
             (
                 _(
-                    "Old board − erase (β × what the key held) + write (β × the new value) = new board "
-                    "(one colour scale for all four panels and for every step). "
-                    "This token erased {erased:.2f} in total: nothing, because the key's rows held nothing yet."
+                    "Old board − erase + write = new board (red = positive, blue = negative, white = 0). This "
+                    "token erased {erased:.2f}: its key's rows held nothing yet."
                 )
                 if erased < 1e-6
                 else _(
-                    "Old board − erase (β × what the key held) + write (β × the new value) = new board "
-                    "(one colour scale for all four panels and for every step). "
-                    "This token erased {erased:.2f} in total: what its key was already returning — from "
-                    "earlier pairs that share its rows."
+                    "Old board − erase + write = new board (red = positive, blue = negative, white = 0). This "
+                    "token erased {erased:.2f}: what its key already returned."
                 )
             ).format(erased=erased)
         )
+        if engineer():
+            engineer_parts_caption(erased)
+
+
+def engineer_parts_caption(erased: float) -> None:
+    """Engineer: the four panels' sum in full, and where the erased amount came from."""
+    st.caption(
+        (
+            _(
+                "Old board − erase (β × what the key held) + write (β × the new value) = new board "
+                "(one colour scale for all four panels and for every step). "
+                "This token erased {erased:.2f} in total: nothing, because the key's rows held nothing yet."
+            )
+            if erased < 1e-6
+            else _(
+                "Old board − erase (β × what the key held) + write (β × the new value) = new board "
+                "(one colour scale for all four panels and for every step). "
+                "This token erased {erased:.2f} in total: what its key was already returning — from "
+                "earlier pairs that share its rows."
+            )
+        ).format(erased=erased)
+    )
 
 
 parts_stepper(run, (n, d, keys, "delta", float(beta)))
@@ -168,25 +214,33 @@ show_figure(
 )
 
 red, green = run.pairs[0][1], run.pairs[-1][1]  # apple's first and its rewritten value
+shares = {
+    "lin_red": num(lin.value_share("apple", red)),
+    "lin_green": num(lin.value_share("apple", green)),
+    "delta_red": num(run.value_share("apple", red)),
+    "delta_green": num(run.value_share("apple", green)),
+}
 st.caption(
     _(
-        "Panel titles: the share of keys each rule reads back right. "
-        "Reading **apple** after the whole stream (how much of each value comes back): linear attention returns red "
-        "{lin_red} and {green} {lin_green} — a blend; "
-        "DeltaNet returns red {delta_red} and {green} {delta_green}. "
-        "(✓/✗ on the rows are DeltaNet's; black outlines mark the right value; a column marked *spare* belongs "
-        "to no colour yet, as the stream has fewer colours than the board has columns.) With *random* keys and "
-        "β = 1 the rewrite also erases whatever the "
-        "other keys left in apple's rows, so a neighbour can be lost: erase-then-write is exact only for the key "
-        "being rewritten."
-    ).format(
-        green=green,
-        lin_red=num(lin.value_share("apple", red)),
-        lin_green=num(lin.value_share("apple", green)),
-        delta_red=num(run.value_share("apple", red)),
-        delta_green=num(run.value_share("apple", green)),
-    )
+        "Reading **apple** after the whole stream: linear attention returns {red} {lin_red} and {green} "
+        "{lin_green}, a blend; DeltaNet returns {red} {delta_red} and {green} {delta_green}. Panel titles: the "
+        "share of keys each rule reads back right; outlines mark the right value."
+    ).format(red=red, green=green, **shares)
 )
+if engineer():
+    st.caption(
+        _(
+            "Panel titles: the share of keys each rule reads back right. "
+            "Reading **apple** after the whole stream (how much of each value comes back): linear attention returns red "
+            "{lin_red} and {green} {lin_green} — a blend; "
+            "DeltaNet returns red {delta_red} and {green} {delta_green}. "
+            "(✓/✗ on the rows are DeltaNet's; black outlines mark the right value; a column marked *spare* belongs "
+            "to no colour yet, as the stream has fewer colours than the board has columns.) With *random* keys and "
+            "β = 1 the rewrite also erases whatever the "
+            "other keys left in apple's rows, so a neighbour can be lost: erase-then-write is exact only for the key "
+            "being rewritten."
+        ).format(green=green, **shares)
+    )
 
 st.header(_("2 · The stream of {lesson}, both rules").format(lesson=lesson_ref("collisions")))
 st.markdown(
@@ -198,7 +252,7 @@ st.markdown(
 )
 c1, c2 = st.columns(2)
 n4 = c1.slider(_("pairs written n"), 1, 48, 12, key="dn_n")
-run_l, run_d = lesson4_run(n4, d, keys, "linear", 1.0), lesson4_run(n4, d, keys, "delta", float(beta))
+run_l, run_d = collisions_run(n4, d, keys, "linear", 1.0), collisions_run(n4, d, keys, "delta", float(beta))
 r_l, r_d = run_l.recall(), run_d.recall()
 c2.metric(
     _("keys recalled: linear → DeltaNet"),
@@ -206,24 +260,8 @@ c2.metric(
     help=_("one random draw of keys (draw 1, the one pictured)"),
 )
 draws_l, draws_d = over_draws(n4, d, keys, "linear", 1.0), over_draws(n4, d, keys, "delta", float(beta))
-st.caption(
-    (
-        _(
-            "One random draw of random keys (draw 1, the same draw {lessons} picture). Averaged over {draws} "
-            "draws, as the curves below: linear {linear:.0%}, DeltaNet {delta:.0%}."
-        )
-        if keys == "random"
-        else _(
-            "One random draw of orthogonal keys (draw 1, the same draw {lessons} picture). Averaged over "
-            "{draws} draws, as the curves below: linear {linear:.0%}, DeltaNet {delta:.0%}."
-        )
-    ).format(
-        lessons=lesson_ref("linear_attention", "collisions"),
-        draws=len(SEEDS),
-        linear=draws_l.mean,
-        delta=draws_d.mean,
-    )
-)
+if engineer():
+    st.caption(draw_sentence(run_l, n4, d, draws_l.mean, draws_d.mean))
 show_figure(
     fb.compare_readbacks_figure(
         {
@@ -237,11 +275,15 @@ show_figure(
     key="dn_side",
 )
 st.caption(
-    _(
-        "As in {lesson}, the board here is d columns wide: the first d values own a column "
-        "each, later ones are random directions across them (no column of their own, so no outline)."
-    ).format(lesson=lesson_ref("collisions"))
+    _("Same colours as above: each row is a key read back, and the outline marks the value it should return.")
 )
+if engineer():
+    st.caption(
+        _(
+            "As in {lesson}, the board here is d columns wide: the first d values own a column "
+            "each, later ones are random directions across them (no column of their own, so no outline)."
+        ).format(lesson=lesson_ref("collisions"))
+    )
 with st.spinner(_("Writing boards of every size …")):
     ns, acc_l, acc_d = curves(d, keys, float(beta))
 show_figure(
@@ -270,12 +312,19 @@ st.caption(
 st.markdown(
     _(
         "So what did erasing fix? **The blurring of a key that is written again** (section 1): linear attention "
-        "can only pile the new value on the old, DeltaNet replaces it. It does not lift the d-row limit, and on a "
-        "board already past d distinct pairs, a hard erase (β = 1) in one pass can cost more than it saves. "
-        "When the lessons ahead say erase-then-write fixed the blurring, they mean the rewrite; trained models "
-        "(below) learn a β per token."
+        "piles the new value on the old, DeltaNet replaces it. It does not lift the d-row limit."
     )
 )
+if engineer():
+    st.markdown(
+        _(
+            "So what did erasing fix? **The blurring of a key that is written again** (section 1): linear attention "
+            "can only pile the new value on the old, DeltaNet replaces it. It does not lift the d-row limit, and on a "
+            "board already past d distinct pairs, a hard erase (β = 1) in one pass can cost more than it saves. "
+            "When the lessons ahead say erase-then-write fixed the blurring, they mean the rewrite; trained models "
+            "(below) learn a β per token."
+        )
+    )
 trained_recall_pointer(
     ("attention", "linear", "delta"),
     _("Trained with a learned β, does erase-then-write beat plain adding?"),

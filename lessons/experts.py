@@ -8,15 +8,15 @@ from core.figures.expert_grid import expert_grid_figure, expert_grid_step
 from core.figures.expert_routing import expert_load_figure, router_heatmap_figure
 from core.figures.moe_weights import bytes_per_token_figure, params_figure
 from core.gpu.output.committed_run import moe_power_words
-from core.i18n import _, ngettext
+from core.i18n import N_, _, ngettext
 from core.k3 import MXFP4_BYTES_PER_PARAM, bytes_per_token_rows, example_picks, release_weight_bytes_per_token
 from core.models.moe import MoE, route
 from core.specs import SPECS
 from core.tokenizer import prepare_prompt, token_label
 from core.units import format_bytes, format_count, format_params
-from ui.course import lesson_ref
+from ui.course import lesson_ref, next_available
 from ui.deeper import go_deeper_experts, planner_batch_link
-from ui.depth import engineer_section
+from ui.depth import engineer, engineer_section
 from ui.glossary import new_words
 from ui.lesson import (
     code,
@@ -36,6 +36,9 @@ from ui.text import code_span
 
 K3 = SPECS["kimi_k3"]
 MAX_TEXT = 64  # bytes of the reader's text the router is shown on
+GRID_COLOURS = N_(
+    "One square per expert: orange = woken for this token, dark grey = shared (always on), light grey = asleep."
+)
 
 
 def k3_grid_figure():
@@ -121,33 +124,148 @@ def stepper(cfg, ids: tuple[int, ...], layer: int, table) -> None:
         )
     )
     show_figure(mini_grid(cfg, ids, layer, shown, table)["grid"], key="ex_mini_grid")
+    st.caption(_(GRID_COLOURS))
+
+
+def router_charts(cfg, prompt, layer: int, table) -> None:
+    """The router heatmap, the load per expert and what they show (Engineer: the grid carries the idea)."""
+    zmax = cfg.routed_scaling_factor  # a weight can be at most the whole routed share
+    per_layer_figures = layer_figures(tuple(prompt.ids), layer, zmax, cfg.top_k, table)
+    show_figure(per_layer_figures["router"], key="ex_router")
+    show_figure(per_layer_figures["load"], key="ex_load")
+    busiest, idle = [str(e) for e in table.busiest], table.idle
+    if len(busiest) == 1:
+        busy = _("Busiest in layer {layer}: expert {expert}, with {load} of the {picks} picks").format(
+            layer=layer, expert=busiest[0], load=table.busiest_load, picks=len(prompt.ids) * cfg.top_k
+        )
+    else:
+        busy = _(
+            "Busiest in layer {layer}: experts {experts} and {last}, with {load} of the {picks} picks each"
+        ).format(
+            layer=layer,
+            experts=_(", ").join(busiest[:-1]),
+            last=busiest[-1],
+            load=table.busiest_load,
+            picks=len(prompt.ids) * cfg.top_k,
+        )
+    unused = (
+        _("every expert got at least one byte")
+        if idle == 0
+        else ngettext("{n:,} expert picked by no byte", "{n:,} experts picked by no byte", idle).format(
+            n=idle
+        )
+    )
+    st.caption(
+        _(
+            "{busy}; {unused}. Training kept the load even with a per-expert selection bias, not an extra loss "
+            "term (K3's config names this method “noaux_tc”: no auxiliary loss — no extra penalty for uneven load "
+            "is added to what training minimises; the bias alone steers the top-k choice)."
+        ).format(busy=busy, unused=unused)
+    )
+
+
+def stored_vs_used(rows: list) -> None:
+    """Parameters stored vs used, as a chart, and where the counts come from (Engineer)."""
+    show_figure(totals_figures(tuple(rows))["params"], key="ex_params")
+    st.caption(
+        _(
+            "Every expert must be stored (in memory, somewhere); only the active ones are read for a token. "
+            "Counted from the config by core/specs: {active} active, counting the whole token table "
+            "({without:.1f}B without it). NVIDIA's NeMo AutoModel documentation for Kimi K3 publishes "
+            "{published} total / {published_active} activated; the model page gives only the {published} total. "
+            "This page uses the count."
+        ).format(
+            active=format_params(K3.active_params()),
+            without=K3.active_params(count_embedding_table=False) / 1e9,
+            published=format_params(K3.published_params),
+            published_active=format_params(K3.published_active),
+        )
+    )
+
+
+def bytes_per_token(rows: list) -> None:
+    """What one token reads at batch 1: dense vs experts, bf16 vs the released MXFP4 (Engineer)."""
+    st.subheader(_("Bytes read per token at batch 1: dense vs experts"))
+    byte_rows = bytes_per_token_rows(K3)
+    release_bytes = release_weight_bytes_per_token(K3)
+    st.markdown(
+        _(
+            "K3's routed experts ship in **MXFP4**, a 4-bit number format (one shared scale per group of 32 "
+            "weights); everything else ships in bf16, 16 bits. The chart compares what one token reads."
+        )
+    )
+    show_figure(totals_figures(tuple(rows))["bytes"], key="ex_bytes")
+    st.markdown(
+        _(
+            "A dense model of K3's size in bf16 would read **{dense}** of weights per token at batch 1 (a what-if; "
+            "a batch shares one read). K3 reads only the weights it wakes: **{moe}** if every weight were bf16 — "
+            "{ratio:.0f}× less — and **{released}** as released, because its routed experts are stored in MXFP4 "
+            "({bits:.2f} bits per weight: 4 bits plus one shared 8-bit scale per 32) while attention, shared "
+            "experts, the dense layer and the head stay bf16. Less to read should mean **faster, and fewer joules "
+            "per token**. {measured} (The run and its charts: {lesson}.) The catch: all experts still have to be "
+            "*stored* somewhere fast enough to fetch."
+        ).format(
+            dense=format_bytes(byte_rows[0][1]),
+            moe=format_bytes(byte_rows[1][1]),
+            ratio=byte_rows[0][1] / byte_rows[1][1],
+            released=format_bytes(release_bytes),
+            bits=MXFP4_BYTES_PER_PARAM * 8,
+            measured=moe_power_words(),
+            lesson=lesson_ref("your_gpu"),
+        )
+    )
+    planner_batch_link()
+    st.info(
+        _(
+            "Measure it yourself: the **power test** on the *Your GPU* page ({lesson}) runs a dense and an MoE "
+            "model with the same total parameters on your card and reports tokens/s and joules per token."
+        ).format(lesson=lesson_ref("your_gpu")),
+        icon=":material/bolt:",
+    )
+
+
+def next_words() -> str:
+    """What is still missing, ending on the next lesson as the outline names it (never typed)."""
+    after = next_available("experts")
+    story = _(
+        "Every part of K3 is now in place — fading boards, a few attention layers, a look back over depth, "
+        "experts — but only in models this course built. Does a released model behave the same way?"
+    )
+    if after is None:
+        return story
+    return _("{story} Next: {title}.").format(story=story, title=after.title)
 
 
 lesson_header("experts")
-new_words("sigmoid", "router", "j_per_token", here="experts")
+new_words("sigmoid", "router", "j_per_token", "mxfp4", here="experts")
 problem(
     _(
-        "Kimi K3 has {params} parameters. Generating one token means reading the weights it uses "
-        "from memory, and {kv_lesson} showed that reading memory, not arithmetic, sets the speed. If "
-        "every token had to read every weight (as a lone sequence at batch 1 does in a dense model), a model this "
-        "size could never answer in time. (A batch shares its reads — see the planner's batch setting, "
-        "{planner}.)"
-    ).format(
-        params=format_count(K3.published_params),
-        kv_lesson=lesson_ref("kv_cache"),
-        planner=lesson_ref("planner"),
-    )
+        "Kimi K3 has {params} parameters. To write one token, a model reads the weights it uses from memory, and "
+        "{kv_lesson} showed that reading memory, not arithmetic, sets the speed. If every token read every weight "
+        "(as one conversation at batch 1 does in a dense model), a model this size could never answer in time."
+    ).format(params=format_count(K3.published_params), kv_lesson=lesson_ref("kv_cache"))
 )
+if engineer():
+    st.markdown(
+        _("A batch shares its reads — see the planner's batch setting, {planner}.").format(
+            planner=lesson_ref("planner")
+        )
+    )
 
 st.markdown(
     _(
-        "The way out is a **mixture of experts** (MoE). Each layer's feed-forward part — the step "
-        "that works on each token alone — is split into many small networks, the *experts*. A small "
-        "**router** (one score per expert, squashed to 0…1 by a sigmoid) picks the few best for each "
-        "token; only those run. A few **shared** experts run for every token, to hold what every "
-        "token needs."
+        "The way out is a **mixture of experts** (MoE). Each layer's feed-forward part is split into many small "
+        "networks, the *experts*. A small **router** picks the few best for each token, and only those run. A "
+        "few **shared** experts run for every token."
     )
 )
+if engineer():
+    st.markdown(
+        _(
+            "The feed-forward part is the step that works on each token alone. The router gives one score per "
+            "expert, squashed to 0…1 by a sigmoid; the shared experts hold what every token needs."
+        )
+    )
 if engineer_section(_("K3's experts work at a narrower width (for engineers)")):
     st.markdown(
         _(
@@ -187,14 +305,16 @@ c[3].metric(
     ).format(n=K3.first_k_dense),
 )
 show_figure(k3_grid_figure(), key="ex_k3_grid")
-st.caption(
-    _(
-        "{shared} shared experts are always on; for each token the router wakes {k} of the "
-        "{n} routed ones — lit here for one example token. Which {k} depends on the token "
-        "(K3's own router is not run here: the example's places are drawn at random); mini-K3 below shows a real "
-        "router's picks. Source: {source}"
-    ).format(shared=moe.shared, k=moe.top_k, n=moe.experts, source=K3.source)
-)
+st.caption(_(GRID_COLOURS))
+if engineer():
+    st.caption(
+        _(
+            "{shared} shared experts are always on; for each token the router wakes {k} of the "
+            "{n} routed ones — lit here for one example token. Which {k} depends on the token "
+            "(K3's own router is not run here: the example's places are drawn at random); mini-K3 below shows a "
+            "real router's picks. Source: {source}"
+        ).format(shared=moe.shared, k=moe.top_k, n=moe.experts, source=K3.source)
+    )
 
 # -- 2. The router, live ----------------------------------------------------------------------
 st.subheader(_("The router, live on your text"))
@@ -205,7 +325,8 @@ if net is not None:
     st.markdown(
         _(
             "mini-K3 ({lesson}) has {n} routed experts and {shared} shared expert in each of its {layers} MoE "
-            "layers; each byte wakes {k}. Type anything: the picture is its router's real decision for every byte."
+            "layers; each byte wakes {k}. Type anything, then step through it: the grid shows which experts its "
+            "router really woke for each byte."
         ).format(
             lesson=lesson_ref("kimi_k3"),
             n=cfg.num_experts,
@@ -222,42 +343,9 @@ if net is not None:
     by_layer = {r.layer + 1: r for r in tables}
     layer = st.select_slider(_("MoE layer"), options=list(by_layer), value=list(by_layer)[0], key="ex_layer")
     table = by_layer[layer]
-    zmax = cfg.routed_scaling_factor  # a weight can be at most the whole routed share
-    per_layer_figures = layer_figures(tuple(prompt.ids), layer, zmax, cfg.top_k, table)
-    show_figure(per_layer_figures["router"], key="ex_router")
-    show_figure(per_layer_figures["load"], key="ex_load")
-    busiest, idle = [str(e) for e in table.busiest], table.idle
-    if len(busiest) == 1:
-        busy = _("Busiest in layer {layer}: expert {expert}, with {load} of the {picks} picks").format(
-            layer=layer, expert=busiest[0], load=table.busiest_load, picks=len(prompt.ids) * cfg.top_k
-        )
-    else:
-        busy = _(
-            "Busiest in layer {layer}: experts {experts} and {last}, with {load} of the {picks} picks each"
-        ).format(
-            layer=layer,
-            experts=_(", ").join(busiest[:-1]),
-            last=busiest[-1],
-            load=table.busiest_load,
-            picks=len(prompt.ids) * cfg.top_k,
-        )
-    unused = (
-        _("every expert got at least one byte")
-        if idle == 0
-        else ngettext("{n:,} expert picked by no byte", "{n:,} experts picked by no byte", idle).format(
-            n=idle
-        )
-    )
-    st.caption(
-        _(
-            "{busy}; {unused}. Training kept the load even with a per-expert selection bias, not an extra loss "
-            "term (K3's config names this method “noaux_tc”: no auxiliary loss — no extra penalty for uneven load "
-            "is added to what training minimises; the bias alone steers the top-k choice)."
-        ).format(busy=busy, unused=unused)
-    )
-
-    st.markdown(_("**One byte at a time.** Step through your text to see which experts each byte wakes."))
     stepper(cfg, tuple(prompt.ids), layer, table)
+    if engineer_section(_("Every byte at once: the router's choices and the load")):
+        router_charts(cfg, prompt, layer, table)
 
 # -- 3. Stored vs used ------------------------------------------------------------------------
 st.subheader(_("Parameters stored vs parameters used"))
@@ -278,70 +366,30 @@ c[1].metric(
     ),
 )
 c[2].metric(_("share used per token"), f"{K3.active_params() / K3.total_params():.1%}")
-show_figure(totals_figures(tuple(rows))["params"], key="ex_params")
-st.caption(
+dense_read, _moe_read = (read for _name, read in bytes_per_token_rows(K3))
+st.markdown(
     _(
-        "Every expert must be stored (in memory, somewhere); only the active ones are read for a token. "
-        "Counted from the config by core/specs: {active} active, counting the whole token table "
-        "({without:.1f}B without it). NVIDIA's NeMo AutoModel documentation for Kimi K3 publishes "
-        "{published} total / {published_active} activated; the model page gives only the {published} total. "
-        "This page uses the count."
+        "Every expert must be stored somewhere, but only about {active} of the weights work on any one token. A "
+        "dense model of K3's size would read **{dense}** of weights per token at batch 1; K3 as released reads "
+        "**{released}**. Less to read should mean faster, and fewer joules per token."
     ).format(
         active=format_params(K3.active_params()),
-        without=K3.active_params(count_embedding_table=False) / 1e9,
-        published=format_params(K3.published_params),
-        published_active=format_params(K3.published_active),
+        dense=format_bytes(dense_read),
+        released=format_bytes(release_weight_bytes_per_token(K3)),
     )
 )
-
-# -- 4. Bytes per token ---------------------------------------------------------------------
-st.subheader(_("Bytes read per token at batch 1: dense vs experts"))
-byte_rows = bytes_per_token_rows(K3)
-release_bytes = release_weight_bytes_per_token(K3)
-st.markdown(
-    _(
-        "K3's routed experts ship in **MXFP4**, a 4-bit number format (one shared scale per group of 32 "
-        "weights); everything else ships in bf16, 16 bits. The chart compares what one token reads."
+if engineer():
+    stored_vs_used(rows)
+    bytes_per_token(rows)
+    notice(
+        _("Type a text of one repeated letter (e.g. `aaaaaaaa`). What will the router heatmap look like?"),
+        _(
+            "The same few columns light up on every row: the router sees (almost) the same thing for each byte, "
+            "so it makes (almost) the same choice. A mixed text spreads the load; that is why balance is "
+            "measured over many tokens."
+        ),
+        key="ex_n1",
     )
-)
-show_figure(totals_figures(tuple(rows))["bytes"], key="ex_bytes")
-st.markdown(
-    _(
-        "A dense model of K3's size in bf16 would read **{dense}** of weights per token at batch 1 (a what-if; "
-        "a batch shares one read). K3 reads only the weights it wakes: **{moe}** if every weight were bf16 — "
-        "{ratio:.0f}× less — and **{released}** as released, because its routed experts are stored in MXFP4 "
-        "({bits:.2f} bits per weight: 4 bits plus one shared 8-bit scale per 32) while attention, shared "
-        "experts, the dense layer and the head stay bf16. Less to read should mean **faster, and fewer joules "
-        "per token**. {measured} (The run and its charts: {lesson}.) The catch: all experts still have to be "
-        "*stored* somewhere fast enough to fetch."
-    ).format(
-        dense=format_bytes(byte_rows[0][1]),
-        moe=format_bytes(byte_rows[1][1]),
-        ratio=byte_rows[0][1] / byte_rows[1][1],
-        released=format_bytes(release_bytes),
-        bits=MXFP4_BYTES_PER_PARAM * 8,
-        measured=moe_power_words(),
-        lesson=lesson_ref("your_gpu"),
-    )
-)
-planner_batch_link()
-st.info(
-    _(
-        "Measure it yourself: the **power test** on the *Your GPU* page ({lesson}) runs a dense and an MoE "
-        "model with the same total parameters on your card and reports tokens/s and joules per token."
-    ).format(lesson=lesson_ref("your_gpu")),
-    icon=":material/bolt:",
-)
-
-notice(
-    _("Type a text of one repeated letter (e.g. `aaaaaaaa`). What will the router heatmap look like?"),
-    _(
-        "The same few columns light up on every row: the router sees (almost) the same thing for each byte, "
-        "so it makes (almost) the same choice. A mixed text spreads the load; that is why balance is "
-        "measured over many tokens."
-    ),
-    key="ex_n1",
-)
 notice(
     _(
         "K3 wakes {awake} of {n} experts — {share:.0%}. Why is the share of *parameters* used per token "
@@ -375,11 +423,12 @@ formula(
 )
 code(route, MoE.forward, MoE.active_params, key="ex_code")
 go_deeper_experts()
-still_missing(
-    _(
-        "Experts cut the bytes each token reads at batch 1 — but what does that mean on a real card? How fast "
-        "does a long context slow down when the cache spills out of VRAM, and how many joules does a token cost? "
-        "Next: measure it on your own GPU."
+still_missing(next_words())
+if engineer():
+    st.markdown(
+        _(
+            "And on a real card? How fast does a long context slow down when the cache spills out of VRAM, and "
+            "how many joules does a token cost? {lesson} measures it on your own GPU."
+        ).format(lesson=lesson_ref("your_gpu"))
     )
-)
 next_lesson("experts")

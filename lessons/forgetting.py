@@ -13,6 +13,7 @@ from core.ops import kda
 from core.specs import SPECS
 from core.walkthrough import gate_bounds
 from ui.deeper import go_deeper_forgetting
+from ui.depth import engineer, engineer_section
 from ui.glossary import new_words
 from ui.lesson import (
     code,
@@ -65,8 +66,8 @@ Settings = tuple[int, int, str, float, float, float, str]  # runs()'s arguments,
 
 @st.cache_resource(show_spinner=False, max_entries=256)
 def overview(settings: Settings, lang: str) -> dict:
-    """Every picture and number outside the stepper, built once per setting and language (reruns reuse
-    them; `lang` keys the cache, since the figures' words are in it)."""
+    """Every picture and number outside the stepper (but the Engineer's fill maps, `fill_view`), built once
+    per setting and language (reruns reuse them; `lang` keys the cache, since the figures' words are in it)."""
     when, alpha, alpha_topic, alpha_fact = settings[2:6]
     ts, rr = runs(*settings)
     fade = fades(ts, when, alpha, alpha_topic, alpha_fact)
@@ -77,10 +78,6 @@ def overview(settings: Settings, lang: str) -> dict:
         if when == "switch"
         else _("fade rate per key channel per token"),
     )
-    fill_g, fill_k = bd.channel_fill(rr["gated_delta"]), bd.channel_fill(rr["kda"])
-    zmax = fb.color_limit(fill_g, fill_k, bd.channel_fill(rr["delta"]))
-    fill_gated = fbc.channel_fill_figure(fill_g, zmax, ts.switch, title=_("Gated DeltaNet: one rate for all"))
-    fill_kda = fbc.channel_fill_figure(fill_k, zmax, ts.switch, title=_("KDA: fact kept, topics fade"))
     groups = {_("the fact (name)"): ts.fact, _("topic A (old)"): ts.topic_a, _("topic B (new)"): ts.topic_b}
     recalls = {rule: run.recall() for rule, run in rr.items()}
     strengths = {
@@ -88,24 +85,35 @@ def overview(settings: Settings, lang: str) -> dict:
     }
     err = {rule: rec.mean_error(ts.topic_b) for rule, rec in recalls.items()}
     opening = bd.most_different_step(rr, first=ts.switch + 1)  # the stepper's view before any Step
-    differing = [
-        c for c in range(D) if abs(fill_g[:, c] - fill_k[:, c]).max() > 1e-3
-    ]  # channels the maps disagree on
     strength = fbc.strength_figure(
         list(groups), strengths, title=_("how much of each value the key still returns")
     )
     return {
         "ts": ts,
         "rates": rates,
-        "fill_gated": fill_gated,
-        "fill_kda": fill_kda,
         "strength": strength,
         "strengths": strengths,
         "err": err,
         "opening": opening,
         "gaps": bd.board_gaps(rr, opening),
-        "differing": differing,
         "limit": fb.color_limit(*(r.new for r in rr.values())),
+    }
+
+
+@st.cache_resource(show_spinner=False, max_entries=256)
+def fill_view(settings: Settings, lang: str) -> dict:
+    """What each channel holds over time, per rule, and the channels where the two maps differ: built once
+    per setting and language, and only at Engineer depth (Story does not draw these maps)."""
+    ts, rr = runs(*settings)
+    fill_g, fill_k = bd.channel_fill(rr["gated_delta"]), bd.channel_fill(rr["kda"])
+    zmax = fb.color_limit(fill_g, fill_k, bd.channel_fill(rr["delta"]))
+    return {
+        "fill_gated": fbc.channel_fill_figure(
+            fill_g, zmax, ts.switch, title=_("Gated DeltaNet: one rate for all")
+        ),
+        "fill_kda": fbc.channel_fill_figure(fill_k, zmax, ts.switch, title=_("KDA: fact kept, topics fade")),
+        # channels the maps disagree on
+        "differing": [c for c in range(D) if abs(fill_g[:, c] - fill_k[:, c]).max() > 1e-3],
     }
 
 
@@ -175,6 +183,12 @@ ts: bd.TopicSwitch = view["ts"]
 
 st.header(_("1 · Which channels keep, which fade"))
 show_figure(view["rates"], key="fg_rates")
+st.caption(
+    _(
+        "One bar per board row (key channel): 1 = kept whole, near 0 = wiped. Gated DeltaNet's bars are all "
+        "alike; KDA's differ from row to row."
+    )
+)
 
 st.header(_("2 · The three boards, token by token"))
 
@@ -197,16 +211,20 @@ def boards_stepper(ts: bd.TopicSwitch, settings: Settings, when: str) -> None:
         names = {"delta": "DeltaNet", "gated_delta": "Gated DeltaNet", "kda": "KDA"}
         st.markdown(
             _(
-                "Token {t} is where, after the topic switch, the three boards differ most. How far apart they "
-                "are (the size of the difference of two boards; 0 = the same): {gaps}. Press **Step** to "
+                "Token {t} is where, after the topic switch, the three boards differ most. Press **Step** to "
                 "replay the stream from token 1."
-            ).format(
-                t=t,
-                gaps=pgettext("between board gaps", "; ").join(
-                    f"{names[a]} – {names[b]} {gap:.2f}" for (a, b), gap in gaps.items()
-                ),
-            )
+            ).format(t=t)
         )
+        if engineer():
+            st.markdown(
+                _(
+                    "How far apart they are (the size of the difference of two boards; 0 = the same): {gaps}."
+                ).format(
+                    gaps=pgettext("between board gaps", "; ").join(
+                        f"{names[a]} – {names[b]} {gap:.2f}" for (a, b), gap in gaps.items()
+                    ),
+                )
+            )
     if t:
         k_name, v_name = ts.pairs[t - 1]
         topic = ts.topic_of(k_name)
@@ -218,58 +236,74 @@ def boards_stepper(ts: bd.TopicSwitch, settings: Settings, when: str) -> None:
         )
         st.markdown(line.format(t=t, key=k_name, value=v_name, topic=_(topic)))
     show_figure(boards_at(settings, t, language()), key="fg_boards")
+    st.caption(
+        _(
+            "One board per rule: a row per key channel, a column per value. Red = positive, blue = negative, "
+            "white = empty."
+        )
+    )
 
 
 boards_stepper(ts, settings, when)
 
-st.header(_("3 · What each channel holds over time"))
-show_figure(view["fill_gated"], key="fg_fill_gated")
-show_figure(view["fill_kda"], key="fg_fill_kda")
-differing = view["differing"]
-fact_channels = f"0–{KEEP - 1}"
-channels = bd.join_names([str(c) for c in differing])
-if not differing:
-    fill_words = _("With these settings the two maps are the same in every channel.")
-elif all(c < KEEP for c in differing):
-    fill_words = ngettext(
-        "With these settings the two maps differ in channel {channels} only — the fact's channels "
-        "({fact}; its key is mostly channel 0): both rules fade the topic channels at the same rate here. "
-        "Set KDA's topic α apart from Gated DeltaNet's α to see those channels part too.",
-        "With these settings the two maps differ in channels {channels} only — the fact's channels "
-        "({fact}; its key is mostly channel 0): both rules fade the topic channels at the same rate here. "
-        "Set KDA's topic α apart from Gated DeltaNet's α to see those channels part too.",
-        len(differing),
-    ).format(channels=channels, fact=fact_channels)
-else:
-    fill_words = ngettext(
-        "With these settings the two maps differ in channel {channels}.",
-        "With these settings the two maps differ in channels {channels}.",
-        len(differing),
-    ).format(channels=channels)
-st.caption(
-    _(
-        "Colour = how much a board row holds (the length of the row). Column 0 is the empty board. {more}"
-    ).format(more=fill_words)
-)
 
-st.header(_("4 · After the stream: what is still there?"))
+def fill_maps(view: dict) -> None:
+    """What each channel holds over time, per rule (Engineer: a second picture of section 1's idea)."""
+    show_figure(view["fill_gated"], key="fg_fill_gated")
+    show_figure(view["fill_kda"], key="fg_fill_kda")
+    differing = view["differing"]
+    fact_channels = f"0–{KEEP - 1}"
+    channels = bd.join_names([str(c) for c in differing])
+    if not differing:
+        fill_words = _("With these settings the two maps are the same in every channel.")
+    elif all(c < KEEP for c in differing):
+        fill_words = ngettext(
+            "With these settings the two maps differ in channel {channels} only — the fact's channels "
+            "({fact}; its key is mostly channel 0): both rules fade the topic channels at the same rate here. "
+            "Set KDA's topic α apart from Gated DeltaNet's α to see those channels part too.",
+            "With these settings the two maps differ in channels {channels} only — the fact's channels "
+            "({fact}; its key is mostly channel 0): both rules fade the topic channels at the same rate here. "
+            "Set KDA's topic α apart from Gated DeltaNet's α to see those channels part too.",
+            len(differing),
+        ).format(channels=channels, fact=fact_channels)
+    else:
+        fill_words = ngettext(
+            "With these settings the two maps differ in channel {channels}.",
+            "With these settings the two maps differ in channels {channels}.",
+            len(differing),
+        ).format(channels=channels)
+    st.caption(
+        _(
+            "Colour = how much a board row holds (the length of the row). Column 0 is the empty board. {more}"
+        ).format(more=fill_words)
+    )
+
+
+if engineer_section(_("What each channel holds over time")):
+    fill_maps(fill_view(settings, language()))
+
+st.header(_("3 · After the stream: what is still there?"))
 show_figure(view["strength"], key="fg_strength")
 strengths, err = view["strengths"], view["err"]
 st.caption(
     _(
-        "Read each key at the end of the stream and measure how much of its value comes back (1 = all "
-        "of it). DeltaNet still answers topic-A questions ({stale:.2f}) — stale facts from "
-        "a topic that is over. A bar shows only the share of the right value; the readback also carries "
-        "what other keys leak in. Its distance from the right value on topic B, which counts both: DeltaNet "
-        "{delta:.2f}, Gated DeltaNet {gated:.2f}, KDA {kda:.2f} (0 = exact)."
-    ).format(stale=strengths["delta"][1], delta=err["delta"], gated=err["gated_delta"], kda=err["kda"])
+        "Bar height = how much of each value its key still returns at the end (1 = all of it). DeltaNet still "
+        "answers topic-A questions ({stale:.2f}) — stale facts from a topic that is over."
+    ).format(stale=strengths["delta"][1])
 )
-
-trained_recall_pointer(
-    ("delta", "gated_delta", "kda"),
-    _("Does learned forgetting help recall? On one list of pairs there is nothing stale to forget."),
-    versus=("kda", "delta"),
-)
+if engineer():
+    st.caption(
+        _(
+            "A bar shows only the share of the right value; the readback also carries what other keys leak in. "
+            "Its distance from the right value on topic B, which counts both: DeltaNet {delta:.2f}, Gated "
+            "DeltaNet {gated:.2f}, KDA {kda:.2f} (0 = exact)."
+        ).format(delta=err["delta"], gated=err["gated_delta"], kda=err["kda"])
+    )
+    trained_recall_pointer(
+        ("delta", "gated_delta", "kda"),
+        _("Does learned forgetting help recall? On one list of pairs there is nothing stale to forget."),
+        versus=("kda", "delta"),
+    )
 
 notice(
     _("Set the gate to fade at every token. What happens to topic B's first pairs?"),

@@ -14,7 +14,7 @@ lesson_header("glossary")
 st.markdown(
     _(
         "Each lesson opens with the new words it uses, the first time the course uses them. "
-        "All of them are here, A to Z, each with the lesson that explains it in depth."
+        "All of them are here in dictionary order, each with the lesson that explains it in depth."
     )
 )
 query = st.text_input(

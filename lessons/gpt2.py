@@ -11,6 +11,7 @@ from core.i18n import N_, _
 from core.models.gpt2 import GPT2
 from core.specs import SPECS
 from core.units import counted, format_count
+from ui.depth import engineer
 from ui.glossary import new_words
 from ui.gpt2_model import (
     LiveGPT2,
@@ -68,7 +69,7 @@ def step_figures(
     live: LiveGPT2, settings: RunSettings, step: int, run: GenerationRun, series: RunSeries
 ) -> dict:
     """The pictures at `step` (0: the finished run, the grid framing its first dozen steps): each
-    built once per run (at its last step) and patched per step."""
+    built once per run (at its last step) and patched per step; the time chart at Engineer depth only."""
     p, n = len(run.prompt_ids), len(run.traces)
     steps, work, lengths, ms = series.steps, series.cumulative_work, series.text_lengths, series.wall_ms
     grid = Stepped(
@@ -79,26 +80,23 @@ def step_figures(
     def formula_counts() -> list[int]:
         return [positions_computed_formula(p, s, use_cache=False) for s in steps]
 
-    return stepped_figures(
-        "gpt2",
-        settings,
-        step,
-        {
-            "grid": grid,
-            "work": Stepped(
-                base=lambda: work_figure(steps, work, formula_counts(), shown=n),
-                patch=lambda base, step: work_step(base, steps, work, shown=step or n),
-            ),
-            "ms": Stepped(
-                base=lambda: ms_per_token_figure(lengths, ms, shown=n, unit=live.unit),
-                patch=lambda base, step: ms_per_token_step(base, lengths, ms, shown=step or n),
-            ),
-        },
-    )
+    parts = {
+        "grid": grid,
+        "work": Stepped(
+            base=lambda: work_figure(steps, work, formula_counts(), shown=n),
+            patch=lambda base, step: work_step(base, steps, work, shown=step or n),
+        ),
+    }
+    if engineer():  # the measured time per step: built only where it is shown
+        parts["ms"] = Stepped(
+            base=lambda: ms_per_token_figure(lengths, ms, shown=n, unit=live.unit),
+            patch=lambda base, step: ms_per_token_step(base, lengths, ms, shown=step or n),
+        )
+    return stepped_figures("gpt2", settings, step, parts)
 
 
 lesson_header("gpt2")
-new_words("transformer", "vector", "residual", here="gpt2")
+new_words("transformer", "vector", "residual", "seed", "checkpoint", here="gpt2")
 problem(
     _(
         "A language model writes one piece of text at a time: it reads everything so far and guesses "
@@ -124,12 +122,10 @@ else:
             "then a small network reworks what it found; the block adds its result onto the byte's running "
             "*vector*, a list of numbers that stands for it, called the *residual*), "
             "{params:,} numbers (*parameters*) instead of {gpt2_params}. "
-            "It reads **bytes** — one "
-            "letter of plain English is one byte, a Japanese character three, an emoji four — and was trained for "
-            "about 29 minutes on one CPU thread (1,722 s; assets/gpt2/MODEL_CARD.md) on a small made-up corpus, so "
-            "expect English-ish words, not wisdom. It can look at most "
-            "{window} bytes back: that is its *context window*. When the text fills it, generation simply stops "
-            "(no sliding)."
+            "It reads **bytes** — one letter of plain English is one byte, a Japanese character three, an emoji "
+            "four — and was trained briefly on a small made-up text, so expect English-ish words, not wisdom. It "
+            "can look at most {window} bytes back: that is its *context window*. When the text fills it, "
+            "generation simply stops."
         ).format(
             layers=cfg.n_layer,
             gpt2_layers=SPECS["gpt2"].num_layers,
@@ -138,15 +134,29 @@ else:
             window=cfg.block_size,
         )
     )
+    if engineer():
+        st.caption(
+            _(
+                "Trained for about 29 minutes on one CPU thread (1,722 s; assets/gpt2/MODEL_CARD.md) on a small "
+                "made-up corpus. At a full window it does not slide: the oldest bytes are never dropped."
+            )
+        )
 
 st.caption(
     _(
-        "A note on history: GPT-2 itself did not generate this way. OpenAI's 2019 sampling code already kept past "
-        "keys and values (`past` / `presents` in openai/gpt-2 `src/sample.py`) — the KV cache of the next lesson. "
-        "The article this course retells says “GPT-2 recomputed everything”; that is a teaching simplification for "
-        "what any transformer does without a cache."
+        "GPT-2's own code already kept a cache (the next lesson); this page switches it off to show what that "
+        "saves."
     )
 )
+if engineer():
+    st.caption(
+        _(
+            "A note on history: GPT-2 itself did not generate this way. OpenAI's 2019 sampling code already kept "
+            "past keys and values (`past` / `presents` in openai/gpt-2 `src/sample.py`) — the KV cache of the next "
+            "lesson. The article this course retells says “GPT-2 recomputed everything”; that is a teaching "
+            "simplification for what any transformer does without a cache."
+        )
+    )
 
 settings = generation_settings("gpt2", DEFAULT_PROMPT, live)
 with st.spinner(_("Generating (recomputing the whole text at every step)…")):
@@ -178,7 +188,7 @@ def stepper(live: LiveGPT2, settings: RunSettings, run: GenerationRun, series: R
         )
     )
     show_tokens(live, run.prompt_ids + run.new_ids[:t])
-    if t:
+    if t and engineer():  # the model's guesses: a second idea, for engineers
         show_top_next(live, run.top[t - 1], key="gpt2_top5")
 
     m1, m2, m3, m4 = st.columns(4)
@@ -211,27 +221,36 @@ def stepper(live: LiveGPT2, settings: RunSettings, run: GenerationRun, series: R
 
     figures = step_figures(live, settings, step, run, series)
     show_figure(figures["grid"], key="gpt2_grid")
-    st.caption(grid_caption(grid_counts(run.traces, step), p, live.unit))
+    st.caption(grid_caption(grid_counts(run.traces, step), p, live.unit, cached=False))
 
-    charts_side_by_side(
-        (_("**Work piles up** — total positions run so far"), figures["work"], "gpt2_work"),
-        (
+    work = (_("**Work piles up** — total positions run so far"), figures["work"], "gpt2_work")
+    if engineer():
+        speed = (
             _("**Each step gets slower** — measured time per {unit}").format(unit=unit),
             figures["ms"],
             "gpt2_ms",
-        ),
+        )
+        charts_side_by_side(work, speed)
+    else:
+        charts_side_by_side(work)
+    st.caption(
+        _(
+            "Dots: the positions the model has run so far, counted; line: what the formula predicts. It bends "
+            "upwards because each step runs one more {unit} than the step before."
+        ).format(unit=unit)
     )
 
 
 stepper(live, settings, run, series)
-st.caption(
-    _(
-        "Times are wall-clock milliseconds measured when this generation was first computed on the server "
-        "({timing}), which other work shares. Faint dots are single steps "
-        "(a dot far above the line is another program taking the CPU for a moment); the line is the running median "
-        "of 7 steps. `python -m bench.generation` measures it carefully."
-    ).format(timing=timing_note(live.run_options["timing_repeats"]))
-)
+if engineer():
+    st.caption(
+        _(
+            "Times are wall-clock milliseconds measured when this generation was first computed on the server "
+            "({timing}), which other work shares. Faint dots are single steps "
+            "(a dot far above the line is another program taking the CPU for a moment); the line is the running "
+            "median of 7 steps. `python -m bench.generation` measures it carefully."
+        ).format(timing=timing_note(live.run_options["timing_repeats"]))
+    )
 
 notice(
     _(

@@ -10,7 +10,6 @@ from core.figures.k3_layer_map import k3_layer_map
 from core.figures.k3_memory import (
     layer_memory_figure,
     layer_memory_step,
-    memory_at_context_figure,
     memory_over_time_figure,
     memory_over_time_step,
 )
@@ -22,7 +21,9 @@ from core.tokenizer import decode, prepare_prompt, token_label
 from core.units import format_bytes, format_count, format_params
 from ui.course import lesson_ref
 from ui.deeper import go_deeper_k3, planner_batch_link
+from ui.depth import engineer, engineer_section
 from ui.glossary import new_words
+from ui.k3_details import CONTEXTS, map_caption, memory_chart
 from ui.lesson import (
     charts_side_by_side,
     code,
@@ -43,25 +44,24 @@ from ui.text import code_span
 K3 = SPECS["kimi_k3"]
 MAX_PROMPT = 40  # bytes of the reader's text that mini-K3 reads (then it writes NEW_TOKENS more)
 NEW_TOKENS = 16
-CONTEXTS = (131_072, 1_048_576)  # 128K and 1M tokens
 
 
-def k3_figures() -> dict:
-    """The pictures of the real K3 (fixed by its config): built once per process, shared read-only."""
-    rows = k3.memory_at_contexts(K3, list(CONTEXTS))
-    return built_once(
-        "k3_real", None, lambda: {"map": k3_layer_map(K3), "memory": memory_at_context_figure(K3, rows)}
-    )
+def k3_map_figure():
+    """The real K3's layer map (fixed by its config): built once per process, shared read-only."""
+    return built_once("k3_map", None, lambda: k3_layer_map(K3))
 
 
-def step_figures(ids: tuple[int, ...], shown: int, run: k3.RunSummary) -> dict:
-    """The pictures after byte `shown`: built once per text at its last byte, patched per byte."""
+def step_figures(ids: tuple[int, ...], shown: int, run: k3.RunSummary, memory: bool = True) -> dict:
+    """The pictures after byte `shown`: built once per text at its last byte, patched per byte. Without
+    `memory` (Story depth) only the AttnRes heatmap: the memory charts are Engineer-only."""
     last = len(run.tokens_in)
     pairs = {
         "layers": (layer_memory_figure, layer_memory_step),
         "time": (memory_over_time_figure, memory_over_time_step),
         "attn_res": (attn_res_figure, attn_res_step),
     }
+    if not memory:
+        pairs = {"attn_res": pairs["attn_res"]}
     parts = {
         name: Stepped(base=lambda b=build: b(run, last), patch=lambda base, t, p=patch: p(base, run, t))
         for name, (build, patch) in pairs.items()
@@ -70,26 +70,30 @@ def step_figures(ids: tuple[int, ...], shown: int, run: k3.RunSummary) -> dict:
 
 
 lesson_header("kimi_k3")
-new_words("embedding", "rmsnorm", "ffn", "attn_res", "pseudo_query", here="kimi_k3")
+new_words("embedding", "rmsnorm", "ffn", "attn_res", "pseudo_query", "dense", here="kimi_k3")
 problem(
     _(
-        "A board of fixed size, even one that forgets channel by channel, cannot hold everything: "
-        "an exact detail from far back may have faded or been overwritten. Full attention never "
-        "forgets, but its cache grows with every token. And a deep stack simply adds every layer's "
-        "output into one running sum (the residual), so what an early layer found gets buried under later ones."
+        "A fixed board, even one that forgets per channel, cannot hold everything: an exact detail from far "
+        "back may have faded or been overwritten. Full attention never forgets, but its cache grows with every "
+        "token. And a deep stack adds every layer's output into one running sum (the residual), so what an "
+        "early layer found gets buried."
     )
 )
 
 st.markdown(
     _(
-        "Kimi K3 (July 2026) does not pick one kind of memory; it **stacks both**. Three layers in "
-        "every four use **Kimi Delta Attention** (KDA: the fixed board from {lesson} that forgets per "
-        "channel). The fourth uses full attention in its compressed form, **MLA** (*multi-head latent "
-        "attention*: instead of full keys and values it caches one short summary vector per token and "
-        "expands it when needed). Whatever slips off the boards can still be found in the "
-        "attention layers."
+        "Kimi K3 (July 2026) **stacks both** kinds of memory. Three layers in every four use **KDA**, the "
+        "forgetting board from {lesson}. The fourth uses full attention in a compressed form, **MLA**, which "
+        "caches one short summary per token, so what slips off the boards can still be found."
     ).format(lesson=lesson_ref("forgetting"))
 )
+if engineer():
+    st.markdown(
+        _(
+            "KDA is **Kimi Delta Attention**. MLA is *multi-head latent attention*: instead of full keys and "
+            "values it caches one short summary vector per token and expands it when needed."
+        )
+    )
 
 # -- 1. The real layer map ------------------------------------------------------------------
 st.subheader(_("The real layer map"))
@@ -99,22 +103,15 @@ c[0].metric(_("layers"), K3.num_layers)
 c[1].metric(_("KDA layers (fixed boards)"), K3.num_linear_layers)
 c[2].metric(_("MLA layers (growing cache)"), K3.num_full_attention_layers)
 c[3].metric(_("AttnRes blocks"), len(attn_res_block_starts(K3.num_layers, K3.attn_res_block_size)))
-show_figure(k3_figures()["map"], key="k3_map")
+show_figure(k3_map_figure(), key="k3_map")
 st.caption(
     _(
-        "Drawn from the released config (core/specs), one row per Attention Residuals block of "
-        "{block} layers (explained below). The group KDA-KDA-KDA-MLA repeats "
-        "{groups} times — the MLA columns — and layer {last} is one more MLA layer — so "
-        "{kda} + {mla}, not a clean 3 : 1. Source: {source}"
-    ).format(
-        block=K3.attn_res_block_size,
-        groups=K3.num_layers // 4,
-        last=K3.num_layers,
-        kda=K3.num_linear_layers,
-        mla=K3.num_full_attention_layers,
-        source=K3.source,
-    )
+        "One square per layer, {block} to a row: hatched = KDA (a fixed board), solid = MLA (a growing "
+        "cache), every fourth column."
+    ).format(block=K3.attn_res_block_size)
 )
+if engineer():
+    map_caption()
 
 # -- 2. Memory per conversation -------------------------------------------------------------
 st.subheader(_("What one long conversation costs"))
@@ -139,83 +136,58 @@ c[2].metric(
         conv=format_bytes(K3.conv_state_bytes()),
     ),
 )
-show_figure(k3_figures()["memory"], key="k3_memory")
-st.caption(
+st.markdown(
     _(
-        "Only the {mla} MLA layers grow ({numbers} numbers per token per layer, bf16). The fixed part is a "
-        "sum: the boards of the {kda} KDA layers, one {dk} × {dv} board per head and {heads} heads a layer, "
-        "in fp32 ({boards}), plus each KDA layer's short-convolution buffer (the last {kept} inputs of its "
-        "{kernel}-wide convolution over q, k and v, bf16: {conv}) = {state}, whatever the length. At "
-        "1M tokens K3 keeps {ratio:.1f}× less than the same model with MLA in every layer."
+        "Only the {mla} MLA layers grow; the boards stay {state} at any length. At 1M tokens K3 keeps "
+        "{ratio:.1f}× less than the same model with MLA in every layer."
     ).format(
         mla=K3.num_full_attention_layers,
-        numbers=K3.attention.cache_elements_per_token(),
-        kda=K3.num_linear_layers,
-        dk=K3.linear.head_k_dim,
-        dv=K3.linear.head_v_dim,
-        heads=K3.linear.v_heads,
-        boards=format_bytes(K3.recurrent_state_bytes()),
-        kept=K3.linear.conv_kernel - 1,
-        kernel=K3.linear.conv_kernel,
-        conv=format_bytes(K3.conv_state_bytes()),
         state=format_bytes(K3.state_bytes()),
         ratio=rows[-1].twin_cache / rows[-1].hybrid_total,
     )
 )
+if engineer():
+    memory_chart(rows)
 
 # -- 3. Attention Residuals -------------------------------------------------------------------
 st.subheader(_("Looking back over depth: Attention Residuals"))
 st.markdown(
     _(
-        "In an ordinary stack, the input to layer *l* is the plain sum of everything before it: the "
-        "token's embedding plus every earlier layer's output, each with weight 1. **Attention "
-        "Residuals** (AttnRes, Kimi Team 2026, arXiv 2603.15031) replace that sum by attention **over depth**: each "
-        "sub-layer owns one learned vector (a *pseudo-query*) and uses it to weigh the earlier outputs "
-        "with a softmax — so a late layer can reach straight back to what an early one found. K3 has **two "
-        "pseudo-queries per layer**, one before its attention and one before its feed-forward step, plus "
-        "**a final one** before the output head (the last matrix, which turns the final vector into a score for "
-        "every possible next token)."
-    )
-)
-st.markdown(
-    _(
-        "Remembering every layer's output per token would be costly, so K3 uses the **block** form: "
-        "{size} layers in a row are summed as usual into one *block* (a group of layers here, "
-        "not GPT-2's attention + feed-forward block), and each layer "
-        "attends over the embedding, the finished blocks and the block it is filling. It is done "
-        "before every attention and every feed-forward step. Nothing is added to the cache: it "
-        "mixes the current token's own layer outputs."
+        "A plain stack hands each layer the sum of all earlier outputs, each with weight 1. **Attention "
+        "Residuals** (AttnRes) let a layer choose: a learned vector (a *pseudo-query*) weighs the earlier "
+        "outputs, so a late layer can reach straight back to an early one. To keep it cheap, K3 weighs blocks "
+        "of {size} layers."
     ).format(size=K3.attn_res_block_size)
 )
-
-
-@st.fragment
-def stepper(run: k3.RunSummary, ids: tuple[int, ...], cfg) -> None:
-    """Step controls and everything that moves with them: a Step click reruns only this part."""
-    total = len(run.tokens_in)
-    t = step_controls("k3_step", total, unit=_("byte"), before_start=_("the whole run"))
-    shown = t if t > 0 else total
-
-    read = decode(run.tokens_in[:shown])
-    line = (
-        _("Byte {shown} of {total} (your text): **{byte}** · its guess for the next byte: **{guess}**")
-        if shown <= run.prompt_length
-        else _(
-            "Byte {shown} of {total} (its own writing): **{byte}** · its guess for the next byte: **{guess}**"
+if engineer_section(_("Attention Residuals in detail")):
+    st.markdown(
+        _(
+            "In an ordinary stack, the input to layer *l* is the plain sum of everything before it: the "
+            "token's embedding plus every earlier layer's output, each with weight 1. **Attention "
+            "Residuals** (AttnRes, Kimi Team 2026, arXiv 2603.15031) replace that sum by attention **over depth**: "
+            "each sub-layer owns one learned vector (a *pseudo-query*) and uses it to weigh the earlier outputs "
+            "with a softmax — so a late layer can reach straight back to what an early one found. K3 has **two "
+            "pseudo-queries per layer**, one before its attention and one before its feed-forward step, plus "
+            "**a final one** before the output head (the last matrix, which turns the final vector into a score "
+            "for every possible next token)."
         )
     )
     st.markdown(
-        line.format(
-            shown=shown,
-            total=total,
-            byte=code_span(token_label(run.tokens_in[shown - 1])),
-            guess=code_span(token_label(run.tokens_out[shown - 1])),
-        )
+        _(
+            "Remembering every layer's output per token would be costly, so K3 uses the **block** form: "
+            "{size} layers in a row are summed as usual into one *block* (a group of layers here, "
+            "not GPT-2's attention + feed-forward block), and each layer "
+            "attends over the embedding, the finished blocks and the block it is filling. It is done "
+            "before every attention and every feed-forward step. Nothing is added to the cache: it "
+            "mixes the current token's own layer outputs."
+        ).format(size=K3.attn_res_block_size)
     )
-    st.code(read or " ", language=None, wrap_lines=True)
 
+
+def byte_metrics(run: k3.RunSummary, shown: int, cfg) -> None:
+    """Memory held after byte `shown`: the boards stay, the caches grow (and, for engineers, the step's time)."""
     boards, cache, growth = run.memory_at(shown)
-    c = st.columns(3)
+    c = st.columns(3 if engineer() else 2)
     c[0].metric(
         _("KDA boards ({layers} layers × {heads} heads)").format(
             layers=run.kinds.count("kda"), heads=cfg.kda_heads
@@ -228,43 +200,39 @@ def stepper(run: k3.RunSummary, ids: tuple[int, ...], cfg) -> None:
         delta=format_bytes(growth) if growth is not None else None,
         delta_color="off",
     )
-    c[2].metric(_("this step took"), f"{run.wall_ms[shown - 1]:.0f} ms")
+    if engineer():
+        c[2].metric(_("this step took"), f"{run.wall_ms[shown - 1]:.0f} ms")
 
-    figures = step_figures(ids, shown, run)
-    charts_side_by_side(("", figures["layers"], "k3_layer_memory"), ("", figures["time"], "k3_memory_time"))
-    st.caption(
-        _("The fixed KDA boards stay flat; only the attention layers' cache grows, a little per byte.")
-    )
-    show_figure(figures["attn_res"], key="k3_attn_res")
+
+def strongest_pull_words(run: k3.RunSummary, shown: int) -> None:
+    """The one-line takeaway under the AttnRes heatmap: its most lopsided row, read from the data."""
     pull = k3.strongest_pull(run, shown)
-    if pull is not None:
-        pull_words = (
-            _(
-                "**What to see:** for this byte, **{mix}** leans hardest on one source — it gives "
-                "**{weight:.2f}** of its mix to the **{source}**, where an even split over its "
-                "{sources} sources would give each {even:.2f} — far from a plain average: training taught "
-                "this mix where to look."
-            )
-            if pull.far_from_even
-            else _(
-                "**What to see:** for this byte, **{mix}** leans hardest on one source — it gives "
-                "**{weight:.2f}** of its mix to the **{source}**, where an even split over its "
-                "{sources} sources would give each {even:.2f} — close to a plain average, even in the most "
-                "lopsided row."
-            )
-        )
-        st.markdown(
-            pull_words.format(
-                mix=pull.mix, weight=pull.weight, source=pull.source, sources=pull.sources, even=pull.even
-            )
-        )
-    st.caption(
+    if pull is None:
+        return
+    pull_words = (
         _(
-            "Rows: the mix before each sub-layer (and before the output). Columns: the sources — the "
-            "embedding and one sum per block; the block a layer is still filling is its running partial "
-            "sum. Blank cells do not exist yet at that depth. Each row sums to 1."
+            "**What to see:** for this byte, **{mix}** leans hardest on one source — it gives "
+            "**{weight:.2f}** of its mix to the **{source}**, where an even split over its "
+            "{sources} sources would give each {even:.2f} — far from a plain average: training taught "
+            "this mix where to look."
+        )
+        if pull.far_from_even
+        else _(
+            "**What to see:** for this byte, **{mix}** leans hardest on one source — it gives "
+            "**{weight:.2f}** of its mix to the **{source}**, where an even split over its "
+            "{sources} sources would give each {even:.2f} — close to a plain average, even in the most "
+            "lopsided row."
         )
     )
+    st.markdown(
+        pull_words.format(
+            mix=pull.mix, weight=pull.weight, source=pull.source, sources=pull.sources, even=pull.even
+        )
+    )
+
+
+def experts_woken(run: k3.RunSummary, shown: int, cfg) -> None:
+    """Which experts this byte woke in each MoE layer (Engineer: the next lesson's subject)."""
     picks = [
         ngettext(
             "layer {layer} → expert {experts}", "layer {layer} → experts {experts}", len(experts)
@@ -286,6 +254,55 @@ def stepper(run: k3.RunSummary, ids: tuple[int, ...], cfg) -> None:
     )
 
 
+@st.fragment
+def stepper(run: k3.RunSummary, ids: tuple[int, ...], cfg) -> None:
+    """Step controls and everything that moves with them: a Step click reruns only this part. Story shows
+    the AttnRes heatmap (the idea); the memory charts are built only at Engineer depth."""
+    total = len(run.tokens_in)
+    t = step_controls("k3_step", total, unit=_("byte"), before_start=_("the whole run"))
+    shown = t if t > 0 else total
+
+    read = decode(run.tokens_in[:shown])
+    line = (
+        _("Byte {shown} of {total} (your text): **{byte}** · its guess for the next byte: **{guess}**")
+        if shown <= run.prompt_length
+        else _(
+            "Byte {shown} of {total} (its own writing): **{byte}** · its guess for the next byte: **{guess}**"
+        )
+    )
+    st.markdown(
+        line.format(
+            shown=shown,
+            total=total,
+            byte=code_span(token_label(run.tokens_in[shown - 1])),
+            guess=code_span(token_label(run.tokens_out[shown - 1])),
+        )
+    )
+    st.code(read or " ", language=None, wrap_lines=True)
+    byte_metrics(run, shown, cfg)
+
+    figures = step_figures(ids, shown, run, engineer())
+    if engineer():
+        charts_side_by_side(
+            ("", figures["layers"], "k3_layer_memory"), ("", figures["time"], "k3_memory_time")
+        )
+        st.caption(
+            _("The fixed KDA boards stay flat; only the attention layers' cache grows, a little per byte.")
+        )
+    show_figure(figures["attn_res"], key="k3_attn_res")
+    st.caption(_("Rows: each layer's mix, top to bottom. Columns: what it draws on. Darker = more weight."))
+    strongest_pull_words(run, shown)
+    if engineer():
+        st.caption(
+            _(
+                "Rows: the mix before each sub-layer (and before the output). Columns: the sources — the "
+                "embedding and one sum per block; the block a layer is still filling is its running partial "
+                "sum. Blank cells do not exist yet at that depth. Each row sums to 1."
+            )
+        )
+        experts_woken(run, shown, cfg)
+
+
 # -- 4. mini-K3 live --------------------------------------------------------------------------
 st.subheader(_("mini-K3, live"))
 net = mini_k3_or_none()
@@ -295,23 +312,30 @@ if net is not None:
     schedule = " ".join("A" if k == "mla" else "K" for k in net.kinds)
     st.markdown(
         _(
-            "A byte-level miniature built by the same rule: **{layers} layers** `{schedule}` "
-            "(K = KDA, A = latent attention: every {every}th layer and the last), Block "
-            "AttnRes with {block} layers per block, a *dense* first layer (one ordinary "
-            "feed-forward network that every byte runs) and, after it, layers split into *experts* (several "
-            "small feed-forward networks, of which each byte runs only a few) — {params:,} "
-            "parameters, trained on the course corpus "
-            "(see assets/mini_k3/MODEL_CARD.md). It reads your text, then keeps writing "
-            "{new} bytes of its own."
-        ).format(
-            layers=cfg.num_layers,
-            schedule=schedule,
-            every=cfg.full_attn_every,
-            block=cfg.attn_res_block_size,
-            params=net.num_params(),
-            new=NEW_TOKENS,
-        )
+            "mini-K3 is a tiny model built the same way: **{layers} layers** `{schedule}` (K = KDA, A = "
+            "attention). It reads your text, then writes {new} bytes of its own."
+        ).format(layers=cfg.num_layers, schedule=schedule, new=NEW_TOKENS)
     )
+    if engineer():
+        st.markdown(
+            _(
+                "A byte-level miniature built by the same rule: **{layers} layers** `{schedule}` "
+                "(K = KDA, A = latent attention: every {every}th layer and the last), Block "
+                "AttnRes with {block} layers per block, a *dense* first layer (one ordinary "
+                "feed-forward network that every byte runs) and, after it, layers split into *experts* (several "
+                "small feed-forward networks, of which each byte runs only a few) — {params:,} "
+                "parameters, trained on the course corpus "
+                "(see assets/mini_k3/MODEL_CARD.md). It reads your text, then keeps writing "
+                "{new} bytes of its own."
+            ).format(
+                layers=cfg.num_layers,
+                schedule=schedule,
+                every=cfg.full_attn_every,
+                block=cfg.attn_res_block_size,
+                params=net.num_params(),
+                new=NEW_TOKENS,
+            )
+        )
     text = prompt_input("k3_prompt", "The cache grows, but the board stays.", max_chars=200)
     prompt = prepare_prompt(text, MAX_PROMPT)
     if prompt.was_cut:
@@ -320,7 +344,7 @@ if net is not None:
     total = len(run.tokens_in)
     stepper(run, tuple(prompt.ids), cfg)
 
-if net is not None:
+if net is not None and engineer():  # about the per-layer memory chart, drawn at Engineer depth only
     mla_layers = ", ".join(str(i + 1) for i, k in enumerate(net.kinds) if k == "mla")
     notice(
         _("Step through a few bytes. Which bars in the per-layer memory chart move, and which never do?"),
@@ -339,28 +363,29 @@ if net is not None:
         ),
         key="k3_n1",
     )
-notice(
-    _(
-        "K3 keeps {per_token} of cache per token. How long must a conversation be before its {mla} growing "
-        "caches outweigh the fixed boards of its {kda} KDA layers?"
-    ).format(
-        per_token=format_bytes(K3.kv_cache_bytes_per_token()),
-        mla=K3.num_full_attention_layers,
-        kda=K3.num_linear_layers,
-    ),
-    _(
-        "All {kda} layers' boards (with their short-convolution buffers) take {state}; the cache grows "
-        "{per_token} per token: they are equal near {crossover:,.0f} tokens. Beyond that the cache "
-        "dominates — but it grows {slower:.1f}× slower than if every layer were MLA."
-    ).format(
-        kda=K3.num_linear_layers,
-        state=format_bytes(K3.state_bytes()),
-        per_token=format_bytes(K3.kv_cache_bytes_per_token()),
-        crossover=k3.crossover_tokens(K3),
-        slower=twin.kv_cache_bytes_per_token() / K3.kv_cache_bytes_per_token(),
-    ),
-    key="k3_n2",
-)
+if engineer():  # a second question on memory; Story asks about the AttnRes heatmap
+    notice(
+        _(
+            "K3 keeps {per_token} of cache per token. How long must a conversation be before its {mla} growing "
+            "caches outweigh the fixed boards of its {kda} KDA layers?"
+        ).format(
+            per_token=format_bytes(K3.kv_cache_bytes_per_token()),
+            mla=K3.num_full_attention_layers,
+            kda=K3.num_linear_layers,
+        ),
+        _(
+            "All {kda} layers' boards (with their short-convolution buffers) take {state}; the cache grows "
+            "{per_token} per token: they are equal near {crossover:,.0f} tokens. Beyond that the cache "
+            "dominates — but it grows {slower:.1f}× slower than if every layer were MLA."
+        ).format(
+            kda=K3.num_linear_layers,
+            state=format_bytes(K3.state_bytes()),
+            per_token=format_bytes(K3.kv_cache_bytes_per_token()),
+            crossover=k3.crossover_tokens(K3),
+            slower=twin.kv_cache_bytes_per_token() / K3.kv_cache_bytes_per_token(),
+        ),
+        key="k3_n2",
+    )
 notice(
     _("Before training, every pseudo-query is zero. What does the AttnRes heatmap look like then?"),
     _(
@@ -393,12 +418,17 @@ code(
 go_deeper_k3()
 still_missing(
     _(
-        "Memory is now under control. The other cost is the feed-forward weights: a plain (*dense*) layer runs "
-        "**all** of them for every token, and K3 has {params} parameters — reading them all for every token at "
-        "batch 1 (one conversation; a batch shares the reads) would be hopeless. So only K3's first layer is "
-        "dense; every later one (in K3 and in mini-K3 above) splits its feed-forward part into experts and runs "
-        "a few per token, so about {active} of the weights work on any one token. Next: how that works."
+        "Memory is now under control. The other cost is the weights: K3 has {params} parameters, and a plain "
+        "(*dense*) layer uses all of its weights for every token. So every K3 layer after the first splits into "
+        "experts and runs only a few per token: about {active} of the weights work on any one token."
     ).format(params=format_count(K3.published_params), active=format_params(K3.active_params()))
 )
-planner_batch_link()
+if engineer():
+    st.markdown(
+        _(
+            "Reading all of them for every token at batch 1 (one conversation; a batch shares the reads) would "
+            "be hopeless. mini-K3 above is split into experts the same way."
+        )
+    )
+    planner_batch_link()
 next_lesson("kimi_k3")

@@ -27,7 +27,7 @@ from core.units import format_bytes, format_small
 from ui.card_calculator import card_calculator
 from ui.course import lesson_ref
 from ui.deeper import planner_batch_link
-from ui.depth import engineer_section
+from ui.depth import engineer, engineer_section
 from ui.glossary import new_words
 from ui.gpt2_model import (
     LiveGPT2,
@@ -50,7 +50,7 @@ from ui.lesson import (
     step_controls,
     still_missing,
 )
-from ui.run_captions import grid_caption, heatmap_caption, live_check_words
+from ui.run_captions import HEATMAP_COLUMNS, grid_caption, heatmap_caption, live_check_words
 from ui.stepped import Stepped, built_once, stepped_figures
 
 DEFAULT_PROMPT = "The cache "
@@ -131,7 +131,7 @@ def step_figures(
             base_key=settings,
         ),
     }
-    if t:
+    if t and engineer():  # what the newest token looked at: a second idea, for engineers
         parts["attention"] = Stepped(
             base=lambda: attention_figure(final.attention, all_ids, max_rows, label, unit),
             patch=lambda base, step: attention_step(
@@ -143,13 +143,13 @@ def step_figures(
 
 lesson_header("kv_cache")
 new_words(
-    "dot_product", "softmax", "attention_weights", "vram", "bandwidth", "pcie", "roofline", "q4_0", "ngl", "batch", here="kv_cache"
+    "dot_product", "softmax", "attention_weights", "vram", "bandwidth", "pcie", "roofline", "q4_0", "ngl", "batch", "llama_cpp", "ollama", here="kv_cache"
 )  # fmt: skip
 problem(
     _(
-        "Without a cache, the model re-read the whole text for every new token (a byte, for the tiny model), so "
-        "each step got slower and the total work grew with the *square* of the length. Yet the numbers it "
-        "recomputed for the old tokens never changed: token 3 can only look at tokens 0–3, whatever comes later."
+        "Without a cache, the model re-read the whole text for every new token, so each step got slower and the "
+        "total work grew with the *square* of the length. Yet the numbers it recomputed for old tokens never "
+        "changed: token 3 only looks at tokens 0–3, whatever comes later."
     )
 )
 
@@ -162,20 +162,19 @@ st.markdown(
     _(
         "Inside every layer, each {unit} becomes three vectors: a **query** (what am I looking for?), a **key** "
         "(what do I contain?) and a **value** (what do I hand over if picked). A new {unit} compares its query "
-        "with the keys of all earlier {unit}s and mixes their values. The keys and values of old {unit}s never "
-        "change — so **keep them**. That store is the *KV cache*: each step now runs only the newest {unit} "
-        "through the model and adds one row of keys and one row of values to every layer."
+        "with the keys of all earlier {unit}s and mixes their values. Old keys and values never change — so **keep "
+        "them**: that store is the *KV cache*. Each step now runs only the newest {unit} and adds one row of keys "
+        "and one of values to every layer."
     ).format(unit=unit)
 )
 st.markdown(
     _(
-        "How the new {unit} mixes, in four steps:\n"
-        "1. **Score**: its query times the key of every {unit} so far, its own included: a *dot product*, which "
-        "multiplies two vectors number by number and adds the products up, so it is large when the two point the "
-        "same way ({primer} shows it live).\n"
-        "2. **Softmax**: the scores become shares that add up to 1 — the *attention weights* drawn below.\n"
-        "3. **Mix**: the output is the values added up by those shares.\n"
-        "4. **Heads**: a layer runs several of these side by side, each with its own queries, keys and values."
+        "How the new {unit} mixes:\n"
+        "1. **Score**: a *dot product* of its query with the key of every {unit} so far, its own included "
+        "(multiply number by number, add up: large when the two point the same way; {primer} shows it live).\n"
+        "2. **Softmax**: the scores become shares that add up to 1, the *attention weights*.\n"
+        "3. **Mix**: the output is the values added up by those shares.\n\n"
+        "A layer runs several of these side by side, each a *head* with its own queries, keys and values."
     ).format(unit=unit, primer=lesson_ref("primer"))
 )
 
@@ -248,10 +247,11 @@ def stepper(
         ),
         delta_color="off",
     )
-    if t:
-        st.caption(live_check_words(check, live.unit))
-        show_top_next(live, cached.top[t - 1], key="kv_top5")
-    show_cache_size(live)
+    if engineer():  # the check in numbers, the model's guesses, the live cache size
+        if t:
+            st.caption(live_check_words(check, live.unit))
+            show_top_next(live, cached.top[t - 1], key="kv_top5")
+        show_cache_size(live)
 
     st.markdown(
         _(
@@ -261,12 +261,14 @@ def stepper(
     s1, s2 = st.columns(2)
     layer = s1.selectbox(_("Layer"), list(range(cfg.n_layer)), key="kv_layer")
     head = s2.selectbox(_("Head"), list(range(cfg.n_head)), key="kv_head")
-    figures = step_figures(live, settings, step, layer, head, cached) | run_figures(
-        live, settings, cached, plain_series
-    )
+    figures = step_figures(live, settings, step, layer, head, cached)
+    if engineer():  # the whole-run charts are the engineers'
+        figures |= run_figures(live, settings, cached, plain_series)
     show_figure(figures["heatmaps"], key="kv_heatmaps")
     st.caption(heatmap_caption(rows, len(cached.prompt_ids), t, live, cached.prompt_ids + cached.new_ids))
-    if t:
+    if engineer() and rows:
+        st.caption(_(HEATMAP_COLUMNS))
+    if t and engineer():
         st.markdown(
             _(
                 "**What the newest {unit} looked at** (layer {layer}): attention weights over the cached rows."
@@ -274,12 +276,13 @@ def stepper(
         )
         show_figure(figures["attention"], key="kv_attention")
 
-    charts_side_by_side(
-        (_("**Work: one position per step** (whole run)"), figures["work"], "kv_work"),
-        (_("**Time per {unit}, measured** (whole run)").format(unit=unit), figures["ms"], "kv_ms"),
-    )
+    if engineer():
+        charts_side_by_side(
+            (_("**Work: one position per step** (whole run)"), figures["work"], "kv_work"),
+            (_("**Time per {unit}, measured** (whole run)").format(unit=unit), figures["ms"], "kv_ms"),
+        )
     show_figure(figures["grid"], key="kv_grid")
-    caption = grid_caption(grid_counts(cached.traces, step), len(cached.prompt_ids), live.unit)
+    caption = grid_caption(grid_counts(cached.traces, step), len(cached.prompt_ids), live.unit, cached=True)
     st.caption(
         _("{caption} Compare with {lesson}'s triangle.").format(caption=caption, lesson=lesson_ref("gpt2"))
     )
@@ -288,42 +291,53 @@ def stepper(
 stepper(live, settings, cached, series, plain_series, checks)
 
 st.subheader(_("The price: memory that grows"))
-show_figure(run_figures(live, settings, cached, plain_series)["bytes"], key="kv_bytes")
+if engineer():
+    show_figure(run_figures(live, settings, cached, plain_series)["bytes"], key="kv_bytes")
 if live.real:
     held = _(
-        "This model keeps **{size} per {unit}** ({layers} layers × K and V × {width} numbers × {element} bytes), "
-        "so its full {window}-{unit} window holds {full}. Larger models keep far more per token, and chats run "
-        "to hundreds of thousands of tokens."
+        "This model keeps **{size} per {unit}**, so its full {window}-{unit} window holds {full}. Larger models "
+        "keep far more per token, and chats run to hundreds of thousands of tokens."
     )
 else:
     held = _(
-        "This tiny model keeps **{size} per {unit}** ({layers} layers × K and V × {width} numbers × {element} "
-        "bytes), so its full {window}-{unit} window holds {full}. Real models keep far more per token, and chats "
-        "run to hundreds of thousands of tokens."
+        "This tiny model keeps **{size} per {unit}**, so its full {window}-{unit} window holds {full}. Real models "
+        "keep far more per token, and chats run to hundreds of thousands of tokens."
     )
 st.markdown(
     held.format(
         size=format_bytes(per_token),
         unit=unit,
-        layers=cfg.n_layer,
-        width=cfg.d_model,
-        element=model.element_bytes(),
         window=cfg.block_size,
         full=format_bytes(per_token * cfg.block_size),
     )
 )
+if engineer():
+    st.caption(
+        _("{size} per {unit} = {layers} layers × K and V × {width} numbers × {element} bytes.").format(
+            size=format_bytes(per_token),
+            unit=unit,
+            layers=cfg.n_layer,
+            width=cfg.d_model,
+            element=model.element_bytes(),
+        )
+    )
 
 st.subheader(_("The new bottleneck: reading memory"))
 st.markdown(
     _(
-        "With a cache the arithmetic per token is small, but to write one token of one conversation (batch 1) the "
-        "card must **read every weight and the whole cache** from its memory. A graphics card multiplies far "
-        "faster than its memory can deliver numbers, so the time per token is about *bytes read ÷ memory "
-        "bandwidth* (bandwidth = bytes per second the memory delivers). The longer the chat, the more cache to "
-        "read, the slower each token. And once weights plus cache outgrow the card's memory (VRAM), the model "
-        "*spills* into the computer's main memory and speed falls off a cliff."
+        "With a cache each token needs little arithmetic, but to write a token of one conversation (batch 1) the "
+        "card must still **read every weight and the whole cache** from its memory, and memory delivers numbers far slower than the card multiplies "
+        "them. So the longer the chat, the slower each token. And once weights plus cache outgrow the card's "
+        "memory (VRAM), the model *spills* into the computer's main memory and speed falls off a cliff."
     )
 )
+if engineer():
+    st.markdown(
+        _(
+            "For one conversation at a time (*batch 1*) the time per token is about *bytes read ÷ memory "
+            "bandwidth* (bandwidth = bytes per second the memory delivers)."
+        )
+    )
 if engineer_section(_("Where the overflow goes, and why it is a cliff")):
     st.markdown(
         _(
@@ -338,8 +352,9 @@ if engineer_section(_("Where the overflow goes, and why it is a cliff")):
             "the README of llama-bench, llama.cpp's speed-test tool)."
         ).format(planner=lesson_ref("planner"), first=NGL_SWEEP[0], last=NGL_SWEEP[-1])
     )
-planner_batch_link()
-card_calculator(key="kv")
+if engineer():
+    planner_batch_link()
+    card_calculator(key="kv")
 
 if live.real:
     speed_answer = _(

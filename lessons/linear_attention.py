@@ -13,6 +13,7 @@ from core.i18n import N_, _, ngettext
 from core.ops import linear_attention
 from core.units import format_bytes, format_count, format_small
 from ui.course import lesson_ref
+from ui.depth import engineer
 from ui.glossary import new_words
 from ui.lesson import (
     charts_side_by_side,
@@ -53,7 +54,7 @@ def stream(n: int, d: int, keys: str, rule: str) -> bd.BoardRun:
 
 
 lesson_header("linear_attention")
-new_words("collision", here="linear_attention")
+new_words("collision", "flops", here="linear_attention")
 problem(
     _(
         "The KV cache made each new token cheap to compute, but it keeps **every** past key and value: "
@@ -64,30 +65,47 @@ problem(
 
 st.markdown(
     _(
-        "Linear attention keeps one **board** instead: a small grid of numbers of fixed size. Every "
-        "token adds its key→value pair onto the same board, and reading means multiplying the board "
-        "by a query. The board never grows, however long the text. What makes this possible is a "
-        "tiny fact about multiplying matrices (a **matrix multiplication** makes each entry of the result from "
-        "one row of the first matrix and one column of the second: multiply them entry by entry and add up)."
+        "Linear attention keeps one **board** instead: a small grid of numbers of fixed size. Every token adds "
+        "its key→value pair onto it, and reading means multiplying the board by a query. The board never grows, "
+        "however long the text."
     )
 )
+if engineer():
+    st.markdown(
+        _(
+            "Linear attention keeps one **board** instead: a small grid of numbers of fixed size. Every "
+            "token adds its key→value pair onto the same board, and reading means multiplying the board "
+            "by a query. The board never grows, however long the text. What makes this possible is a "
+            "tiny fact about multiplying matrices (a **matrix multiplication** makes each entry of the result from "
+            "one row of the first matrix and one column of the second: multiply them entry by entry and add up)."
+        )
+    )
 primer_pointer("matrix products")
 
 # ------------------------------------------------------------------ 1. regrouping
 st.header(_("1 · Same numbers, different order"))
 st.markdown(
     _(
-        "Attention without its softmax (step 2 of the four in {lesson}) is two matrix products: "
-        "the queries **Q** meet the keys **K** "
-        "(`QKᵀ`, one score per pair of tokens), then the scores mix the values **V**. Matrix products "
-        "can be regrouped — `(QKᵀ)V = Q(KᵀV)` — and the right-hand grouping first squeezes all keys "
-        "and values into `KᵀV`: that small matrix *is* the board. Below, both routes run on the same "
-        "small random numbers (T tokens, key and value size 3)."
-    ).format(lesson=lesson_ref("kv_cache"))
+        "Attention without its softmax is two matrix products, and matrix products can be regrouped: "
+        "`(QKᵀ)V = Q(KᵀV)`. The right-hand route first folds all keys and values into `KᵀV`: that small matrix "
+        "*is* the board. Below, both routes run on the same small random numbers."
+    )
 )
+if engineer():
+    st.markdown(
+        _(
+            "Attention without its softmax (step 2 of the four in {lesson}) is two matrix products: "
+            "the queries **Q** meet the keys **K** "
+            "(`QKᵀ`, one score per pair of tokens), then the scores mix the values **V**. Matrix products "
+            "can be regrouped — `(QKᵀ)V = Q(KᵀV)` — and the right-hand grouping first squeezes all keys "
+            "and values into `KᵀV`: that small matrix *is* the board. Below, both routes run on the same "
+            "small random numbers (T tokens, key and value size 3)."
+        ).format(lesson=lesson_ref("kv_cache"))
+    )
 c1, c2 = st.columns([2, 1])
 T_small = c1.slider(_("tokens T"), 2, 8, 4, key="la_T", help=_("How many tokens the small example has."))
-seed = c2.number_input(_("random numbers (seed)"), 0, 999, 0, key="la_seed")
+# Story draws one fixed set of random numbers; Engineer may pick another (a seed)
+seed = c2.number_input(_("random numbers (seed)"), 0, 999, 0, key="la_seed") if engineer() else 0
 rg = regrouping(T_small, int(seed))
 scores_fig, left_fig, board_fig, right_fig = fb.regrouping_figures(rg.scores, rg.left, rg.board, rg.right)
 st.markdown(_("**Left route, (QKᵀ)V:** every query meets every key, then the scores mix the values."))
@@ -96,6 +114,11 @@ st.markdown(
     _("**Right route, Q(KᵀV):** keys and values first fold into the board, then each query reads it.")
 )
 charts_side_by_side(("", board_fig, "la_small_board"), ("", right_fig, "la_right"))
+st.caption(
+    _(
+        "One colour scale for all four grids (red = positive, blue = negative): the two results match cell by cell."
+    )
+)
 m1, m2, m3 = st.columns(3)
 m1.metric(_("largest difference between the two results"), format_small(rg.max_difference))
 m2.metric(
@@ -107,34 +130,59 @@ m3.metric(
 big_left, big_right = bd.regroup_ops(100_000, REAL_HEAD, REAL_HEAD)
 st.caption(
     _(
-        "The difference is float rounding only. The counts grow differently: at 100,000 tokens and "
-        "head size {head}, the left route needs {left} multiply-adds, the right "
-        "{right} ({ratio:,.0f}× fewer) — the left grows with T², the right with T."
-    ).format(
-        head=REAL_HEAD, left=format_count(big_left), right=format_count(big_right), ratio=big_left / big_right
-    )
+        "Both routes give the same numbers, up to float rounding. But at 100,000 tokens the right route needs "
+        "{ratio:,.0f}× fewer multiply-adds: the left grows with T², the right with T."
+    ).format(ratio=big_left / big_right)
 )
-st.markdown(
-    _(
-        "For text generation there is one more detail: a token may only look at tokens before it. "
-        "Row by row the regrouping still works — token *t* reads `q_tᵀ (k_1v_1ᵀ + … + k_tv_tᵀ)` — so "
-        "the board is simply the running sum of every token's outer product `k vᵀ`."
+if engineer():
+    st.caption(
+        _(
+            "The difference is float rounding only. The counts grow differently: at 100,000 tokens and "
+            "head size {head}, the left route needs {left} multiply-adds, the right "
+            "{right} ({ratio:,.0f}× fewer) — the left grows with T², the right with T."
+        ).format(
+            head=REAL_HEAD,
+            left=format_count(big_left),
+            right=format_count(big_right),
+            ratio=big_left / big_right,
+        )
     )
-)
+if engineer():
+    st.caption(
+        _(
+            "In FLOPs (a multiply-add is two floating-point operations): {left} against {right} for one head "
+            "at 100,000 tokens."
+        ).format(left=format_count(2 * big_left), right=format_count(2 * big_right))
+    )
+    st.markdown(
+        _(
+            "For text generation there is one more detail: a token may only look at tokens before it. "
+            "Row by row the regrouping still works — token *t* reads `q_tᵀ (k_1v_1ᵀ + … + k_tv_tᵀ)` — so "
+            "the board is simply the running sum of every token's outer product `k vᵀ`."
+        )
+    )
 
 # ------------------------------------------------------------------ 2. the board, token by token
 st.header(_("2 · The board, written token by token"))
 st.markdown(
     _(
-        "Now a readable version. Each **key** is a word (apple, sky, …) turned into a fixed vector of "
-        "*d* numbers; each **value** is a colour. The first *d* colours get one board column each; once the "
-        "columns run out, later colours are random mixes of all columns. Writing the pair adds "
-        "`k vᵀ` to the board: the key's numbers say *which rows*, the value says *which column*. "
-        "Reading a key multiplies the board by it. (Reads here use scale 1, so a key that is alone on "
-        "the board gives back exactly its value; real models also multiply by 1/√d, one over the square root of "
-        "the key size, so that scores do not grow with d.)"
+        "Now a readable version. Each **key** is a word (apple, sky, …) turned into a vector of *d* numbers; "
+        "each **value** is a colour with a board column of its own. Writing a pair adds `k vᵀ` to the board: "
+        "the key says *which rows*, the value *which column*. Reading a key multiplies the board by it."
     )
 )
+if engineer():
+    st.markdown(
+        _(
+            "Now a readable version. Each **key** is a word (apple, sky, …) turned into a fixed vector of "
+            "*d* numbers; each **value** is a colour. The first *d* colours get one board column each; once the "
+            "columns run out, later colours are random mixes of all columns. Writing the pair adds "
+            "`k vᵀ` to the board: the key's numbers say *which rows*, the value says *which column*. "
+            "Reading a key multiplies the board by it. (Reads here use scale 1, so a key that is alone on "
+            "the board gives back exactly its value; real models also multiply by 1/√d, one over the square root of "
+            "the key size, so that scores do not grow with d.)"
+        )
+    )
 c1, c2, c3 = st.columns(3)
 d = c1.slider(_("key size d (board rows)"), 2, 16, 8, key="la_d")
 n = c2.slider(_("pairs written"), 1, 16, 12, key="la_n")
@@ -230,11 +278,18 @@ st.caption(
 st.header(_("4 · The price: a coarser memory"))
 st.markdown(
     _(
-        "Read every key back from the board and compare with softmax attention on the same stream. "
-        "Softmax attention still has every pair in its cache and weighs them by how well each key "
-        "matches; the board only has the sum, so keys that share rows bleed into each other."
+        "Read every key back and compare with softmax attention, which still keeps every pair in its cache. The "
+        "board only has the sum, so keys that share rows bleed into each other."
     )
 )
+if engineer():
+    st.markdown(
+        _(
+            "Read every key back from the board and compare with softmax attention on the same stream. "
+            "Softmax attention still has every pair in its cache and weighs them by how well each key "
+            "matches; the board only has the sum, so keys that share rows bleed into each other."
+        )
+    )
 soft = stream(n, d, keys, "softmax")
 rec_lin, rec_soft = run.recall(), soft.recall()
 lin_draws, soft_draws = over_draws(n, d, keys, "linear"), over_draws(n, d, keys, "softmax")
@@ -290,8 +345,20 @@ price_words.append(
     )
 )
 st.caption(
-    functools.reduce(lambda a, b: _("{first} {second}").format(first=a, second=b), price_words)
-)  # sentences side by side (Japanese puts no space between them)
+    _(
+        "{pairs} on a board with {d} rows: the board recalls {board:.0%} of the keys, softmax attention "
+        "{softmax:.0%}. Red = much of a value comes back; the outline marks the value each key should return."
+    ).format(
+        pairs=ngettext("{n:,} pair", "{n:,} pairs", n).format(n=n),
+        d=d,
+        board=rec_lin.accuracy,
+        softmax=rec_soft.accuracy,
+    )
+)
+if engineer():
+    st.caption(
+        functools.reduce(lambda a, b: _("{first} {second}").format(first=a, second=b), price_words)
+    )  # sentences side by side (Japanese puts no space between them)
 
 notice(
     _("With orthogonal keys and at most d pairs, how many keys will the board get wrong?"),

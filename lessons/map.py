@@ -9,7 +9,7 @@ from core.i18n import N_, _, language
 from core.specs import SPECS, ModelSpec, gpt2s_in, hybrid_layer_kinds
 from core.units import format_bytes, format_context, format_params
 from ui.course import COURSE, Lesson, lesson
-from ui.depth import engineer_section
+from ui.depth import engineer, engineer_section
 from ui.glossary import new_words
 from ui.lesson import (
     code,
@@ -187,8 +187,8 @@ def headline(gpt2: ModelSpec, k3: ModelSpec) -> None:
     )
     cols[2].metric(_("GPT-2s that fit in one Kimi K3"), f"{int(gpt2s_in(k3, gpt2)):,}")
     linear = SPECS["kimi_linear"]
-    st.caption(_("Published totals; how they compare with counting the released configs is below."))
     if engineer_section(_("Published vs counted parameters (for engineers)")):
+        st.caption(_("The numbers above are published totals, as their makers announced them."))
         st.caption(
             _(
                 "Counted from the released configs: {gpt2} {gpt2_count:,} parameters; "
@@ -220,7 +220,7 @@ lesson_header("map")
 new_words(
     "token", "byte", "parameter", "layer", "block", "context", "matrix", "query", "key", "value", "attention",
     "head", "kv_cache", "gqa", "mha", "mla", "fp32", "gib", "gpu", "board", "channel", "expert",
-    "linear_attention", "deltanet", "gated_deltanet", "kda", "short_conv",
+    "linear_attention", "deltanet", "gated_deltanet", "kda", "short_conv", "chunk", "full_attention",
     here="map", title=N_("Words you will meet, each taught in its lesson"),
 )  # fmt: skip
 gpt2, k3 = SPECS["gpt2"], K3
@@ -237,12 +237,18 @@ st.markdown(
 
 st.caption(
     _(
-        "This course retells, with models that run, the article *From GPT-2 to Kimi K3: What Actually Changed in "
-        "Seven Years? A Beginner-Friendly Walkthrough* (5 August 2026), which itself unpacks the original "
-        "*From GPT2 to Kimi3, Explained* by ali (@waterloo_intern). The story and its framing are theirs; the "
-        "sentences, code and every number here are checked against the sources cited on each page."
+        "This course retells, with models that run, the article *From GPT-2 to Kimi K3* (5 August 2026). The story "
+        "is theirs; every number here is checked against the sources on each page."
     )
 )
+if engineer():
+    st.caption(
+        _(
+            "The article's full title is *From GPT-2 to Kimi K3: What Actually Changed in Seven Years? A "
+            "Beginner-Friendly Walkthrough*; it unpacks the original *From GPT2 to Kimi3, Explained* by ali "
+            "(@waterloo_intern). The framing is theirs; the sentences, code and numbers here are this course's own."
+        )
+    )
 
 problem(
     _(
@@ -304,6 +310,9 @@ precision = st.radio(
 )
 bytes_per_element = PRECISIONS[precision]
 show_figure(memory_chart(bytes_per_element, language()), key="map_memory_chart")
+st.caption(
+    _("A shorter bar = less memory for each token read; the colour says what a model keeps (see the legend).")
+)
 
 llama, ds = SPECS["llama3_8b"], SPECS["deepseek_v3"]
 st.markdown(
@@ -334,10 +343,8 @@ st.markdown(
             ),
             _(
                 "- **{k3}** keeps a cache in only {full} of its {layers} layers; the other {linear} keep "
-                "fixed-size boards, one per head (a *fixed state*: the same size at any length) — {per_token} "
-                "per token plus a fixed {state} that never grows ({boards} of boards + {conv} of "
-                "short-convolution buffers: each layer's last few inputs, kept for a small filter that mixes "
-                "every token with the ones just before it)."
+                "fixed-size boards (a *fixed state*: the same size at any length) — {per_token} per token plus a "
+                "fixed {state} that never grows."
             ).format(
                 k3=k3.name,
                 full=k3.num_full_attention_layers,
@@ -345,12 +352,22 @@ st.markdown(
                 linear=k3.num_linear_layers,
                 per_token=format_bytes(k3.kv_cache_bytes_per_token(bytes_per_element)),
                 state=format_bytes(k3.state_bytes()),
-                boards=format_bytes(k3.recurrent_state_bytes()),
-                conv=format_bytes(k3.conv_state_bytes()),
             ),
         )
     )
 )
+if engineer():
+    st.caption(
+        _(
+            "{k3}'s fixed {state}: {boards} of boards, one per head, + {conv} of short-convolution buffers (each "
+            "layer's last few inputs, kept for a small filter that mixes every token with the ones just before it)."
+        ).format(
+            k3=k3.name,
+            state=format_bytes(k3.state_bytes()),
+            boards=format_bytes(k3.recurrent_state_bytes()),
+            conv=format_bytes(k3.conv_state_bytes()),
+        )
+    )
 
 st.subheader(_("Every model at one context length"))
 context_label = st.select_slider(
@@ -371,9 +388,7 @@ k3_memory = k3.cache_bytes(context, bytes_per_element)
 full_memory = context * k3.all_full_attention_bytes_per_token(bytes_per_element)
 st.caption(
     _(
-        "At {context} tokens {k3} keeps {k3_memory}; with MLA in all {layers} layers it would keep "
-        "{full_memory}. Cache in the chosen precision; fixed states are boards in 32-bit, as the reference "
-        "code keeps them, plus 16-bit short-convolution buffers. {past}"
+        "At {context} tokens {k3} keeps {k3_memory}; with MLA in all {layers} layers it would keep {full_memory}. {past}"
     ).format(
         context=format_context(context),
         k3=k3.name,
@@ -383,6 +398,13 @@ st.caption(
         past=past_their_length(context),
     )
 )
+if engineer():
+    st.caption(
+        _(
+            "Cache in the chosen precision; fixed states are boards in 32-bit, as the reference code keeps them, "
+            "plus 16-bit short-convolution buffers."
+        )
+    )
 
 formula(
     r"\text{cache per token} = \sum_{\text{full-attention layers}} \begin{cases}"

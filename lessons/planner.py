@@ -1,9 +1,11 @@
 """Planner: any model's config.json → weights, KV cache, fixed state, what fits and how fast.
 
 The first view is for a beginner: a model and a card, one sentence (core/plan/headline.py) and one
-picture; the serving choices an engineer tunes sit under "More settings", and every figure follows.
-UI only: the arithmetic is core/plan (also `python -m core.plan`), the pictures core/figures/plan.py,
-the widgets and the shareable link ui/planner.py.
+picture; the serving choices an engineer tunes sit under "More settings". Story then says what one
+decode step reads (and why that is less than memory holds) and draws the speed as the context grows;
+Engineer adds every figure, the assumptions, the cautions' sources, the serving section and the code
+(ui/depth.py). UI only: the arithmetic is core/plan (also `python -m core.plan`), the pictures
+core/figures/plan.py, the widgets, the captions and the shareable link ui/planner.py.
 """
 
 from __future__ import annotations
@@ -13,15 +15,24 @@ import streamlit as st
 from core.figures.plan import context_figure, memory_figure
 from core.i18n import _, pgettext
 from core.plan import ConfigError, parse, plan
+from core.plan.cautions import caution_parts
 from core.plan.curve import sweep
 from core.plan.export import rows, to_csv, to_json
-from core.plan.headline import headline, quoted_plan, speed_note, window_words
+from core.plan.headline import headline, quoted_plan, reads_words, speed_note, window_words
 from core.units import format_bytes, format_context
 from ui.course import lesson_ref
 from ui.deeper import go_deeper_serving
+from ui.depth import engineer, engineer_section
 from ui.glossary import new_words
-from ui.lesson import code, lesson_header, link_to, next_lesson, show_figure
-from ui.planner import first_view, restore_from_link, serving_inputs, write_link
+from ui.lesson import code, lesson_header, link_to, next_lesson, show_figure, still_missing
+from ui.planner import (
+    first_view,
+    memory_caption,
+    restore_from_link,
+    serving_inputs,
+    speed_caption,
+    write_link,
+)
 from ui.text import plain
 
 
@@ -45,14 +56,15 @@ restore_from_link()
 choice, card_key = first_view()
 summary = st.container()  # the sentence and the picture, filled once the plan is known
 with st.expander(_("More settings"), icon=":material/tune:"):
-    st.markdown(
-        _(
-            "{Lesson} sized the cache of a few fixed models at batch 1. Here any model's `config.json` — dense "
-            "(MHA, GQA, MQA, sliding-window layers), MLA with experts, or a hybrid with a fixed recurrent state "
-            "(Qwen3-Next, Kimi Linear, Kimi K3) — meets your serving choices. The command line gives the same "
-            "figures: `python -m core.plan --config config.json --context 131072 --batch 8 --card h100_80gb`."
-        ).format(Lesson=sentence_start(lesson_ref("kv_cache")))
-    )
+    if engineer():
+        st.markdown(
+            _(
+                "{Lesson} sized the cache of a few fixed models at batch 1. Here any model's `config.json` — dense "
+                "(MHA, GQA, MQA, sliding-window layers), MLA with experts, or a hybrid with a fixed recurrent state "
+                "(Qwen3-Next, Kimi Linear, Kimi K3) — meets your serving choices. The command line gives the same "
+                "figures: `python -m core.plan --config config.json --context 131072 --batch 8 --card h100_80gb`."
+            ).format(Lesson=sentence_start(lesson_ref("kv_cache")))
+        )
     inputs = serving_inputs(card_key)
 share = write_link(inputs, choice)
 
@@ -67,25 +79,21 @@ except ConfigError as exc:
     st.stop()
 
 result = plan(model, inputs)
+quoted = quoted_plan(model, result)  # the conversation the sentence speaks of
 spec = model.spec
 window = window_words(inputs.context, result.trained_context)
 with summary:
     with st.container(border=True):
         st.markdown(f"**{plain(headline(model, inputs))}**")  # the name may come from a pasted config
-    for caution in result.cautions:
+    for caution, source in caution_parts(model, inputs, result.gpus_needed):  # = result.cautions
         st.warning(plain(caution), icon=":material/info:")
-    show_figure(memory_figure(quoted_plan(model, result)), key="plan_memory")  # the sentence's context
+        if source is not None and engineer():
+            st.caption(plain(source))
+    show_figure(memory_figure(quoted), key="plan_memory")  # the sentence's context
+    st.caption(memory_caption(quoted))
 
-st.subheader(
-    _("{model} · {batch} × {context} tokens ({window}) on {gpus} × {card}").format(
-        model=plain(spec.name),
-        batch=inputs.batch,
-        context=format_context(inputs.context),
-        window=window,
-        gpus=inputs.gpus,
-        card=result.card_name,
-    )
-)
+if quoted.fits:  # what one step reads, and why less weight than memory holds (the numbers add up)
+    st.markdown(plain(reads_words(model, quoted)))
 if not result.fits:
     if result.gpus_needed is None:
         more = _(
@@ -102,67 +110,80 @@ if not result.fits:
             more=more,
         )
     )
-memory_cols = st.columns(3)
-memory_cols[0].metric(_("Weights"), format_bytes(result.weights))
-memory_cols[1].metric(
-    _("KV cache"),
-    format_bytes(result.kv),
-    help=(
-        _(
-            "All GPUs together, {copies} copies: each GPU keeps its own copy of the key/value heads (or MLA's "
-            "latent) it shares with others."
-        ).format(copies=result.cache_copies)
-        if result.cache_copies
-        else None
-    ),
-)
-memory_cols[2].metric(_("Fixed state"), format_bytes(result.state))
-fit_cols = st.columns(3)
-if not result.weights_fit:
-    fit_cols[0].metric(_("Longest context"), _("weights do not fit"))
-else:
-    longest = _("no limit") if result.max_context is None else format_context(result.max_context)
-    trained = result.trained_context
-    if trained and (result.max_context is None or result.max_context > trained):
-        fit_cols[0].metric(
-            _("Longest context"),
-            _("{context} (trained)").format(context=format_context(trained)),
-            help=_("The length the model was trained for; memory alone sets no limit.")
-            if result.max_context is None
-            else _("The length the model was trained for; memory alone would hold {longest}.").format(
-                longest=longest
-            ),
+speed_plans = sweep(model, inputs)
+speed_figure = context_figure(speed_plans)
+show_figure(speed_figure, key="plan_speed")
+st.caption(speed_caption(speed_plans, speed_figure))
+
+if engineer_section(_("Every figure at your settings")):
+    st.subheader(
+        _("{model} · {batch} × {context} tokens ({window}) on {gpus} × {card}").format(
+            model=plain(spec.name),
+            batch=inputs.batch,
+            context=format_context(inputs.context),
+            window=window,
+            gpus=inputs.gpus,
+            card=result.card_name,
         )
-    else:
-        fit_cols[0].metric(_("Longest context"), longest)
-most = _("no limit") if result.max_batch is None else f"{result.max_batch:,}"
-fit_cols[1].metric(_("Most sequences at {context}").format(context=format_context(inputs.context)), most)
-speed = result.decode_tokens_per_s
-fit_cols[2].metric(_("Decode ceiling"), _("does not fit") if speed is None else f"{speed:,.0f} tok/s")
-if (note := speed_note(result)) is not None:
-    fit_cols[2].caption(_("A ceiling {note}.").format(note=note))
-
-if (
-    quoted_plan(model, result) is not result
-):  # the first picture showed the longest that fits: here, the asked
-    show_figure(memory_figure(result), key="plan_memory_asked")
-show_figure(context_figure(sweep(model, inputs)), key="plan_speed")
-
-left, right = st.columns([3, 2])
-with left:
-    st.markdown(_("**Every figure**"))
-    # a static table wraps its text (a dataframe cut both columns on a phone); cells are markdown,
-    # and the model's name can be a pasted config's, so every cell goes through `plain`
-    quantity, value = _("quantity"), pgettext("the planner's table column", "value")
-    st.table(
-        [{quantity: plain(q), value: plain(v)} for q, v, _raw in rows(result)],
-        hide_index=True,
-        border="horizontal",
     )
-with right:
-    with st.container(border=True):
-        st.markdown(_("**Assumptions**"))
-        st.markdown("\n".join(f"- {text}" for text in result.assumptions))
+    memory_cols = st.columns(3)
+    memory_cols[0].metric(_("Weights"), format_bytes(result.weights))
+    memory_cols[1].metric(
+        _("KV cache"),
+        format_bytes(result.kv),
+        help=(
+            _(
+                "All GPUs together, {copies} copies: each GPU keeps its own copy of the key/value heads (or MLA's "
+                "latent) it shares with others."
+            ).format(copies=result.cache_copies)
+            if result.cache_copies
+            else None
+        ),
+    )
+    memory_cols[2].metric(_("Fixed state"), format_bytes(result.state))
+    fit_cols = st.columns(3)
+    if not result.weights_fit:
+        fit_cols[0].metric(_("Longest context"), _("weights do not fit"))
+    else:
+        longest = _("no limit") if result.max_context is None else format_context(result.max_context)
+        trained = result.trained_context
+        if trained and (result.max_context is None or result.max_context > trained):
+            fit_cols[0].metric(
+                _("Longest context"),
+                _("{context} (trained)").format(context=format_context(trained)),
+                help=_("The length the model was trained for; memory alone sets no limit.")
+                if result.max_context is None
+                else _("The length the model was trained for; memory alone would hold {longest}.").format(
+                    longest=longest
+                ),
+            )
+        else:
+            fit_cols[0].metric(_("Longest context"), longest)
+    most = _("no limit") if result.max_batch is None else f"{result.max_batch:,}"
+    fit_cols[1].metric(_("Most sequences at {context}").format(context=format_context(inputs.context)), most)
+    speed = result.decode_tokens_per_s
+    fit_cols[2].metric(_("Decode ceiling"), _("does not fit") if speed is None else f"{speed:,.0f} tok/s")
+    if (note := speed_note(result)) is not None:
+        fit_cols[2].caption(_("A ceiling {note}.").format(note=note))
+
+    if quoted is not result:  # the first picture showed the longest that fits: here, the asked
+        show_figure(memory_figure(result), key="plan_memory_asked")
+
+    left, right = st.columns([3, 2])
+    with left:
+        st.markdown(_("**Every figure**"))
+        # a static table wraps its text (a dataframe cut both columns on a phone); cells are markdown,
+        # and the model's name can be a pasted config's, so every cell goes through `plain`
+        quantity, value = _("quantity"), pgettext("the planner's table column", "value")
+        st.table(
+            [{quantity: plain(q), value: plain(v)} for q, v, _raw in rows(result)],
+            hide_index=True,
+            border="horizontal",
+        )
+    with right:
+        with st.container(border=True):
+            st.markdown(_("**Assumptions**"))
+            st.markdown("\n".join(f"- {text}" for text in result.assumptions))
 
 st.markdown(_("**Take it with you**"))
 a, b = st.columns(2)
@@ -179,5 +200,13 @@ st.markdown(
 
 go_deeper_serving()
 code(plan, key="plan_code")
+still_missing(
+    _(
+        "Every number here is a ceiling worked out from the config and the card's data sheet, not a "
+        "measurement: real software stays below it, and further below as the conversation grows. The planner "
+        "also leaves out the time several cards spend passing results to each other. The next page puts the "
+        "whole story side by side."
+    )
+)
 link_to("your_gpu", _("Measure the real thing on your own card"))
 next_lesson("planner")

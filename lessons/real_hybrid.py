@@ -1,4 +1,5 @@
-"""A real hybrid: Qwen3.5, a released 3 : 1 model, stepped token by token in the course's own code."""
+"""A real hybrid: Qwen3.5's 3 : 1 layers stepped token by token in the course's own code — the shipped
+miniature trained here (no download), or the released Qwen3.5 when its weights are on the machine."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from core.i18n import _
 from core.models import qwen35_layers
 from core.units import counted, format_bytes
 from ui.course import lesson_ref
+from ui.depth import engineer
 from ui.lesson import (
     charts_side_by_side,
     code,
@@ -23,17 +25,50 @@ from ui.lesson import (
     step_controls,
     still_missing,
 )
-from ui.real_hybrid import choose_checkpoint, hybrid_run
+from ui.real_hybrid import choose_checkpoint, hybrid_run, is_miniature
 from ui.stepped import Stepped, built_once, stepped_figures
 from ui.text import code_span
 
-MAX_PROMPT = 40  # tokens of the reader's text the model steps through (each step is a full pass on a CPU)
-NEW_TOKENS = 8  # then it writes this many of its own
+# Per tokenizer unit: how much of the reader's text the model steps through (each step is a full pass on
+# a CPU), then how many of its own it writes. The miniature reads bytes and is tiny; a release reads BPE
+# tokens and is 0.8B parameters.
+MAX_PROMPT = {"byte": 160, "token": 40}
+NEW_TOKENS = {"byte": 24, "token": 8}
 DEFAULT_TEXT = "My cat sleeps on the warm sofa all day. Meanwhile, the stock market fell sharply."
+MARKER = "Meanwhile"  # where the default text changes topic
+TOP_HEADS = 3  # heads named in the topic-change sentence
+
+
+def limits(tokenizer) -> tuple[int, int]:
+    """(most of the reader's text stepped, tokens the model then writes) for this tokenizer's unit."""
+    return MAX_PROMPT[tokenizer.unit], NEW_TOKENS[tokenizer.unit]
+
+
+def at_switch(loaded, run: rh.HybridRun, text: str, most: int) -> str:
+    """The board layer's mean fade at the switch token against the whole run (the first notice's answer)."""
+    switch = rh.marker_token(loaded.tokenizer, DEFAULT_TEXT, MARKER, run)
+    if text != DEFAULT_TEXT:
+        return _("Your text is not the default one, so there is no marked switch to compare with.")
+    if switch is None:
+        return _(
+            "This model's tokenizer cuts the default text into more than {most} tokens, so the switch falls after "
+            "the part this page steps."
+        ).format(most=most)
+    return _(
+        "At the switch (token {t}, {token}) layer {layer}'s heads fade by α = {alpha} on average, against "
+        "{mean} over the whole run."
+    ).format(
+        t=switch + 1,
+        token=code_span(loaded.tokenizer.label(run.tokens_in[switch])),
+        layer=run.board_layer + 1,
+        alpha=rh.alpha_text(rh.mean_alpha(run, run.board_layer, switch)),
+        mean=rh.alpha_text(rh.mean_alpha(run, run.board_layer)),
+    )
 
 
 def step_figures(run: rh.HybridRun, key: tuple, shown: int, head: int) -> dict:
-    """The pictures after token `shown`: built once per run at its last token, patched per token."""
+    """The pictures after token `shown`: built once per run at its last token, patched per token. The
+    cache picture is drawn at Engineer depth only, so Story neither builds nor patches it."""
     layer = run.board_layer
     position = run.board_position(layer)
     alpha, beta = run.alpha[:, position], run.beta[:, position]  # (T, Hv)
@@ -62,11 +97,6 @@ def step_figures(run: rh.HybridRun, key: tuple, shown: int, head: int) -> dict:
             patch=lambda base, t: fr.fade_write_step(base, alpha, beta, t, fade_title),
             base_key=key,  # the same for every head
         ),
-        "cache": Stepped(
-            base=lambda: fr.cache_figure(run.cache_keys, run.steps, cache_limit, cache_title),
-            patch=lambda base, t: fr.cache_step(base, run.cache_keys, t, cache_title),
-            base_key=key,  # the same for every head
-        ),
         "memory": Stepped(
             base=lambda: fr.memory_figure(run.state_bytes, run.cache_bytes, full, run.steps, memory_title),
             patch=lambda base, t: fr.memory_step(
@@ -75,7 +105,112 @@ def step_figures(run: rh.HybridRun, key: tuple, shown: int, head: int) -> dict:
             base_key=key,
         ),
     }
+    if engineer():
+        parts["cache"] = Stepped(
+            base=lambda: fr.cache_figure(run.cache_keys, run.steps, cache_limit, cache_title),
+            patch=lambda base, t: fr.cache_step(base, run.cache_keys, t, cache_title),
+            base_key=key,  # the same for every head
+        )
     return stepped_figures("real_hybrid", (key, head), shown, parts)
+
+
+def board_pictures(run: rh.HybridRun, figures: dict, t: int) -> None:
+    """One head's board (Story); beside it at Engineer depth the attention cache, with their caption."""
+    total = run.steps
+    if engineer():
+        charts_side_by_side(("", figures["board"], "rh_board"), ("", figures["cache"], "rh_cache"))
+    else:
+        show_figure(figures["board"], key="rh_board")
+    st.caption(
+        _(
+            "One head's board after token {t}: red = positive numbers, blue = negative, white = near zero. "
+            "It keeps its {k} × {v} numbers however long the text."
+        ).format(t=t, k=run.boards.shape[2], v=run.boards.shape[3])
+    )
+    if not engineer():
+        return
+    st.caption(
+        _(
+            "The board has {k} × {v} numbers at token 1 and at token {total} alike; colours keep one scale "
+            "(±{limit}) over the run, so a change of colour is a change of the board. The cache holds {rows} "
+            "after token {t}, one per token read, and keeps every one."
+        ).format(
+            k=run.boards.shape[2],
+            v=run.boards.shape[3],
+            total=total,
+            limit=f"{run.board_range():.2f}",
+            rows=counted(int(run.cache_rows[t - 1]), "row"),
+            t=t,
+        )
+    )
+
+
+def extremes(run: rh.HybridRun, t: int, label) -> None:
+    """Engineer depth: the layer's hardest fade and strongest write up to token t, with a half-life."""
+    fade, write = rh.hardest_fade(run, run.board_layer, t), rh.hardest_write(run, run.board_layer, t)
+    st.markdown(
+        _(
+            "**What to see:** up to token {t}, layer {layer} forgets hardest in head {fade_head} at token "
+            "{fade_token} ({fade_label}): α = {alpha}, so that head's board keeps {share} of what it held; at that "
+            "rate half of it would be gone after {half_life}. It writes hardest in head {write_head} at token "
+            "{write_token} ({write_label}): β = {beta}."
+        ).format(
+            t=t,
+            layer=run.board_layer + 1,
+            fade_head=fade.head + 1,
+            fade_token=fade.token + 1,
+            fade_label=code_span(label(run.tokens_in[fade.token])),
+            alpha=fade.alpha_text,
+            share=rh.share_text(fade.value),
+            half_life=rh.half_life_text(fade.value),
+            write_head=write.head + 1,
+            write_token=write.token + 1,
+            write_label=code_span(label(run.tokens_in[write.token])),
+            beta=f"{write.value:.2f}",
+        )
+    )
+
+
+def memory_words(run: rh.HybridRun, memory: rh.MemoryAt, t: int) -> None:
+    """The memory picture's caption, and what the boards' bytes are made of (they add up to the metric)."""
+    crossover = rh.crossover_tokens(run)
+    when = (
+        _(
+            " The caches catch up with the boards near {n} tokens; beyond that they hold more, and keep growing."
+        ).format(n=f"{crossover:,.0f}")
+        if crossover
+        else ""
+    )
+    st.caption(
+        _(
+            "After token {t}: dashed = the boards, {boards} whatever the length; solid = the caches, {cache}, "
+            "{growth} more per token; dotted = attention in every layer, {full}.{when}"
+        ).format(
+            t=t,
+            boards=format_bytes(memory.boards),
+            cache=format_bytes(memory.cache),
+            growth=format_bytes(int(run.cache_bytes[0])),
+            full=format_bytes(memory.full_attention),
+            when=when,
+        )
+    )
+    config_heads, k, v = run.boards.shape[1:]
+    layers = len(run.layer_map.boards)
+    st.markdown(
+        _(
+            "**What the boards hold.** Each of the {layers} board layers keeps {heads} boards of {k} × {v} numbers "
+            "({board}) and a short window of the last inputs its small convolution mixes in ({window}): "
+            "{layers} × ({board} + {window}) = {total}."
+        ).format(
+            layers=layers,
+            heads=config_heads,
+            k=k,
+            v=v,
+            board=format_bytes(run.board_bytes),
+            window=format_bytes(run.window_bytes),
+            total=format_bytes(layers * (run.board_bytes + run.window_bytes)),
+        )
+    )
 
 
 @st.fragment
@@ -113,106 +248,61 @@ def stepper(run: rh.HybridRun, key: tuple, head: int, label) -> None:
     )
 
     figures = step_figures(run, key, t, head)
-    charts_side_by_side(("", figures["board"], "rh_board"), ("", figures["cache"], "rh_cache"))
-    st.caption(
-        _(
-            "The board has {k} × {v} numbers at token 1 and at token {total} alike; colours keep one scale "
-            "(±{limit}) over the run, so a change of colour is a change of the board. The cache holds {rows} "
-            "after token {t}, one per token read, and keeps every one."
-        ).format(
-            k=run.boards.shape[2],
-            v=run.boards.shape[3],
-            total=total,
-            limit=f"{run.board_range():.2f}",
-            rows=counted(int(run.cache_rows[t - 1]), "row"),
-            t=t,
-        )
-    )
+    board_pictures(run, figures, t)
     show_figure(figures["fade"], key="rh_fade")
-    fade, write = rh.hardest_fade(run, run.board_layer, t), rh.hardest_write(run, run.board_layer, t)
-    st.markdown(
-        _(
-            "**What to see:** up to token {t}, layer {layer} forgets hardest in head {fade_head} at token "
-            "{fade_token} ({fade_label}): α = {alpha}, so that head's board keeps {share} of what it held; at that "
-            "rate half of it would be gone after {half_life}. It writes hardest in head {write_head} at token "
-            "{write_token} ({write_label}): β = {beta}."
-        ).format(
-            t=t,
-            layer=run.board_layer + 1,
-            fade_head=fade.head + 1,
-            fade_token=fade.token + 1,
-            fade_label=code_span(label(run.tokens_in[fade.token])),
-            alpha=fade.alpha_text,
-            share=rh.share_text(fade.value),
-            half_life=rh.half_life_text(fade.value),
-            write_head=write.head + 1,
-            write_token=write.token + 1,
-            write_label=code_span(label(run.tokens_in[write.token])),
-            beta=f"{write.value:.2f}",
-        )
-    )
-    show_figure(figures["memory"], key="rh_memory")
-    crossover = rh.crossover_tokens(run)
-    when = (
-        _(
-            " The caches catch up with the boards near {n} tokens; beyond that they hold more, and keep growing."
-        ).format(n=f"{crossover:,.0f}")
-        if crossover
-        else ""
-    )
     st.caption(
         _(
-            "From the live tensors after token {t}: the boards hold {boards} whatever the length; the caches "
-            "{cache}, growing by {growth} a token; with attention in every layer the cache would be {full}.{when}"
-        ).format(
-            t=t,
-            boards=format_bytes(memory.boards),
-            cache=format_bytes(memory.cache),
-            growth=format_bytes(int(run.cache_bytes[0])),
-            full=format_bytes(memory.full_attention),
-            when=when,
+            "One column per token, one row per head. Top, the fade α: dark = the head keeps its board, light = it "
+            "forgets. Bottom, the write strength β: dark = it writes strongly."
         )
     )
+    if engineer():
+        extremes(run, t, label)
+    show_figure(figures["memory"], key="rh_memory")
+    memory_words(run, memory, t)
 
 
-lesson_header("real_hybrid")
-problem(
-    _(
-        "Every model this course has stepped so far is tiny and was trained here, on the course's own text. "
-        "A fair question: does a model that people really use keep its memory the same way, and do the "
-        "fade and write strengths it learned look anything like the ideas of the board lessons?"
-    )
-)
-st.markdown(
-    _(
-        "**Qwen3.5** (Qwen team, 2026) is a released family of language models built as a hybrid. Three "
-        "layers in every four are **Gated DeltaNet**: a fixed board per head that erases, writes and fades "
-        "by **one rate per head** at each token ({forgetting}). The fourth is **gated attention**: ordinary "
-        "attention with its growing cache, whose output is multiplied by a learned gate between 0 and 1 before "
-        "it joins the rest. Kimi K3 uses the same three-to-one idea with other parts ({kimi_k3}): KDA, which "
-        "fades each key channel at its own rate, and MLA, which caches one short summary per token. This page "
-        "runs a released Qwen3.5 in the course's own code, one token at a time, and shows its real boards, "
-        "fades and caches."
-    ).format(forgetting=lesson_ref("forgetting"), kimi_k3=lesson_ref("kimi_k3"))
-)
-
-loaded = choose_checkpoint("rh")
-if loaded is None:
-    st.markdown(
-        _(
-            "**What this page shows once the weights are here:**\n"
-            "- the released layer map, read from the model's config: which layers hold a board, which a cache;\n"
-            "- one layer's real board for one head, as a picture that stays the same size however long the text;\n"
-            "- for every head, the real fade α and write strength β the trained model picks at every token;\n"
-            "- the attention layers' caches growing a row per token;\n"
-            "- the bytes of the boards (constant) against the bytes of the caches (growing), beside what a "
-            "model of the same width with attention in every layer would hold."
+def model_paragraph(loaded) -> None:
+    """Which model runs, said plainly; its files, recipe and record at Engineer depth."""
+    if not is_miniature(loaded):
+        st.markdown(
+            _(
+                "This page runs **{name}**, released weights, in the course's own code. The miniature trained "
+                "here is one click away in the switch above."
+            ).format(name=loaded.name)
         )
-    )
-else:
+        return
+    if engineer():
+        record = loaded.model.meta.get("training", {})
+        st.markdown(
+            _(
+                "The miniature is {folder} (`config.json` + `model.safetensors`, fp32, {size}), read through "
+                "the same config and tensor checks as a released folder and run by the same classes "
+                "(`core/models/qwen35.py`, `core/models/qwen35_layers.py`); only the tokenizer differs: one token "
+                "per UTF-8 byte, no `tokenizer.json`. Built by `{command}` ({recipe}: {steps} AdamW steps, batch "
+                "{batch} × {seq} bytes, seed {seed}, one thread, {minutes} min here); held-out loss {loss:.3f} "
+                "nats/byte. Its model card: {card}."
+            ).format(
+                folder=code_span(f"assets/{loaded.folder.name}/"),
+                size=format_bytes((loaded.folder / "model.safetensors").stat().st_size),
+                command="python -m core.train qwen35_mini",
+                recipe=code_span("core/recipes/qwen35_mini.py"),
+                steps=record.get("train_steps"),
+                batch=record.get("batch_size"),
+                seq=record.get("seq_len"),
+                seed=record.get("seed"),
+                minutes=record.get("train_minutes"),
+                loss=float(record.get("heldout_loss", float("nan"))),
+                card=code_span(f"assets/{loaded.folder.name}/MODEL_CARD.md"),
+            )
+        )
+
+
+def layer_map_section(loaded) -> rh.LayerMap:
+    """The layer map, read from the model's config: counts, one bar per layer."""
     config = loaded.config
     layer_map = rh.LayerMap(config.layer_types)
-    st.subheader(_("The released layer map"))
+    st.subheader(_("The layer map"))
     c = st.columns(3)
     c[0].metric(_("layers"), len(layer_map.kinds))
     c[1].metric(_("Gated DeltaNet layers (boards)"), len(layer_map.boards))
@@ -223,47 +313,133 @@ else:
         ),
         key="rh_map",
     )
-    every = layer_map.interval
-    pattern = (
-        _("every {every}th layer is attention, the other {others} of each {every} hold a board").format(
-            every=every, others=every - 1
-        )
-        if every
-        else _("the layers do not repeat one pattern")
-    )
     st.caption(
         _(
-            "Read from `config.json` in {name} (`layer_types`): {pattern}. Each board layer keeps {heads} boards "
-            "of {k} × {v} numbers; each attention layer caches {kv_heads} keys and values of {head_dim} numbers "
-            "per token. {params} numbers in all, running on this server's processor."
-        ).format(
-            name=code_span(loaded.name),
-            pattern=pattern,
-            heads=config.linear_num_value_heads,
-            k=config.linear_key_head_dim,
-            v=config.linear_value_head_dim,
-            kv_heads=config.num_key_value_heads,
-            head_dim=config.head_dim,
-            params=f"{loaded.model.num_params():,}",
+            "One bar per layer: striped bars keep a fixed board, plain bars keep a cache that grows with "
+            "every token."
         )
     )
+    if engineer():
+        every = layer_map.interval
+        pattern = (
+            _("every {every}th layer is attention, the other {others} of each {every} hold a board").format(
+                every=every, others=every - 1
+            )
+            if every
+            else _("the layers do not repeat one pattern")
+        )
+        st.caption(
+            _(
+                "Read from `config.json` in {name} (`layer_types`): {pattern}. Each board layer keeps {heads} "
+                "boards of {k} × {v} numbers; each attention layer caches {kv_heads} keys and values of "
+                "{head_dim} numbers per token. {params} numbers in all, running on this server's processor."
+            ).format(
+                name=code_span(loaded.name),
+                pattern=pattern,
+                heads=config.linear_num_value_heads,
+                k=config.linear_key_head_dim,
+                v=config.linear_value_head_dim,
+                kv_heads=config.num_key_value_heads,
+                head_dim=config.head_dim,
+                params=f"{loaded.model.num_params():,}",
+            )
+        )
+    return layer_map
+
+
+def topic_change(loaded, run: rh.HybridRun, text: str, label) -> str:
+    """What the heads do where the default text changes topic, computed from the run: which fade harder."""
+    if text != DEFAULT_TEXT:
+        return _("Your text is not the default one, so there is no marked topic change to look at.")
+    span = rh.marker_span(loaded.tokenizer, DEFAULT_TEXT, MARKER, run)
+    if span is None:
+        return _(
+            "This model's tokenizer cuts the default text into more tokens than this page steps, so the "
+            "topic change falls after the part it reads."
+        )
+    start, stop = span
+    fades = rh.fades_at(run, start, stop)
+    harder = [f for f in fades if f.drop > 0]
+    where = _("The default text turns from a cat to the stock market at {word} (tokens {a}–{b}).").format(
+        word=code_span("".join(label(t) for t in run.tokens_in[start:stop])), a=start + 1, b=stop
+    )
+    if not harder:
+        return (
+            where
+            + " "
+            + _("There no head fades harder than it did over the cat part: this model forgets elsewhere.")
+        )
+    named = [
+        _("layer {layer}, head {head} (α {before} before, {during} there)").format(
+            layer=f.layer + 1, head=f.head + 1, during=rh.alpha_text(f.during), before=rh.alpha_text(f.before)
+        )
+        for f in harder[:TOP_HEADS]
+    ]
+    return (
+        where
+        + " "
+        + _(
+            "There {n} of the model's {total} heads fade harder than over the cat part; most: {heads}."
+        ).format(n=len(harder), total=len(fades), heads=_("; ").join(named))
+    )
+
+
+lesson_header("real_hybrid")
+problem(
+    _(
+        "Every model this course has stepped so far was built for one lesson. Does the design of a model "
+        "people really use keep its memory the same way, and do its learned fades and write strengths behave "
+        "like the ideas of the board lessons?"
+    )
+)
+st.markdown(
+    _(
+        "**Qwen3.5** (Qwen team, 2026) is a released family of hybrid language models. Three layers in every "
+        "four are **Gated DeltaNet**: a fixed board per head that erases, writes and fades by **one rate per "
+        "head** at each token ({forgetting}). The fourth is **gated attention**: ordinary attention with its "
+        "growing cache, its output multiplied by a learned gate between 0 and 1."
+    ).format(forgetting=lesson_ref("forgetting"))
+)
+if engineer():
+    st.markdown(
+        _(
+            "Kimi K3 uses the same three-to-one idea with other parts ({kimi_k3}): KDA, which fades each key "
+            "channel at its own rate, and MLA, which caches one short summary per token."
+        ).format(kimi_k3=lesson_ref("kimi_k3"))
+    )
+st.markdown(
+    _(
+        "With nothing to download, this page runs a **miniature built exactly like Qwen3.5** — the same "
+        "layers in the same three-to-one order, only far smaller — and **trained here** on the course's own "
+        "text, one byte at a time. When the released Qwen3.5 0.8B is on this machine, it takes the "
+        "miniature's place."
+    )
+)
+
+loaded = choose_checkpoint("rh")
+if loaded is not None:
+    model_paragraph(loaded)
+    layer_map = layer_map_section(loaded)
+    config = loaded.config
+    unit = loaded.tokenizer.unit
+    most, new_tokens = limits(loaded.tokenizer)
 
     st.subheader(_("Step it on your text"))
     text = prompt_input("rh_prompt", DEFAULT_TEXT, max_chars=300)
     ids = loaded.tokenizer.encode(text) or loaded.tokenizer.encode("\n")
-    if len(ids) > MAX_PROMPT:
+    if len(ids) > most:
         st.info(
             _(
-                "Your text is {n} tokens; each token is a full pass of the model on a processor, so this page "
-                "steps the first {most} of them."
-            ).format(n=len(ids), most=MAX_PROMPT)
+                "Your text is {n}; each one is a full pass of the model on a processor, so this page steps the "
+                "first {most}."
+            ).format(n=counted(len(ids), unit), most=most)
         )
-        ids = ids[:MAX_PROMPT]
+        ids = ids[:most]
     st.caption(
         _(
-            "The model reads your text one token at a time, then writes {n} tokens of its own, always its "
-            "likeliest next one."
-        ).format(n=NEW_TOKENS)
+            "The model reads your text one {unit} at a time, then writes {n} of its own, always its likeliest "
+            "next one."
+        ).format(unit=_(unit), n=new_tokens)
     )
     c = st.columns(2)
     layer = c[0].selectbox(
@@ -280,29 +456,20 @@ else:
         format_func={h: _("head {n}").format(n=h + 1) for h in range(config.linear_num_value_heads)}.get,
         key="rh_head",
     )
-    run = hybrid_run(loaded, tuple(ids), NEW_TOKENS, int(layer))
-    key = (str(loaded.folder), tuple(ids), NEW_TOKENS, int(layer))
+    run = hybrid_run(loaded, tuple(ids), new_tokens, int(layer))
+    key = (str(loaded.folder), tuple(ids), new_tokens, int(layer))
     stepper(run, key, int(head), loaded.tokenizer.label)
 
-    switch = rh.marker_token(loaded.tokenizer, DEFAULT_TEXT, "Meanwhile", run)
-    if text != DEFAULT_TEXT:
-        at_switch = _("Your text is not the default one, so there is no marked switch to compare with.")
-    elif switch is None:
-        at_switch = _(
-            "This model's tokenizer cuts the default text into more than {most} tokens, so the switch falls after "
-            "the part this page steps."
-        ).format(most=MAX_PROMPT)
-    else:
-        at_switch = _(
-            "At the switch (token {t}, {token}) layer {layer}'s heads fade by α = {alpha} on average, against "
-            "{mean} over the whole run."
-        ).format(
-            t=switch + 1,
-            token=code_span(loaded.tokenizer.label(run.tokens_in[switch])),
-            layer=run.board_layer + 1,
-            alpha=rh.alpha_text(rh.mean_alpha(run, run.board_layer, switch)),
-            mean=rh.alpha_text(rh.mean_alpha(run, run.board_layer)),
-        )
+    label = loaded.tokenizer.label
+    hardest = _(", ").join(
+        _("{token} (token {t})").format(token=code_span(label(run.tokens_in[t])), t=t + 1)
+        for t in rh.hardest_tokens(run, TOP_HEADS)
+    )
+    st.markdown(
+        _(
+            "**At the topic change.** {sentence} Across all heads, the run's hardest fades fall at {hardest}."
+        ).format(sentence=topic_change(loaded, run, text, label), hardest=hardest)
+    )
     fade = rh.hardest_fade(run, run.board_layer, run.steps)
     notice(
         _(
@@ -313,7 +480,12 @@ else:
             "{at_switch} Its hardest fade of the run is head {head} at token {t} (α = {alpha}). A trained model "
             "picks its own moments to forget, head by head: the picture shows where, rather than the one topic "
             "switch a person would mark."
-        ).format(at_switch=at_switch, head=fade.head + 1, t=fade.token + 1, alpha=fade.alpha_text),
+        ).format(
+            at_switch=at_switch(loaded, run, text, most),
+            head=fade.head + 1,
+            t=fade.token + 1,
+            alpha=fade.alpha_text,
+        ),
         key="rh_n1",
     )
     notice(

@@ -1,11 +1,15 @@
-"""What changed — add → rewrite → forget → forget per channel, side by side."""
+"""What changed — add → rewrite → forget → forget per channel, side by side.
+
+Story: the problem, the four stages in one sentence, the story picture and the memory-vs-length picture
+(each with a one-line caption), the rules table and the two predictions; Engineer adds the width's
+details, the memory and work tables with their caption, and the code (ui/depth.py)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from core.figures.specs import memory_vs_context_figure, story_figure
-from core.i18n import N_, _, language
+from core.i18n import N_, _, is_japanese, language
 from core.roofline import (
     HYBRID_EVERY,
     Width,
@@ -17,6 +21,7 @@ from core.roofline import (
 from core.specs import MECHANISMS, SPECS
 from core.units import format_bytes, format_context, format_count
 from ui.course import lesson_ref, number
+from ui.depth import engineer, engineer_section
 from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, show_figure, still_missing
 
 CONTEXTS = [1024, 8192, 131072, 1048576]
@@ -78,6 +83,46 @@ def stage_table(width: Width, lang: str) -> list[dict]:
     return rows
 
 
+def _between() -> str:
+    """What stands between two sentences: a space in English, nothing in Japanese."""
+    return "" if is_japanese() else " "
+
+
+def _tick_ratio(axis) -> float | None:
+    """The one ratio between neighbouring ticks of a log axis; None when the steps differ."""
+    ticks = list(axis.tickvals or [])
+    ratios = {round(b / a, 6) for a, b in zip(ticks, ticks[1:], strict=False)}
+    return ratios.pop() if len(ratios) == 1 else None
+
+
+def story_chart_caption(width: Width, context: int) -> str:
+    """The story chart's one-line caption: what its two halves are, and how much one tick to the right is
+    (read off the chart's ticks: 1 KiB → 1 MiB above, a thousand-fold below, so about 1,000× in both)."""
+    figure = cached_story_figure(width, context, language())
+    words = _(
+        "One bar per stage, in the colour of its own lesson: the top half is the memory it keeps, the bottom "
+        "half the work for one more token."
+    )
+    steps = [r for r in (_tick_ratio(figure.layout.xaxis), _tick_ratio(figure.layout.xaxis2)) if r]
+    if steps:
+        words += _between() + _("Each tick to the right is about {ratio:,.0f}× more.").format(
+            ratio=min(steps)
+        )
+    return words
+
+
+def memory_chart_caption(width: Width) -> str:
+    """The memory chart's one-line caption: its colours, and what one step up its log axis is, read off
+    the chart's own ticks."""
+    words = _(
+        "Blue: the cache, which grows with every token. Deep pink: the boards, flat at any length. Purple: the "
+        "K3-style mix in between."
+    )
+    if step := _tick_ratio(cached_memory_figure(width, language()).layout.yaxis):
+        words += _between() + _("Each step up the side is {ratio:g}× more memory.").format(ratio=step)
+    return words
+
+
 K3 = SPECS["kimi_k3"]  # the real hybrid's layer counts, from its config
 
 lesson_header("what_changed")
@@ -127,24 +172,26 @@ context_label = cols[1].select_slider(
 )
 context = CONTEXT_LABELS[context_label]
 width = Width.of(SPECS[WIDTH_SOURCES[source]])
-if width.cached_heads != width.heads:
-    width_words = _(
-        "{name}: {layers} layers × {heads} heads × {head_dim} numbers per head; its cache keeps {cached} "
-        "key/value heads (GQA), as the real model does — the same number as on the map and in {kv_lesson}."
+if engineer():  # the width in numbers
+    if width.cached_heads != width.heads:
+        width_words = _(
+            "{name}: {layers} layers × {heads} heads × {head_dim} numbers per head; its cache keeps {cached} "
+            "key/value heads (GQA), as the real model does — the same number as on the map and in {kv_lesson}."
+        )
+    else:
+        width_words = _("{name}: {layers} layers × {heads} heads × {head_dim} numbers per head.")
+    st.caption(
+        width_words.format(
+            name=width.name,
+            layers=width.layers,
+            heads=width.heads,
+            head_dim=width.head_dim,
+            cached=width.cached_heads,
+            kv_lesson=lesson_ref("kv_cache"),
+        )
     )
-else:
-    width_words = _("{name}: {layers} layers × {heads} heads × {head_dim} numbers per head.")
 st.caption(
-    width_words.format(
-        name=width.name,
-        layers=width.layers,
-        heads=width.heads,
-        head_dim=width.head_dim,
-        cached=width.cached_heads,
-        kv_lesson=lesson_ref("kv_cache"),
-    )
-    + " "
-    + _(
+    _(
         "Every stage is drawn at this width. The *no cache* row is a teaching baseline: a model at this width "
         "that recomputes the whole text for every token. GPT-2 itself never ran that way — its own 2019 code "
         "already kept past keys and values, as {gpt2_lesson} notes."
@@ -152,6 +199,7 @@ st.caption(
 )
 
 show_figure(cached_story_figure(width, context, language()), key="wc_story_chart")
+st.caption(story_chart_caption(width, context))
 
 attention_memory = mechanism_memory_bytes("attention", context, width)
 board_memory = mechanism_memory_bytes("kda", context, width)
@@ -187,24 +235,26 @@ st.subheader(_("Every stage, side by side"))
 rows = stage_table(width, language())
 RULE_COLUMNS = (_("lesson"), _("stage"), _("what it does"), _("rule"))
 st.table([{c: row[c] for c in RULE_COLUMNS} for row in rows], hide_index=True, border="horizontal")
-# memory and work apart: four columns each fit a phone (seven in one table ran off its edge)
-for column_of in (memory_column, work_column):
-    columns = [column_of(t) for t in TABLE_CONTEXTS]
-    st.table(
-        [{_("stage"): row[_("stage")], **{c: row[c] for c in columns}} for row in rows],
-        hide_index=True,
-        border="horizontal",
+if engineer_section(_("Memory and work of every stage")):
+    # memory and work apart: four columns each fit a phone (seven in one table ran off its edge)
+    for column_of in (memory_column, work_column):
+        columns = [column_of(t) for t in TABLE_CONTEXTS]
+        st.table(
+            [{_("stage"): row[_("stage")], **{c: row[c] for c in columns}} for row in rows],
+            hide_index=True,
+            border="horizontal",
+        )
+    st.caption(
+        _(
+            "Memory: cache in 16-bit, boards in 32-bit. Work: multiply-adds of the memory part of all layers for "
+            "one new token; the projections and feed-forward layers every stage runs for that token are left out. "
+            "The row without a cache counts its redone key/value projections and attention only: rerunning the "
+            "rest of the model for every earlier token would add more still."
+        )
     )
-st.caption(
-    _(
-        "Memory: cache in 16-bit, boards in 32-bit. Work: multiply-adds of the memory part of all layers for one "
-        "new token; the projections and feed-forward layers every stage runs for that token are left out. The "
-        "row without a cache counts its redone key/value projections and attention only: rerunning the rest of "
-        "the model for every earlier token would add more still."
-    )
-)
 
 show_figure(cached_memory_figure(width, language()), key="wc_memory_chart")
+st.caption(memory_chart_caption(width))
 
 mix_ratio = hybrid_memory_bytes(1048576, width) / mechanism_memory_bytes("attention", 1048576, width)
 notice(

@@ -121,21 +121,23 @@ def card_calculator(key: str) -> None:
     show_figure(speed_figure(spec_key, card_key, wbytes), key=f"{key}_speed")
     if at.tokens_per_s is not None:
         ratio = slowdown(spec, card, context, wbytes)
+        empty = predict(spec, 0, card, wbytes).tokens_per_s
         if at.spilled:
             predicted = _(
-                "Predicted at {context} tokens: **{speed:,.1f} tokens/s**, {ratio:.0%} of its speed with an empty "
-                "context; {spilled} of every step's reads cross the host link."
+                "Predicted at {context} tokens: **{speed:,.1f} tokens/s**, {ratio:.0%} of the {empty:,.1f} tokens/s "
+                "predicted for an empty context; {spilled} of every step's reads cross the host link."
             )
         else:
             predicted = _(
-                "Predicted at {context} tokens: **{speed:,.1f} tokens/s**, {ratio:.0%} of its speed with an empty "
-                "context."
+                "Predicted at {context} tokens: **{speed:,.1f} tokens/s**, {ratio:.0%} of the {empty:,.1f} tokens/s "
+                "predicted for an empty context."
             )
         st.markdown(
             predicted.format(
                 context=format_context(context),
                 speed=at.tokens_per_s,
                 ratio=ratio,
+                empty=empty,
                 spilled=format_bytes(at.spilled_bytes) if at.spilled else "",
             )
         )
@@ -152,9 +154,9 @@ def card_calculator(key: str) -> None:
         _(
             "Upper bound from bytes read per token at batch 1 (one conversation) and the card's bandwidth. "
             "Measured runs stay below it: llama-bench (llama.cpp's speed-test tool) "
-            "with Llama 8B (Q4_0) and an 8-bit cache on an RTX 3090 reached {shares} of such a bound, the bound "
-            "worked out by the planner for that "
-            "setting (a community report: a pull request's text in the Abai/llama.cpp fork, 2026). Q4_0 stores about "
+            "with Llama 8B (Q4_0) and an 8-bit cache on an RTX 3090 reached these shares of the bound the planner "
+            "works out for that setting (measured speed ÷ bound): {shares} (a community report: a pull request's "
+            "text in the Abai/llama.cpp fork, 2026). Q4_0 stores about "
             "4.5 bits a weight; the 4-bit here counts 4.0, so this bound is higher. Cache entries are 16-bit. "
             "Units: memory in GiB (2³⁰ bytes), bandwidth in GB/s (10⁹ bytes per second, as card makers quote it); a "
             "'12 GB' card is counted as 12 GiB. Source of the card numbers and configs: core/roofline.py, core/specs/."

@@ -271,9 +271,8 @@ OUTLINE: tuple[Lesson, ...] = (
         values=_K3_LAYERS,
         takeaway=N_(
             "Kimi K3 is a hybrid that mixes layers: about {ratio} fixed-board (KDA) layers for each full-attention "
-            "layer, so most "
-            "layers need no growing cache. Each layer can also look back at earlier layers' outputs, not just the one "
-            "below."
+            "layer, so most layers need no growing cache. And where a plain stack hands every layer the sum of all "
+            "the layers below with equal weight, each K3 layer learns how much to take from each earlier layer."
         ),
     ),
     Lesson(
@@ -295,13 +294,14 @@ OUTLINE: tuple[Lesson, ...] = (
         "real_hybrid",
         "lessons/real_hybrid.py",
         N_("A real hybrid"),
-        N_("Qwen3.5, a released model, stepped token by token on your machine."),
+        N_("A miniature built like Qwen3.5, stepped token by token; the released model once its weights are here."),
         N_("A real model"),
         ":material/developer_board:",
         takeaway=(
             N_(
                 "Qwen3.5 is a released model built like the course's hybrids: three fixed-board layers to each "
-                "attention layer. Step it and watch where the trained model forgets and where it writes hard."
+                "attention layer. Step a miniature built the same way and watch where a trained model forgets and "
+                "where it writes hard."
             )
         ),
     ),
@@ -314,8 +314,10 @@ OUTLINE: tuple[Lesson, ...] = (
         ":material/speed:",
         takeaway=(
             N_(
-                "Writing one token means reading the whole model from memory, so memory speed, not arithmetic, "
-                "usually sets the pace. Measure that wall on the machine in front of you."
+                "For one conversation at a time (batch 1), writing a token means reading every weight that token "
+                "uses from memory — the whole model when it is dense, only the experts it wakes when it is a "
+                "mixture of experts — so memory speed, not arithmetic, usually sets the pace. Measure that wall on "
+                "the machine in front of you."
             )
         ),
     ),
@@ -329,7 +331,7 @@ OUTLINE: tuple[Lesson, ...] = (
         takeaway=(
             N_(
                 "Whether a model fits on a card, and how fast it writes, follows from its config: the weights "
-                "plus the cache or board must fit, and each token reads them once."
+                "plus the cache or board must fit, and each decoding step reads them once for the whole batch."
             )
         ),
     ),

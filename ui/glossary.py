@@ -31,15 +31,22 @@ def gloss(item: Term, here: str | None = None) -> str:
 
 
 def new_words(
-    *keys: str, here: str | None = None, expanded: bool = True, title: str = N_("New words in this lesson")
+    *keys: str,
+    here: str | None = None,
+    expanded: bool = True,
+    title: str = N_("New words in this lesson"),
+    intro: str = "",
 ) -> None:
     """The terms this lesson uses for the first time in the course, each with its definition (the
     map, which names every stage, calls them words you will meet: each is taught later). `title` is
-    the English source, translated here."""
+    the English source, translated here; `intro` (already translated) is a plain paragraph above the
+    list, for a box that explains an idea as well as its words (Collisions' "What is training?")."""
     terms = [get(key) for key in keys]  # an unknown key fails here, loudly
     if not terms:
         return
     label = _("{title} ({n})").format(title=_(title), n=len(terms))
     with st.expander(label, expanded=expanded, icon=":material/menu_book:"):
+        if intro:
+            st.markdown(intro)
         st.markdown("\n".join(f"- {gloss(item, here)}" for item in terms))
         st.caption(_("Every word the course uses is in the Glossary at the end of the menu."))

@@ -22,6 +22,7 @@ from core.models.gpt2 import GPT2
 from core.models.hf_gpt2 import LoadedGPT2, catalog_spec, load_gpt2
 from core.models.hf_tokenizer import BPETokenizer, ByteTokenizer, CheckpointError
 from core.units import format_bytes
+from ui.depth import engineer
 from ui.lesson import ReadyChart, prompt_input, ready_chart, show_figure
 
 TINY = "tiny"
@@ -282,8 +283,8 @@ def describe_real(live: LiveGPT2) -> None:
     cfg = live.model.config
     st.markdown(
         _(
-            "Below is **{label}**: GPT-2 weights from a Hugging Face checkpoint folder, loaded into this "
-            "course's own GPT-2 code (`core/models/gpt2.py`, the same code as the tiny model): {layers} "
+            "Below is **{label}**: GPT-2 weights from a checkpoint folder (the saved files of a trained model), "
+            "loaded into this course's own GPT-2 code, the same code as the tiny model: {layers} "
             "*blocks* (repeated units: in each, every token looks back at the earlier ones, then a small network "
             "reworks what it found), {params:,} numbers (*parameters*). It reads **tokens** from a byte-level "
             "BPE vocabulary of {vocab:,}: a common English word is one token, a rarer word "
@@ -299,6 +300,10 @@ def describe_real(live: LiveGPT2) -> None:
             where=_where_it_runs(live),
         )
     )
+    if engineer():
+        st.caption(
+            _("The folder is in Hugging Face's format; the code that runs it is `core/models/gpt2.py`.")
+        )
 
 
 def _where_it_runs(live: LiveGPT2) -> str:

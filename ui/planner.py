@@ -1,4 +1,5 @@
-"""The planner page's widgets: the first view (a model and a card), the expert settings, and the shareable link.
+"""The planner page's widgets: the first view (a model and a card), the expert settings, the shareable link,
+and the one-line captions of its two Story pictures.
 
 Every input lives in `st.session_state` under a `plan_*` key. On a session's first run the query
 parameters (a shared link) fill those keys before the widgets are drawn; after every run the
@@ -15,8 +16,11 @@ from core.i18n import DEFAULT, N_, _, language, pgettext
 from core.plan import CACHE_FORMATS, CARDS, STATE_FORMATS, WEIGHT_FORMATS, PlanInputs
 from core.plan.config import MAX_CONFIG_BYTES, SHIPPED_CONFIGS
 from core.plan.export import from_query, pack_config, to_query, unpack_config
+from core.plan.headline import sentences
 from core.plan.memory import LAYOUTS
+from core.plan.plan import Plan
 from core.units import format_context
+from ui.depth import ENGINEER, engineer
 
 # the radio's values (kept in the session, compared by tests) and what the reader sees of each
 SOURCE_LABELS = {
@@ -155,11 +159,15 @@ def serving_inputs(card: str) -> PlanInputs:
             _("GPUs (tensor parallel)"), min_value=1, max_value=1024, step=1, key="plan_gpus"
         )
         share = st.slider(
-            _("Usable share of memory (vLLM gpu_memory_utilization)"),
+            _("Usable share of memory"),
             min_value=0.05,
             max_value=1.0,
             step=0.01,
             key="plan_share",
+            help=_(
+                "How much of the card's memory the model may take; the serving engine vLLM calls this "
+                "gpu_memory_utilization (0.9 unless set)."
+            ),
         )
         layouts = pgettext("between the layouts' descriptions", "; ").join(
             f"{_(item.name)}: {_(item.label).split(': ', 1)[-1]}" for item in LAYOUTS.values()
@@ -186,14 +194,56 @@ def _format_box(label: str, formats: dict, key: str, help: str | None = None) ->
 
 def write_link(inputs: PlanInputs, choice: ConfigChoice) -> str:
     """Put the inputs (and the config, when it fits in a link) in the URL, with the reader's language
-    when it is not English, so the link opens the plan as it was read; returns the query string."""
+    when it is not English, so the link opens the plan as it was read; returns the query string. The
+    address also keeps `?depth=engineer` (ui/depth.py; `from_dict` would drop it), while the returned
+    link, which the page shows, is the same at both depths: it shares the plan, not the reader's depth."""
     params = {**to_query(inputs), **choice.link}
     if language() != DEFAULT:
         params["lang"] = language()
     try:
-        st.query_params.from_dict(params)
+        st.query_params.from_dict({**params, **({"depth": ENGINEER} if engineer() else {})})
     except Exception:  # noqa: BLE001 — a URL that cannot be written is not worth failing the page
         pass
     from urllib.parse import urlencode
 
     return "?" + urlencode(params)
+
+
+def memory_caption(p: Plan) -> str:
+    """The bar's one-line caption: what each colour is (only the parts the bar has) and the red mark."""
+    parts = [_("dark grey = the weights"), _("light grey = room the software needs while it runs")]
+    if p.kv:
+        parts.append(_("blue = the cache, which grows with the conversation"))
+    if p.state:
+        parts.append(_("purple = the fixed state, the same size at any length"))
+    return _(
+        "In the bar, {parts}. The red mark is the memory you can use: the bar must end before it."
+    ).format(parts=pgettext("between the bar's colours", ", ").join(parts))
+
+
+def speed_caption(plans: list[Plan], figure) -> str:
+    """The speed chart's one-line caption: whether the line falls (computed from the sweep), what one tick to
+    the right means (read off the figure's own ticks), and the marks the chart has."""
+    speeds = [p.decode_tokens_per_s for p in plans if p.decode_tokens_per_s is not None]
+    falls = len(speeds) > 1 and speeds[-1] < 0.9 * speeds[0]
+    words = [
+        _(
+            "The blue line is the fastest this setting can write at each conversation length: it falls because "
+            "every step reads the whole cache, which grows with the conversation."
+        )
+        if falls
+        else _(
+            "The blue line is the fastest this setting can write at each conversation length: it stays almost "
+            "flat, because what a step reads hardly grows with the conversation."
+        )
+    ]
+    ticks = list(figure.layout.xaxis.tickvals or [])
+    if figure.layout.xaxis.type == "log" and len(ticks) > 1:
+        words.append(_("Each tick to the right is {ratio:g}× longer.").format(ratio=ticks[1] / ticks[0]))
+    names = {trace.name for trace in figure.data}
+    trained = plans[0].trained_context
+    if trained and _("trained for {trained:,} tokens").format(trained=trained) in names:
+        words.append(_("The red dashed line marks the length the model was trained for."))
+    if _("does not fit") in names:
+        words.append(_("Red crosses: lengths that do not fit."))
+    return sentences(words)

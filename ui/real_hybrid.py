@@ -1,6 +1,9 @@
-"""The released Qwen3.5 of the A real hybrid lesson: found on disk, loaded once, run once per text.
+"""The Qwen3.5 of the A real hybrid lesson: found on disk, loaded once, run once per text.
 
-Weights are looked for without any network call (core/models/fetch.py): a folder named by
+The page always has a model: the shipped miniature (assets/qwen35_mini/, core/models/qwen35_mini.py),
+built exactly like Qwen3.5 and trained here; a released Qwen3.5 found on this machine takes its place
+as the default, the miniature staying one click away. Released weights are looked for without any
+network call (core/models/fetch.py): a folder named by
 COURSE_QWEN35_PATH (how the tests point the page at a tiny random checkpoint) and every Qwen3.5
 release in the reader's Hugging Face cache. A model is loaded once per process per folder and
 dtype (`st.cache_resource`, two at most). A run over a reader's text steps the model token by token
@@ -22,6 +25,9 @@ from core.i18n import _
 from core.models import fetch
 from core.models.hf_tokenizer import CheckpointError
 from core.models.qwen35 import LoadedQwen35, load_qwen35
+from core.models.qwen35_mini import CHECKPOINT as MINIATURE
+from core.models.qwen35_mini import load_miniature
+from ui.depth import engineer
 from ui.downloads import offer_download
 
 RELEASE = "qwen3.5-0.8b"
@@ -43,13 +49,24 @@ def released_qwen35(folder: str, dtype: str = DTYPE) -> LoadedQwen35:
     return load_qwen35(folder, getattr(torch, dtype))
 
 
+@st.cache_resource(show_spinner=False)
+def miniature() -> LoadedQwen35:
+    """The shipped miniature, loaded once per process (1.7 MB of fp32 weights)."""
+    return load_miniature()
+
+
+def is_miniature(loaded: LoadedQwen35) -> bool:
+    return loaded.folder == MINIATURE
+
+
 def choose_checkpoint(prefix: str) -> LoadedQwen35 | None:
-    """The checkpoint switch; None (after saying why and what to do) when none can run."""
+    """The model this page runs: a released Qwen3.5 found here first, else the shipped miniature; with
+    no release here, the Download offer. None (after saying why) only when a chosen folder is broken."""
     found = found_checkpoints()
     if not found:
         how_to_get(prefix)
-        return None
-    options = {str(f.folder): f.label for f in found}
+        return miniature()
+    options = {str(f.folder): f.label for f in found} | {str(MINIATURE): _("the miniature, trained here")}
     choice = st.radio(
         _("Qwen3.5 to run"),
         list(options),
@@ -58,9 +75,11 @@ def choose_checkpoint(prefix: str) -> LoadedQwen35 | None:
         key=f"{prefix}_model",
         help=_(
             "Released weights (Qwen team, 2026) from huggingface.co, or a folder named by {variable}. They run "
-            "in this course's own Qwen3.5 code (core/models/qwen35.py)."
+            "in this course's own Qwen3.5 code (core/models/qwen35.py), as the miniature does."
         ).format(variable=fetch.ENV_QWEN35),
     )
+    if choice == str(MINIATURE):
+        return miniature()
     try:
         with st.spinner(_("Loading Qwen3.5 weights…")):
             return released_qwen35(choice)
@@ -70,7 +89,16 @@ def choose_checkpoint(prefix: str) -> LoadedQwen35 | None:
 
 
 def how_to_get(prefix: str) -> None:
-    """What to do when no Qwen3.5 is here: the size and the ways in, then the Download offer."""
+    """No released Qwen3.5 here: the Download offer; at Engineer depth first its size and the ways in."""
+    if engineer():
+        released_instructions()
+    if offer_download(RELEASE, f"{prefix}_download"):
+        found_checkpoints.clear()
+        st.rerun()
+
+
+def released_instructions() -> None:
+    """The released model's size, files and the ways to get it (terminal command, a folder)."""
     release = fetch.QWEN35_RELEASES[RELEASE]
     fetch_it = (
         _(
@@ -95,9 +123,6 @@ def how_to_get(prefix: str) -> None:
         ),
         icon=":material/download:",
     )
-    if offer_download(RELEASE, f"{prefix}_download"):
-        found_checkpoints.clear()
-        st.rerun()
 
 
 def hybrid_run(
@@ -110,7 +135,7 @@ def hybrid_run(
             _runs.move_to_end(key)
             return _runs[key]
     total = len(ids) + new_tokens
-    reading = _("Qwen3.5 is reading your text, one token at a time: {done} of {total}")
+    reading = _("The model is reading your text, one token at a time: {done} of {total}")
     bar = st.progress(0.0, text=reading.format(done=0, total=total))
 
     def report(done: int, of: int) -> None:

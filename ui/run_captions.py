@@ -5,13 +5,15 @@ run chose what a recomputing run chose."""
 from __future__ import annotations
 
 from core.figures.recompute_grid import GridCounts
-from core.i18n import _, is_japanese
+from core.i18n import N_, _, is_japanese
 from core.units import format_small
 
 
-def grid_caption(counts: GridCounts, prompt_length: int, unit: str) -> str:
+def grid_caption(counts: GridCounts, prompt_length: int, unit: str, *, cached: bool) -> str:
     """What to look at in the "which positions ran" picture, in words computed from the cells it
-    shows: how many positions its steps ran, how many of them again, and the shape that makes."""
+    shows: how many positions its steps ran, how many of them again, and the shape that makes.
+    After step 1 alone (one row: the prompt, all new) no shape shows yet, so it says which one the
+    next steps draw — the triangle without a cache (`cached` False), the diagonal with one."""
     frame = counts.frame
     unit = _(unit)
     legend = _(
@@ -26,7 +28,18 @@ def grid_caption(counts: GridCounts, prompt_length: int, unit: str) -> str:
         shown = _("steps {first}–{last}").format(first=frame.first, last=frame.filled)
     with_prompt = frame.first == 1 and prompt_length > 1
     follows = _(" The picture follows the newest dozen steps.") if frame.first > 1 else ""
-    if counts.recomputed == 0:
+    if frame.filled == 1:  # only the prompt's row: no shape yet, say what the next rows add
+        if cached:
+            said = _(
+                "In step 1 the model read the {prompt:,}-{unit} prompt, **all new**, and kept it in the "
+                "cache. From step 2 on each row runs only the one new {unit}: Step on and a diagonal grows."
+            )
+        else:
+            said = _(
+                "In step 1 the model read the {prompt:,}-{unit} prompt, **all new**. From step 2 on "
+                "each row runs all of them **again** plus one new {unit}: Step on and a triangle grows."
+            )
+    elif counts.recomputed == 0:
         if with_prompt:
             said = _(
                 "In {shown} the model ran {total:,} positions, **all new**: the {prompt:,}-{unit} prompt at "
@@ -95,16 +108,18 @@ def live_check_words(check, unit: str) -> str:
     return f"{agree.format(**said)}{between}{scores}"
 
 
+HEATMAP_COLUMNS = N_(
+    "Columns are the head's *channels*: each column is one of the numbers in its key (left) or value (right) vector."
+)  # the engineers' note under the heatmaps
+
+
 def heatmap_caption(rows: int, prompt_length: int, t: int, live, ids: list[int]) -> str:
     """What to look at in the key/value heatmaps after step t: which rows the prompt wrote, the one
-    row each later step appended (outlined), and why old rows keep their colour."""
+    row each later step appended (outlined), and why old rows keep their colour (what the columns
+    are is `HEATMAP_COLUMNS`, the engineers' note)."""
     unit = live.unit_word
-    columns = _(
-        "Columns are the head's *channels*: each column is one of the numbers in its key (left) or value "
-        "(right) vector."
-    )
     if rows == 0:
-        return columns
+        return _(HEATMAP_COLUMNS)
     newest = _("row {row}, {label}").format(
         row=rows - 1, label=f"`{live.tokenizer.label(ids[rows - 1]).replace('`', 'ˋ')}`"
     )
@@ -120,5 +135,5 @@ def heatmap_caption(rows: int, prompt_length: int, t: int, live, ids: list[int])
     return _(
         "**Look at the bottom edge.** After step {t} the cache holds {rows} rows: {grew} Red is positive, "
         "blue negative, on one colour range for the whole run, so an old row keeps its colour as you step: "
-        "it is never rewritten, only read. {columns}"
-    ).format(t=t, rows=rows, grew=grew, columns=columns)
+        "it is never rewritten, only read."
+    ).format(t=t, rows=rows, grew=grew)

@@ -12,7 +12,8 @@ from core.tokenizer import byte_labels
 
 def router_heatmap_figure(weights: np.ndarray, tokens: list[int], layer: int, zmax: float) -> go.Figure:
     """Tokens × experts: the weight each routed expert got for each byte (0 = not picked)."""
-    labels = [f"{i}:{label}" for i, label in enumerate(byte_labels(tokens))]
+    # bytes counted from 1, as the Step counter counts them
+    labels = [f"{i}:{label}" for i, label in enumerate(byte_labels(tokens), start=1)]
     fig = go.Figure(
         heatmap(
             weights,

@@ -1,8 +1,6 @@
-"""Charts for the Your GPU lesson: speed vs context with the roofline, speed vs batch, dense vs MoE,
-live telemetry.
-
-Data in (results of `core.gpu.suites.context_bench`, `core.gpu.suites.batch_bench` and `core.gpu.suites.moe_bench`, samples
-of `core.gpu.device.nvml`), plotly figures out.
+"""The Your GPU lesson's Engineer charts: speed vs context with the roofline, speed vs batch, dense vs MoE,
+live telemetry (Story's two pictures: `core/figures/gpu_story.py`). Data in (results of
+`core.gpu.suites.context_bench`, `batch_bench` and `moe_bench`, samples of `core.gpu.device.nvml`), figures out.
 """
 
 from __future__ import annotations
@@ -43,7 +41,7 @@ def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:
     for s in result.series:
         color = SERIES_COLORS.get(s.model, COLORS["measured"])
         depths = [p.depth for p in s.points]
-        measured = _depth_line(
+        measured = depth_line(
             s,
             _("measured"),
             [p.tokens_per_s for p in s.points],
@@ -55,7 +53,7 @@ def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:
             ),
             customdata=[[p.percent_of_roofline, p.ms_per_token] for p in s.points],
         )
-        roofline = _depth_line(
+        roofline = depth_line(
             s,
             _("roofline"),
             [p.predicted_tokens_per_s for p in s.points],
@@ -63,7 +61,7 @@ def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:
             _("roofline %{y:,.0f} tokens/s"),
             mode="lines",
         )
-        share = _depth_line(
+        share = depth_line(
             s,
             _("% of roofline"),
             [p.percent_of_roofline for p in s.points],
@@ -74,7 +72,7 @@ def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:
         )
         fig.add_trace(measured, row=1, col=1)
         if any(p.graphed_tokens_per_s is not None for p in s.points):  # CUDA: the eager figure beside
-            eager = _depth_line(
+            eager = depth_line(
                 s,
                 _("eager (no CUDA graph)"),
                 [p.eager_tokens_per_s for p in s.points],
@@ -140,7 +138,7 @@ def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:
     return legend_below(fig)
 
 
-def _depth_line(series: Series, what: str, ys: list[float], line: dict, hover: str, **extra) -> go.Scatter:
+def depth_line(series: Series, what: str, ys: list[float], line: dict, hover: str, **extra) -> go.Scatter:
     """One of a model's lines over context depth, named '<model>: <what>' and grouped by model."""
     props = dict(
         mode="lines+markers",
@@ -251,15 +249,17 @@ def moe_figure(result: MoeResult, energy: bool = True) -> go.Figure:
         )
     else:
         fig = make_subplots(rows=1, cols=1)
-    measured = [_num(r.tokens_per_s) for r in result.rows]
-    roofline = [_num(r.predicted_tokens_per_s) for r in result.rows]
+    measured = [number_or_none(r.tokens_per_s) for r in result.rows]
+    roofline = [number_or_none(r.predicted_tokens_per_s) for r in result.rows]
     fig.add_trace(
         go.Bar(
             x=names,
             y=measured,
             name=_("measured (mean ± 1 std)"),
             marker_color=colors,
-            error_y=dict(type="data", array=[_num(r.std_tokens_per_s) for r in result.rows], visible=True),
+            error_y=dict(
+                type="data", array=[number_or_none(r.std_tokens_per_s) for r in result.rows], visible=True
+            ),
             hovertemplate=_("%{x}: %{y:,.1f} tokens/s measured") + "<extra></extra>",
         ),
         row=1,
@@ -302,7 +302,7 @@ def _energy_bars(fig: go.Figure, names: list[str], colors: list[str], panels, fi
         fig.add_trace(
             go.Bar(
                 x=names,
-                y=[_num(v) for v in values],
+                y=[number_or_none(v) for v in values],
                 marker_color=colors,
                 showlegend=False,
                 hovertemplate="%{x}: %{y:,.3g} " + unit + "<extra></extra>",
@@ -387,7 +387,7 @@ def _y_values(fig: go.Figure) -> list[float]:
     return [y for trace in fig.data if trace.y is not None for y in trace.y if y is not None]
 
 
-def _num(value: float | None) -> float | None:
+def number_or_none(value: float | None) -> float | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
 
 

@@ -135,6 +135,10 @@ class Qwen35(ModelBase, nn.Module):
         """ids: (B, T) from an empty cache → logits (B, T, vocab)."""
         return self._run(ids, self.new_cache(ids.shape[0]), chunk_size, keep_parts=False)[0]
 
+    def logits(self, ids: torch.Tensor, chunk_size: int = 64) -> torch.Tensor:
+        """`forward` with gradients (training the shipped miniature, core/recipes/qwen35_mini.py)."""
+        return self._run(ids, self.new_cache(ids.shape[0]), chunk_size, keep_parts=False)[0]
+
     @torch.no_grad()
     def next_logits(self, token: int, cache: Qwen35Cache) -> torch.Tensor:
         """One token (boards through `gated_delta_rule.step`) → logits (vocab,); no trace is built."""

@@ -3,6 +3,9 @@
 Decode, one step for the whole batch (the roofline, `core/roofline.py`, made batch-aware):
     bytes   = dense weights once + distinct experts touched × expert bytes (`experts.py`)
               + batch × (cache at the context, read + fixed state, read and written back)
+            = weights stored − input table − experts no token picked + cache + 2 × fixed state
+              (`StepReads`: the same bytes set beside what the plan stores, so a page can say why
+              the step reads less weight than memory holds)
     time    = max(bytes / (GPUs × bandwidth), FLOPs / (GPUs × peak))
     tokens/s (all sequences) = batch / time
 Tensor parallelism splits weights, heads and bandwidth evenly; communication is not modelled: the two
@@ -18,16 +21,45 @@ from core.plan.cards import card
 from core.plan.config import PlannedModel
 from core.plan.experts import distinct_experts
 from core.plan.flops import decode_flops_per_token
-from core.plan.footprint import ends, replication, routed_experts, sequence_at
+from core.plan.footprint import replication, routed_experts, sequence_at, unread_table_bytes, weight_bytes
 from core.plan.formats import weight_format
 from core.plan.inputs import PlanInputs
 from core.plan.memory import SequenceBytes
 
 
-def _moved(seq: SequenceBytes, rep: float) -> float:
-    """Bytes one decode step moves for one sequence: the cache is read (its new row is a few bytes), the
-    fixed state is read and written back whole (fla's fused recurrent kernels load and store it)."""
-    return seq.kv * rep + 2 * seq.fixed
+@dataclass(frozen=True)
+class StepReads:
+    """One decode step's bytes beside what the plan stores (all GPUs together). The step reads every
+    stored weight but two parts: the input tables (a token looks up one row of each, counted as none) and
+    the routed experts no token of the batch picked. It reads every sequence's cache once (its new row is
+    a few bytes) and reads each fixed state and writes it back whole (fla's fused recurrent kernels load
+    and store it), so
+
+        read per step = weights − table − positions − idle experts + cache + 2 × state."""
+
+    weights: float  # stored, as the plan's weights
+    table: float  # the token table (untied): stored, not read
+    positions: float  # the learned position table (GPT-2): stored, not read
+    idle_experts: float  # routed experts no token picked this step (expected, uniform routing)
+    cache: float  # every sequence's cache, as stored (copies over the GPUs included)
+    state: float  # every sequence's fixed state, as stored: read and written back
+
+    @property
+    def weights_read(self) -> float:
+        return self.weights - self.unread
+
+    @property
+    def unread(self) -> float:
+        """Stored weights the step leaves alone: the input tables and the idle experts."""
+        return self.table + self.positions + self.idle_experts
+
+    @property
+    def state_moved(self) -> float:
+        return 2 * self.state
+
+    @property
+    def total(self) -> float:
+        return self.weights_read + self.cache + self.state_moved
 
 
 @dataclass(frozen=True)
@@ -35,9 +67,14 @@ class DecodeStep:
     """One decode step for the whole batch: what it moves and computes, and how long each takes."""
 
     experts_touched: float | None  # per MoE layer
-    bytes_moved: float  # all GPUs together
+    reads: StepReads  # what the step moves, part by part
     memory_seconds: float
     compute_seconds: float
+
+    @property
+    def bytes_moved(self) -> float:
+        """All GPUs together."""
+        return self.reads.total
 
     @property
     def seconds(self) -> float:
@@ -52,16 +89,22 @@ def decode_step(model: PlannedModel, inputs: PlanInputs, seq: SequenceBytes | No
     seq = sequence_at(model, inputs, inputs.context) if seq is None else seq
     layers, per_expert = routed_experts(model)
     touched = distinct_experts(spec.moe.experts, spec.moe.top_k, b) if layers else None
-    active_read = spec.active_params(count_embedding_table=False)
-    dense = active_read - layers * spec.moe.top_k * per_expert if layers else active_read
-    expert_read = layers * touched * per_expert * fmt.bytes_per_param(expert=True) if layers else 0.0
-    apart = ends(model, inputs.weight_format)
-    moved = (
-        (dense - apart.head_params) * fmt.bytes_per_param()
-        + apart.head_bytes
-        + expert_read
-        + b * _moved(seq, replication(model, g))
+    idle = (
+        layers * (spec.moe.experts - touched) * per_expert * fmt.bytes_per_param(expert=True)
+        if layers
+        else 0.0
     )
+    rep = replication(model, g)
+    table, positions = unread_table_bytes(model, inputs.weight_format)
+    reads = StepReads(
+        weights=weight_bytes(model, inputs.weight_format),
+        table=table,
+        positions=positions,
+        idle_experts=idle,
+        cache=b * seq.kv * rep,
+        state=b * seq.fixed,
+    )
+    active_read = spec.active_params(count_embedding_table=False)
     flops = b * decode_flops_per_token(model, active_read, inputs.context, inputs.layout)
     compute = flops / (g * target.peak_flops) if target.peak_flops else 0.0
-    return DecodeStep(touched, moved, moved / (g * target.bandwidth_bytes_per_s), compute)
+    return DecodeStep(touched, reads, reads.total / (g * target.bandwidth_bytes_per_s), compute)

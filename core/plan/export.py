@@ -94,9 +94,31 @@ def rows(p: Plan) -> list[tuple[str, str, float | int | str | None]]:
         out.append(
             (_("distinct experts touched per layer per step"), f"{p.experts_touched:,.1f}", p.experts_touched)
         )
+    reads = p.step_reads
+    if reads.table:
+        out.append(
+            (_("input table: stored, not read per step (one row per token)"), b(reads.table), reads.table)
+        )
+    if reads.positions:
+        out.append(
+            (
+                _("position table: stored, not read per step (one row per token)"),
+                b(reads.positions),
+                reads.positions,
+            )
+        )
+    if reads.idle_experts:
+        out.append(
+            (
+                _("routed experts no token picked: stored, not read this step"),
+                b(reads.idle_experts),
+                reads.idle_experts,
+            )
+        )
     out += [
+        (_("weights read per decode step"), b(reads.weights_read), reads.weights_read),
         (
-            _("bytes moved per decode step (weights it uses + cache + state)"),
+            _("bytes moved per decode step (weights read + cache + fixed state read and written back)"),
             b(p.read_per_step),
             p.read_per_step,
         ),

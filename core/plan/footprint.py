@@ -62,6 +62,18 @@ def ends(model: PlannedModel, fmt_key: str) -> Ends:
     return Ends(spec.embedding_params(), stored, matrix, matrix * head_bits / 8)
 
 
+def unread_table_bytes(model: PlannedModel, fmt_key: str) -> tuple[float, float]:
+    """(token table, position table): the stored bytes of the input tables that a decode step does not
+    read, since a token looks up one row of each (counted as none). A tied token table is the output
+    head, read in full: 0. Positions: only where the model learns them (GPT-2)."""
+    spec = model.spec
+    fmt = weight_format(fmt_key)
+    table = 0 if spec.tied_embeddings else spec.vocab * spec.hidden
+    positions = spec.context * spec.hidden if spec.learned_positions else 0
+    bits = (fmt.table_bits or fmt.bits) if fmt.keeps_ends_apart else fmt.bits
+    return table * bits / 8, positions * bits / 8
+
+
 def weight_bytes(model: PlannedModel, fmt_key: str) -> float:
     fmt = weight_format(fmt_key)
     layers, per_expert = routed_experts(model)

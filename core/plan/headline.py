@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from core.i18n import N_, _
+from core.i18n import N_, _, is_japanese, pgettext
 from core.plan.config import PlannedModel
+from core.plan.decode import StepReads
 from core.plan.inputs import PlanInputs
 from core.plan.plan import Plan, plan
 from core.units import format_bytes
@@ -152,3 +153,73 @@ def headline(model: PlannedModel, inputs: PlanInputs) -> str:
         model=p.model_name, gpus=p.inputs.gpus, card=p.card_name, fit=_fit_clause(p)
     )
     return words + (_("; {speed}.").format(speed=speed) if speed else _("."))
+
+
+# -- what one decode step reads, and why less than memory holds (`core.plan.decode.StepReads`) ----------
+
+
+def sentences(items: list[str]) -> str:
+    """Sentences run together: a space between them in English, nothing in Japanese."""
+    return ("" if is_japanese() else " ").join(items)
+
+
+def _listed(items: list[str]) -> str:
+    """ "a", "a and b", "a, b and c" in the reader's language."""
+    if len(items) < 2:
+        return "".join(items)
+    head = pgettext("between the items of a list", ", ").join(items[:-1])
+    return pgettext("before the last item of a list", "{items} and {last}").format(items=head, last=items[-1])
+
+
+def _skipped(reads: StepReads) -> list[str]:
+    """The stored weights a step leaves unread, each with its size."""
+    out = []
+    if reads.table:
+        out.append(_("the input table ({size})").format(size=format_bytes(reads.table)))
+    if reads.positions:
+        out.append(_("the table of positions ({size})").format(size=format_bytes(reads.positions)))
+    if reads.idle_experts:
+        out.append(_("the experts no token picked ({size})").format(size=format_bytes(reads.idle_experts)))
+    return out
+
+
+def reads_words(model: PlannedModel, p: Plan) -> str:
+    """What one decode step reads, part by part, and why that is less weight than memory holds; the
+    numbers are `p.step_reads` (they add up to `p.read_per_step`)."""
+    reads, b = p.step_reads, p.inputs.batch
+    parts = [_("{size} of the weights it uses").format(size=format_bytes(reads.weights_read))]
+    if reads.cache:
+        parts.append(_("{size} of cache").format(size=format_bytes(reads.cache)))
+    if reads.state:
+        parts.append(
+            _("{size} of fixed state (read, then written back)").format(size=format_bytes(reads.state_moved))
+        )
+    if b == 1:
+        words = _("Each step writes one token and reads {read} from memory: {parts}.")
+    else:
+        words = _(
+            "Each step writes one token for each of {b:,} conversations and reads {read} from memory, once for "
+            "all of them: {parts}."
+        )
+    out = [words.format(b=b, read=format_bytes(reads.total), parts=_listed(parts))]
+    if skipped := _skipped(reads):
+        out.append(
+            _(
+                "That is less than the {weights} the weights take in memory, because a step skips {skipped}."
+            ).format(weights=format_bytes(reads.weights), skipped=_listed(skipped))
+        )
+    if reads.table:
+        out.append(
+            _(
+                "The input table holds a row of numbers for each of the {rows:,} word pieces the model knows; a "
+                "step looks up only the row of the token it just wrote."
+            ).format(rows=model.spec.vocab)
+        )
+    if reads.positions:
+        out.append(
+            _(
+                "The table of positions holds a row for each of the {rows:,} places a token can sit at; a step "
+                "looks up only the row of the place it writes at."
+            ).format(rows=model.spec.context)
+        )
+    return sentences(out)

@@ -13,7 +13,7 @@ from core.plan.assumptions import assumptions
 from core.plan.cards import card
 from core.plan.cautions import cautions
 from core.plan.config import PlannedModel
-from core.plan.decode import decode_step
+from core.plan.decode import StepReads, decode_step
 from core.plan.flops import prefill_flops
 from core.plan.footprint import replication, reserve_bytes, sequence_at, stored_per_sequence, weight_bytes
 from core.plan.inputs import MAX_SEARCH_CONTEXT, PlanInputs
@@ -41,6 +41,7 @@ class Plan:
     max_batch: int | None  # at this context; None: a sequence stores nothing, so memory sets no limit
     experts_touched: float | None  # per MoE layer per step
     read_per_step: float  # bytes, all GPUs together
+    step_reads: StepReads  # the same bytes, part by part, beside what is stored
     decode_tokens_per_s: float | None  # all sequences together
     per_sequence_tokens_per_s: float | None
     decode_bound: str  # "memory" or "compute"
@@ -149,6 +150,7 @@ def plan(model: PlannedModel, inputs: PlanInputs) -> Plan:
         max_batch=max_batch,
         experts_touched=step.experts_touched,
         read_per_step=step.bytes_moved,
+        step_reads=step.reads,
         decode_tokens_per_s=tps,
         per_sequence_tokens_per_s=tps / b if tps else None,
         decode_bound="compute" if step.compute_seconds > step.memory_seconds else "memory",

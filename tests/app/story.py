@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 from tests.app.driver import assert_clean, page_path
 from ui.course import LESSONS
 
-WORD_BOXES = ("New words in this lesson", "Words you will meet", "このレッスンの新しい用語", "これから出会う用語")
+WORD_BOXES = ("New words in this lesson", "Words you will meet", "What is training?", "このレッスンの新しい用語", "これから出会う用語", "学習とは？")  # noqa: E501
 CHART_WORDS = ("Describe this chart", "このグラフを言葉で")
 TEXT_KINDS = {"markdown", "caption", "info", "warning", "success", "error", "subheader", "header", "title"}
 STORY_LIMIT = 700  # words of running text on a Story page (issue 40)

@@ -15,7 +15,10 @@ from ui.course import lesson_ref
 
 
 def run(slug: str) -> AppTest:
-    at = AppTest.from_file(driver.page_path(slug), default_timeout=180).run()
+    """The page at Engineer depth: the captions these numbers sit in are the engineers' (Story shows fewer)."""
+    at = AppTest.from_file(driver.page_path(slug), default_timeout=180)
+    at.query_params["depth"] = "engineer"
+    at.run()
     driver.assert_clean(at, f"{slug}, first run")
     return at
 

@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import chunk_timing
 from core.mechanisms import rule_keys
-from tests.app import driver
+from tests.app import driver, story
 from tests.app.driver import chart_spec as chart
 
 PAGE = driver.page_path("chunks")
@@ -48,3 +48,17 @@ def test_every_rule_and_precision(rule: str):
     if rule == rule_keys()[-1]:
         assert driver.sweep_sliders(at) == 6
         driver.assert_clean(at, "slider sweep")
+
+
+def test_story_shows_the_timeline_and_engineer_adds_the_hand_over_chart():
+    """Story: the timeline and the speed bars, each with a one-line caption; the hand-overs-per-form chart,
+    the `core/ops` sentence and the run's sizes only at Engineer depth."""
+    plain = story.rendered("chunks", "story", "en")
+    keys = {element.proto.id.rsplit("-", 1)[-1] for element in driver.charts(plain)}
+    assert {"ch_timeline", "ch_speed"} <= keys and "ch_waits" not in keys
+    assert not story.forbidden(story.running_text(plain.main))
+    deep = story.rendered("chunks", "engineer", "en")
+    keys = {element.proto.id.rsplit("-", 1)[-1] for element in driver.charts(deep)}
+    assert "ch_waits" in keys
+    texts = story.running_text(deep.main)
+    assert any("`core/ops`" in t for t in texts) and any("size 32 and 2 heads" in t for t in texts)

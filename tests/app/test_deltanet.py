@@ -1,4 +1,4 @@
-"""Lesson 5 under AppTest: four panels per step on one colour axis; the rewrite replaces."""
+"""DeltaNet under AppTest: four panels per step on one colour axis; the rewrite replaces."""
 
 from __future__ import annotations
 
@@ -36,3 +36,33 @@ def test_a_curious_reader_cannot_break_it():
     at.radio(key="dn_keys").set_value("orthogonal").run()
     assert driver.click_steps(at, times=20) == 1
     driver.assert_clean(at, "after 20 steps")
+
+
+def _engineer(page: str = PAGE) -> AppTest:
+    at = AppTest.from_file(page, default_timeout=180)
+    at.query_params["depth"] = "engineer"
+    at.run()
+    driver.assert_clean(at, "first run at Engineer depth")
+    return at
+
+
+def test_section_2_says_which_keys_it_shares_with_the_earlier_lessons():
+    """Issue 40, item 8a: with its default orthogonal keys section 2 shares only the seed with linear
+    attention and collisions (they picture random keys), and says so; with random keys it pictures the
+    very keys they do — the same board, so the same share recalled, read off both pages."""
+    from ui.course import lesson_ref
+
+    lessons = lesson_ref("linear_attention", "collisions")
+    at = _engineer()
+    assert at.radio(key="dn_keys").value == "orthogonal"
+    (said,) = [c.value for c in at.caption if lessons in c.value and "draw 1" in c.value]
+    assert "the same seed" in said and "same keys" not in said
+    at.radio(key="dn_keys").set_value("random").run()
+    (said,) = [c.value for c in at.caption if lessons in c.value and "draw 1" in c.value]
+    assert "the same keys" in said
+    linear_here = driver.metric_value(at, "keys recalled: linear → DeltaNet").split(" → ")[0]
+    collisions = AppTest.from_file(driver.page_path("collisions"), default_timeout=180).run()
+    assert collisions.radio(key="co_keys").value == "random"  # what that page pictures by default
+    assert collisions.slider(key="co_n").value == at.slider(key="dn_n").value
+    assert collisions.slider(key="co_d").value == at.slider(key="dn_d").value
+    assert driver.metric_value(collisions, "keys recalled, this draw") == linear_here

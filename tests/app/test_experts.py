@@ -11,12 +11,13 @@ from streamlit.testing.v1 import AppTest
 
 from core.specs import SPECS
 from core.tokenizer import encode
-from tests.app.driver import READER_TEXT, assert_clean, fresh, page_path, step_status
+from tests.app import driver, story
+from tests.app.driver import READER_TEXT, assert_clean, page_path, step_status
 from tests.app.driver import chart_spec as _spec
 from tests.app.driver import metric_value as _metric
 from tests.app.driver import plotly_array as _array
 from tests.app.test_kimi_k3 import needs_mini_k3
-from ui.course import number
+from ui.course import next_available, number
 
 PAGE = page_path("experts")
 pytestmark = needs_mini_k3
@@ -24,7 +25,13 @@ pytestmark = needs_mini_k3
 
 @pytest.fixture(scope="module")
 def at() -> AppTest:
-    return fresh(PAGE, timeout=300)
+    """The page at Engineer depth: everything it shows (Story's part is tested on its own below)."""
+    return story.rendered("experts", "engineer", "en", timeout=300)
+
+
+def _chart_keys(at: AppTest) -> set[str]:
+    """The keys of the charts on the page (Streamlit ends a chart's element id in "-key")."""
+    return {element.proto.id.rsplit("-", 1)[-1] for element in driver.charts(at)}
 
 
 def test_k3_counts_come_from_specs(at):
@@ -157,3 +164,41 @@ def test_latent_moe_order(at):
     at.toggle(key="ex_formula").set_value(True).run()
     latex = at.latex[0].value
     assert latex.index("RMSNorm") < latex.index("\\sum") < latex.index("W_{\\downarrow}x")  # norm of the sum
+
+
+def test_router_heatmap_counts_bytes_from_1_like_the_step_counter(at):
+    """The Step counter says "byte 1 of n"; the heatmap's first row is byte 1 too, not byte 0."""
+    at.text_input(key="ex_prompt").input("Hi there").run()
+    assert_clean(at, "typing")
+    rows = list(_spec(at, "ex_router")["data"][0]["y"])
+    assert rows[0] == "1:H" and rows[-1] == f"{len(rows)}:e"
+
+
+def test_story_keeps_the_two_expert_grids():
+    """Story: K3's grid and mini-K3's stepped grid, each with its one-line caption; the router heatmap, the
+    load, the parameter and byte charts only at Engineer depth."""
+    plain = story.rendered("experts", "story", "en", timeout=300)
+    keys = _chart_keys(plain)
+    assert {"ex_k3_grid", "ex_mini_grid"} <= keys
+    assert not {"ex_router", "ex_load", "ex_params", "ex_bytes"} & keys
+    captions = [c.value for c in plain.caption]
+    assert captions.count(_GRID_CAPTION) == 2
+    assert not story.forbidden(story.running_text(plain.main))
+    plain.button(key="ex_step_step").click().run()
+    assert_clean(plain, "a Step in Story")
+    assert step_status(plain).startswith("**byte 2 of")
+
+
+_GRID_CAPTION = "One square per expert: orange = woken for this token, dark grey = shared (always on), light grey = asleep."
+
+
+def test_what_is_still_missing_names_the_next_lesson_from_the_outline():
+    """The bridge names the lesson that really comes next (ui.course), at both depths; the GPU page is an
+    Engineer's pointer, never called "next"."""
+    after = next_available("experts")
+    for depth in ("story", "engineer"):
+        page = story.rendered("experts", depth, "en", timeout=300)
+        texts = [m.value for m in page.markdown]
+        bridge = texts[texts.index("**:material/arrow_forward: What is still missing**") + 1]
+        assert bridge.endswith(f"Next: {after.title}."), bridge
+        assert "own GPU" not in bridge

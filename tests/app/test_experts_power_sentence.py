@@ -11,6 +11,7 @@ from tests.app.driver import assert_clean, page_path
 
 def test_the_experts_page_says_what_the_committed_run_measured():
     at = AppTest.from_file(page_path("experts"), default_timeout=120)
+    at.query_params["depth"] = "engineer"  # the measured run is an engineer's detail
     at.run()
     assert_clean(at, "experts page")
     shown = " ".join(m.value for m in at.markdown)

@@ -7,10 +7,15 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import board as bd
-from tests.app import driver
+from tests.app import driver, story
 from tests.app.driver import chart_spec as chart
 
 PAGE = driver.page_path("forgetting")
+
+
+def chart_keys(at: AppTest) -> set[str]:
+    """The keys of the charts on the page (Streamlit ends a chart's element id in "-key")."""
+    return {element.proto.id.rsplit("-", 1)[-1] for element in driver.charts(at)}
 
 
 def fact_strength(at: AppTest) -> dict[str, float]:
@@ -33,7 +38,9 @@ def test_kda_keeps_the_fact():
 
 
 def test_it_opens_after_the_topic_switch_where_the_boards_differ():
-    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.query_params["depth"] = "engineer"  # the fill maps and their caption are the engineers'
+    at.run()
     driver.assert_clean(at, "first run")
     assert at.session_state["fg_t"] == 0  # no Step pressed yet
     spec = chart(at, "fg_boards")
@@ -57,3 +64,19 @@ def test_a_curious_reader_cannot_break_it():
     at.radio(key="fg_keys").set_value("orthogonal").run()
     assert driver.click_steps(at, times=20) == 1
     driver.assert_clean(at, "after 20 steps")
+
+
+def test_story_shows_the_idea_and_engineer_the_rest():
+    """Story: the rates, the stepped boards and what is left, each with a caption; the fill maps, the board
+    distances and the trained-recall pointer only at Engineer depth (and only computed there)."""
+    plain = story.rendered("forgetting", "story", "en")
+    keys = chart_keys(plain)
+    assert {"fg_rates", "fg_boards", "fg_strength"} <= keys
+    assert not {"fg_fill_gated", "fg_fill_kda"} & keys
+    texts = story.running_text(plain.main)
+    assert not any("How far apart they are" in t for t in texts)
+    assert not any("Small models trained on associative recall" in t for t in texts)
+    deep = story.rendered("forgetting", "engineer", "en")
+    assert {"fg_fill_gated", "fg_fill_kda"} <= chart_keys(deep)
+    texts = story.running_text(deep.main)
+    assert any("How far apart they are" in t for t in texts)

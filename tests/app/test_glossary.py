@@ -161,3 +161,20 @@ def test_hybrid_and_q4_sentences_carry_core_numbers():
     assert f"about {WEIGHT_FORMATS['q4_k_m'].bits:.1f} bits per weight" in q4  # 4.9 today
     assert f"({WEIGHT_FORMATS['q4_0'].bits:.1f} bits per weight)" in q4
     assert "Q6_K" in q4 and f"{Q6_K_BITS:.1f}" in q4
+
+
+def test_the_words_the_issue_found_missing_are_in_the_glossary():
+    """Issue 40 listed words a Story page shows that the glossary lacked: each is now matched by a term
+    (so the rendered first-use test holds every page to explaining it), with one plain sentence."""
+    found_missing = (
+        "llama.cpp", "Ollama", "vLLM", "MXFP4", "loss", "learning rate", "seed", "checkpoint", "dense",
+        "FLOPs", "log scale", "chunk", "full attention", "quantisation",
+    )  # fmt: skip
+    for word in found_missing:
+        matching = [t.key for t in TERMS if t.used_in(f"the {word} here")]
+        assert matching, f"no glossary term matches {word!r}"
+
+
+def test_the_english_glossary_is_a_to_z():
+    names = [t.name.lower().lstrip("-") for t in alphabetical()]
+    assert names == sorted(names)

@@ -6,16 +6,20 @@ import re
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from core.generation import positions_computed_formula
 from core.tokenizer import encode
-from tests.app import driver
+from tests.app import driver, story
 from tests.app.driver import chart_spec as chart
 from tests.app.driver import plotly_array as array
 
 PAGE = driver.page_path("gpt2")
 DEFAULT_PROMPT = "One day, Mia went to the "
+
+
+def engineer_page():
+    """The page at Engineer depth: the model's guesses, the time chart and the notes on how it was measured."""
+    return story.rendered("gpt2", "engineer", "en", timeout=120)
 
 
 def metric(at, label: str) -> str:
@@ -98,7 +102,7 @@ def test_real_checkpoint_runs_on_bpe_tokens(hf_folder, tmp_path, monkeypatch):
     from core.models.hf_gpt2 import load_gpt2
 
     point_pages_at(monkeypatch, hf_folder, tmp_path)
-    at = driver.fresh(PAGE)
+    at = engineer_page()
     assert at.radio(key="gpt2_model").value == "tiny"  # the shipped model stays the default
     at.radio(key="gpt2_model").set_value(str(hf_folder)).run()
     driver.assert_clean(at, "switching to the checkpoint")
@@ -212,7 +216,7 @@ def test_download_without_internet_says_so_at_once(tmp_path, monkeypatch):
 def test_a_hex_byte_among_the_likeliest_is_explained():
     """A Japanese prompt makes the byte model expect the next piece of a multi-byte character: the
     top-5 chart shows it as hex (xE3 …), and a caption says what that is."""
-    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at = engineer_page()
     at.text_input(key="gpt2_prompt").input("こんにちは、こんにちは、こん").run()
     driver.assert_clean(at, "Japanese prompt")
     at.button(key="gpt2_t_step").click().run()
@@ -224,3 +228,51 @@ def test_a_hex_byte_among_the_likeliest_is_explained():
     assert bool(hex_labels) == bool(notes), (labels, notes)
     assert hex_labels, f"expected a multi-byte piece among {labels}"
     assert notes[0].startswith(f"{hex_labels[0]} is a byte written in hex")
+
+
+def chart_keys(at) -> list[str]:
+    """The keys of the charts on the page, in page order."""
+    return [element.proto.id.rsplit("-", 1)[-1] for element in driver.charts(at)]
+
+
+def lower_triangle(z: np.ndarray, prompt: int) -> bool:
+    """Whether every row t of the recompute grid ran every position up to the newest and none after it."""
+    ran = np.nan_to_num(z) > 0
+    return all(
+        ran[row, : prompt + row].all() and not ran[row, prompt + row :].any() for row in range(z.shape[0])
+    )
+
+
+@pytest.mark.parametrize("depth", ["story", "engineer"])
+def test_the_page_opens_on_the_filled_triangle_at_either_depth(depth):
+    """Before any Step the grid is a dozen filled rows (the finished run's first dozen steps), each
+    re-running every earlier position: the triangle the lesson is about, never a single prompt row."""
+    at = story.rendered("gpt2", depth, "en", timeout=120)
+    assert at.session_state["gpt2_t"] == 0
+    z = array(chart(at, "gpt2_grid")["data"][0]["z"])
+    p = len(encode(DEFAULT_PROMPT))
+    assert z.shape[0] == 12 and not np.isnan(z).all(axis=1).any()  # every framed row filled
+    assert lower_triangle(z, p)
+    assert (z[1:] == 1).any(axis=1).all()  # from step 2 on, each row recomputes
+    (caption,) = [c.value for c in at.caption if c.value.startswith("Each row is one step")]
+    assert "triangle" in caption and "diagonal" not in caption
+
+
+def test_step_one_says_a_triangle_grows_not_a_diagonal():
+    """After the first Step the grid holds one row, the prompt, all new: the caption says what the next
+    rows add (everything again) instead of calling one row a diagonal."""
+    at = driver.fresh(PAGE)
+    at.button(key="gpt2_t_step").click().run()
+    (caption,) = [c.value for c in at.caption if c.value.startswith("Each row is one step")]
+    p = len(encode(DEFAULT_PROMPT))
+    assert f"read the {p}-byte prompt, **all new**" in caption
+    assert "triangle grows" in caption and "diagonal" not in caption and "nothing is run twice" not in caption
+
+
+def test_story_shows_the_grid_and_the_work_engineer_adds_guesses_and_time():
+    """Story carries the page's idea in two pictures; the model's guesses and the measured time per step
+    are the engineers' (and are not even built for a Story reader)."""
+    plain = chart_keys(driver.fresh(PAGE))
+    assert plain == ["gpt2_grid", "gpt2_work"]
+    deep = chart_keys(engineer_page())
+    assert set(plain) < set(deep) and {"gpt2_top5", "gpt2_ms"} <= set(deep)

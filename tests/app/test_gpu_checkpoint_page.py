@@ -41,6 +41,7 @@ def no_gpu_and_quiet(monkeypatch, tiny_gpt2, tmp_path):
 
 def opened() -> AppTest:
     at = AppTest.from_file(PAGE, default_timeout=120)
+    at.query_params["depth"] = "engineer"  # the checkpoint section is Engineer's
     at.run()
     driver.assert_clean(at, "first run")
     assert "Your own checkpoint" in " ".join(m.value for m in at.markdown)
@@ -107,6 +108,7 @@ def test_a_bad_folder_is_one_line_and_offers_no_run(tmp_path):
 def test_public_mode_gives_the_command_only(monkeypatch):
     monkeypatch.setenv("COURSE_PUBLIC", "1")
     at = AppTest.from_file(PAGE, default_timeout=120)
+    at.query_params["depth"] = "engineer"  # the checkpoint section is Engineer's
     at.run()
     driver.assert_clean(at, "public mode")
     assert HOME_COMMAND in [c.value for c in at.code]

@@ -67,6 +67,7 @@ def captions(at: AppTest) -> str:
 
 def test_dense_then_hybrid_show_side_by_side(folders):
     at = AppTest.from_file(PAGE, default_timeout=300)
+    at.query_params["depth"] = "engineer"  # the checkpoint section is Engineer's
     at.run()
     at.toggle(key="gpu_ckpt_open").set_value(True).run()
     driver.choose_label(at.selectbox(key="gpu_ckpt_pick"), TYPED).run()

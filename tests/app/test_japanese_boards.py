@@ -6,17 +6,31 @@ panel titles are Japanese."""
 from __future__ import annotations
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from core.i18n import use_language
-from tests.app.driver import chart_spec, shown_title
+from tests.app.driver import assert_clean, chart_spec, page_path, shown_title
 from tests.app.japanese import japanese, japanese_words, no_english, open_toggles
 
 pytestmark = pytest.mark.slow
 
 
+def japanese_engineer(slug: str, timeout: float = 300) -> AppTest:
+    """A page opened in Japanese at Engineer depth (`?lang=ja&depth=engineer`): everything Story shows and
+    the rest — code, the full captions — so a walk through its widgets reaches every string. The Story
+    page is checked on its own first (`japanese(slug)`)."""
+    no_english(japanese(slug, timeout=timeout), f"{slug} at Story depth")
+    at = AppTest.from_file(page_path(slug), default_timeout=timeout)
+    at.query_params["lang"] = "ja"
+    at.query_params["depth"] = "engineer"
+    at.run()
+    assert_clean(at, f"first run of {slug} in Japanese at Engineer depth")
+    return at
+
+
 def test_primer_reads_in_japanese_through_its_widgets():
     with use_language("ja"):  # the widgets' format functions run here too
-        at = japanese("primer", timeout=300)
+        at = japanese_engineer("primer")
         no_english(at, "first run")
         at.slider(key="pr_sweet").set_value(0.0).run()
         at.slider(key="pr_b_dir").set_value(110).run()  # b at right angles to a
@@ -34,7 +48,7 @@ def test_primer_reads_in_japanese_through_its_widgets():
 
 def test_linear_attention_reads_in_japanese_through_its_widgets():
     with use_language("ja"):
-        at = japanese("linear_attention", timeout=300)
+        at = japanese_engineer("linear_attention")
         no_english(at, "first run")
         for _step in range(3):
             at.button(key="la_t_step").click().run()
@@ -54,7 +68,7 @@ def test_linear_attention_reads_in_japanese_through_its_widgets():
 
 def test_deltanet_reads_in_japanese_through_its_widgets():
     with use_language("ja"):
-        at = japanese("deltanet", timeout=300)
+        at = japanese_engineer("deltanet")
         no_english(at, "first run: the rewrite")
         for _step in range(2):
             at.button(key="dn_t_step").click().run()
@@ -68,20 +82,20 @@ def test_deltanet_reads_in_japanese_through_its_widgets():
 
 
 def test_board_charts_speak_japanese():
-    at = japanese("linear_attention", timeout=300)
+    at = japanese_engineer("linear_attention")
     memory = chart_spec(at, "la_memory")
     assert japanese_words(shown_title(at, memory))
     assert japanese_words(memory["layout"]["xaxis"]["title"]["text"])
     assert japanese_words(memory["layout"]["yaxis"]["title"]["text"])
     assert all(japanese_words(trace["name"]) for trace in memory["data"])
-    at = japanese("deltanet", timeout=300)
+    at = japanese_engineer("deltanet")
     parts = chart_spec(at, "dn_parts")
     panel_titles = [a["text"] for a in parts["layout"]["annotations"]]
     assert len(panel_titles) == 4 and all(japanese_words(t) for t in panel_titles)
     assert japanese_words(parts["layout"]["yaxis"]["title"]["text"])
     curves = chart_spec(at, "dn_curves")
     assert japanese_words(shown_title(at, curves))
-    at = japanese("primer", timeout=300)
+    at = japanese_engineer("primer")
     dot = chart_spec(at, "pr_dot")
     assert japanese_words(shown_title(at, dot))
     assert japanese_words(dot["layout"]["xaxis"]["title"]["text"])

@@ -9,13 +9,14 @@ import re
 import huggingface_hub.constants
 import pytest
 
+from core.i18n import use_language
 from core.models import fetch
 from tests.app.driver import assert_clean, chart_spec, shown_title
 from tests.app.japanese import english_in, english_left, japanese, shown_text
 
 pytest.importorskip("transformers")
 
-ENGINEERS = ":material/engineering:"  # the icon of every collapsed "for engineers" section
+ENGINEERS = ":material/engineering:"  # the icon of every Engineer heading (ui.depth.engineer_section)
 KANA = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")  # hiragana, katakana or kanji: Japanese words
 
 
@@ -48,6 +49,9 @@ def _japanese(text: str) -> bool:
 def test_the_real_hybrid_reads_in_japanese_through_its_steps(folder, tmp_path, monkeypatch):
     _point_at(monkeypatch, folder, tmp_path)
     at = japanese("real_hybrid")
+    assert english_left(at) == []
+    at.query_params["depth"] = "engineer"  # everything, the code toggle too
+    at.run()
     assert english_left(at) == []
     for _ in range(3):
         at.button(key="rh_step_step").click().run()
@@ -88,19 +92,27 @@ def test_without_weights_the_page_explains_in_japanese(tmp_path, monkeypatch):
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
     at = japanese("real_hybrid")
     assert english_left(at) == []
+    at.query_params["depth"] = "engineer"  # the released model's size and command are an engineer's
+    at.run()
+    assert english_left(at) == []
     info = " ".join(i.value for i in at.info)
     assert "約1.7 GB" in info and "python -m core.models.fetch qwen3.5-0.8b" in info
 
 
-def _engineers_sections(node, found: list) -> list:
+def _engineers_sections(node, label: str, found: list) -> list:
+    """The sections drawn under the inline Engineer heading `label` (ui.depth.engineer_section): the element
+    right after the heading."""
     children = getattr(node, "children", None)
     if children is None:
         return found
-    if getattr(node, "type", "") == "expander" and node.proto.icon == ENGINEERS:
-        found.append(node)
-        return found
-    for key in sorted(children):
-        _engineers_sections(children[key], found)
+    keys = sorted(children)
+    for i, key in enumerate(keys):
+        child = children[key]
+        if getattr(child, "type", "") == "markdown" and child.value == f"#### {ENGINEERS} {label}":
+            if i + 1 < len(keys):
+                found.append(children[keys[i + 1]])
+        else:
+            _engineers_sections(child, label, found)
     return found
 
 
@@ -115,9 +127,14 @@ def _engineers_sections(node, found: list) -> list:
     ],
 )
 def test_each_go_deeper_section_reads_in_japanese(slug, label):
-    at = japanese(slug)
-    sections = [e for e in _engineers_sections(at.main, []) if e.label == label]
-    assert len(sections) == 1, [e.label for e in _engineers_sections(at.main, [])]
+    with use_language("ja"):  # the radios' format functions run here too
+        at = japanese(slug)
+        assert _engineers_sections(at.main, label, []) == []  # Engineer-only: Story never shows it
+        at.query_params["depth"] = "engineer"
+        at.run()
+    assert_clean(at, f"{slug} at Engineer depth in Japanese")
+    sections = _engineers_sections(at.main, label, [])
+    assert len(sections) == 1, f"no Engineer section '{label}' on {slug}"
     text = shown_text(sections[0])
     assert len(text) > 2 and all(KANA.search(t) or not english_in(t) for t in text)
     assert [s for t in text for s in english_in(t)] == []
@@ -125,6 +142,8 @@ def test_each_go_deeper_section_reads_in_japanese(slug, label):
 
 def test_the_planner_batch_link_is_japanese():
     at = japanese("kimi_k3")
+    at.query_params["depth"] = "engineer"  # the batch link sits in the Engineer part of the page
+    at.run()
     assert any(
         m.value == "**→ バッチで重みを共有するしくみ：バッチ 16 でプランナーを開く**" for m in at.markdown
     )

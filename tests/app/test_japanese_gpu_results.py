@@ -48,9 +48,11 @@ def no_gpu(monkeypatch) -> None:
     monkeypatch.setattr(nvml, "load_module", lambda: FakeNvml(init_error="LibraryNotFound"))
 
 
-def page(timeout: float = 300) -> AppTest:
+def page(timeout: float = 300, depth: str = "engineer") -> AppTest:
+    """The page in Japanese at `depth` (Engineer unless told: every view a run draws is there)."""
     at = AppTest.from_file(PAGE, default_timeout=timeout)
     at.query_params["lang"] = "ja"
+    at.query_params["depth"] = depth
     at.run()
     driver.assert_clean(at, "first run in Japanese")
     return at
@@ -173,10 +175,13 @@ def test_a_gpu_run_stored_as_the_last_run(monkeypatch):
 def test_measure_this_machine_and_its_worked_example(monkeypatch):
     no_gpu(monkeypatch)
     monkeypatch.setattr(jobs, "QUICK_PRESET", "tiny")
-    at = page()
+    at = page(depth="story")  # the one button is Story's
     at.button(key="gpu_measure_this").click().run()
     finish(at)
     assert at.session_state["gpu_context"].preset == "tiny" and at.session_state["gpu_batch"] is not None
+    no_english(at, "measure this machine at Story depth: the curve and the worked example")
+    at.query_params["depth"] = "engineer"
+    at.run()
     no_english(at, "measure this machine: the curve, the worked example and the batch sweep")
 
 

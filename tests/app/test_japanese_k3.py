@@ -14,6 +14,13 @@ from tests.app.japanese import japanese, japanese_words, no_english, open_toggle
 pytestmark = pytest.mark.slow
 
 
+def _engineer(at):
+    """The same page at Engineer depth (everything Story shows and the rest), as `?depth=engineer` opens it."""
+    at.query_params["depth"] = "engineer"
+    at.run()
+    return at
+
+
 def _step(at, key: str, times: int) -> None:
     for _ in range(times):
         at.button(key=key).click().run()
@@ -22,6 +29,8 @@ def _step(at, key: str, times: int) -> None:
 def test_forgetting_reads_in_japanese_through_its_widgets():
     with use_language("ja"):  # the radios' format functions run here too
         at = japanese("forgetting", timeout=300)
+        no_english(at, "Story, first run")
+        _engineer(at)
         no_english(at, "first run: the token where the boards differ most")
         _step(at, "fg_t_step", 6)  # through the fact and topic A, onto the topic switch
         no_english(at, "stepped onto the topic switch")
@@ -44,6 +53,8 @@ def test_forgetting_reads_in_japanese_through_its_widgets():
 def test_kimi_k3_reads_in_japanese_through_its_widgets():
     with use_language("ja"):
         at = japanese("kimi_k3", timeout=300)
+        no_english(at, "Story, first run")
+        _engineer(at)
         no_english(at, "first run: the whole run")
         _step(at, "k3_step_step", 2)
         no_english(at, "the first bytes of the reader's text")
@@ -59,6 +70,8 @@ def test_kimi_k3_reads_in_japanese_through_its_widgets():
 def test_experts_reads_in_japanese_through_its_widgets():
     with use_language("ja"):
         at = japanese("experts", timeout=300)
+        no_english(at, "Story, first run")
+        _engineer(at)
         no_english(at, "first run")
         _step(at, "ex_step_step", 3)
         no_english(at, "three bytes on")
@@ -72,7 +85,7 @@ def test_experts_reads_in_japanese_through_its_widgets():
 
 
 def test_k3_charts_speak_japanese():
-    at = japanese("kimi_k3", timeout=300)
+    at = _engineer(japanese("kimi_k3", timeout=300))
     layer_map = chart_spec(at, "k3_map")
     assert japanese_words(shown_title(at, layer_map))
     assert japanese_words(layer_map["layout"]["xaxis"]["title"]["text"])
@@ -82,7 +95,7 @@ def test_k3_charts_speak_japanese():
     assert japanese_words(memory["layout"]["yaxis"]["title"]["text"])
     attn_res = chart_spec(at, "k3_attn_res")
     assert japanese_words(attn_res["data"][0]["hovertemplate"])
-    at = japanese("experts", timeout=300)
+    at = _engineer(japanese("experts", timeout=300))
     router = chart_spec(at, "ex_router")
     assert japanese_words(shown_title(at, router))
     assert japanese_words(router["layout"]["xaxis"]["title"]["text"])

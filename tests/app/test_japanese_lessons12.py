@@ -1,6 +1,6 @@
 """Lessons 1–2 (GPT-2 plain, KV cache) in Japanese, driven through their widgets: Steps, the sampling
 settings, the layer and head pickers, the calculator, the answers, formulas and code all render with no
-exception and no English sentence left (tests/app/japanese.py); the charts' titles and axes, and the
+exception and no English sentence left at Engineer depth, which shows everything Story shows (tests/app/japanese.py); the charts' titles and axes, and the
 words that describe every chart (core/figures/describe.py), are Japanese."""
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from core.figures.style import base_layout
 from core.i18n import use_language
 from core.units import counted, format_count
 from tests.app.driver import chart_spec
-from tests.app.japanese import japanese, japanese_words, no_english, open_toggles
+from tests.app.japanese import japanese_words, no_english, open_toggles
+from tests.app.story import rendered
 
 
 def _axis_title(spec: dict, axis: str) -> str:
@@ -26,7 +27,7 @@ def _axis_title(spec: dict, axis: str) -> str:
 @pytest.mark.slow
 def test_gpt2_reads_in_japanese_through_its_widgets():
     with use_language("ja"):
-        at = japanese("gpt2", timeout=300)
+        at = rendered("gpt2", "engineer", "ja", timeout=300)  # Engineer: everything Story shows, and more
         no_english(at, "first run")
         for _step in range(3):
             at.button(key="gpt2_t_step").click().run()
@@ -48,7 +49,7 @@ def test_gpt2_reads_in_japanese_through_its_widgets():
 @pytest.mark.slow
 def test_kv_cache_reads_in_japanese_through_its_widgets():
     with use_language("ja"):
-        at = japanese("kv_cache", timeout=300)
+        at = rendered("kv_cache", "engineer", "ja", timeout=300)
         no_english(at, "first run")
         for _step in range(3):
             at.button(key="kv_t_step").click().run()

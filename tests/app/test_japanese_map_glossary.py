@@ -16,6 +16,7 @@ from core.roofline import CARDS
 from core.specs import SPECS
 from tests.app.driver import assert_clean, chart_spec, shown_title
 from tests.app.japanese import chart_text, english_in, english_left, japanese, japanese_words, open_toggles
+from tests.app.test_japanese_boards import japanese_engineer
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +41,7 @@ def _no_english(at, when: str) -> None:
 
 
 def test_the_map_reads_in_japanese_through_its_widgets():
-    at = japanese("map")
+    at = japanese_engineer("map")  # Story checked first; Engineer adds the code
     _no_english(at, "first run")
     story = at.table[0].value
     assert list(story.columns) == ["レッスン", "段階", "解決したこと", "残した課題"]
@@ -71,7 +72,7 @@ def test_the_map_chart_is_japanese():
 
 
 def test_what_changed_reads_in_japanese_through_its_widgets():
-    at = japanese("what_changed")
+    at = japanese_engineer("what_changed")  # Story checked first; Engineer adds the code
     _no_english(at, "first run")
     rules = at.table[0].value
     assert list(rules.columns)[:3] == ["レッスン", "段階", "すること"]
@@ -142,3 +143,41 @@ def test_the_other_pages_charts_from_specs_are_japanese():
         words = chart_text(fig.to_plotly_json())
         assert [w for w in words if english_in(w)] == [], words
         assert any(japanese_words(w) for w in words)
+
+
+def test_the_japanese_glossary_is_sorted_by_reading():
+    """あいうえお順: the names Japanese writes in Latin letters first (A to Z), then every other name by
+    its stored reading in the order of the kana table (voiced marks and ー read as dictionaries read
+    them); each such name has a reading in hiragana that starts as the name does, when the name starts
+    with kana. The page lists them in that order."""
+    from core.glossary import alphabetical, gojuon
+
+    def hiragana(text: str) -> str:
+        return "".join(chr(ord(c) - 0x60) if "ァ" <= c <= "ヶ" else c for c in text)
+
+    with use_language("ja"):
+        order = alphabetical()
+        shown = [t.shown_name() for t in order]
+        latin = [t for t, name in zip(order, shown, strict=True) if name.lstrip("-")[0].isascii()]
+        kana = [t for t, name in zip(order, shown, strict=True) if not name.lstrip("-")[0].isascii()]
+        assert order == latin + kana, "Latin-lettered names come first"
+        assert [t.name.lower().lstrip("-") for t in latin] == sorted(
+            t.name.lower().lstrip("-") for t in latin
+        )
+        assert all(t.reading for t in kana), [t.key for t in kana if not t.reading]
+        for t in kana:
+            assert all("ぁ" <= c <= "ゖ" or c == "ー" for c in t.reading), (t.key, t.reading)
+            first = hiragana(t.shown_name()[0])
+            if "ぁ" <= first <= "ゖ":  # a kana name: its reading starts with the same sound
+                assert gojuon(t.reading)[0] == gojuon(first)[0], (t.key, t.reading)
+        readings = [gojuon(t.reading) for t in kana]
+        assert readings == sorted(readings)
+    assert gojuon("とーくん") == "とおくん" and gojuon("かーねる") < gojuon(
+        "がくしゅうりつ"
+    )  # かあ… before かく…
+    at = japanese("glossary")
+    (listing,) = [m.value for m in at.markdown if m.value.startswith("- **")]
+    with use_language("ja"):
+        names = [f"**{t.shown_name()}**" for t in alphabetical()]
+    positions = [listing.index(name) for name in names]
+    assert positions == sorted(positions), "the page lists the words in reading order"

@@ -1,30 +1,43 @@
 """The planner in Japanese, driven through its widgets: every model, card, format and layout, several
 GPUs, long contexts, big batches, a pasted config (good and broken) and the empty sources render with
 no exception and no English sentence left (tests/app/japanese.py); the charts' titles and axes, the
-sentence, the table and the link are Japanese; and the CLI (`python -m core.plan`) stays English."""
+sentence, the table and the link are Japanese; and the CLI (`python -m core.plan`) stays English.
+
+The page opens at Engineer depth (ui/depth.py), where it shows everything: the Story's text is part of it."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from core.i18n import use_language
 from core.plan import CACHE_FORMATS, CARDS, STATE_FORMATS, WEIGHT_FORMATS, PlanInputs, parse, plan
 from core.plan.__main__ import main
 from core.plan.config import SHIPPED_CONFIGS
-from core.plan.headline import headline
+from core.plan.headline import headline, quoted_plan, reads_words
 from core.plan.memory import LAYOUTS
-from tests.app.driver import assert_clean, chart_spec, shown_title
-from tests.app.japanese import japanese, japanese_words, no_english
+from tests.app.driver import assert_clean, chart_spec, page_path, shown_title
+from tests.app.japanese import japanese_words, no_english
 from ui.planner import shipped
 
 pytestmark = pytest.mark.slow
 
 
+def _planner(depth: str = "engineer") -> AppTest:
+    """The planner in Japanese at `depth`, as the link `?lang=ja&depth=…` opens it."""
+    at = AppTest.from_file(page_path("planner"), default_timeout=300)
+    at.query_params["lang"] = "ja"
+    at.query_params["depth"] = depth
+    at.run()
+    assert_clean(at, f"the planner in Japanese at {depth} depth")
+    return at
+
+
 def test_the_planner_reads_in_japanese_through_every_choice():
     with use_language("ja"):  # the widgets' format functions run here too
-        at = japanese("planner", timeout=300)
+        at = _planner()
         no_english(at, "first run")
         for name in shipped():
             at.selectbox(key="plan_shipped").set_value(name).run()
@@ -63,7 +76,7 @@ def test_the_planner_reads_in_japanese_through_every_choice():
 )
 def test_a_config_that_cannot_be_planned_says_why_in_japanese(text):
     with use_language("ja"):
-        at = japanese("planner", timeout=300)
+        at = _planner()
         at.radio(key="plan_source").set_value("Paste config.json").run()
         no_english(at, "nothing pasted yet")
         assert at.info and japanese_words(at.info[0].value)
@@ -76,7 +89,7 @@ def test_a_pasted_config_and_the_upload_read_in_japanese():
     data = json.loads((SHIPPED_CONFIGS / "qwen3_next_80b_a3b.json").read_text())
     del data["max_position_embeddings"]  # the trained window unknown, said in Japanese
     with use_language("ja"):
-        at = japanese("planner", timeout=300)
+        at = _planner()
         at.radio(key="plan_source").set_value("Paste config.json").run()
         at.text_area(key="plan_paste").input(json.dumps(data)).run()
         no_english(at, "a pasted hybrid without a trained window")
@@ -87,7 +100,7 @@ def test_a_pasted_config_and_the_upload_read_in_japanese():
 
 def test_the_planners_sentence_charts_table_and_link_are_japanese():
     with use_language("ja"):
-        at = japanese("planner", timeout=300)
+        at = _planner()
         at.number_input(key="plan_gpus").set_value(2).run()
         assert_clean(at, "two GPUs")
         model = parse((SHIPPED_CONFIGS / "llama3_1_8b.json").read_text())
@@ -104,6 +117,16 @@ def test_the_planners_sentence_charts_table_and_link_are_japanese():
         assert all(japanese_words(q) for q in table["項目"])
         link = next(m.value for m in at.markdown if "(?context=" in m.value)
         assert "lang=ja" in link  # the shared link opens the plan in the language it was read in
+
+
+def test_the_story_reads_in_japanese_with_what_a_step_reads():
+    with use_language("ja"):
+        at = _planner("story")
+        no_english(at, "Story")
+        model = parse((SHIPPED_CONFIGS / "llama3_1_8b.json").read_text())
+        words = reads_words(model, quoted_plan(model, plan(model, PlanInputs())))
+        assert japanese_words(words) and words in [m.value for m in at.markdown]
+        assert all(japanese_words(c.value) for c in at.caption)
 
 
 def test_the_cli_and_the_english_page_stay_english(capsys):

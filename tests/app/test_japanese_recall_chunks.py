@@ -10,6 +10,7 @@ import pytest
 from core.i18n import use_language
 from tests.app.driver import chart_spec, shown_title
 from tests.app.japanese import japanese, japanese_words, no_english
+from tests.app.test_japanese_boards import japanese_engineer
 
 pytestmark = pytest.mark.slow
 
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.slow
 def test_collisions_reads_in_japanese_through_its_widgets():
     # the widgets' format functions run here too: they must name the options in Japanese
     with use_language("ja"):
-        at = japanese("collisions", timeout=300)
+        at = japanese_engineer("collisions")
         no_english(at, "first run")
         at.radio(key="co_keys").set_value("orthogonal").run()
         at.slider(key="co_n").set_value(40).run()
@@ -50,7 +51,7 @@ def test_collisions_charts_speak_japanese():
 def test_chunks_reads_in_japanese_through_its_widgets():
     # the widgets' format functions run here too: they must name the options in Japanese
     with use_language("ja"):
-        at = japanese("chunks", timeout=300)
+        at = japanese_engineer("chunks")
         no_english(at, "first run")
         timeline = chart_spec(at, "ch_timeline")
         assert japanese_words(shown_title(at, timeline))

@@ -12,8 +12,8 @@ from streamlit.testing.v1 import AppTest
 from core.models.mini_k3 import MiniK3Config
 from core.specs import SPECS
 from core.units import format_bytes
-from tests.app import driver
-from tests.app.driver import READER_TEXT, assert_clean, fresh, page_path
+from tests.app import driver, story
+from tests.app.driver import READER_TEXT, assert_clean, page_path
 from tests.app.driver import chart_spec as _spec
 from tests.app.driver import metric_value as _metric
 from tests.app.driver import plotly_array as _array
@@ -26,7 +26,13 @@ pytestmark = needs_mini_k3
 
 @pytest.fixture(scope="module")
 def at() -> AppTest:
-    return fresh(PAGE, timeout=300)
+    """The page at Engineer depth: everything it shows (Story's part is tested on its own below)."""
+    return story.rendered("kimi_k3", "engineer", "en", timeout=300)
+
+
+def _chart_keys(at: AppTest) -> set[str]:
+    """The keys of the charts on the page (Streamlit ends a chart's element id in "-key")."""
+    return {element.proto.id.rsplit("-", 1)[-1] for element in driver.charts(at)}
 
 
 def test_page_shows_the_real_k3_from_specs(at):
@@ -153,3 +159,26 @@ def test_attn_res_takeaway_quotes_the_heatmap_shown(at):
         assert int(n) == int(np.sum(~np.isnan(z[row]))) and even == f"{1 / int(n):.2f}"
         leans = [np.nanmax(r) - 1 / np.sum(~np.isnan(r)) for r in z if np.sum(~np.isnan(r)) > 1]
         assert z[row, col] - 1 / int(n) == pytest.approx(max(leans), abs=1e-6)  # the most lopsided row
+
+
+def test_story_keeps_the_layer_map_and_the_attn_res_heatmap():
+    """Story carries the page's two ideas, one picture each (the layer map, the AttnRes heatmap), each with a
+    caption; the memory charts, the step time and the experts line are built only at Engineer depth."""
+    plain = story.rendered("kimi_k3", "story", "en", timeout=300)
+    keys = _chart_keys(plain)
+    assert {"k3_map", "k3_attn_res"} <= keys
+    assert not {"k3_memory", "k3_layer_memory", "k3_memory_time"} & keys
+    assert not [m for m in plain.metric if m.label == "this step took"]
+    assert not [m for m in plain.markdown if m.value.startswith("Experts this byte woke")]
+    assert not story.forbidden(story.running_text(plain.main))
+    for _ in range(3):
+        plain.button(key="k3_step_step").click().run()
+        assert_clean(plain, "stepping in Story")
+    assert "k3_layer_memory" not in _chart_keys(plain)
+
+
+def test_attn_res_heatmap_labels_count_from_1_like_the_step_counter(at):
+    """The Step counter says "byte 1" for the first byte; the heatmap's layers and blocks count from 1 too."""
+    spec = _spec(at, "k3_attn_res")["data"][0]
+    assert list(spec["y"])[0] == "layer 1 before KDA"
+    assert list(spec["x"])[:2] == ["embedding", "block 1: layers 1–3"]

@@ -11,7 +11,7 @@ from core.models.gpt2 import GPT2
 from core.roofline import CARDS, DEFAULT_CARD, spill_context
 from core.specs import SPECS
 from core.tokenizer import encode
-from tests.app import driver
+from tests.app import driver, story
 from tests.app.driver import chart_spec as chart
 from tests.app.driver import plotly_array as array
 from tests.app.test_gpt2_page import metric
@@ -20,9 +20,15 @@ PAGE = driver.page_path("kv_cache")
 DEFAULT_PROMPT = "The cache "
 
 
+def engineer_page():
+    """The page at Engineer depth: the live check in words, the model's guesses, the attention picture,
+    the whole-run charts and the calculator."""
+    return story.rendered("kv_cache", "engineer", "en", timeout=120)
+
+
 @pytest.fixture(scope="module")
 def page():
-    return driver.fresh(PAGE)
+    return engineer_page()
 
 
 def test_cache_grows_one_row_per_byte(page):
@@ -177,7 +183,7 @@ def test_real_checkpoint_cache_on_bpe_tokens(hf_folder, tmp_path, monkeypatch):
     from core.units import format_bytes
 
     point_pages_at(monkeypatch, hf_folder, tmp_path)
-    at = driver.fresh(PAGE)
+    at = engineer_page()
     at.radio(key="kv_model").set_value(str(hf_folder)).run()
     at.button(key="kv_t_reset").click().run()
     driver.assert_clean(at, "switching to the checkpoint")
@@ -205,3 +211,57 @@ def test_real_checkpoint_cache_on_bpe_tokens(hf_folder, tmp_path, monkeypatch):
     at.selectbox(key="kv_layer").select(1).run()
     at.selectbox(key="kv_head").select(3).run()
     driver.assert_clean(at, "layer/head on the checkpoint")
+
+
+def test_story_opens_on_the_diagonal_with_the_cache_in_two_pictures():
+    """Story's pictures are the cache growing a row per byte and the diagonal of positions run (the grid's
+    rows from the figure's data: the prompt, then one new position each); the rest is the engineers'."""
+    at = driver.fresh(PAGE)
+    keys = [element.proto.id.rsplit("-", 1)[-1] for element in driver.charts(at)]
+    assert keys == ["kv_heatmaps", "kv_grid"]
+    p = len(encode(DEFAULT_PROMPT))
+    z = np.nan_to_num(array(chart(at, "kv_grid")["data"][0]["z"]))
+    assert z.shape[0] == 12
+    assert [np.flatnonzero(row).tolist() for row in z] == [list(range(p))] + [
+        [p + t - 1] for t in range(1, 12)
+    ]
+    deep = [element.proto.id.rsplit("-", 1)[-1] for element in driver.charts(engineer_page())]
+    assert {"kv_top5", "kv_attention", "kv_work", "kv_ms", "kv_bytes", "kv_speed"} <= set(deep)
+
+
+def test_step_one_says_a_diagonal_grows(page):
+    at = page
+    at.button(key="kv_t_reset").click().run()
+    at.button(key="kv_t_step").click().run()
+    (caption,) = [c.value for c in at.caption if c.value.startswith("Each row is one step")]
+    p = len(encode(DEFAULT_PROMPT))
+    assert f"read the {p}-byte prompt, **all new**, and kept it in the cache" in caption
+    assert "diagonal grows" in caption and "One dark cell per row" not in caption
+    at.button(key="kv_t_reset").click().run()
+
+
+def test_the_two_percentages_say_what_they_are_of(page):
+    """The calculator's slow-down (speed at a context ÷ the speed predicted for an empty context) and the
+    published measurements (measured speed ÷ the planner's bound) are both percentages, and at the default
+    32K one of each is 47%: each names what it is a share of, so the two never read alike."""
+    from core.plan.calibration import calibration
+    from core.roofline import predict, slowdown
+
+    at = page
+    at.selectbox(key="kv_spec").select("llama3_8b").run()
+    at.selectbox(key="kv_card").select(DEFAULT_CARD).run()
+    at.selectbox(key="kv_precision").select("4-bit weights").run()
+    at.select_slider(key="kv_context").set_value(32768).run()
+    spec, card = SPECS["llama3_8b"], CARDS[DEFAULT_CARD]
+    ratio, empty = slowdown(spec, card, 32768, 0.5), predict(spec, 0, card, 0.5).tokens_per_s
+    texts = story.running_text(at.main)
+    (predicted,) = [t for t in texts if t.startswith("Predicted at 32K tokens")]
+    assert f"{ratio:.0%} of the {empty:,.1f} tokens/s predicted for an empty context" in predicted
+    (measured,) = [t for t in texts if t.startswith("Upper bound from bytes read")]
+    assert "shares of the bound the planner works out for that setting (measured speed ÷ bound)" in measured
+    assert "empty context" not in predicted.split("of the")[0]  # the share's referent follows it at once
+    shares = [f"{r.share:.0%}" for r in calibration()]
+    assert f"{ratio:.0%}" in shares  # the case the issue found: the same number with two meanings
+    for text in texts:  # any other sentence with that number says what it is of
+        if f"{ratio:.0%}" in text:
+            assert "empty context" in text or "of the bound" in text, text

@@ -1,4 +1,4 @@
-"""Lesson 3 under AppTest: the regrouping is exact, the board steps with a fixed colour range."""
+"""Linear attention under AppTest: the regrouping is exact, the board steps with a fixed colour range."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import board as bd
+from core.units import format_count
 from tests.app import driver
 from tests.app.driver import chart_spec as chart
 from tests.app.driver import metric_value as metric
@@ -16,7 +17,9 @@ PAGE = driver.page_path("linear_attention")
 
 
 def test_regrouping_and_board_stepping():
-    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.query_params["depth"] = "engineer"  # the counts in full and the seed are Engineer's
+    at.run()
     driver.assert_clean(at, "first run")
     assert at.title[0].value.startswith(f"{number('linear_attention')} ·")
     assert driver.small_number(metric(at, "largest difference")) < 1e-12
@@ -68,3 +71,20 @@ def test_a_curious_reader_cannot_break_it():
     assert at.session_state["la_t"] == at.slider(key="la_n").value  # clamped at the end of the stream
     at.button(key="la_t_reset").click().run()
     assert at.session_state["la_t"] == 0
+
+
+def test_story_keeps_one_draw_and_the_plain_ratio():
+    """Story draws one fixed set of random numbers (no seed box) and says the regrouping's saving as one
+    computed ratio; Engineer adds the seed, the counts and the same counts in FLOPs (two per multiply-add)."""
+    story = AppTest.from_file(PAGE, default_timeout=120).run()
+    driver.assert_clean(story, "Story")
+    assert not [w for w in story.number_input if w.key == "la_seed"]
+    left, right = bd.regroup_ops(100_000, 128, 128)
+    assert any(f"{left / right:,.0f}× fewer multiply-adds" in c.value for c in story.caption)
+    assert not any("FLOPs" in c.value for c in story.caption)
+    engineer = AppTest.from_file(PAGE, default_timeout=120)
+    engineer.query_params["depth"] = "engineer"
+    engineer.run()
+    assert engineer.number_input(key="la_seed").value == 0
+    flops = next(c.value for c in engineer.caption if "FLOPs" in c.value)
+    assert format_count(2 * left) in flops and format_count(2 * right) in flops

@@ -5,14 +5,19 @@ from __future__ import annotations
 from core.glossary import get
 from core.specs import SPECS
 from core.units import format_bytes, format_context, format_params
-from tests.app import driver
+from tests.app import driver, story
 from ui.course import LESSONS, number
 
 PAGE = "map"  # a lesson slug: driver.fresh finds its page file in ui/course.py
 
 
+def engineer_page():
+    """The map at Engineer depth (the counted parameters, the code, the details behind each number)."""
+    return story.rendered(PAGE, "engineer", "en")
+
+
 def test_headline_numbers_come_from_specs():
-    at = driver.fresh(PAGE)
+    at = engineer_page()
     assert at.title[0].value.startswith("0 · Map")
     values = [m.value for m in at.metric]
     assert values == ["124M parameters", "2.8T parameters", "22,580"]
@@ -67,7 +72,7 @@ def test_precision_and_context_controls():
 
 
 def test_a_curious_reader_breaks_nothing():
-    at = driver.fresh(PAGE)
+    at = engineer_page()
     assert driver.sweep_sliders(at) == 1
     assert driver.try_selectboxes(at) == 0
     for key in ("map_notice_size_reveal", "map_formula", "map_code"):
@@ -91,7 +96,7 @@ def test_the_words_box_opens_and_explains_the_map_jargon():
 def test_k3_active_parameters_come_from_the_one_spec_function():
     k3 = SPECS["kimi_k3"]
     active = format_params(k3.active_params())
-    at = driver.fresh(PAGE)
+    at = engineer_page()
     table = at.dataframe[0].value
     assert table[table["model"] == "Kimi K3"].iloc[0]["active per token"] == active
     engineers = " ".join(c.value for c in at.caption)
@@ -119,3 +124,16 @@ def test_the_wide_table_says_it_scrolls_sideways():
     columns = len(at.dataframe[0].value.columns)
     assert columns > 3
     assert f"Scroll sideways for all {columns} columns →" in [c.value for c in at.caption]
+
+
+def test_story_keeps_the_headline_and_engineer_adds_the_details():
+    """Story states K3's fixed state in one number; Engineer adds what it is made of, the precisions and the
+    article's full title, computed from the same spec."""
+    k3 = SPECS["kimi_k3"]
+    plain = " ".join(story.running_text(driver.fresh(PAGE).main))
+    deep = " ".join(story.running_text(engineer_page().main))
+    fixed = f"plus a fixed {format_bytes(k3.state_bytes())} that never grows"
+    assert fixed in plain and fixed in deep
+    parts = f"{format_bytes(k3.recurrent_state_bytes())} of boards"
+    assert parts not in plain and parts in deep
+    assert "short-convolution" not in plain and "Beginner-Friendly Walkthrough" in deep

@@ -10,13 +10,13 @@ from tests.app import driver
 from ui.course import LESSONS, available
 
 PAGES = [pytest.param(item.file, id=item.slug) for item in available()]
-# What a curious reader finds on each page, in the order test_page_survives_a_curious_reader pokes:
+# What a curious reader finds on each page at Story depth, in the order test_page_survives_a_curious_reader pokes:
 # (text inputs, selectboxes, sliders + select_sliders, Step buttons). A renamed or lost widget key
 # changes a count, so the sweep cannot pass by finding nothing to poke.
 WIDGETS = {
     "map": (0, 0, 1, 0),
     "gpt2": (1, 0, 3, 1),
-    "kv_cache": (1, 5, 4, 1),
+    "kv_cache": (1, 2, 3, 1),
     "primer": (0, 3, 7, 0),
     "linear_attention": (0, 0, 3, 1),
     "collisions": (1, 1, 3, 0),
@@ -25,8 +25,8 @@ WIDGETS = {
     "forgetting": (0, 0, 5, 1),
     "kimi_k3": (1, 0, 0, 1),
     "experts": (1, 0, 1, 1),
-    "real_hybrid": (0, 0, 0, 0),  # without Qwen3.5 weights here; with them: tests/app/test_real_hybrid.py
-    "your_gpu": (0, 1, 1, 0),
+    "real_hybrid": (1, 2, 0, 1),  # the shipped miniature: no Qwen3.5 weights needed
+    "your_gpu": (0, 0, 0, 0),  # Story: the one button; its pickers are Engineer's (tests/app/test_your_gpu.py)
     "planner": (0, 6, 2, 0),
     "what_changed": (0, 1, 1, 0),
     "glossary": (1, 0, 0, 0),
@@ -54,13 +54,24 @@ def test_every_page_has_its_widget_counts():
     assert set(WIDGETS) == {item.slug for item in available()}
 
 
+# Where Engineer depth has more widgets than Story (ui/depth.py), the reader pokes those at Engineer depth too.
+ENGINEER_WIDGETS = {
+    "kv_cache": (1, 5, 4, 1),  # the card calculator and the attention picture's pickers
+    "your_gpu": (0, 1, 1, 0),  # the benchmark's sizes (both pickers: tests/app/test_your_gpu.py)
+}
+READERS = [(item.slug, "story") for item in available()] + [(slug, "engineer") for slug in ENGINEER_WIDGETS]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("slug", [item.slug for item in available()])
-def test_page_survives_a_curious_reader(slug):
+@pytest.mark.parametrize(("slug", "depth"), READERS)
+def test_page_survives_a_curious_reader(slug, depth):
     """Every widget poked, then 20 Steps: no exception, and the Step controls stand 20 steps on
     (or at the end of the run, where they stop)."""
-    texts, selectboxes, sliders, steps = WIDGETS[slug]
-    at = driver.fresh(slug)
+    texts, selectboxes, sliders, steps = (ENGINEER_WIDGETS if depth == "engineer" else WIDGETS)[slug]
+    at = AppTest.from_file(driver.page_path(slug), default_timeout=120)
+    at.query_params["depth"] = depth
+    at.run()
+    driver.assert_clean(at, f"first run of {slug} at {depth} depth")
     assert driver.type_text(at) == texts
     assert driver.try_selectboxes(at) == selectboxes
     assert driver.sweep_sliders(at) == sliders

@@ -1,8 +1,12 @@
-"""The planner page: its numbers are core/plan's, a link restores every input, and no input breaks it."""
+"""The planner page: its numbers are core/plan's, a link restores every input, and no input breaks it.
+
+Most tests read the figures an engineer reads (metrics, the table, the assumptions), so `_page` opens the
+page at Engineer depth (ui/depth.py); the Story tests at the end open it as a beginner does."""
 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -11,22 +15,23 @@ from streamlit.testing.v1.element_tree import Widget
 from core.plan import CACHE_FORMATS, CARDS, STATE_FORMATS, WEIGHT_FORMATS, PlanInputs, parse, plan
 from core.plan.config import SHIPPED_CONFIGS
 from core.plan.export import pack_config, to_query
-from core.plan.headline import headline
+from core.plan.headline import headline, quoted_plan, reads_words
 from core.plan.memory import LAYOUTS
 from core.units import format_bytes
 from tests.app import driver
-from ui.planner import shipped
+from ui.planner import memory_caption, shipped
 from ui.text import plain
 
 PAGE = "planner"
 
 
-def _page(params: dict[str, str] | None = None) -> AppTest:
+def _page(params: dict[str, str] | None = None, depth: str = "engineer") -> AppTest:
     at = AppTest.from_file(driver.page_path(PAGE), default_timeout=120)
+    at.query_params["depth"] = depth
     for key, value in (params or {}).items():
         at.query_params[key] = value
     at.run()
-    driver.assert_clean(at, f"planner with {params}")
+    driver.assert_clean(at, f"planner with {params} at {depth} depth")
     return at
 
 
@@ -148,11 +153,20 @@ def test_every_source_without_a_config_says_what_to_do():
 
 
 @pytest.mark.parametrize("slug", ["chunks", "forgetting", "kimi_k3", "experts", "planner"])
-def test_go_deeper_is_collapsed_and_there(slug):
-    at = driver.fresh(slug)
-    deeper = [e for e in at.expander if e.label.startswith("Go deeper")]
-    assert len(deeper) == 1 and not deeper[0].proto.expanded
-    assert deeper[0].markdown, "the go-deeper section has no text"
+def test_go_deeper_is_engineer_only_and_there(slug):
+    """The "go deeper" sections are inline Engineer sections now (ui/depth.py): a heading with the
+    engineers' icon and text under it at Engineer depth, nothing in Story."""
+    heading = re.compile(r"^#### :material/engineering: Go deeper")
+    story = driver.fresh(slug)
+    assert not any(heading.match(m.value) for m in story.markdown)
+    at = AppTest.from_file(driver.page_path(slug), default_timeout=120)
+    at.query_params["depth"] = "engineer"
+    at.run()
+    driver.assert_clean(at, f"{slug} at Engineer depth")
+    texts = [m.value for m in at.markdown]
+    starts = [i for i, text in enumerate(texts) if heading.match(text)]
+    assert len(starts) == 1, f"{slug}: {len(starts)} go-deeper headings"
+    assert texts[starts[0] + 1 :], "the go-deeper section has no text"
 
 
 def test_what_if_figures_say_so_beside_the_headline():
@@ -255,3 +269,76 @@ def test_a_config_without_a_trained_window_says_so_on_the_page():
     assert _sentence(parse(data), PlanInputs()) in [m.value for m in at.markdown]
     assert any("trained window unknown" in m.value for m in at.markdown)
     assert any(s.value.endswith("(trained window unknown) on 1 × H100 SXM 80GB") for s in at.subheader)
+
+
+# -- two depths (issue 40): Story answers in a sentence, two pictures and what a step reads; Engineer adds the rest --
+
+
+def _model_and_quoted(name: str, inputs: PlanInputs):
+    model = _shipped(name)
+    return model, quoted_plan(model, plan(model, inputs))
+
+
+def test_story_answers_and_leaves_every_figure_to_engineers():
+    story = _page(depth="story")
+    assert not story.metric and not story.table, "the figures and their table are for engineers"
+    assert not any("Assumptions" in m.value for m in story.markdown)
+    assert [key for key in ("plan_memory", "plan_speed") if driver.chart_spec(story, key)] == [
+        "plan_memory",
+        "plan_speed",
+    ]
+    assert len(driver.charts(story)) == 2
+    model, quoted = _model_and_quoted("llama3_1_8b", PlanInputs())
+    assert plain(reads_words(model, quoted)) in [m.value for m in story.markdown]
+    captions = [c.value for c in story.caption]
+    assert memory_caption(quoted) in captions and any(
+        c.startswith("The blue line is the fastest") for c in captions
+    )
+    assert any("What is still missing" in m.value for m in story.markdown)
+    engineer = _page()
+    assert driver.metric_value(engineer, "Weights") == format_bytes(quoted.weights)
+    assert engineer.table and any("Assumptions" in m.value for m in engineer.markdown)
+    assert any(m.value.endswith("Every figure at your settings") for m in engineer.markdown)
+    shown = {m.value for m in engineer.markdown} | {c.value for c in engineer.caption}
+    assert {m.value for m in story.markdown if "(?context=" not in m.value} <= shown
+
+
+@pytest.mark.parametrize(
+    "name, inputs",
+    [
+        ("kimi_k3", PlanInputs(32768, 16, "mxfp4_experts", gpus=16, card="h200")),
+        ("qwen3_next_80b_a3b", PlanInputs(4096, 8, "fp8", card="h200")),
+        ("gpt2", PlanInputs(context=1024, card="rtx4090")),
+    ],
+    ids=["moe", "hybrid", "tied"],
+)
+def test_the_page_says_what_a_step_reads_with_core_numbers(name, inputs):
+    at = _page({**to_query(inputs), "config": name}, depth="story")
+    model, quoted = _model_and_quoted(name, inputs)
+    assert quoted.fits
+    sentence = plain(reads_words(model, quoted))
+    assert sentence in [m.value for m in at.markdown]
+    reads = quoted.step_reads
+    assert format_bytes(reads.total) in sentence and format_bytes(reads.weights) in sentence
+    assert (format_bytes(reads.idle_experts) in sentence) == (reads.idle_experts > 0)
+    # the bar's caption names the fixed state only where the model keeps one
+    assert ("purple" in memory_caption(quoted)) == (quoted.state > 0)
+
+
+def test_the_address_keeps_the_engineer_depth():
+    """Writing the plan into the address must not drop `?depth=engineer` (a copied address opens the
+    depth it was read at); the link the page shows is the same at both depths."""
+    engineer, story = _page(), _page(depth="story")
+    assert engineer.query_params["depth"] in ("engineer", ["engineer"])
+    assert "depth" not in story.query_params
+    links = [next(m.value for m in at.markdown if "(?context=" in m.value) for at in (engineer, story)]
+    assert links[0] == links[1] and "depth=" not in links[0]
+
+
+def test_the_speed_caption_reads_its_ticks_off_the_chart():
+    at = _page(depth="story")
+    spec = driver.chart_spec(at, "plan_speed")
+    ticks = spec["layout"]["xaxis"]["tickvals"]
+    caption = next(c.value for c in at.caption if c.value.startswith("The blue line"))
+    assert f"Each tick to the right is {ticks[1] / ticks[0]:g}× longer." in caption
+    assert "it falls" in caption and "Red crosses" in caption  # Llama-3.1-8B at 1M does not fit one H100

@@ -141,7 +141,9 @@ def _config(**changes) -> str:
 
 
 def test_planner_shows_a_pasted_configs_name_and_errors_as_typed():
-    at = driver.fresh("planner")
+    at = AppTest.from_file(driver.page_path("planner"), default_timeout=120)
+    at.query_params["depth"] = "engineer"  # the subheader and "Every figure" are Engineer-only (issue 40)
+    at.run()
     at.radio(key="plan_source").set_value("Paste config.json").run()
     at.text_area(key="plan_paste").input(_config(_name_or_path=EVIL)).run()
     driver.assert_clean(at, "a hostile config name")
@@ -158,6 +160,7 @@ def test_planner_shows_a_pasted_configs_name_and_errors_as_typed():
 
 def test_planner_shows_a_shared_links_config_name_as_text():
     at = AppTest.from_file(driver.page_path("planner"), default_timeout=120)
+    at.query_params["depth"] = "engineer"  # the subheader is Engineer-only (issue 40)
     at.query_params["configz"] = pack_config(_config(_name_or_path=EVIL))
     at.run()
     driver.assert_clean(at, "a link with a hostile config")

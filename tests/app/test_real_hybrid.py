@@ -1,7 +1,8 @@
 """The A real hybrid page under AppTest: a tiny random Qwen3.5 checkpoint (bench/hf_tiny_qwen35.py)
-offered through COURSE_QWEN35_PATH, stepped; what it draws equals the model's own traces. Without
-weights the page explains and offers the download; in public mode neither this page nor GPT-2's
-offers a Download button, only the command."""
+offered through COURSE_QWEN35_PATH, stepped at Engineer depth; what it draws equals the model's own
+traces. Without weights the page steps the shipped miniature (assets/qwen35_mini/) at both depths in
+both languages, and still offers the download; in public mode neither this page nor GPT-2's offers a
+Download button, only the command."""
 
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ def at(folder, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     _point_at(monkeypatch, folder, tmp_path)
     at = AppTest.from_file(PAGE, default_timeout=120)
+    at.query_params["depth"] = "engineer"  # everything: the cache picture, the config caption, the extremes
     at.run()
     assert_clean(at, "real_hybrid on a tiny checkpoint")
     return at
@@ -57,11 +59,12 @@ def at(folder, tmp_path, monkeypatch):
 
 def _traces(folder, at):
     """The model's own traces for the text the page steps (what every picture must equal)."""
-    from lessons.real_hybrid import MAX_PROMPT, NEW_TOKENS
+    from lessons.real_hybrid import limits
 
     loaded = load_qwen35(folder)
-    ids = (loaded.tokenizer.encode(at.text_input(key="rh_prompt").value))[:MAX_PROMPT]
-    return loaded, loaded.model.run(ids, new_tokens=NEW_TOKENS), len(ids) + NEW_TOKENS
+    most, new_tokens = limits(loaded.tokenizer)
+    ids = (loaded.tokenizer.encode(at.text_input(key="rh_prompt").value))[:most]
+    return loaded, loaded.model.run(ids, new_tokens=new_tokens), len(ids) + new_tokens
 
 
 def _step(at, times: int = 1):
@@ -150,15 +153,64 @@ def test_the_sentences_come_from_the_run(at, folder):
     assert words and f"forgets hardest in head {head + 1} at token {token + 1}" in words[0]
 
 
-def test_without_weights_the_page_explains_and_offers_the_download(tmp_path, monkeypatch):
+def _no_weights(tmp_path, monkeypatch) -> None:
+    """No COURSE_QWEN35_PATH, an empty Hugging Face cache, the Hub not switched off: a fresh machine."""
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
     _point_at(monkeypatch, None, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def miniature():
+    from core.models.qwen35_mini import load_miniature
+
+    return load_miniature()
+
+
+def _miniature_traces(miniature, at):
+    from lessons.real_hybrid import limits
+
+    most, new_tokens = limits(miniature.tokenizer)
+    ids = miniature.tokenizer.encode(at.text_input(key="rh_prompt").value)[:most]
+    return miniature.model.run(ids, new_tokens=new_tokens)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+@pytest.mark.parametrize("depth", ["story", "engineer"])
+def test_without_weights_the_page_steps_the_shipped_miniature(depth, lang, miniature, tmp_path, monkeypatch):
+    _no_weights(tmp_path, monkeypatch)
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.query_params["depth"], at.query_params["lang"] = depth, lang
+    at.run()
+    assert_clean(at, f"real_hybrid without weights, {depth}, {lang}")
+    traces = _miniature_traces(miniature, at)
+    assert len(traces) == len(miniature.tokenizer.encode(at.text_input(key="rh_prompt").value)) + 24
+    keys = {c.proto.id.rsplit("-", 1)[-1] for c in charts(at)}
+    assert {"rh_map", "rh_board", "rh_fade", "rh_memory"} <= keys
+    assert ("rh_cache" in keys) == (depth == "engineer")  # the cache picture is an engineer's
+    z = plotly_array(chart_spec(at, "rh_board")["data"][0]["z"])  # the board after the last token
+    np.testing.assert_allclose(z, traces[-1].layers[0].state[0], rtol=1e-5, atol=1e-6)
+    for t in (1, 2):
+        at.button(key="rh_step_step").click().run()
+        assert_clean(at, f"Step {t}, {depth}, {lang}")
+        z = plotly_array(chart_spec(at, "rh_board")["data"][0]["z"])
+        np.testing.assert_allclose(z, traces[t - 1].layers[0].state[0], rtol=1e-5, atol=1e-6)
+        alpha = plotly_array(chart_spec(at, "rh_fade")["data"][0]["z"])
+        np.testing.assert_allclose(alpha[:, t - 1], traces[t - 1].layers[0].parts["alpha"], rtol=1e-5)
+    assert [
+        b.label for b in at.button if "Download" in b.label or "ダウンロード" in b.label
+    ]  # the offer stays
+
+
+def test_the_page_says_what_runs_and_the_released_model_at_engineer_depth(tmp_path, monkeypatch):
+    _no_weights(tmp_path, monkeypatch)
     at = AppTest.from_file(PAGE, default_timeout=120)
     at.run()
-    assert_clean(at, "real_hybrid without weights")
     text = " ".join(m.value for m in at.markdown)
-    assert "What this page shows once the weights are here" in text and "layer map" in text
+    assert "miniature built exactly like Qwen3.5" in text and "trained here" in text
+    assert not at.info  # the released model's instructions are an engineer's
+    at.query_params["depth"] = "engineer"
+    at.run()
     info = " ".join(i.value for i in at.info)
     assert (
         "about 1.7 GB" in info
@@ -166,28 +218,43 @@ def test_without_weights_the_page_explains_and_offers_the_download(tmp_path, mon
         and "python -m core.models.fetch qwen3.5-0.8b" in info
     )
     assert [b.label for b in at.button if "Download" in b.label] == ["Download Qwen3.5 0.8B (about 1.7 GB)"]
-    assert not charts(at)
+    text = " ".join(m.value for m in at.markdown)
+    assert "python -m core.train qwen35_mini" in text and "MODEL_CARD.md" in text
 
 
-def test_a_download_press_fetches_once_and_the_page_then_runs_the_model(folder, tmp_path, monkeypatch):
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
-    _point_at(monkeypatch, None, tmp_path)
-    pressed = []
-
-    def fake_download(key, report):
-        pressed.append(key)
-        report("model.safetensors", 1, 2)
-        monkeypatch.setenv(fetch.ENV_QWEN35, str(folder))  # what a finished download leaves: a folder found
-        return folder
-
-    monkeypatch.setattr(fetch, "download", fake_download)
+def test_the_board_bytes_add_up_to_the_metric(miniature, tmp_path, monkeypatch):
+    _no_weights(tmp_path, monkeypatch)
     at = AppTest.from_file(PAGE, default_timeout=120)
     at.run()
-    at.button(key="rh_download").click().run()
-    assert_clean(at, "after Download")
-    assert pressed == ["qwen3.5-0.8b"]
-    assert metric_value(at, "layers") == "4"  # the page found the weights and runs them
+    trace = _miniature_traces(miniature, at)[-1]
+    board = trace.layers[0].state.nbytes  # one layer's boards (heads × K × V), fp32
+    cache = miniature.model.new_cache()
+    window = cache.memory[0].conv_window.numel() * cache.memory[0].conv_window.element_size()
+    assert 3 * (board + window) == trace.state_bytes  # what the sentence must say, from the model
+    words = next(m.value for m in at.markdown if m.value.startswith("**What the boards hold.**"))
+    total = format_bytes(trace.state_bytes)
+    assert metric_value(at, "boards (3 layers)") == total
+    assert f"3 × ({format_bytes(board)} + {format_bytes(window)}) = {total}" in words
+
+
+def test_the_topic_change_sentence_names_the_heads_that_fade_harder(miniature, tmp_path, monkeypatch):
+    from core import real_hybrid as rh
+    from lessons.real_hybrid import DEFAULT_TEXT, MARKER
+
+    _no_weights(tmp_path, monkeypatch)
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.run()
+    run = rh.run_hybrid(miniature.model, miniature.tokenizer.encode(DEFAULT_TEXT), 24)
+    start, stop = rh.marker_span(miniature.tokenizer, DEFAULT_TEXT, MARKER, run)
+    harder = [f for f in rh.fades_at(run, start, stop) if f.drop > 0]
+    assert harder, "the shipped miniature's fades do not respond to the topic change"
+    words = next(m.value for m in at.markdown if m.value.startswith("**At the topic change.**"))
+    assert f"tokens {start + 1}–{stop}" in words and f"{len(harder)} of the model's 12 heads" in words
+    first = harder[0]
+    assert f"layer {first.layer + 1}, head {first.head + 1} (α {rh.alpha_text(first.before)} before" in words
+    at.text_input(key="rh_prompt").input("Another text").run()
+    words = next(m.value for m in at.markdown if m.value.startswith("**At the topic change.**"))
+    assert "not the default one" in words
 
 
 @pytest.mark.parametrize("page", ["real_hybrid", "gpt2"])

@@ -31,12 +31,18 @@ def _panel_app() -> None:
     render_trained_recall("tr")
 
 
-@pytest.fixture
-def at() -> AppTest:
+def _panel(depth: str = "engineer") -> AppTest:
+    """The panel run once at `depth` (Engineer shows all of it; Story the plain part)."""
     app = AppTest.from_function(_panel_app, default_timeout=TIMEOUT)
+    app.query_params["depth"] = depth
     app.run()
     assert not app.exception, app.exception
     return app
+
+
+@pytest.fixture
+def at() -> AppTest:
+    return _panel()
 
 
 def test_panel_shows_the_sweep_with_state_sizes(at):
@@ -90,9 +96,28 @@ def test_training_curves_toggle_shows_every_chosen_run_and_the_learning_rates(at
 
 def test_the_training_details_start_closed():
     """Loss curves and learning rates are depth: a beginner meets the accuracy chart, not them."""
-    fresh = AppTest.from_function(_panel_app, default_timeout=TIMEOUT).run()
+    fresh = _panel()
     assert fresh.toggle(key="tr_curves").value is False
     assert not [d for d in fresh.dataframe if "learning rate chosen" in d.value.columns]
+
+
+def test_story_shows_the_chart_and_the_plain_reading_not_the_training_details():
+    """Story: the accuracy chart, its plain captions and the ask panel; no seeds, learning rates, loss
+    curves or memory table (those are Engineer's), and the plain reading carries the shipped numbers."""
+    results = _results()
+    story = _panel("story")
+    assert driver.chart_specs(story), "the accuracy chart is Story's"
+    words = "\n".join(m.value for m in [*story.markdown, *story.caption])
+    for engineers in ("learning rate", "seed", "loss", "arXiv", "Honest note"):
+        assert engineers not in words, engineers
+    assert not [t for t in story.toggle if t.key == "tr_curves"]
+    assert [d for d in story.dataframe if "asked" in d.value.columns], "the ask panel stays"
+    assert not [d for d in story.dataframe if "fixed boards, both layers" in d.value.columns]
+    pairs = max(results["sweep"]["pair_counts"])
+    narrow = min(results["sweep"]["widths"])
+    attention = rr.quote(results, "attention", narrow, pairs)
+    assert any(f"At width {narrow} the {pairs} pairs" in c.value and f"attention {attention:.0%}" in c.value
+               for c in story.caption)  # fmt: skip
 
 
 def test_default_sequence_is_answered_and_the_board_is_drawn(at):

@@ -1,6 +1,6 @@
-"""The planner's "Go deeper: serving a hybrid" section (ui/deeper.py): collapsed, and every statement
-in it — batching, prefix caching, speculative decoding, which engines run KDA and Gated DeltaNet —
-carries a link to where it is said (issue 15)."""
+"""The planner's "Go deeper: serving a hybrid" section (ui/deeper.py): shown inline at Engineer depth only
+(ui/depth.py, issue 40), and every statement in it — batching, prefix caching, speculative decoding, which
+engines run KDA and Gated DeltaNet — carries a link to where it is said (issue 15)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import re
 from urllib.parse import urlparse
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from tests.app import driver
 from ui.deeper import ENGINES, SERVING, SERVING_INTRO, engines_table
@@ -50,12 +51,40 @@ def test_every_yes_in_the_engine_table_is_linked():
     assert {"vLLM", "SGLang", "llama.cpp", "transformers"} <= set(names)
 
 
-def test_the_planner_shows_it_collapsed_with_every_link():
-    at = driver.fresh("planner")
-    driver.assert_clean(at, "first run")
-    section = [e for e in at.expander if e.label.startswith("Go deeper: serving a hybrid")]
-    assert len(section) == 1 and not section[0].proto.expanded
-    blocks = [m.value for m in section[0].markdown]
+HEADING = "#### :material/engineering: Go deeper: serving a hybrid"
+
+
+def _planner(depth: str) -> AppTest:
+    at = AppTest.from_file(driver.page_path("planner"), default_timeout=120)
+    at.query_params["depth"] = depth
+    at.run()
+    driver.assert_clean(at, f"first run at {depth} depth")
+    return at
+
+
+def _section(at: AppTest) -> list[str]:
+    """The markdown blocks of the serving section: from its heading to the next Engineer heading or the
+    end of the page's engineering part (the code toggle and "what is still missing" follow it)."""
+    texts = [m.value for m in at.markdown]
+    start = next(i for i, text in enumerate(texts) if text.startswith(HEADING))
+    blocks = []
+    for text in texts[start + 1 :]:
+        if text.startswith(("#### ", "**:material/arrow_forward:")):
+            break
+        blocks.append(text)
+    return blocks
+
+
+def test_story_leaves_the_serving_section_out():
+    at = _planner("story")
+    text = "\n".join(m.value for m in at.markdown)
+    assert HEADING not in text and "| engine | Gated DeltaNet" not in text
+    assert not any(url in text for claim in CLAIMS for _, url in claim.sources)
+
+
+def test_the_planner_shows_it_at_engineer_depth_with_every_link():
+    at = _planner("engineer")
+    blocks = _section(at)
     text = "\n".join(blocks)
     for title, _ in SERVING:
         assert f"**{title}.**" in text

@@ -1,11 +1,18 @@
-"""Lesson 11 · What changed under AppTest: the story picture and table follow core's numbers."""
+"""Lesson 11 · What changed under AppTest: the story picture and table follow core's numbers.
+
+Story (the default) shows the two pictures, each with a one-line caption, and the rules table; Engineer adds
+the width's numbers, the memory and work tables and the code (ui/depth.py), so the tests that read those
+open the page at Engineer depth."""
 
 from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
 
 from core.roofline import Width, hybrid_memory_bytes, mechanism_macs_per_token, mechanism_memory_bytes
 from core.specs import SPECS
 from core.units import format_bytes, format_context, format_count
 from tests.app import driver
+from tests.app.story import running_text
 from ui.course import number
 
 PAGE = "what_changed"  # a lesson slug: driver.fresh finds its page file in ui/course.py
@@ -15,8 +22,16 @@ def charts(at) -> list[dict]:
     return driver.chart_specs(at)
 
 
+def engineer_page() -> AppTest:
+    at = AppTest.from_file(driver.page_path(PAGE), default_timeout=120)
+    at.query_params["depth"] = "engineer"
+    at.run()
+    driver.assert_clean(at, "first run at Engineer depth")
+    return at
+
+
 def test_story_picture_and_table():
-    at = driver.fresh(PAGE)
+    at = engineer_page()
     assert at.title[0].value.endswith(" · What changed")  # its number follows ui/course.py
     story, memory = charts(at)
     width = Width.of(SPECS["llama3_8b"])
@@ -70,7 +85,7 @@ def test_width_and_context_controls():
 
 
 def test_a_curious_reader_breaks_nothing():
-    at = driver.fresh(PAGE)
+    at = engineer_page()
     assert driver.sweep_sliders(at) == 1
     assert driver.try_selectboxes(at) == 1
     for key in ("wc_notice_same_size_reveal", "wc_notice_mix_reveal", "wc_formula", "wc_code"):
@@ -97,3 +112,33 @@ def test_no_cache_is_named_a_baseline_and_the_hybrid_counts_come_from_k3():
     counts = f"{k3.num_linear_layers} KDA + {k3.num_full_attention_layers} full attention in its {k3.num_layers} layers"
     assert counts in prose
     assert "three board layers for every one" not in prose
+
+
+def test_story_keeps_the_pictures_and_the_rules_and_leaves_the_numbers_to_engineers():
+    story = driver.fresh(PAGE)
+    assert len(charts(story)) == 2 and len(story.table) == 1  # the rules; memory and work are for engineers
+    assert list(story.table[0].value.columns) == ["lesson", "stage", "what it does", "rule"]
+    captions = [c.value for c in story.caption]
+    # one caption under each picture: what to look at, its colours, and what a step along a log axis is
+    assert any(c.startswith("One bar per stage") and "about 1,000× more" in c for c in captions)
+    assert any(
+        c.startswith("Blue: the cache") and "Each step up the side is 10× more memory." in c for c in captions
+    )
+    assert not any("(GQA)" in c for c in captions)  # the width in numbers is an engineer's detail
+    engineer = engineer_page()
+    assert len(engineer.table) == 3 and any("(GQA)" in c.value for c in engineer.caption)
+    assert any(m.value.endswith("Memory and work of every stage") for m in engineer.markdown)
+    shown = running_text(engineer.main)
+    assert all(text in shown for text in running_text(story.main))
+
+
+def test_the_memory_caption_follows_the_charts_ticks_at_either_width():
+    at = driver.fresh(PAGE)
+    at.selectbox(key="wc_width").select("GPT-2 small's width").run()
+    driver.assert_clean(at, "GPT-2 width")
+    ticks = charts(at)[1]["layout"]["yaxis"]["tickvals"]
+    caption = next(c.value for c in at.caption if c.value.startswith("Blue: the cache"))
+    ratios = {round(b / a, 6) for a, b in zip(ticks, ticks[1:], strict=False)}
+    assert (f"Each step up the side is {ticks[1] / ticks[0]:g}× more memory." in caption) == (
+        len(ratios) == 1
+    )

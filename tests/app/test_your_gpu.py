@@ -1,4 +1,8 @@
-"""Lesson 10 · Your GPU under AppTest, with NVML faked (no GPU here or on CI)."""
+"""Lesson 12 · Your GPU under AppTest, with NVML faked (no GPU here or on CI).
+
+Story (the default depth) shows one button, the reader's worked example and the committed run as two
+pictures; every other control, chart and table is Engineer's, so the tests of those open the page at
+Engineer depth (`page()`), and the tests of what Story shows open it at Story depth (`page(STORY)`)."""
 
 from __future__ import annotations
 
@@ -47,10 +51,15 @@ def use_nvml(monkeypatch, fake):
     monkeypatch.setattr(nvml, "load_module", lambda: fake)
 
 
-def page() -> AppTest:
+STORY, ENGINEER = "story", "engineer"
+
+
+def page(depth: str = ENGINEER) -> AppTest:
+    """The page as a link `?depth=…` opens it (Engineer unless told: most tests drive its controls)."""
     at = AppTest.from_file(PAGE, default_timeout=120)
+    at.query_params["depth"] = depth
     at.run()
-    driver.assert_clean(at, "first run")
+    driver.assert_clean(at, f"first run at {depth} depth")
     return at
 
 
@@ -172,6 +181,8 @@ def test_cpu_context_run_with_simulated_oom(monkeypatch):
     finish(at)
     moe = at.session_state["gpu_moe"]
     assert [r.model for r in moe.rows] == ["dense", "experts (MoE)"]
+    heading = f"**Measured on {moe.device} at the `tiny` sizes ({moe.experts}, depth {moe.depth:,})**"
+    assert heading in [m.value for m in at.markdown]  # the bars name the sizes they were measured at
     moe_spec = driver.chart_spec(at, "gpu_moe_fig")
     bars = {t["name"]: t for t in moe_spec["data"]}
     assert set(bars) == {"measured (mean ± 1 std)", "roofline (bandwidth bound)"}  # no energy panels on a CPU
@@ -299,9 +310,10 @@ def test_no_stored_run_says_there_is_no_measurement_yet(monkeypatch):
     assert "No measurement on this machine yet" in texts(at.warning)
     assert "prediction" in texts(at.warning)
     prediction = driver.chart_spec(at, "gpu_prediction")
-    assert driver.shown_title(at, prediction).startswith(
-        "Before you measure: the roofline for the 'cpu' models"
-    )
+    title = driver.shown_title(at, prediction)
+    assert title.startswith("Before you measure: the roofline for the 'cpu' models")
+    # a prediction for a card that is not this machine says so (issue 40)
+    assert "for example, an RTX 3060 12GB" in title and title.endswith("— not this machine")
 
 
 def test_a_corrupt_stored_run_is_ignored_with_a_note(monkeypatch):
@@ -345,6 +357,7 @@ def test_a_reload_takes_back_control_of_ones_own_run(monkeypatch):
     token = token[0] if isinstance(token, list) else token
     assert token == before.session_state["gpu_owner"]
     reloaded = AppTest.from_file(PAGE, default_timeout=120)  # a new session, the same URL
+    reloaded.query_params["depth"] = ENGINEER
     reloaded.query_params["gpu_run"] = token
     reloaded.run()
     driver.assert_clean(reloaded, "reload")
@@ -372,6 +385,19 @@ def test_a_lost_gpu_turns_the_run_buttons_off_with_a_message(monkeypatch):
     assert "GPU is lost" in texts(at.error) and "turned off" in texts(at.error)
     assert not {b.key for b in at.button} & {"gpu_run_context", "gpu_run_moe"}
     assert fake.init_count == 0  # every probe closed its handle
+
+
+def test_story_says_why_its_one_button_is_off(monkeypatch):
+    fake = FakeNvml()
+    use_nvml(monkeypatch, fake)
+    at = page(STORY)
+    assert not at.button(key="gpu_measure_this").disabled and not at.error
+    fake.lose()
+    at.run()
+    driver.assert_clean(at, "after the GPU was lost, in Story")
+    assert at.button(key="gpu_measure_this").disabled
+    assert "GPU is lost" in texts(at.error) and "turned off" in texts(at.error)
+    assert fake.init_count == 0
 
 
 def test_two_readers_watch_one_shared_sampler(monkeypatch):
@@ -418,27 +444,98 @@ def test_without_a_gpu_the_page_opens_with_this_machine_then_the_committed_h200_
     from core.gpu.output import committed_run
 
     use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
-    at = page()
+    at = page(STORY)
     assert at.subheader[0].value == "Measure this machine"  # the first thing after the lesson's problem
     assert at.button[0].key == "gpu_measure_this" and not at.button[0].disabled
     run = committed_run.load()
+    raw = _committed_json()
+    depth = driver.chart_spec(at, "gpu_committed_depth_fig")  # picture 1: one measured line per model
+    assert [t["name"] for t in depth["data"]] == [f"{s['model']}: measured" for s in raw["context"]["series"]]
+    for series, trace in zip(raw["context"]["series"], depth["data"], strict=True):
+        assert driver.plotly_array(trace["y"]).tolist() == pytest.approx(
+            [p["tokens_per_s"] for p in series["points"]]
+        )
+    moe = driver.chart_spec(at, "gpu_committed_moe_story_fig")  # picture 2: speed and power
+    speed, power = moe["data"]
+    rows = raw["moe"]["rows"]
+    assert driver.plotly_array(speed["y"]).tolist() == pytest.approx([r["tokens_per_s"] for r in rows])
+    assert driver.plotly_array(power["y"]).tolist() == pytest.approx([r["avg_watts"] for r in rows])
+    shown = [m.value for m in at.markdown]
+    for sentence in (
+        committed_run.depth_story_sentence(run),
+        committed_run.moe_why_sentence(run),
+        committed_run.moe_power_story(run),
+    ):
+        assert sentence in shown
+    assert "300 W" in committed_run.moe_power_story(run)  # the H200's MoE figure, from the JSON
+    assert "same band" not in texts(at.markdown) and "about the same speed" not in texts(at.markdown)
+    # each picture has one plain caption saying what its colours mean
+    captions = texts(at.caption)
+    assert "blue = full attention" in captions and "orange = the MoE" in captions
+    # the Engineer charts (eager lines, rooflines, energy per token) are not drawn in Story…
+    story_charts = {c.proto.id.rsplit("-", 1)[-1] for c in driver.charts(at)}
+    assert not story_charts & {
+        "gpu_committed_context_fig",
+        "gpu_committed_moe_fig",
+        "gpu_committed_energy_fig",
+    }
+    # …and are at Engineer depth, with the sentences that carry every figure
+    at = page(ENGINEER)
     spec = driver.chart_spec(at, "gpu_committed_context_fig")
     assert "measured on an NVIDIA H200 on 2026-11-30" in driver.shown_title(at, spec)
-    raw = _committed_json()
     for series in raw["context"]["series"]:
         trace = next(t for t in spec["data"] if t["name"] == f"{series['model']}: measured")
         assert driver.plotly_array(trace["y"]).tolist() == pytest.approx(
             [p["tokens_per_s"] for p in series["points"]]
         )
-    moe = driver.chart_spec(at, "gpu_committed_energy_fig")
-    watts = next(t for t in moe["data"] if str(t.get("hovertemplate", "")).endswith(" W<extra></extra>"))
-    assert driver.plotly_array(watts["y"]).tolist() == pytest.approx(
-        [r["avg_watts"] for r in raw["moe"]["rows"]]
-    )
+    energy = driver.chart_spec(at, "gpu_committed_energy_fig")
+    watts = next(t for t in energy["data"] if str(t.get("hovertemplate", "")).endswith(" W<extra></extra>"))
+    assert driver.plotly_array(watts["y"]).tolist() == pytest.approx([r["avg_watts"] for r in rows])
     shown = [m.value for m in at.markdown]
     assert committed_run.depth_sentence(run) in shown and committed_run.moe_power_sentence(run) in shown
-    assert "300 W" in committed_run.moe_power_sentence(run)  # the H200's MoE figure, from the JSON
-    assert "same band" not in texts(at.markdown) and "about the same speed" not in texts(at.markdown)
+    assert any(run.source in c.value for c in at.caption)  # the JSON's place, for engineers
+
+
+def test_story_is_one_button_and_no_one_elses_benchmarks(monkeypatch):
+    """Story: the one button, no pickers, run buttons, telemetry, tables or published numbers (issue 40)."""
+    use_nvml(monkeypatch, FakeNvml())  # a card the driver reports (no CUDA here: the CPU is measured)
+    at = page(STORY)
+    assert [b.key for b in at.button] == ["gpu_measure_this"]
+    assert not at.selectbox and not at.select_slider and not at.table and not at.metric
+    assert "Sources" not in texts(at.caption) and "Published" not in texts(at.markdown)
+    charts = {c.proto.id.rsplit("-", 1)[-1] for c in driver.charts(at)}
+    assert charts == {"gpu_committed_depth_fig", "gpu_committed_moe_story_fig"}
+    engineer = page(ENGINEER)  # everything is still there for engineers
+    keys = {b.key for b in engineer.button}
+    assert {"gpu_measure_this", "gpu_run_context", "gpu_run_moe", "gpu_tel_start"} <= keys
+    assert engineer.table and engineer.metric and "Sources" in texts(engineer.caption)
+
+
+def test_every_description_names_the_sizes_it_describes(monkeypatch):
+    """The reader's MoE test (the preset picked) and the committed run's (its own preset, experts and depth)
+    are different tests: each description names the one it describes (issue 40, item 8)."""
+    from core.gpu.output import committed_run
+
+    use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
+    at = page(ENGINEER)
+    run = committed_run.load()
+    chosen = PRESETS[at.selectbox(key="gpu_preset").value.split()[0]]
+    mine = next(m.value for m in at.markdown if "same number of parameters" in m.value)
+    assert f"`{chosen.name}` sizes" in mine and f"into {chosen.moe_experts} experts" in mine
+    assert f"({chosen.moe_depth} tokens)" in mine
+    theirs = next(m.value for m in at.markdown if m.value.startswith("**2 · Dense against experts"))
+    assert (
+        f"`{run.moe.preset}` sizes" in theirs and run.moe.experts in theirs and f"{run.moe.depth:,}" in theirs
+    )
+    assert f"`{run.context.preset}` sizes" in next(
+        m.value for m in at.markdown if m.value.startswith("**1 · ")
+    )
+    assert f"`{jobs.QUICK_PRESET}` sizes" in next(
+        m.value for m in at.markdown if m.value.startswith("One click")
+    )
+    at.selectbox(key="gpu_preset").select("tiny").run()  # the description follows the reader's choice
+    mine = next(m.value for m in at.markdown if "same number of parameters" in m.value)
+    assert "`tiny` sizes" in mine and f"into {PRESETS['tiny'].moe_experts} experts" in mine
 
 
 def test_measure_this_machine_is_one_click_to_a_curve_and_a_worked_example(monkeypatch):
@@ -446,27 +543,46 @@ def test_measure_this_machine_is_one_click_to_a_curve_and_a_worked_example(monke
 
     use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
     monkeypatch.setattr(jobs, "QUICK_PRESET", "tiny")  # the trimmed tiny sizes: a second, not a few
-    at = page()
+    at = page(STORY)  # the one button is Story's
     assert "Nothing measured on this machine yet" in texts(at.caption)
     at.button(key="gpu_measure_this").click().run()
     driver.assert_clean(at, "measure clicked")
     finish(at)
     result = at.session_state["gpu_context"]
     assert result.device.startswith("CPU") and result.preset == "tiny" and result.budget_bytes is None
+    story_spec = driver.chart_spec(at, "gpu_this_story_fig")  # measured and roofline, one line each per model
+    assert driver.shown_title(at, story_spec).startswith(f"Measured on {result.device}, at the 'tiny' sizes")
+    assert [t["name"] for t in story_spec["data"]] == [
+        f"{s.model}: {what}" for s in result.series for what in ("measured", "roofline")
+    ]
+    example = worked_example(result)
+    shown = [m.value for m in at.markdown]
+    assert example.sentence() in shown  # the worked example, in the reader's own numbers
+    deepest = max(p.depth for p in result.series[0].points if p.spilled_bytes == 0)
+    assert example.depth == deepest and example.roofline_tokens_per_s == pytest.approx(
+        next(p for p in result.series[0].points if p.depth == deepest).predicted_tokens_per_s
+    )
+    assert not [c for c in driver.charts(at) if c.proto.id.endswith("-gpu_this_fig")]  # Engineer's chart
+    assert not at.table  # and Engineer's tables
+    from tests.app import story
+
+    for lang in ("en", "ja"):  # with the worked example on it, Story is still a short read
+        at.query_params["lang"] = lang
+        at.run()
+        words = story.words(story.running_text(at.main), lang)
+        assert words <= story.STORY_LIMIT, f"{lang}: {words} words after a measurement"
+    at.query_params["lang"] = "en"
+    at.query_params["depth"] = ENGINEER  # the same session at Engineer depth: every figure of the run
+    at.run()
+    driver.assert_clean(at, "Engineer depth after the run")
     spec = driver.chart_spec(at, "gpu_this_fig")
     assert driver.shown_title(at, spec).startswith(f"Measured on {result.device}")
     names = [t["name"] for t in spec["data"]]
     assert "full attention: measured" in names and "full attention: roofline" in names
     assert not [c for c in driver.charts(at) if c.proto.id.endswith("-gpu_context_fig")]  # drawn once
     assert any("at the top of the page" in c.value for c in at.caption)
-    example = worked_example(result)
     shown = [m.value for m in at.markdown]
-    assert example.sentence() in shown
     assert any(example.division() in m and f"{example.measured_tokens_per_s:,.1f}" in m for m in shown)
-    deepest = max(p.depth for p in result.series[0].points if p.spilled_bytes == 0)
-    assert example.depth == deepest and example.roofline_tokens_per_s == pytest.approx(
-        next(p for p in result.series[0].points if p.depth == deepest).predicted_tokens_per_s
-    )
     table = next(t.value for t in at.table if "% of roofline" in t.value.columns)  # section 1's table
     assert "0 %" not in table["% of roofline"].tolist()  # a share far below the roofline keeps its digits
     batch = at.session_state["gpu_batch"]  # the same click measured the batch sweep beside it
@@ -485,12 +601,42 @@ def test_measure_this_machine_is_one_click_to_a_curve_and_a_worked_example(monke
     assert last_run.load()[0].batch == batch  # stored with the run for the next visit
 
 
+def test_on_a_gpu_the_one_button_times_the_card_at_its_own_sizes(monkeypatch):
+    """With CUDA, 'Measure this machine' puts the card's context benchmark in line (the CPU sizes on the
+    CPU otherwise): the sizes it names are the card's."""
+    from core.gpu.presets import preset_choices
+    from ui.gpu import this_machine
+
+    fake = FakeNvml()
+    use_nvml(monkeypatch, fake)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    submitted = []
+    monkeypatch.setattr(
+        runner.RUNNER,
+        "submit",
+        lambda owner, label, job, **kw: submitted.append((label, job, kw)) or runner.Busy("x"),
+    )
+    at = page(STORY)
+    card = preset_choices(True, nvml.probe().vram_total_bytes)[1]
+    assert f"`{card}` sizes" in next(m.value for m in at.markdown if m.value.startswith("One click"))
+    at.button(key="gpu_measure_this").click().run()
+    assert submitted == [
+        (this_machine.LABEL, jobs.context_benchmark, dict(preset_name=card, budget_bytes=None, device="cuda"))
+    ]
+
+
 def test_public_mode_shows_the_committed_run_and_measures_nothing(monkeypatch):
     monkeypatch.setenv("COURSE_PUBLIC", "1")
-    at = page()
-    assert not [b for b in at.button if b.key == "gpu_measure_this"]
+    at = page(STORY)
+    assert not at.button  # nothing to press on a shared server: the command to run at home instead
+    assert "Nothing is measured on this shared server" in texts(at.info)
+    assert at.code[0].value == "python -m core.gpu.bench --preset small --out my_gpu.json"
+    assert driver.chart_spec(at, "gpu_committed_depth_fig")["data"]
+    at = page(ENGINEER)
     spec = driver.chart_spec(at, "gpu_committed_context_fig")
     assert "measured on an NVIDIA H200" in driver.shown_title(at, spec)
+    prediction = driver.shown_title(at, driver.chart_spec(at, "gpu_prediction"))
+    assert prediction.endswith("— not this machine")  # the reader's card is not known here either
 
 
 def test_the_depth_and_power_notices_follow_the_committed_run(monkeypatch):
@@ -507,6 +653,23 @@ def test_the_depth_and_power_notices_follow_the_committed_run(monkeypatch):
     answers = texts(at.markdown)
     assert committed_run.depth_sentence(run) in answers and committed_run.moe_power_sentence(run) in answers
     assert (
+        "community report" in answers and "arXiv 2508.16700" in answers
+    )  # the published figures, for engineers
+    assert (
         "power draw stays in the same band" not in answers
         and "because each token finishes sooner" not in answers
     )
+    story = page(STORY)  # Story asks the depth question; its answer leaves out other people's benchmarks
+    story.toggle(key="gpu_notice_depth_reveal").set_value(True).run()
+    answers = texts(story.markdown)
+    assert committed_run.depth_sentence(run) in answers and "community report" not in answers
+
+
+def test_a_curious_engineer_pokes_every_picker(monkeypatch):
+    """What tests/app/test_pages.py's curious reader pokes in Story (nothing: one button), poked at Engineer
+    depth: the model-size picker and the budget slider, with no exception."""
+    use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
+    at = page(ENGINEER)
+    assert driver.try_selectboxes(at) == 1
+    assert driver.sweep_sliders(at) == 1
+    driver.assert_clean(at, "every picker poked")

@@ -29,7 +29,7 @@ def checkpoint_url(tmp_path_factory):
 
 
 def test_the_tiny_checkpoint_runs_to_a_chart(page, checkpoint_url):
-    page.goto(f"{checkpoint_url}/{lesson('your_gpu').url_path}")
+    page.goto(f"{checkpoint_url}/{lesson('your_gpu').url_path}?depth=engineer")  # the section is Engineer's
     wait_for_app(page)
     section = page.locator(".st-key-gpu_ckpt_open")
     click_when_ready(page, section.locator("label").first)  # the toggle

@@ -7,13 +7,21 @@ from __future__ import annotations
 import pytest
 
 from core.specs import SPECS
-from tests.browser.conftest import open_lesson
+from tests.browser.conftest import link, wait_for_app
 from tests.browser.test_phone import phone  # noqa: F401 - phone is a fixture
 from ui.course import lesson
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 K3 = SPECS["kimi_k3"]
+
+
+def _open_engineer(page, server_url, slug: str) -> None:
+    """The lesson at Engineer depth (`?depth=engineer`): the per-layer memory bars and the router charts are
+    the engineers' pictures; Story draws neither."""
+    page.goto(f"{server_url}{link(lesson(slug))}?depth=engineer")
+    wait_for_app(page)
+    page.wait_for_selector("h1", timeout=60_000)
 
 
 def _chart(page, key: str):
@@ -53,7 +61,7 @@ def _clashes(texts: list[dict], pad: float = 1.0) -> list[str]:
 
 def test_k3_layer_map_and_memory_bars_keep_their_labels_on_a_phone(phone, server_url):  # noqa: F811
     page = phone
-    open_lesson(page, server_url, lesson("kimi_k3"))
+    _open_engineer(page, server_url, "kimi_k3")
     cells = _texts(_chart(page, "k3_map"), "text.bartext")
     assert sorted(int(c["text"]) for c in cells) == list(range(1, K3.num_layers + 1)), (
         "a layer lost its number"
@@ -67,7 +75,7 @@ def test_k3_layer_map_and_memory_bars_keep_their_labels_on_a_phone(phone, server
 
 def test_expert_charts_keep_numbers_apart_and_the_even_share_off_the_bars(phone, server_url):  # noqa: F811
     page = phone
-    open_lesson(page, server_url, lesson("experts"))
+    _open_engineer(page, server_url, "experts")
     for key in ("ex_router", "ex_load"):
         ticks = _texts(_chart(page, key), ".xtick text")
         assert [t["text"] for t in ticks] == [str(e) for e in range(16)], f"{key}: expert numbers missing"

@@ -1,5 +1,5 @@
 """The A real hybrid lesson in Chromium on a Qwen3.5 checkpoint in Hugging Face format, as a reader with
-weights on disk sees it: the layer map, Steps that move the board, α / β, cache and memory charts,
+weights on disk sees it at Engineer depth (every picture): the layer map, Steps that move the board, α / β, cache and memory charts,
 no exception, axe clean; desktop and phone screenshots go to artifacts/screenshots/real_hybrid/.
 
 The checkpoint is a tiny random Qwen3.5 built here (bench/hf_tiny_qwen35.py), offered through
@@ -14,10 +14,11 @@ from tests.browser.axe import assert_accessible
 from tests.browser.conftest import (
     SCREENSHOTS,
     click_when_ready,
-    open_lesson,
+    link,
     save_whole_page,
     step_position,
     streamlit_server,
+    wait_for_app,
 )
 from ui.course import lesson
 
@@ -46,7 +47,9 @@ def qwen_url(tmp_path_factory):
 
 
 def _open_and_step(page, url: str) -> None:
-    open_lesson(page, url, lesson("real_hybrid"))
+    page.goto(url + link(lesson("real_hybrid")) + "?depth=engineer")  # the cache picture is an engineer's
+    wait_for_app(page)
+    page.wait_for_selector("h1", timeout=60_000)
     assert step_position(page) == 0  # the whole run before the first Step
     step = page.locator("[data-testid='stButton'] button", has_text="Step")
     for _ in range(4):
@@ -58,7 +61,9 @@ def _open_and_step(page, url: str) -> None:
     for key in CHARTS:
         assert page.locator(f".st-key-{key} .js-plotly-plot").count() == 1, f"{key} not drawn"
     text = page.locator("[data-testid='stMain']").inner_text()
-    assert "The released layer map" in text and "What to see:" in text and "4 rows" in text
+    assert (
+        "The layer map" in text and "released weights" in text and "What to see:" in text and "4 rows" in text
+    )
 
 
 def test_the_lesson_runs_the_checkpoint(page, qwen_url):

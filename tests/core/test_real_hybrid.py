@@ -114,3 +114,30 @@ def test_the_pictures_keep_their_size_and_scale(run):
     for fig in (fr.cache_figure(run.cache_keys, 2, 1.0, "c"), fr.board_figure(run.boards[0, 0], 1.0, "b")):
         assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text  # every axis named
     assert fr.layer_map_figure(run.layer_map, "m").layout.xaxis.title.text
+
+
+def test_the_board_layers_bytes_are_boards_and_convolution_windows(loaded, run):
+    c = loaded.config
+    assert run.board_bytes == c.linear_num_value_heads * c.linear_key_head_dim * c.linear_value_head_dim * 4
+    assert run.window_bytes == c.conv_channels() * (c.linear_conv_kernel_dim - 1) * 4  # fp32 weights here
+    assert len(run.layer_map.boards) * (run.board_bytes + run.window_bytes) == run.state_bytes[0]
+    assert loaded.model.state_bytes() == run.state_bytes[0]  # the model's own count agrees
+
+
+def test_fades_at_a_stretch_against_the_tokens_before(run):
+    fades = rh.fades_at(run, 2, 4)
+    assert len(fades) == len(run.layer_map.boards) * run.alpha.shape[2]
+    assert [f.drop for f in fades] == sorted((f.drop for f in fades), reverse=True)  # hardest first
+    f = fades[0]
+    j = run.layer_map.boards.index(f.layer)
+    assert f.before == pytest.approx(run.alpha[:2, j, f.head].mean())
+    assert f.during == pytest.approx(run.alpha[2:4, j, f.head].mean())
+    with pytest.raises(ValueError):
+        rh.fades_at(run, 0, 2)  # nothing before the stretch
+
+
+def test_the_marker_span_covers_the_word(loaded, run):
+    text = "A cat. Then stocks."
+    start, stop = rh.marker_span(loaded.tokenizer, text, "Then", run)
+    assert loaded.tokenizer.decode(run.tokens_in[start:stop]).strip() == "Then"
+    assert rh.marker_span(loaded.tokenizer, "Another text. Then", "Then", run) is None

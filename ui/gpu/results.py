@@ -237,13 +237,20 @@ def _prediction(
     measured_bw: Bandwidth | None,
 ) -> None:
     ref_bw, where = reference_bandwidth(snapshot, measured_bw, on_gpu)
+    # a card that is not this machine (no measurement here, no spec sheet of this GPU) says so in the title
+    elsewhere = measured_bw is None and not (on_gpu and snapshot.peak_bandwidth_bytes_per_s)
+    title = (
+        _(
+            "Before you measure: the roofline for the '{preset}' models on, for example, {where} — not this machine"
+        )
+        if elsewhere
+        else _("Before you measure: the roofline for the '{preset}' models on {where}")
+    )
     show_figure(
         prediction_figure(
             predict_context(preset, ref_bw, budget_bytes, elem_bytes=run_dtype(on_gpu).itemsize),
             budget_bytes is not None,
-            _("Before you measure: the roofline for the '{preset}' models on {where}").format(
-                preset=preset.name, where=reader_line(where)
-            ),
+            title.format(preset=preset.name, where=reader_line(where)),
         ),
         key="gpu_prediction",
     )
@@ -266,13 +273,13 @@ def moe_results(preset: Preset, public: bool = False) -> MoeResult | None:
     p = preset
     st.markdown(
         _(
-            "Two models with the **same number of parameters**: one dense, one *Mixture of Experts* (MoE) whose "
-            "feed-forward part is cut into {experts} experts; each token wakes {shared} shared experts + "
-            "the {top_k} its router picks (Kimi K3: {k3_shared} shared + {k3_top_k} of {k3_experts} "
-            "routed). Same depth ({depth} tokens), both "
-            "fully in memory. On an NVIDIA GPU the page also reads the card's energy counter and subtracts the "
-            "idle power."
+            "At the `{preset}` sizes chosen above, two models with the **same number of parameters**: one dense, "
+            "one *Mixture of Experts* (MoE) whose feed-forward part is cut into {experts} experts; each token wakes "
+            "{shared} shared experts + the {top_k} its router picks (Kimi K3: {k3_shared} shared + {k3_top_k} of "
+            "{k3_experts} routed). Same depth ({depth} tokens), both fully in memory. On an NVIDIA GPU the page "
+            "also reads the card's energy counter and subtracts the idle power."
         ).format(
+            preset=p.name,
             experts=p.moe_experts,
             shared=p.moe_shared,
             top_k=p.moe_top_k,
@@ -290,6 +297,15 @@ def moe_results(preset: Preset, public: bool = False) -> MoeResult | None:
         st.caption(_("No measurement on this machine yet: press **Run: dense vs experts** to measure."))
         return None
     stored_caption(result)
+    # the run shown may be of other sizes than the ones picked now: it names its own
+    st.markdown(
+        _("**Measured on {device} at the `{preset}` sizes ({experts}, depth {depth:,})**").format(
+            device=result.device,
+            preset=result.preset,
+            experts=reader_line(result.experts),
+            depth=result.depth,
+        )
+    )
     show_figure(moe_figure(result), key="gpu_moe_fig")
     st.caption(
         _(

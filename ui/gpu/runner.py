@@ -23,7 +23,7 @@ from core.gpu.serving.public import home_command
 from core.gpu.serving.runner import MAX_RUN_S, OWNER_TTL_S, RUNNER, Busy, benchmark_running
 from core.gpu.timing.precision import run_dtype
 from core.i18n import N_, _, language, ngettext
-from ui.depth import engineer_section
+from ui.depth import engineer, engineer_section
 from ui.gpu.words import reader_line
 
 RUN_PARAM = "gpu_run"
@@ -79,8 +79,7 @@ def benchmark_panel(
     st.subheader(_("Two benchmarks"))
     method()
     choice = _pickers(snapshot, on_gpu)
-    RUNNER.seen(owner)
-    _collect_finished(owner)
+    collect(owner)
     job = RUNNER.job(owner)
     mine_running = job is not None and not job.done
     waiting = RUNNER.position(owner) is not None
@@ -111,6 +110,13 @@ def benchmark_panel(
     return choice
 
 
+def collect(owner: str) -> None:
+    """Say this reader is still here, and take their finished run (if any) into their session. Every page
+    run calls it — Story has no benchmark panel, but its one button runs through the same runner."""
+    RUNNER.seen(owner)
+    _collect_finished(owner)
+
+
 def busy_with(owner: str) -> tuple[str, bool]:
     """(the label of this reader's run — running, or the last one they asked for —, whether it runs or waits),
     so each section draws the progress of its own runs."""
@@ -123,24 +129,29 @@ def busy_with(owner: str) -> tuple[str, bool]:
 def public_panel(snapshot: DeviceSnapshot) -> Choice:
     """Public mode: the method, the pickers and the command that measures the reader's own GPU."""
     st.subheader(_("Two benchmarks, on your own machine"))
-    method()
-    choice = _pickers(snapshot, on_gpu=True)
     st.info(
         _(
             "**Nothing is measured on this shared server.** A benchmark here would measure the server, not "
-            "your GPU, and make every other reader wait. Run the same benchmarks on your own machine, from a "
-            "copy of this course, with the choices above:"
+            "your GPU, and make every other reader wait. Run the two tests on your own machine, from a "
+            "copy of this course:"
         ),
         icon=":material/home:",
     )
+    if engineer():  # the method and the choices; the command below follows them
+        method()
+        choice = _pickers(snapshot, on_gpu=True)
+    else:
+        choices, default = preset_choices(True, snapshot.vram_total_bytes)
+        choice = Choice(PRESETS[default], None)
     st.code(home_command(choice.preset.name, choice.budget_bytes), language="bash")
-    st.caption(
-        _(
-            "It needs only PyTorch (a CUDA build for an NVIDIA GPU) and, for power readings, nvidia-ml-py. "
-            "It prints a summary and writes every number to the JSON file. `./run.sh` starts this whole "
-            "course on your machine, where this page measures with buttons instead."
+    if engineer():
+        st.caption(
+            _(
+                "It needs only PyTorch (a CUDA build for an NVIDIA GPU) and, for power readings, nvidia-ml-py. "
+                "It prints a summary and writes every number to the JSON file. `./run.sh` starts this whole "
+                "course on your machine, where this page measures with buttons instead."
+            )
         )
-    )
     return choice
 
 

@@ -14,6 +14,7 @@ from core.models.recall_config import RecallModelConfig
 from core.recall import DEFAULT_VOCAB
 from core.specs import SPECS
 from ui.course import lesson_ref
+from ui.depth import engineer
 from ui.lesson import data_table, show_figure
 from ui.recall.results import curves_picture, sweep_picture
 
@@ -56,6 +57,26 @@ def _legend_words(results: dict) -> None:
     )
 
 
+def _legend_in_short(results: dict) -> None:
+    """Story: the legend's names in one plain line (the full version, with lessons, is Engineer's), and what
+    one step along the log-scale pairs axis means, read from the pair counts."""
+    pairs = results["sweep"]["pair_counts"]
+    ratios = {b / a for a, b in zip(pairs[:-1], pairs[1:], strict=True)}
+    step = (
+        _("each tick to the right is {ratio:g}× as many pairs").format(ratio=ratios.pop())
+        if len(ratios) == 1
+        else _("equal distances to the right multiply the pairs by the same factor")
+    )
+    st.caption(
+        _(
+            "Each colour is one memory (the legend names it); higher is better, and a bar spans the model's "
+            "worst and best training run. The pairs axis is a log scale: {step}. Softmax attention keeps a "
+            "cache, linear attention is the board of {lesson}; the other boards and the hybrid come in later "
+            "lessons."
+        ).format(step=step, lesson=lesson_ref("linear_attention"))
+    )
+
+
 def _what_the_sweep_shows(results: dict) -> None:
     """Two readings of the chart, from the numbers: past a board's rows no rule keeps every pair, and
     whether the hybrid's attention layer caught up with attention in this budget."""
@@ -72,9 +93,13 @@ def _what_the_sweep_shows(results: dict) -> None:
             _(
                 "At width {width} the {pairs} pairs outnumber a board's {width} rows, so no rule can keep them "
                 "all apart: the board models answer {low:.0%}–{high:.0%} of questions, attention "
-                "{attention:.0%}. Which rule is ahead there moves with the learning rate and the seed."
+                "{attention:.0%}."
             ).format(width=width, pairs=pairs, low=min(scores), high=max(scores), attention=attention)
         )
+        if engineer():
+            st.caption(_("Which rule is ahead there moves with the learning rate and the seed."))
+    if not engineer():
+        return
     width = max(results["sweep"]["widths"])
     hybrid, attention = (
         rr.quote(results, "hybrid", width, pairs),
@@ -124,6 +149,31 @@ def _training_details(results: dict, key: str) -> None:
 
 def render_sweep(results: dict, key: str) -> None:
     """The sweep's chart, its readings, the training details and the memory table; `key` prefixes widget keys."""
+    first_width = results["sweep"]["widths"][0]
+    st.markdown(
+        _(
+            "Small models were **trained** to do this very job (the *MQAR* task): read a list of key→value "
+            "pairs, then answer each key again. They differ only in the layer that mixes tokens. The chart: the "
+            "share of questions each answers right on lists it never saw; a width-{width} model's board is "
+            "{width}×{width} numbers."
+        ).format(width=first_width)
+    )
+    if engineer():
+        _how_it_was_trained(results)
+    accuracy_chart, rows = sweep_picture(language())
+    show_figure(accuracy_chart, key=f"{key}_accuracy_chart")
+    _legend_in_short(results)
+    if engineer():
+        _legend_words(results)
+        _honest_notes(results)
+    _what_the_sweep_shows(results)
+    if engineer():
+        _training_details(results, key)
+        _memory_table(results, rows, key)
+
+
+def _how_it_was_trained(results: dict) -> None:
+    """Engineer: the task and the training protocol in full (Zoology's, with this course's rates)."""
     sweep = results["sweep"]
     pairs = sweep["pair_counts"]
     first_width = sweep["widths"][0]
@@ -153,9 +203,10 @@ def render_sweep(results: dict, key: str) -> None:
             seeds=len(sweep["seeds"]),
         )
     )
-    accuracy_chart, rows = sweep_picture(language())
-    show_figure(accuracy_chart, key=f"{key}_accuracy_chart")
-    _legend_words(results)
+
+
+def _honest_notes(results: dict) -> None:
+    """Engineer: the models whose seeds stayed on the starting plateau at every learning rate."""
     stuck = [c for c in results["cells"] if c["plateau"]]
     for c in stuck:
         chosen = next(row for row in c["lr_table"] if row["lr"] == c["lr"])
@@ -178,8 +229,11 @@ def render_sweep(results: dict, key: str) -> None:
                 )
             ).format(model=label_of(c["mixer"]), width=c["d_model"])
         )
-    _what_the_sweep_shows(results)
-    _training_details(results, key)
+
+
+def _memory_table(results: dict, rows: list[dict], key: str) -> None:
+    """Engineer: what each model keeps while reading, in bytes."""
+    sweep = results["sweep"]
     st.markdown(
         _("**What each model keeps while reading** (float32; lists of {tokens} tokens)").format(
             tokens=sweep["seq_len"]

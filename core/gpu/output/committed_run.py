@@ -143,6 +143,22 @@ class MoeFacts:
         return (self.moe.avg_watts - idle) / (self.dense.avg_watts - idle)
 
     @property
+    def reading_ms(self) -> tuple[float, float]:
+        """(dense, MoE) milliseconds a token takes to read its bytes at the copy speed the roofline used."""
+        return 1e3 / self.dense.predicted_tokens_per_s, 1e3 / self.moe.predicted_tokens_per_s
+
+    @property
+    def token_ms(self) -> tuple[float, float]:
+        """(dense, MoE) milliseconds a token really took."""
+        return 1e3 / self.dense.tokens_per_s, 1e3 / self.moe.tokens_per_s
+
+    @property
+    def other_ms(self) -> tuple[float, float]:
+        """(dense, MoE) milliseconds of each token that were not reading its bytes (never below 0: a
+        step timed a little above its roofline spent no time on anything else)."""
+        return tuple(max(0.0, t - r) for t, r in zip(self.token_ms, self.reading_ms, strict=True))
+
+    @property
     def energy_ratio(self) -> float:
         """MoE ÷ dense joules per token, idle subtracted where the run measured it."""
         if self.moe.net_joules_per_token and self.dense.net_joules_per_token:
@@ -177,7 +193,8 @@ def moe_facts(run: CommittedRun) -> MoeFacts:
 
 
 def _times(ratio: float) -> str:
-    return f"{ratio:.2f}×"
+    """'0.73×' (Japanese: '0.73倍')."""
+    return _("{ratio:.2f}×").format(ratio=ratio)
 
 
 def depth_sentence(run: CommittedRun) -> str:
@@ -214,7 +231,10 @@ def depth_sentence(run: CommittedRun) -> str:
             "while the fixed state ran at {state:,.0f}, at {ratio} the speed of full attention"
         )
     ).format(
-        deepest=format_context(f.deepest), attention=f.attention_deep, state=f.state_deep, ratio=_times(f.ratio_deep)
+        deepest=format_context(f.deepest),
+        attention=f.attention_deep,
+        state=f.state_deep,
+        ratio=_times(f.ratio_deep),
     )
     return _("{opening}, {shallow}; {deep}.").format(opening=run.opening, shallow=at0, deep=deep)
 
@@ -268,6 +288,84 @@ def moe_power_sentence(run: CommittedRun) -> str:
         else _("Most of that saving came from finishing each token sooner, not from the power it drew.")
     )
     return f"{head} {reason}"
+
+
+def depth_story_sentence(run: CommittedRun) -> str:
+    """Story's reading of the first picture: full attention slows as its cache grows, the fixed state's
+    speed at the first and the deepest depth, and which one is faster at the end (every number from the run)."""
+    f = depth_facts(run)
+    numbers = dict(
+        attention0=f.attention0,
+        attention=f.attention_deep,
+        deepest=format_context(f.deepest),
+        fall=_times(f.attention0 / f.attention_deep),
+        state0=f.state0,
+        state=f.state_deep,
+        ratio=_times(f.ratio_deep),
+    )
+    end = (
+        _("so at {deepest} tokens the fixed state was {ratio} faster.")
+        if f.ratio_deep >= 1
+        else _("so at {deepest} tokens the fixed state ran at {ratio} the speed of full attention.")
+    ).format(**numbers)
+    return _(
+        "Full attention wrote {attention0:,.0f} tokens per second with nothing in memory and "
+        "{attention:,.0f} at {deepest} tokens — {fall} slower, because every token reads the whole growing "
+        "cache. The fixed-state model wrote {state0:,.0f} at the start and {state:,.0f} at the end, {end}"
+    ).format(end=end, **numbers)
+
+
+def moe_why_sentence(run: CommittedRun) -> str:
+    """Story's reading of the second picture: the MoE's speed against its bytes, and why it falls short —
+    the time a token spends reading its bytes at the card's copy speed against the time it really took."""
+    f = moe_facts(run)
+    (dense_read, moe_read), (dense_ms, moe_ms) = f.reading_ms, f.token_ms
+    dense_other, moe_other = f.other_ms
+    numbers = dict(
+        bytes=f.byte_ratio,
+        speedup=_times(f.speedup),
+        moe_tps=f.moe.tokens_per_s,
+        dense_tps=f.dense.tokens_per_s,
+        moe_read=moe_read,
+        dense_read=dense_read,
+        moe_other=moe_other,
+        dense_other=dense_other,
+        moe_ms=moe_ms,
+        dense_ms=dense_ms,
+        saved=dense_read - moe_read,
+        added=moe_other - dense_other,
+    )
+    if f.speedup >= 0.9 * f.byte_ratio:  # about as fast as its bytes promise: nothing to explain
+        return _(
+            "The MoE read {bytes:.1f}× fewer bytes per token and ran {speedup} as "
+            "fast ({moe_tps:,.0f} against {dense_tps:,.0f} tokens per second): close to what its bytes promise."
+        ).format(**numbers)
+    end = (
+        _(
+            "Reading saved {saved:.2f} ms a token and the rest added {added:.2f} ms: {moe_ms:.2f} ms against {dense_ms:.2f}."
+        )
+        if moe_other > dense_other
+        else _("The reading shrank, the rest did not: {moe_ms:.2f} ms a token against {dense_ms:.2f}.")
+    ).format(**numbers)
+    return _(
+        "The MoE read {bytes:.1f}× fewer bytes per token, yet ran only {speedup} as fast ({moe_tps:,.0f} against "
+        "{dense_tps:,.0f} tokens per second). Why: reading its bytes at this card's copy speed takes {moe_read:.2f} ms "
+        "(thousandths of a second) against the dense model's {dense_read:.2f} ms, but the rest of each step — for "
+        "the MoE, choosing its experts and copying them together — took {moe_other:.2f} ms against "
+        "{dense_other:.2f} ms. {end}"
+    ).format(end=end, **numbers)
+
+
+def moe_power_story(run: CommittedRun) -> str:
+    """Story's power line: each model's average power, and the MoE's energy per token against the dense model's."""
+    f = moe_facts(run)
+    idle = (
+        _(" (idle power subtracted)") if f.moe.net_joules_per_token and f.dense.net_joules_per_token else ""
+    )
+    return _(
+        "The MoE drew {moe_w:,.0f} W against the dense model's {dense_w:,.0f} W, so each token cost it {energy} "
+        "the dense model's energy{idle}."
+    ).format(moe_w=f.moe.avg_watts, dense_w=f.dense.avg_watts, energy=_times(f.energy_ratio), idle=idle)
 
 
 def moe_power_words() -> str:

@@ -29,7 +29,7 @@ def test_router_heatmap_labels_every_byte_with_characters():
     fig = router_heatmap_figure(np.zeros((len(text), 8)), text, 2, 1.0)
     labels = list(fig.data[0].y)
     assert len(labels) == len(text) and not any("xE" in label for label in labels)
-    assert labels[-1] == f"{len(text) - 1}:猫 3/3"
+    assert labels[0].startswith("1:") and labels[-1] == f"{len(text)}:猫 3/3"  # bytes count from 1, like Steps
     assert fig.layout.yaxis.dtick == 1
 
 

@@ -209,3 +209,90 @@ def test_the_one_click_run_stops_at_its_time_limit(monkeypatch):
     full = jobs.quick_benchmark()
     assert not full.context.stopped and full.context.device.startswith("CPU")
     assert [p.depth for p in full.context.series[0].points] == list(tiny.depths)
+
+
+# -- Story's sentences: the same JSON, read in plain words (issue 40) ----------------------------------
+
+
+def test_the_story_depth_sentence_carries_the_jsons_numbers():
+    raw = _raw(RUN)
+    attention = _by(raw["context"]["series"], "model", "full attention")["points"]
+    state = _by(raw["context"]["series"], "model", "fixed state")["points"]
+    words = committed_run.depth_story_sentence(committed_run.load())
+    a0, a_deep = attention[0]["tokens_per_s"], attention[-1]["tokens_per_s"]
+    assert (
+        f"wrote {a0:,.0f} tokens per second with nothing in memory and {a_deep:,.0f} at 128K tokens" in words
+    )
+    assert f"{a0 / a_deep:.2f}× slower" in words
+    assert (
+        f"wrote {state[0]['tokens_per_s']:,.0f} at the start and {state[-1]['tokens_per_s']:,.0f} at the end"
+        in words
+    )
+    assert f"the fixed state was {state[-1]['tokens_per_s'] / a_deep:.2f}× faster" in words
+    assert "3.14×" in words and "440" in words and "103" in words  # as the H200 measured them
+
+
+def test_the_story_moe_sentence_says_why_from_the_run():
+    """3.3× fewer bytes yet 1.14× faster: reading the bytes at the roofline's copy speed against the time a
+    token really took, both from the JSON; the rest of the step is what did not shrink."""
+    raw = _raw(RUN)
+    dense = _by(raw["moe"]["rows"], "model", "dense")
+    moe = _by(raw["moe"]["rows"], "model", "experts (MoE)")
+    words = committed_run.moe_why_sentence(committed_run.load())
+    read = {k: 1e3 / r["predicted_tokens_per_s"] for k, r in (("dense", dense), ("moe", moe))}
+    took = {k: 1e3 / r["tokens_per_s"] for k, r in (("dense", dense), ("moe", moe))}
+    other = {k: took[k] - read[k] for k in took}
+    assert f"read {dense['bytes_per_token'] / moe['bytes_per_token']:.1f}× fewer bytes per token" in words
+    assert f"yet ran only {moe['tokens_per_s'] / dense['tokens_per_s']:.2f}× as fast" in words
+    assert f"takes {read['moe']:.2f} ms" in words and f"the dense model's {read['dense']:.2f} ms" in words
+    assert f"took {other['moe']:.2f} ms against {other['dense']:.2f} ms" in words
+    assert f"Reading saved {read['dense'] - read['moe']:.2f} ms a token" in words
+    assert f"the rest added {other['moe'] - other['dense']:.2f} ms" in words
+    assert f"{took['moe']:.2f} ms against {took['dense']:.2f}." in words
+    assert "3.3×" in words and "1.14×" in words  # the issue's figures
+    power = committed_run.moe_power_story(committed_run.load())
+    energy = moe["net_joules_per_token"] / dense["net_joules_per_token"]
+    assert f"drew {moe['avg_watts']:,.0f} W against the dense model's {dense['avg_watts']:,.0f} W" in power
+    assert f"{energy:.2f}× the dense model's energy (idle power subtracted)" in power
+
+
+def test_changed_data_changes_the_story_sentences(tmp_path):
+    def faster_moe(raw: dict) -> None:  # an MoE as fast as its bytes promise: nothing to explain
+        rows = {r["model"]: r for r in raw["moe"]["rows"]}
+        rows["experts (MoE)"]["tokens_per_s"] = 3.2 * rows["dense"]["tokens_per_s"]
+        rows["experts (MoE)"]["avg_watts"] = 250.0
+
+    def overhead_everywhere(raw: dict) -> None:  # the dense model slow too: the rest did not shrink
+        rows = {r["model"]: r for r in raw["moe"]["rows"]}
+        rows["dense"]["tokens_per_s"] = 0.5 * rows["dense"]["predicted_tokens_per_s"]
+        rows["experts (MoE)"]["tokens_per_s"] = 1.7 * rows["dense"]["tokens_per_s"]
+
+    def state_slower(raw: dict) -> None:  # a fixed state slower than full attention even at the end
+        state = next(s for s in raw["context"]["series"] if s["model"] == "fixed state")
+        for point in state["points"]:
+            point["tokens_per_s"] = 50.0
+
+    fast = committed_run.load(_copy(tmp_path, "2027-03-01-a", faster_moe))
+    words = committed_run.moe_why_sentence(fast)
+    assert "ran 3.20× as fast" in words and "close to what its bytes promise" in words and "Why" not in words
+    assert "drew 250 W" in committed_run.moe_power_story(fast)
+    flat = committed_run.moe_why_sentence(
+        committed_run.load(_copy(tmp_path, "2027-03-02-b", overhead_everywhere))
+    )
+    assert "yet ran only 1.70× as fast" in flat and "The reading shrank, the rest did not" in flat
+    slow = committed_run.depth_story_sentence(
+        committed_run.load(_copy(tmp_path, "2027-03-03-c", state_slower))
+    )
+    assert (
+        "wrote 50 at the start and 50 at the end" in slow
+        and "ran at 0.49× the speed of full attention" in slow
+    )
+
+
+def test_ratios_read_as_japanese_writes_them():
+    from core.i18n import use_language
+
+    run = committed_run.load()
+    with use_language("ja"):
+        words = committed_run.moe_why_sentence(run) + committed_run.depth_story_sentence(run)
+    assert "1.14倍" in words and "3.14倍" in words and "×" not in words.replace("分の 1", "")

@@ -1,0 +1,74 @@
+"""Both depths in a real Chromium (issue 40). Story, the default, is what every other browser test opens;
+here each page opens at Engineer depth from its link, in English and in Japanese: no exception, the same axe
+checks, the switch shows Engineer, and a screenshot at 1400 px and at a phone's 390 px
+(artifacts/screenshots/engineer/). And the depth survives a page change in the sidebar and a reload."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.i18n import use_language
+from tests.browser.axe import assert_accessible
+from tests.browser.conftest import SCREENSHOTS, click_when_ready, link, save_whole_page, wait_for_app
+from ui.course import available, lesson
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+PHONE_WIDTH = 390
+SWITCH = "[data-testid='stSidebar'] .st-key-depth_switch"
+
+
+def _title(slug: str, lang: str) -> str:
+    with use_language(lang):
+        return lesson(slug).title
+
+
+def _chosen(page) -> str:
+    """The depth switch's pressed option, as drawn."""
+    return page.locator(f"{SWITCH} button[aria-pressed='true'], {SWITCH} button[aria-checked='true']").first.inner_text()
+
+
+def _assert_no_exception(page, where: str) -> None:
+    boxes = page.locator("[data-testid='stException']")
+    assert not boxes.count(), f"exception on {where}: {boxes.first.inner_text()[:2000]}"
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+@pytest.mark.parametrize("item", available(), ids=lambda item: item.slug)
+def test_engineer_depth_renders_from_its_link(page, server_url, item, lang):
+    page.goto(f"{server_url}{link(item)}?depth=engineer&lang={lang}")
+    wait_for_app(page)
+    page.wait_for_selector("h1", timeout=60_000)
+    _assert_no_exception(page, f"{item.slug} at Engineer depth ({lang})")
+    assert _title(item.slug, lang) in page.locator("h1").first.inner_text()
+    assert "depth=engineer" in page.url, "the link no longer says which depth it opens at"
+    assert _chosen(page) == ("エンジニア" if lang == "ja" else "Engineer")
+    assert_accessible(page, f"engineer-{lang}-{item.slug}")
+    folder = SCREENSHOTS / "engineer" / lang
+    save_whole_page(page, folder / f"{item.number:02d}_{item.slug}.png")
+    page.set_viewport_size({"width": PHONE_WIDTH, "height": 844})
+    page.wait_for_timeout(800)
+    save_whole_page(page, folder / f"{item.number:02d}_{item.slug}_phone.png")
+
+
+def test_the_depth_survives_a_page_change_and_a_reload(page, server_url):
+    page.goto(server_url)
+    wait_for_app(page)
+    assert _chosen(page) == "Story"
+    click_when_ready(page, page.locator(f"{SWITCH} button", has_text="Engineer").first)
+    wait_for_app(page)
+    page.wait_for_url("**depth=engineer**", timeout=30_000)
+    target = lesson("chunks")
+    click_when_ready(page, page.locator("[data-testid='stSidebarNav'] a", has_text=target.title).first)
+    wait_for_app(page)
+    page.wait_for_url(f"**/{target.url_path}?*depth=engineer*", timeout=30_000)
+    assert _chosen(page) == "Engineer"
+    assert page.locator("[data-testid='stMain'] h4", has_text="Go deeper").count(), "no Engineer section"
+    page.reload()
+    wait_for_app(page)
+    assert _chosen(page) == "Engineer"
+    _assert_no_exception(page, "Chunks after a reload at Engineer depth")
+    click_when_ready(page, page.locator(f"{SWITCH} button", has_text="Story").first)
+    wait_for_app(page)
+    assert "depth=" not in page.url
+    assert not page.locator("[data-testid='stMain'] h4", has_text="Go deeper").count()
