@@ -58,7 +58,7 @@ def run_sizes(measured_here: bool, shipped: chunk_timing.ShippedTiming | None) -
 
 
 lesson_header("chunks")
-new_words("recurrence", "wy", "kernel", here="chunks")
+new_words("wy", engineer_keys=("recurrence", "kernel"), here="chunks")
 problem(
     _(
         "DeltaNet's erase-then-write fixed the blurring of a rewritten key, but each write needs the board the "

@@ -11,7 +11,7 @@ from core.figures import board as fb
 from core.figures import board_charts as fbc
 from core.i18n import N_, _, language, ngettext
 from ui.course import lesson_ref
-from ui.depth import engineer
+from ui.depth import engineer, in_depth
 from ui.glossary import new_words
 from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, show_figure, still_missing
 from ui.primer_link import primer_pointer
@@ -113,8 +113,27 @@ def curves_view(d: int, lang: str) -> tuple[list[int], dict[str, np.ndarray], go
     return ns, acc, fig
 
 
-def softmax_details(n: int, d: int, ns: list[int], acc: dict[str, np.ndarray]) -> None:
-    """Engineer: where each curve first loses a pair, and why softmax attention misses any at all."""
+def curves_in_full(ns: list[int], acc: dict[str, np.ndarray]) -> str:
+    """Engineer's caption of the curves (in place of Story's): where each curve first loses a pair, and
+    how many draws every point averages."""
+    return _(
+        "With orthogonal keys the board recalls everything up to n = {orthogonal_full} "
+        "pairs, then falls. {losing} "
+        "At n = {largest} the board recalls "
+        "{random_share:.0%} (random keys); softmax attention, which keeps all {largest} pairs in "
+        "its cache, recalls {softmax_share:.0%}. Every point is an average over {draws} draws."
+    ).format(
+        orthogonal_full=bd.last_full_recall(ns, acc["linear/orthogonal"]),
+        losing=losing_sentence(ns, acc["linear/orthogonal"], acc["linear/random"]),
+        largest=ns[-1],
+        random_share=acc["linear/random"][-1],
+        softmax_share=acc["softmax/random"][-1],
+        draws=len(SEEDS),
+    )
+
+
+def softmax_details(n: int, d: int) -> None:
+    """Engineer: why softmax attention misses any pair at all, when it keeps every one."""
     misses = softmax_misses(n, d, "random")
     own_low, own_high = misses.own_weight_range
     twins = [
@@ -123,22 +142,6 @@ def softmax_details(n: int, d: int, ns: list[int], acc: dict[str, np.ndarray]) -
         )
         for name in misses.missed
     ]
-    st.caption(
-        _(
-            "With orthogonal keys the board recalls everything up to n = {orthogonal_full} "
-            "pairs, then falls. {losing} "
-            "At n = {largest} the board recalls "
-            "{random_share:.0%} (random keys); softmax attention, which keeps all {largest} pairs in "
-            "its cache, recalls {softmax_share:.0%}. Every point is an average over {draws} draws."
-        ).format(
-            orthogonal_full=bd.last_full_recall(ns, acc["linear/orthogonal"]),
-            losing=losing_sentence(ns, acc["linear/orthogonal"], acc["linear/random"]),
-            largest=ns[-1],
-            random_share=acc["linear/random"][-1],
-            softmax_share=acc["softmax/random"][-1],
-            draws=len(SEEDS),
-        )
-    )
     st.caption(
         (
             ngettext(
@@ -182,22 +185,19 @@ problem(
 )
 
 st.header(_("1 · Write n pairs, read them back"))
-st.markdown(
+in_depth(
     _(
         "The board has **d rows** (the key size). Reading a key returns its own value **plus** a little of "
         "every other value, as much as the other key overlaps it. That leak is a **collision**. Keys at right "
         "angles (*orthogonal*) never overlap, but only d of them fit; random keys overlap a little from the start."
-    )
+    ),
+    _(
+        "The board has **d rows** (the key size). A key is a direction among those d rows; reading key "
+        "*j* returns its own value **plus** every other value, weighted by how much that other key "
+        "overlaps key *j*. That leak is a **collision**. Orthogonal keys (directions at right angles) do "
+        "not overlap at all — but only d of them exist. Random keys overlap a little from the start."
+    ),
 )
-if engineer():
-    st.markdown(
-        _(
-            "The board has **d rows** (the key size). A key is a direction among those d rows; reading key "
-            "*j* returns its own value **plus** every other value, weighted by how much that other key "
-            "overlaps key *j*. That leak is a **collision**. Orthogonal keys (directions at right angles) do "
-            "not overlap at all — but only d of them exist. Random keys overlap a little from the start."
-        )
-    )
 c1, c2, c3 = st.columns(3)
 d = c1.slider(_("board rows d (key size)"), 2, 32, 8, key="co_d")
 n = c2.slider(_("pairs written n"), 1, 64, 12, key="co_n")
@@ -240,41 +240,36 @@ primer_pointer("dot products")
 
 st.subheader(_("What went in, what comes back"))
 show_figure(blur, key="co_blur")
-st.caption(
+in_depth(
     _(
         "Each row is a key read back: red = much of that value comes back, white = none, blue = a negative leak. "
         "The outlined cell is the value the key should return; ✗ marks a key now nearer another value. Move *n* "
         "past *d* and watch the right panel smear."
-    )
+    ),
+    _(
+        "Rows are the keys, columns the board's value dimensions (the first d values own a column "
+        "each; later values are random directions, since the board has no columns left). ✗ marks a key "
+        "whose readback is now nearer some other value; a black outline marks the value each key should "
+        "return. Move *n* past *d* and the right panel smears."
+    ),
+    show=st.caption,
 )
-if engineer():
-    st.caption(
-        _(
-            "Rows are the keys, columns the board's value dimensions (the first d values own a column "
-            "each; later values are random directions, since the board has no columns left). ✗ marks a key "
-            "whose readback is now nearer some other value; a black outline marks the value each key should "
-            "return. Move *n* past *d* and the right panel smears."
-        )
-    )
 
 st.header(_("2 · Recall against the number of pairs"))
-st.markdown(
+in_depth(
     _(
         "The same experiment for every n from 1 to {largest}, averaged over several random draws of keys: the "
         "share of keys read back right. The dashed line is n = d, as many pairs as rows."
-    ).format(largest=4 * d)
+    ).format(largest=4 * d),
+    _(
+        "The same experiment for every n from 1 to {largest}, averaged over {draws} draws of random "
+        "keys: the fraction of keys whose readback is nearest to the right value. The dashed line is n = d."
+    ).format(largest=4 * d, draws=len(SEEDS)),
 )
-if engineer():
-    st.markdown(
-        _(
-            "The same experiment for every n from 1 to {largest}, averaged over {draws} draws of random "
-            "keys: the fraction of keys whose readback is nearest to the right value. The dashed line is n = d."
-        ).format(largest=4 * d, draws=len(SEEDS))
-    )
 with st.spinner(_("Writing boards of every size …")):
     ns, acc, curves_fig = curves_view(d, language())
 show_figure(curves_fig, key="co_curves")
-st.caption(
+in_depth(
     _(
         "Each line is one memory. The board with orthogonal keys recalls every pair up to n = {full}, then "
         "falls; with {largest} pairs it recalls {board:.0%} (random keys), while softmax attention, which keeps "
@@ -284,10 +279,12 @@ st.caption(
         largest=ns[-1],
         board=acc["linear/random"][-1],
         softmax=acc["softmax/random"][-1],
-    )
+    ),
+    curves_in_full(ns, acc),
+    show=st.caption,
 )
 if engineer():
-    softmax_details(n, d, ns, acc)
+    softmax_details(n, d)
 
 
 st.header(_("3 · Trained models show the same gap"))

@@ -11,7 +11,7 @@ from core.figures import board_charts as fbc
 from core.i18n import N_, _
 from core.ops import delta_rule
 from ui.course import lesson_ref
-from ui.depth import engineer
+from ui.depth import engineer, in_depth
 from ui.lesson import (
     code,
     formula,
@@ -157,7 +157,7 @@ def parts_stepper(run: bd.BoardRun, settings: tuple) -> None:
         figures = stepped_figures("dn_parts", settings, t, {"parts": lambda t: parts_figure(run, t)})
         show_figure(figures["parts"], key="dn_parts")
         erased = run.erased(t)
-        st.caption(
+        in_depth(
             (
                 _(
                     "Old board − erase + write = new board (red = positive, blue = negative, white = 0). This "
@@ -168,30 +168,29 @@ def parts_stepper(run: bd.BoardRun, settings: tuple) -> None:
                     "Old board − erase + write = new board (red = positive, blue = negative, white = 0). This "
                     "token erased {erased:.2f}: what its key already returned."
                 )
-            ).format(erased=erased)
+            ).format(erased=erased),
+            parts_in_full(erased),
+            show=st.caption,
         )
-        if engineer():
-            engineer_parts_caption(erased)
 
 
-def engineer_parts_caption(erased: float) -> None:
-    """Engineer: the four panels' sum in full, and where the erased amount came from."""
-    st.caption(
-        (
-            _(
-                "Old board − erase (β × what the key held) + write (β × the new value) = new board "
-                "(one colour scale for all four panels and for every step). "
-                "This token erased {erased:.2f} in total: nothing, because the key's rows held nothing yet."
-            )
-            if erased < 1e-6
-            else _(
-                "Old board − erase (β × what the key held) + write (β × the new value) = new board "
-                "(one colour scale for all four panels and for every step). "
-                "This token erased {erased:.2f} in total: what its key was already returning — from "
-                "earlier pairs that share its rows."
-            )
-        ).format(erased=erased)
-    )
+def parts_in_full(erased: float) -> str:
+    """Engineer's caption of the four panels (in place of Story's): their sum in full, and where the erased
+    amount came from."""
+    return (
+        _(
+            "Old board − erase (β × what the key held) + write (β × the new value) = new board "
+            "(one colour scale for all four panels and for every step). "
+            "This token erased {erased:.2f} in total: nothing, because the key's rows held nothing yet."
+        )
+        if erased < 1e-6
+        else _(
+            "Old board − erase (β × what the key held) + write (β × the new value) = new board "
+            "(one colour scale for all four panels and for every step). "
+            "This token erased {erased:.2f} in total: what its key was already returning — from "
+            "earlier pairs that share its rows."
+        )
+    ).format(erased=erased)
 
 
 parts_stepper(run, (n, d, keys, "delta", float(beta)))
@@ -220,27 +219,25 @@ shares = {
     "delta_red": num(run.value_share("apple", red)),
     "delta_green": num(run.value_share("apple", green)),
 }
-st.caption(
+in_depth(
     _(
         "Reading **apple** after the whole stream: linear attention returns {red} {lin_red} and {green} "
         "{lin_green}, a blend; DeltaNet returns {red} {delta_red} and {green} {delta_green}. Panel titles: the "
         "share of keys each rule reads back right; outlines mark the right value."
-    ).format(red=red, green=green, **shares)
+    ).format(red=red, green=green, **shares),
+    _(
+        "Panel titles: the share of keys each rule reads back right. "
+        "Reading **apple** after the whole stream (how much of each value comes back): linear attention returns red "
+        "{lin_red} and {green} {lin_green} — a blend; "
+        "DeltaNet returns red {delta_red} and {green} {delta_green}. "
+        "(✓/✗ on the rows are DeltaNet's; black outlines mark the right value; a column marked *spare* belongs "
+        "to no colour yet, as the stream has fewer colours than the board has columns.) With *random* keys and "
+        "β = 1 the rewrite also erases whatever the "
+        "other keys left in apple's rows, so a neighbour can be lost: erase-then-write is exact only for the key "
+        "being rewritten."
+    ).format(green=green, **shares),
+    show=st.caption,
 )
-if engineer():
-    st.caption(
-        _(
-            "Panel titles: the share of keys each rule reads back right. "
-            "Reading **apple** after the whole stream (how much of each value comes back): linear attention returns red "
-            "{lin_red} and {green} {lin_green} — a blend; "
-            "DeltaNet returns red {delta_red} and {green} {delta_green}. "
-            "(✓/✗ on the rows are DeltaNet's; black outlines mark the right value; a column marked *spare* belongs "
-            "to no colour yet, as the stream has fewer colours than the board has columns.) With *random* keys and "
-            "β = 1 the rewrite also erases whatever the "
-            "other keys left in apple's rows, so a neighbour can be lost: erase-then-write is exact only for the key "
-            "being rewritten."
-        ).format(green=green, **shares)
-    )
 
 st.header(_("2 · The stream of {lesson}, both rules").format(lesson=lesson_ref("collisions")))
 st.markdown(
@@ -309,22 +306,19 @@ st.caption(
         "older pairs that share its rows. Lower β and watch the curves. Trained models learn β per token."
     )
 )
-st.markdown(
+in_depth(
     _(
         "So what did erasing fix? **The blurring of a key that is written again** (section 1): linear attention "
         "piles the new value on the old, DeltaNet replaces it. It does not lift the d-row limit."
-    )
+    ),
+    _(
+        "So what did erasing fix? **The blurring of a key that is written again** (section 1): linear attention "
+        "can only pile the new value on the old, DeltaNet replaces it. It does not lift the d-row limit, and on a "
+        "board already past d distinct pairs, a hard erase (β = 1) in one pass can cost more than it saves. "
+        "When the lessons ahead say erase-then-write fixed the blurring, they mean the rewrite; trained models "
+        "(below) learn a β per token."
+    ),
 )
-if engineer():
-    st.markdown(
-        _(
-            "So what did erasing fix? **The blurring of a key that is written again** (section 1): linear attention "
-            "can only pile the new value on the old, DeltaNet replaces it. It does not lift the d-row limit, and on a "
-            "board already past d distinct pairs, a hard erase (β = 1) in one pass can cost more than it saves. "
-            "When the lessons ahead say erase-then-write fixed the blurring, they mean the rewrite; trained models "
-            "(below) learn a β per token."
-        )
-    )
 trained_recall_pointer(
     ("attention", "linear", "delta"),
     _("Trained with a learned β, does erase-then-write beat plain adding?"),

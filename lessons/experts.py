@@ -16,7 +16,7 @@ from core.tokenizer import prepare_prompt, token_label
 from core.units import format_bytes, format_count, format_params
 from ui.course import lesson_ref, next_available
 from ui.deeper import go_deeper_experts, planner_batch_link
-from ui.depth import engineer, engineer_section
+from ui.depth import engineer, engineer_section, in_depth
 from ui.glossary import new_words
 from ui.lesson import (
     code,
@@ -164,10 +164,13 @@ def router_charts(cfg, prompt, layer: int, table) -> None:
     )
 
 
-def stored_vs_used(rows: list) -> None:
-    """Parameters stored vs used, as a chart, and where the counts come from (Engineer)."""
-    show_figure(totals_figures(tuple(rows))["params"], key="ex_params")
-    st.caption(
+def stored_vs_used(rows: list, story: str) -> None:
+    """Parameters stored vs used: Story's plain paragraph `story`; at Engineer depth, in its place, the chart
+    and where the counts come from (what one token reads follows in `bytes_per_token`)."""
+    if engineer():
+        show_figure(totals_figures(tuple(rows))["params"], key="ex_params")
+    in_depth(
+        story,
         _(
             "Every expert must be stored (in memory, somewhere); only the active ones are read for a token. "
             "Counted from the config by core/specs: {active} active, counting the whole token table "
@@ -179,7 +182,8 @@ def stored_vs_used(rows: list) -> None:
             without=K3.active_params(count_embedding_table=False) / 1e9,
             published=format_params(K3.published_params),
             published_active=format_params(K3.published_active),
-        )
+        ),
+        show=st.caption if engineer() else st.markdown,
     )
 
 
@@ -237,7 +241,7 @@ def next_words() -> str:
 
 
 lesson_header("experts")
-new_words("sigmoid", "router", "j_per_token", "mxfp4", here="experts")
+new_words("router", "j_per_token", engineer_keys=("sigmoid", "mxfp4"), here="experts")
 problem(
     _(
         "Kimi K3 has {params} parameters. To write one token, a model reads the weights it uses from memory, and "
@@ -367,7 +371,8 @@ c[1].metric(
 )
 c[2].metric(_("share used per token"), f"{K3.active_params() / K3.total_params():.1%}")
 dense_read, _moe_read = (read for _name, read in bytes_per_token_rows(K3))
-st.markdown(
+stored_vs_used(  # Engineer: the chart and its caption in this paragraph's place, then what a token reads
+    rows,
     _(
         "Every expert must be stored somewhere, but only about {active} of the weights work on any one token. A "
         "dense model of K3's size would read **{dense}** of weights per token at batch 1; K3 as released reads "
@@ -376,10 +381,9 @@ st.markdown(
         active=format_params(K3.active_params()),
         dense=format_bytes(dense_read),
         released=format_bytes(release_weight_bytes_per_token(K3)),
-    )
+    ),
 )
 if engineer():
-    stored_vs_used(rows)
     bytes_per_token(rows)
     notice(
         _("Type a text of one repeated letter (e.g. `aaaaaaaa`). What will the router heatmap look like?"),

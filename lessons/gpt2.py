@@ -11,7 +11,7 @@ from core.i18n import N_, _
 from core.models.gpt2 import GPT2
 from core.specs import SPECS
 from core.units import counted, format_count
-from ui.depth import engineer
+from ui.depth import engineer, in_depth
 from ui.glossary import new_words
 from ui.gpt2_model import (
     LiveGPT2,
@@ -96,7 +96,7 @@ def step_figures(
 
 
 lesson_header("gpt2")
-new_words("transformer", "vector", "residual", "seed", "checkpoint", here="gpt2")
+new_words("transformer", "vector", "residual", "seed", engineer_keys=("checkpoint",), here="gpt2")
 problem(
     _(
         "A language model writes one piece of text at a time: it reads everything so far and guesses "
@@ -142,21 +142,19 @@ else:
             )
         )
 
-st.caption(
+in_depth(
     _(
         "GPT-2's own code already kept a cache (the next lesson); this page switches it off to show what that "
         "saves."
-    )
+    ),
+    _(
+        "A note on history: GPT-2 itself did not generate this way. OpenAI's 2019 sampling code already kept "
+        "past keys and values (`past` / `presents` in openai/gpt-2 `src/sample.py`) — the KV cache of the next "
+        "lesson. The article this course retells says “GPT-2 recomputed everything”; that is a teaching "
+        "simplification for what any transformer does without a cache."
+    ),
+    show=st.caption,
 )
-if engineer():
-    st.caption(
-        _(
-            "A note on history: GPT-2 itself did not generate this way. OpenAI's 2019 sampling code already kept "
-            "past keys and values (`past` / `presents` in openai/gpt-2 `src/sample.py`) — the KV cache of the next "
-            "lesson. The article this course retells says “GPT-2 recomputed everything”; that is a teaching "
-            "simplification for what any transformer does without a cache."
-        )
-    )
 
 settings = generation_settings("gpt2", DEFAULT_PROMPT, live)
 with st.spinner(_("Generating (recomputing the whole text at every step)…")):

@@ -21,7 +21,7 @@ from core.tokenizer import decode, prepare_prompt, token_label
 from core.units import format_bytes, format_count, format_params
 from ui.course import lesson_ref
 from ui.deeper import go_deeper_k3, planner_batch_link
-from ui.depth import engineer, engineer_section
+from ui.depth import engineer, in_depth
 from ui.glossary import new_words
 from ui.k3_details import CONTEXTS, map_caption, memory_chart
 from ui.lesson import (
@@ -70,7 +70,7 @@ def step_figures(ids: tuple[int, ...], shown: int, run: k3.RunSummary, memory: b
 
 
 lesson_header("kimi_k3")
-new_words("embedding", "rmsnorm", "ffn", "attn_res", "pseudo_query", "dense", here="kimi_k3")
+new_words("embedding", "attn_res", "pseudo_query", "dense", engineer_keys=("rmsnorm", "ffn"), here="kimi_k3")
 problem(
     _(
         "A fixed board, even one that forgets per channel, cannot hold everything: an exact detail from far "
@@ -136,7 +136,8 @@ c[2].metric(
         conv=format_bytes(K3.conv_state_bytes()),
     ),
 )
-st.markdown(
+memory_chart(  # Story's sentence; Engineer: the chart and the full caption in its place
+    rows,
     _(
         "Only the {mla} MLA layers grow; the boards stay {state} at any length. At 1M tokens K3 keeps "
         "{ratio:.1f}× less than the same model with MLA in every layer."
@@ -144,34 +145,30 @@ st.markdown(
         mla=K3.num_full_attention_layers,
         state=format_bytes(K3.state_bytes()),
         ratio=rows[-1].twin_cache / rows[-1].hybrid_total,
-    )
+    ),
 )
-if engineer():
-    memory_chart(rows)
 
 # -- 3. Attention Residuals -------------------------------------------------------------------
 st.subheader(_("Looking back over depth: Attention Residuals"))
-st.markdown(
+in_depth(
     _(
         "A plain stack hands each layer the sum of all earlier outputs, each with weight 1. **Attention "
         "Residuals** (AttnRes) let a layer choose: a learned vector (a *pseudo-query*) weighs the earlier "
         "outputs, so a late layer can reach straight back to an early one. To keep it cheap, K3 weighs blocks "
         "of {size} layers."
-    ).format(size=K3.attn_res_block_size)
+    ).format(size=K3.attn_res_block_size),
+    _(
+        "In an ordinary stack, the input to layer *l* is the plain sum of everything before it: the "
+        "token's embedding plus every earlier layer's output, each with weight 1. **Attention "
+        "Residuals** (AttnRes, Kimi Team 2026, arXiv 2603.15031) replace that sum by attention **over depth**: "
+        "each sub-layer owns one learned vector (a *pseudo-query*) and uses it to weigh the earlier outputs "
+        "with a softmax — so a late layer can reach straight back to what an early one found. K3 has **two "
+        "pseudo-queries per layer**, one before its attention and one before its feed-forward step, plus "
+        "**a final one** before the output head (the last matrix, which turns the final vector into a score "
+        "for every possible next token)."
+    ),
 )
-if engineer_section(_("Attention Residuals in detail")):
-    st.markdown(
-        _(
-            "In an ordinary stack, the input to layer *l* is the plain sum of everything before it: the "
-            "token's embedding plus every earlier layer's output, each with weight 1. **Attention "
-            "Residuals** (AttnRes, Kimi Team 2026, arXiv 2603.15031) replace that sum by attention **over depth**: "
-            "each sub-layer owns one learned vector (a *pseudo-query*) and uses it to weigh the earlier outputs "
-            "with a softmax — so a late layer can reach straight back to what an early one found. K3 has **two "
-            "pseudo-queries per layer**, one before its attention and one before its feed-forward step, plus "
-            "**a final one** before the output head (the last matrix, which turns the final vector into a score "
-            "for every possible next token)."
-        )
-    )
+if engineer():  # the block form, which Story says in one sentence
     st.markdown(
         _(
             "Remembering every layer's output per token would be costly, so K3 uses the **block** form: "
@@ -290,16 +287,17 @@ def stepper(run: k3.RunSummary, ids: tuple[int, ...], cfg) -> None:
             _("The fixed KDA boards stay flat; only the attention layers' cache grows, a little per byte.")
         )
     show_figure(figures["attn_res"], key="k3_attn_res")
-    st.caption(_("Rows: each layer's mix, top to bottom. Columns: what it draws on. Darker = more weight."))
+    in_depth(
+        _("Rows: each layer's mix, top to bottom. Columns: what it draws on. Darker = more weight."),
+        _(
+            "Rows: the mix before each sub-layer (and before the output). Columns: the sources — the "
+            "embedding and one sum per block; the block a layer is still filling is its running partial "
+            "sum. Blank cells do not exist yet at that depth. Each row sums to 1."
+        ),
+        show=st.caption,
+    )
     strongest_pull_words(run, shown)
     if engineer():
-        st.caption(
-            _(
-                "Rows: the mix before each sub-layer (and before the output). Columns: the sources — the "
-                "embedding and one sum per block; the block a layer is still filling is its running partial "
-                "sum. Blank cells do not exist yet at that depth. Each row sums to 1."
-            )
-        )
         experts_woken(run, shown, cfg)
 
 
@@ -310,32 +308,29 @@ net = mini_k3_or_none()
 if net is not None:
     cfg = net.cfg
     schedule = " ".join("A" if k == "mla" else "K" for k in net.kinds)
-    st.markdown(
+    in_depth(
         _(
             "mini-K3 is a tiny model built the same way: **{layers} layers** `{schedule}` (K = KDA, A = "
             "attention). It reads your text, then writes {new} bytes of its own."
-        ).format(layers=cfg.num_layers, schedule=schedule, new=NEW_TOKENS)
+        ).format(layers=cfg.num_layers, schedule=schedule, new=NEW_TOKENS),
+        _(
+            "A byte-level miniature built by the same rule: **{layers} layers** `{schedule}` "
+            "(K = KDA, A = latent attention: every {every}th layer and the last), Block "
+            "AttnRes with {block} layers per block, a *dense* first layer (one ordinary "
+            "feed-forward network that every byte runs) and, after it, layers split into *experts* (several "
+            "small feed-forward networks, of which each byte runs only a few) — {params:,} "
+            "parameters, trained on the course corpus "
+            "(see assets/mini_k3/MODEL_CARD.md). It reads your text, then keeps writing "
+            "{new} bytes of its own."
+        ).format(
+            layers=cfg.num_layers,
+            schedule=schedule,
+            every=cfg.full_attn_every,
+            block=cfg.attn_res_block_size,
+            params=net.num_params(),
+            new=NEW_TOKENS,
+        ),
     )
-    if engineer():
-        st.markdown(
-            _(
-                "A byte-level miniature built by the same rule: **{layers} layers** `{schedule}` "
-                "(K = KDA, A = latent attention: every {every}th layer and the last), Block "
-                "AttnRes with {block} layers per block, a *dense* first layer (one ordinary "
-                "feed-forward network that every byte runs) and, after it, layers split into *experts* (several "
-                "small feed-forward networks, of which each byte runs only a few) — {params:,} "
-                "parameters, trained on the course corpus "
-                "(see assets/mini_k3/MODEL_CARD.md). It reads your text, then keeps writing "
-                "{new} bytes of its own."
-            ).format(
-                layers=cfg.num_layers,
-                schedule=schedule,
-                every=cfg.full_attn_every,
-                block=cfg.attn_res_block_size,
-                params=net.num_params(),
-                new=NEW_TOKENS,
-            )
-        )
     text = prompt_input("k3_prompt", "The cache grows, but the board stays.", max_chars=200)
     prompt = prepare_prompt(text, MAX_PROMPT)
     if prompt.was_cut:

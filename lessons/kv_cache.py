@@ -143,7 +143,8 @@ def step_figures(
 
 lesson_header("kv_cache")
 new_words(
-    "dot_product", "softmax", "attention_weights", "vram", "bandwidth", "pcie", "roofline", "q4_0", "ngl", "batch", "llama_cpp", "ollama", here="kv_cache"
+    "dot_product", "softmax", "attention_weights", "vram", "batch",
+    engineer_keys=("bandwidth", "pcie", "roofline", "q4_0", "ngl", "llama_cpp", "ollama"), here="kv_cache",
 )  # fmt: skip
 problem(
     _(

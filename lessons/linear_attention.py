@@ -13,7 +13,7 @@ from core.i18n import N_, _, ngettext
 from core.ops import linear_attention
 from core.units import format_bytes, format_count, format_small
 from ui.course import lesson_ref
-from ui.depth import engineer
+from ui.depth import engineer, in_depth
 from ui.glossary import new_words
 from ui.lesson import (
     charts_side_by_side,
@@ -54,7 +54,7 @@ def stream(n: int, d: int, keys: str, rule: str) -> bd.BoardRun:
 
 
 lesson_header("linear_attention")
-new_words("collision", "flops", here="linear_attention")
+new_words("collision", engineer_keys=("flops",), here="linear_attention")
 problem(
     _(
         "The KV cache made each new token cheap to compute, but it keeps **every** past key and value: "
@@ -63,45 +63,39 @@ problem(
     )
 )
 
-st.markdown(
+in_depth(
     _(
         "Linear attention keeps one **board** instead: a small grid of numbers of fixed size. Every token adds "
         "its key→value pair onto it, and reading means multiplying the board by a query. The board never grows, "
         "however long the text."
-    )
+    ),
+    _(
+        "Linear attention keeps one **board** instead: a small grid of numbers of fixed size. Every "
+        "token adds its key→value pair onto the same board, and reading means multiplying the board "
+        "by a query. The board never grows, however long the text. What makes this possible is a "
+        "tiny fact about multiplying matrices (a **matrix multiplication** makes each entry of the result from "
+        "one row of the first matrix and one column of the second: multiply them entry by entry and add up)."
+    ),
 )
-if engineer():
-    st.markdown(
-        _(
-            "Linear attention keeps one **board** instead: a small grid of numbers of fixed size. Every "
-            "token adds its key→value pair onto the same board, and reading means multiplying the board "
-            "by a query. The board never grows, however long the text. What makes this possible is a "
-            "tiny fact about multiplying matrices (a **matrix multiplication** makes each entry of the result from "
-            "one row of the first matrix and one column of the second: multiply them entry by entry and add up)."
-        )
-    )
 primer_pointer("matrix products")
 
 # ------------------------------------------------------------------ 1. regrouping
 st.header(_("1 · Same numbers, different order"))
-st.markdown(
+in_depth(
     _(
         "Attention without its softmax is two matrix products, and matrix products can be regrouped: "
         "`(QKᵀ)V = Q(KᵀV)`. The right-hand route first folds all keys and values into `KᵀV`: that small matrix "
         "*is* the board. Below, both routes run on the same small random numbers."
-    )
+    ),
+    _(
+        "Attention without its softmax (step 2 of the four in {lesson}) is two matrix products: "
+        "the queries **Q** meet the keys **K** "
+        "(`QKᵀ`, one score per pair of tokens), then the scores mix the values **V**. Matrix products "
+        "can be regrouped — `(QKᵀ)V = Q(KᵀV)` — and the right-hand grouping first squeezes all keys "
+        "and values into `KᵀV`: that small matrix *is* the board. Below, both routes run on the same "
+        "small random numbers (T tokens, key and value size 3)."
+    ).format(lesson=lesson_ref("kv_cache")),
 )
-if engineer():
-    st.markdown(
-        _(
-            "Attention without its softmax (step 2 of the four in {lesson}) is two matrix products: "
-            "the queries **Q** meet the keys **K** "
-            "(`QKᵀ`, one score per pair of tokens), then the scores mix the values **V**. Matrix products "
-            "can be regrouped — `(QKᵀ)V = Q(KᵀV)` — and the right-hand grouping first squeezes all keys "
-            "and values into `KᵀV`: that small matrix *is* the board. Below, both routes run on the same "
-            "small random numbers (T tokens, key and value size 3)."
-        ).format(lesson=lesson_ref("kv_cache"))
-    )
 c1, c2 = st.columns([2, 1])
 T_small = c1.slider(_("tokens T"), 2, 8, 4, key="la_T", help=_("How many tokens the small example has."))
 # Story draws one fixed set of random numbers; Engineer may pick another (a seed)
@@ -128,25 +122,23 @@ m3.metric(
     _("multiply-adds, Q(KᵀV)"), f"{rg.right_ops:,}", help=_("T·d_k·d_v for the board + T·d_k·d_v to read it")
 )
 big_left, big_right = bd.regroup_ops(100_000, REAL_HEAD, REAL_HEAD)
-st.caption(
+in_depth(
     _(
         "Both routes give the same numbers, up to float rounding. But at 100,000 tokens the right route needs "
         "{ratio:,.0f}× fewer multiply-adds: the left grows with T², the right with T."
-    ).format(ratio=big_left / big_right)
+    ).format(ratio=big_left / big_right),
+    _(
+        "The difference is float rounding only. The counts grow differently: at 100,000 tokens and "
+        "head size {head}, the left route needs {left} multiply-adds, the right "
+        "{right} ({ratio:,.0f}× fewer) — the left grows with T², the right with T."
+    ).format(
+        head=REAL_HEAD,
+        left=format_count(big_left),
+        right=format_count(big_right),
+        ratio=big_left / big_right,
+    ),
+    show=st.caption,
 )
-if engineer():
-    st.caption(
-        _(
-            "The difference is float rounding only. The counts grow differently: at 100,000 tokens and "
-            "head size {head}, the left route needs {left} multiply-adds, the right "
-            "{right} ({ratio:,.0f}× fewer) — the left grows with T², the right with T."
-        ).format(
-            head=REAL_HEAD,
-            left=format_count(big_left),
-            right=format_count(big_right),
-            ratio=big_left / big_right,
-        )
-    )
 if engineer():
     st.caption(
         _(
@@ -164,25 +156,22 @@ if engineer():
 
 # ------------------------------------------------------------------ 2. the board, token by token
 st.header(_("2 · The board, written token by token"))
-st.markdown(
+in_depth(
     _(
         "Now a readable version. Each **key** is a word (apple, sky, …) turned into a vector of *d* numbers; "
         "each **value** is a colour with a board column of its own. Writing a pair adds `k vᵀ` to the board: "
         "the key says *which rows*, the value *which column*. Reading a key multiplies the board by it."
-    )
+    ),
+    _(
+        "Now a readable version. Each **key** is a word (apple, sky, …) turned into a fixed vector of "
+        "*d* numbers; each **value** is a colour. The first *d* colours get one board column each; once the "
+        "columns run out, later colours are random mixes of all columns. Writing the pair adds "
+        "`k vᵀ` to the board: the key's numbers say *which rows*, the value says *which column*. "
+        "Reading a key multiplies the board by it. (Reads here use scale 1, so a key that is alone on "
+        "the board gives back exactly its value; real models also multiply by 1/√d, one over the square root of "
+        "the key size, so that scores do not grow with d.)"
+    ),
 )
-if engineer():
-    st.markdown(
-        _(
-            "Now a readable version. Each **key** is a word (apple, sky, …) turned into a fixed vector of "
-            "*d* numbers; each **value** is a colour. The first *d* colours get one board column each; once the "
-            "columns run out, later colours are random mixes of all columns. Writing the pair adds "
-            "`k vᵀ` to the board: the key's numbers say *which rows*, the value says *which column*. "
-            "Reading a key multiplies the board by it. (Reads here use scale 1, so a key that is alone on "
-            "the board gives back exactly its value; real models also multiply by 1/√d, one over the square root of "
-            "the key size, so that scores do not grow with d.)"
-        )
-    )
 c1, c2, c3 = st.columns(3)
 d = c1.slider(_("key size d (board rows)"), 2, 16, 8, key="la_d")
 n = c2.slider(_("pairs written"), 1, 16, 12, key="la_n")
@@ -276,20 +265,17 @@ st.caption(
 
 # ------------------------------------------------------------------ 4. the price
 st.header(_("4 · The price: a coarser memory"))
-st.markdown(
+in_depth(
     _(
         "Read every key back and compare with softmax attention, which still keeps every pair in its cache. The "
         "board only has the sum, so keys that share rows bleed into each other."
-    )
+    ),
+    _(
+        "Read every key back from the board and compare with softmax attention on the same stream. "
+        "Softmax attention still has every pair in its cache and weighs them by how well each key "
+        "matches; the board only has the sum, so keys that share rows bleed into each other."
+    ),
 )
-if engineer():
-    st.markdown(
-        _(
-            "Read every key back from the board and compare with softmax attention on the same stream. "
-            "Softmax attention still has every pair in its cache and weighs them by how well each key "
-            "matches; the board only has the sum, so keys that share rows bleed into each other."
-        )
-    )
 soft = stream(n, d, keys, "softmax")
 rec_lin, rec_soft = run.recall(), soft.recall()
 lin_draws, soft_draws = over_draws(n, d, keys, "linear"), over_draws(n, d, keys, "softmax")
@@ -344,7 +330,7 @@ price_words.append(
         "past the board's d columns have none: their values are mixes of all columns)."
     )
 )
-st.caption(
+in_depth(
     _(
         "{pairs} on a board with {d} rows: the board recalls {board:.0%} of the keys, softmax attention "
         "{softmax:.0%}. Red = much of a value comes back; the outline marks the value each key should return."
@@ -353,12 +339,10 @@ st.caption(
         d=d,
         board=rec_lin.accuracy,
         softmax=rec_soft.accuracy,
-    )
-)
-if engineer():
-    st.caption(
-        functools.reduce(lambda a, b: _("{first} {second}").format(first=a, second=b), price_words)
-    )  # sentences side by side (Japanese puts no space between them)
+    ),
+    functools.reduce(lambda a, b: _("{first} {second}").format(first=a, second=b), price_words),
+    show=st.caption,
+)  # sentences side by side (Japanese puts no space between them)
 
 notice(
     _("With orthogonal keys and at most d pairs, how many keys will the board get wrong?"),

@@ -13,7 +13,7 @@ from core.i18n import _
 from core.specs import SPECS
 from core.units import format_small
 from ui.course import lesson_ref, lesson_span
-from ui.depth import engineer
+from ui.depth import engineer, in_depth
 from ui.glossary import new_words
 from ui.lesson import (
     code,
@@ -53,23 +53,20 @@ problem(
 
 # ------------------------------------------------------------------ 1. a vector
 st.header(_("1 · A vector is a list of numbers that means something"))
-st.markdown(
+in_depth(
     _(
         "A **vector** is a short list of numbers where each place has a meaning: a fruit described by how sweet "
         "and how sour it is is a vector of two numbers, drawn as an arrow (across, then up). A model's keys and "
         "queries are longer vectors."
-    )
+    ),
+    _(
+        "A **vector** is just a short list of numbers, where each place in the list has a meaning. Describe "
+        "a fruit by two numbers — how sweet it is and how sour — and you have a vector with two numbers. "
+        "Two numbers can be drawn as an arrow from the corner of a grid: the first says how far across, "
+        "the second how far up. A model's keys and queries are the same thing with more numbers "
+        "({k3_key} in a Kimi K3 head, {small} on the small board below); each number is one *channel*."
+    ).format(k3_key=K3_KEY, small=vectors.PRIMER_D),
 )
-if engineer():
-    st.markdown(
-        _(
-            "A **vector** is just a short list of numbers, where each place in the list has a meaning. Describe "
-            "a fruit by two numbers — how sweet it is and how sour — and you have a vector with two numbers. "
-            "Two numbers can be drawn as an arrow from the corner of a grid: the first says how far across, "
-            "the second how far up. A model's keys and queries are the same thing with more numbers "
-            "({k3_key} in a Kimi K3 head, {small} on the small board below); each number is one *channel*."
-        ).format(k3_key=K3_KEY, small=vectors.PRIMER_D)
-    )
 c1, c2 = st.columns(2)
 sweet = c1.slider(_("how sweet (0 to 1)"), 0.0, 1.0, 0.8, 0.05, key="pr_sweet")
 sour = c2.slider(_("how sour (0 to 1)"), 0.0, 1.0, 0.3, 0.05, key="pr_sour")
@@ -85,18 +82,16 @@ show_figure(
     ),
     key="pr_vector",
 )
-st.caption(
+in_depth(
     _("Your fruit is the vector ({sweet:.2f}, {sour:.2f}); its arrow is {length:.2f} long.").format(
         sweet=sweet, sour=sour, length=vectors.length(fruit)
-    )
+    ),
+    _(
+        "Your fruit is the vector ({sweet:.2f}, {sour:.2f}). Its arrow is {length:.2f} long "
+        "(Pythagoras: the square root of the two numbers squared and added)."
+    ).format(sweet=sweet, sour=sour, length=vectors.length(fruit)),
+    show=st.caption,
 )
-if engineer():
-    st.caption(
-        _(
-            "Your fruit is the vector ({sweet:.2f}, {sour:.2f}). Its arrow is {length:.2f} long "
-            "(Pythagoras: the square root of the two numbers squared and added)."
-        ).format(sweet=sweet, sour=sour, length=vectors.length(fruit))
-    )
 formula(
     r"v = (v_1, v_2, \dots, v_d), \qquad \lVert v \rVert = \sqrt{v_1^2 + v_2^2 + \dots + v_d^2}",
     caption=_("d is how many numbers the vector has; ‖v‖ is its length."),
@@ -105,21 +100,18 @@ formula(
 
 # ------------------------------------------------------------------ 2. the dot product
 st.header(_("2 · The dot product: how much two arrows point the same way"))
-st.markdown(
+in_depth(
     _(
         "Multiply two vectors place by place and add the results: that is their **dot product**, large when the "
         "arrows point the same way, 0 at right angles, negative when they point apart."
-    )
+    ),
+    _(
+        "Take two vectors of the same size, multiply their numbers place by place, and add the results: "
+        "that single number is their **dot product**. It is large and positive when the arrows point the "
+        "same way, exactly 0 when they stand at right angles, and negative when they point apart. Longer "
+        "arrows give bigger numbers. Move the two arrows and watch it."
+    ),
 )
-if engineer():
-    st.markdown(
-        _(
-            "Take two vectors of the same size, multiply their numbers place by place, and add the results: "
-            "that single number is their **dot product**. It is large and positive when the arrows point the "
-            "same way, exactly 0 when they stand at right angles, and negative when they point apart. Longer "
-            "arrows give bigger numbers. Move the two arrows and watch it."
-        )
-    )
 c1, c2, c3, c4 = st.columns(4)
 a_dir = c1.slider(_("direction of a (°)"), 0, 355, 20, 5, key="pr_a_dir")
 a_len = c2.slider(_("length of a"), 0.25, 2.0, 1.5, 0.25, key="pr_a_len")
@@ -153,21 +145,18 @@ st.caption(
         a1=a[0], a2=a[1], b1=b[0], b2=b[1], sum=spelled_out(a, b)
     )
 )
-st.markdown(
+in_depth(
     _(
         "Arrows of length 1 are *unit vectors*: their dot product measures direction only, from 1 (same way) "
         "through 0 (right angles: *orthogonal*) to −1 (opposite). The board lessons use unit keys."
-    )
+    ),
+    _(
+        "Set both lengths to 1 and the dot product only measures direction: it becomes the **cosine** of "
+        "the angle, a number from 1 (same way) through 0 (right angles) to −1 (opposite). An arrow of length "
+        "1 is a *unit vector*; two arrows at right angles are *orthogonal*. The board lessons use unit keys, "
+        "so their dot products are exactly these cosines."
+    ),
 )
-if engineer():
-    st.markdown(
-        _(
-            "Set both lengths to 1 and the dot product only measures direction: it becomes the **cosine** of "
-            "the angle, a number from 1 (same way) through 0 (right angles) to −1 (opposite). An arrow of length "
-            "1 is a *unit vector*; two arrows at right angles are *orthogonal*. The board lessons use unit keys, "
-            "so their dot products are exactly these cosines."
-        )
-    )
 notice(
     _("Put b at right angles to a (90° apart). What will the dot product be, however long the arrows are?"),
     _(
@@ -187,23 +176,20 @@ formula(
 
 # ------------------------------------------------------------------ 3. matrix × vector
 st.header(_("3 · A matrix times a vector: many dot products at once"))
-st.markdown(
+in_depth(
     _(
         "A **matrix** is a grid of numbers, one vector per row. A matrix times a vector q is one dot product per "
         "row. Below, the rows are four words' keys and q is the key you pick: the row pointing the same way as q "
         "scores highest — attention's *score* step in {lesson}."
-    ).format(lesson=lesson_ref("kv_cache"))
+    ).format(lesson=lesson_ref("kv_cache")),
+    _(
+        "A **matrix** is a grid of numbers: a stack of vectors, one per row. Multiplying a matrix by a "
+        "vector q means one dot product per row, and the answers form a new column. Below, the rows are the "
+        "keys of four words (unit vectors of 4 numbers, the same the board lessons give these words) and q "
+        "is the key of the word you pick: the row that points the same way as q scores highest. This is "
+        "exactly the *score* step of attention in {lesson}, done for every key at once."
+    ).format(lesson=lesson_ref("kv_cache")),
 )
-if engineer():
-    st.markdown(
-        _(
-            "A **matrix** is a grid of numbers: a stack of vectors, one per row. Multiplying a matrix by a "
-            "vector q means one dot product per row, and the answers form a new column. Below, the rows are the "
-            "keys of four words (unit vectors of 4 numbers, the same the board lessons give these words) and q "
-            "is the key of the word you pick: the row that points the same way as q scores highest. This is "
-            "exactly the *score* step of attention in {lesson}, done for every key at once."
-        ).format(lesson=lesson_ref("kv_cache"))
-    )
 c1, c2 = st.columns(2)
 asked = c1.selectbox(_("q is the key of"), PAIRS.key_names, key="pr_query")
 row = c2.radio(_("spell out the row of"), PAIRS.key_names, key="pr_row", horizontal=True)
@@ -222,18 +208,16 @@ show_figure(
     key="pr_matvec",
 )
 best = PAIRS.key_names[int(np.argmax(scores))]
-st.caption(
+in_depth(
     _(
         "Red = high score, blue = negative. The highest is {best}'s ({score:.2f}): the row pointing the same way as q."
-    ).format(best=best, score=scores.max())
+    ).format(best=best, score=scores.max()),
+    _(
+        "Outlined: {row}'s row · q = {sum}. The highest score is {best}'s "
+        "({score:.2f}); a unit key's dot product with itself is its length squared, 1."
+    ).format(row=row, sum=spelled_out(PAIRS.keys[highlight], q), best=best, score=scores.max()),
+    show=st.caption,
 )
-if engineer():
-    st.caption(
-        _(
-            "Outlined: {row}'s row · q = {sum}. The highest score is {best}'s "
-            "({score:.2f}); a unit key's dot product with itself is its length squared, 1."
-        ).format(row=row, sum=spelled_out(PAIRS.keys[highlight], q), best=best, score=scores.max())
-    )
 formula(
     r"(M q)_i = \sum_j M_{ij}\, q_j = (\text{row } i \text{ of } M) \cdot q",
     caption=_("An n × d matrix times a vector of d numbers gives n numbers, one per row."),
@@ -242,23 +226,20 @@ formula(
 
 # ------------------------------------------------------------------ 4. outer product: write and read
 st.header(_("4 · The outer product: writing one pair on the board"))
-st.markdown(
+in_depth(
     _(
         "Now the other way round: a column times a row. The key k stands as a column, the value v as a row, and "
         "cell (i, j) gets k's i-th number times v's j-th: the **outer product** k vᵀ. Adding two such grids "
         "writes two pairs on one board; reading multiplies the board by a key."
-    )
+    ),
+    _(
+        "Now the other way round: a column times a row. The key k stands as a column (one number per board "
+        "row), the value v lies as a row (one number per board column), and every cell (i, j) gets k's i-th "
+        "number times v's j-th. That grid is the **outer product** k vᵀ — the little ᵀ (*transpose*) turns "
+        "the column v into a row. Each value here owns one column, so k vᵀ copies the key into that value's "
+        "column. Adding two such grids writes two pairs on one board; reading multiplies the board by a key."
+    ),
 )
-if engineer():
-    st.markdown(
-        _(
-            "Now the other way round: a column times a row. The key k stands as a column (one number per board "
-            "row), the value v lies as a row (one number per board column), and every cell (i, j) gets k's i-th "
-            "number times v's j-th. That grid is the **outer product** k vᵀ — the little ᵀ (*transpose*) turns "
-            "the column v into a row. Each value here owns one column, so k vᵀ copies the key into that value's "
-            "column. Adding two such grids writes two pairs on one board; reading multiplies the board by a key."
-        )
-    )
 c1, c2 = st.columns(2)
 first = c1.selectbox(_("first pair"), PAIR_LABELS, index=0, key="pr_pair1")
 second = c2.selectbox(_("second pair"), [p for p in PAIR_LABELS if p != first], index=0, key="pr_pair2")
@@ -302,20 +283,18 @@ said = _(", ").join(
     )
     for colour, key in own.items()
 )
-st.caption(
+in_depth(
     _(
         "Reading {read} gives {said}: weight 1 where the key was written, plus a leak from every key pointing "
         "partly the same way."
-    ).format(read=read_with, said=said)
+    ).format(read=read_with, said=said),
+    _(
+        "Reading {read} gives {said}. Each column holds one written key, so reading is one dot product "
+        "per column: a key comes back with weight 1 where it was written, and every other key that points "
+        "partly the same way leaks in by its dot product."
+    ).format(read=read_with, said=said),
+    show=st.caption,
 )
-if engineer():
-    st.caption(
-        _(
-            "Reading {read} gives {said}. Each column holds one written key, so reading is one dot product "
-            "per column: a key comes back with weight 1 where it was written, and every other key that points "
-            "partly the same way leaks in by its dot product."
-        ).format(read=read_with, said=said)
-    )
 notice(
     _("Read the board with a key that was not written (neither pair). Will the bars be zero?"),
     _(
@@ -333,22 +312,19 @@ formula(
 
 # ------------------------------------------------------------------ 5. matrix product
 st.header(_("5 · A matrix product: many reads side by side"))
-st.markdown(
+in_depth(
     _(
         "Stack several queries as rows of a matrix Q and multiply by the board S: each row of the result is one "
         "read, as in section 4. Below, every written key is read back at once."
-    )
+    ),
+    _(
+        "Stack several queries as the rows of a matrix Q and multiply by the board S: row i of Q S is query "
+        "i read from the board, as in section 4 — a matrix product is matrix-times-vector done for every row "
+        "at once. The board itself is one too: stack the keys as rows of K and the values as rows of V, and "
+        "Kᵀ V adds up every pair's outer product in one go. Below, the first n pairs go on the board and "
+        "every written key is read back at once."
+    ),
 )
-if engineer():
-    st.markdown(
-        _(
-            "Stack several queries as the rows of a matrix Q and multiply by the board S: row i of Q S is query "
-            "i read from the board, as in section 4 — a matrix product is matrix-times-vector done for every row "
-            "at once. The board itself is one too: stack the keys as rows of K and the values as rows of V, and "
-            "Kᵀ V adds up every pair's outer product in one go. Below, the first n pairs go on the board and "
-            "every written key is read back at once."
-        )
-    )
 n = st.slider(_("pairs on the board"), 1, len(PAIRS.key_names), len(PAIRS.key_names), key="pr_n")
 queries = PAIRS.keys[:n]
 board_n = PAIRS.board(n)
@@ -380,9 +356,8 @@ same = (
 read_back = _(
     "Each row's largest entry names the value read back: {right} of {n} keys come back nearest their own value."
 ).format(right=right, n=n)
-st.caption(read_back)
-if engineer():  # two sentences (Japanese puts no space between them)
-    st.caption(_("{first} {second}").format(first=same, second=read_back))
+# Engineer: two sentences (Japanese puts no space between them)
+in_depth(read_back, _("{first} {second}").format(first=same, second=read_back), show=st.caption)
 if engineer():
     st.markdown(
         _(

@@ -89,7 +89,11 @@ def _published_depth_loss() -> str:
 
 
 lesson_header("your_gpu")
-new_words("nvml", "tg128", "num_ctx", "cuda_graph", "decode", "vllm", "quantisation", here="your_gpu")
+new_words(
+    "decode",
+    engineer_keys=("nvml", "tg128", "num_ctx", "cuda_graph", "vllm", "quantisation"),
+    here="your_gpu",
+)
 problem(
     _(
         "{lessons} argued from arithmetic: a growing KV cache must be read in full at every step, a fixed state "

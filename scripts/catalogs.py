@@ -140,8 +140,11 @@ def missing(lang: str, paths: Iterable[str]) -> Catalog:
 
 
 def write(catalog: Catalog, path: Path) -> None:
-    with path.open("wb") as f:
+    """Write `catalog` to `path` whole or not at all: a failure half-way leaves the old file as it was."""
+    partial = path.with_name(path.name + ".tmp")
+    with partial.open("wb") as f:
         write_po(f, catalog, width=110, sort_by_file=True)
+    partial.replace(path)
 
 
 def template() -> Catalog:
@@ -190,7 +193,9 @@ def merge(lang: str) -> Path:
                 merged.add(
                     message.id,
                     message.string,
-                    message.locations,
+                    [
+                        (path, line or 0) for path, line in message.locations
+                    ],  # a hand-written entry may lack lines
                     flags=message.flags - {"fuzzy"} if not message.fuzzy else message.flags,
                     auto_comments=message.auto_comments,
                     context=message.context,

@@ -8,8 +8,9 @@ link after a page change, so a shared Engineer link opens in Engineer depth. Sto
 the parameter (or with `?depth=story`). Nothing here is process-wide.
 
 A page shows its Engineer-only parts behind `if engineer_section(title):` (a heading, then the section
-inline in reading order) or `if engineer():` (no heading); Story text is never hidden in Engineer
-depth, so Engineer shows everything Story shows (tests/app/test_depths.py).
+inline in reading order) or `if engineer():` (no heading). A passage told at both depths is one
+`in_depth(story, full)` call: the plain version in Story, the full one in its place in Engineer. Anything
+else Story shows, Engineer shows too (tests/app/test_depths.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ STORY, ENGINEER = "story", "engineer"
 DEPTHS = {STORY: N_("Story"), ENGINEER: N_("Engineer")}
 _CHOSEN = "course_depth"  # session_state: this reader's depth once known
 _SWITCH = "depth_switch"
+REPLACED = "course_depth_replaced"  # session_state: Story passages shown in place of a fuller Engineer one
 
 
 def reader_depth() -> str:
@@ -54,6 +56,19 @@ def engineer_section(title: str) -> bool:
         return False
     st.markdown(f"#### :material/engineering: {title}")
     return True
+
+
+def in_depth(story: str, full: str, show=None) -> None:
+    """One passage at two depths: Story's plain version or, at Engineer depth, the full one in its place —
+    not both, so an engineer never reads the same idea twice. `show` draws it (`st.markdown` by default;
+    `st.caption` for a caption). The Story text is noted in the reader's session (`REPLACED`) so the test
+    that Engineer shows everything Story shows knows this passage was replaced by a fuller one."""
+    show = show or st.markdown
+    if engineer():
+        show(full)
+        return
+    show(story)
+    st.session_state.setdefault(REPLACED, set()).add(story)
 
 
 def _switched() -> None:

@@ -14,6 +14,7 @@ import streamlit as st
 from core.glossary import Term, get
 from core.i18n import N_, _
 from ui.course import lesson_ref
+from ui.depth import engineer
 
 
 def gloss(item: Term, here: str | None = None) -> str:
@@ -32,16 +33,20 @@ def gloss(item: Term, here: str | None = None) -> str:
 
 def new_words(
     *keys: str,
+    engineer_keys: tuple[str, ...] = (),
     here: str | None = None,
     expanded: bool = True,
     title: str = N_("New words in this lesson"),
     intro: str = "",
 ) -> None:
     """The terms this lesson uses for the first time in the course, each with its definition (the
-    map, which names every stage, calls them words you will meet: each is taught later). `title` is
-    the English source, translated here; `intro` (already translated) is a plain paragraph above the
-    list, for a box that explains an idea as well as its words (Collisions' "What is training?")."""
-    terms = [get(key) for key in keys]  # an unknown key fails here, loudly
+    map, which names every stage, calls them words you will meet: each is taught later). `engineer_keys`
+    are terms only the Engineer depth uses (tool names, benchmark flags): listed at that depth only, so a
+    Story reader's box holds just the words their Story uses (ui/depth.py). `title` is the English source,
+    translated here; `intro` (already translated) is a plain paragraph above the list, for a box that
+    explains an idea as well as its words (Collisions' "What is training?")."""
+    shown = keys + tuple(engineer_keys) if engineer() else keys
+    terms = [get(key) for key in shown]  # an unknown key fails here, loudly
     if not terms:
         return
     label = _("{title} ({n})").format(title=_(title), n=len(terms))

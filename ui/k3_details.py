@@ -1,5 +1,6 @@
 """Kimi K3's Engineer notes (issue 40): where the layer map comes from, and the memory chart with what the
-fixed part is made of. The lesson (lessons/kimi_k3.py) shows them at Engineer depth only."""
+fixed part is made of. The lesson (lessons/kimi_k3.py) shows the map's note at Engineer depth only; the chart
+and its caption take the place of Story's sentence on memory."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from core.figures.k3_memory import memory_at_context_figure
 from core.i18n import _
 from core.specs import SPECS
 from core.units import format_bytes
+from ui.depth import engineer, in_depth
 from ui.lesson import show_figure
 from ui.stepped import built_once
 
@@ -42,10 +44,13 @@ def map_caption() -> None:
     )
 
 
-def memory_chart(rows: list) -> None:
-    """K3's memory per conversation at 128K and 1M tokens, and what the fixed part is made of (Engineer)."""
-    show_figure(k3_memory_figure(), key="k3_memory")
-    st.caption(
+def memory_chart(rows: list, story: str) -> None:
+    """K3's memory per conversation: Story's plain sentence `story`; at Engineer depth, in its place, the chart
+    at 128K and 1M tokens and a caption with what the fixed part is made of (ui.depth.in_depth)."""
+    if engineer():
+        show_figure(k3_memory_figure(), key="k3_memory")
+    in_depth(
+        story,
         _(
             "Only the {mla} MLA layers grow ({numbers} numbers per token per layer, bf16). The fixed part is a "
             "sum: the boards of the {kda} KDA layers, one {dk} × {dv} board per head and {heads} heads a layer, "
@@ -65,5 +70,6 @@ def memory_chart(rows: list) -> None:
             conv=format_bytes(K3.conv_state_bytes()),
             state=format_bytes(K3.state_bytes()),
             ratio=rows[-1].twin_cache / rows[-1].hybrid_total,
-        )
+        ),
+        show=st.caption if engineer() else st.markdown,
     )

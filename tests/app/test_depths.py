@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 from tests.app import story
 from tests.app.driver import ROOT, assert_clean
 from ui.course import LESSONS, next_available
+from ui.depth import REPLACED
 
 APP = str(ROOT / "app.py")
 PAGES = [item.slug for item in LESSONS if item.slug != "glossary" and item.exists]
@@ -39,9 +40,16 @@ def _depth_in_link(at: AppTest) -> str | None:
 
 
 @functools.cache
+def _page(slug: str, depth: str, lang: str) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The page's running text at `depth` in `lang`, and the Story passages it told through `in_depth`
+    (replaced by a fuller one at Engineer depth), rendered once per test process."""
+    at = story.rendered(slug, depth, lang)
+    replaced = at.session_state[REPLACED] if REPLACED in at.session_state else set()
+    return tuple(story.running_text(at.main)), frozenset(replaced)
+
+
 def _texts(slug: str, depth: str, lang: str) -> tuple[str, ...]:
-    """The page's running text at `depth` in `lang`, rendered once per test process."""
-    return tuple(story.running_text(story.rendered(slug, depth, lang).main))
+    return _page(slug, depth, lang)[0]
 
 
 # ---- the switch and the link ----
@@ -131,11 +139,16 @@ def _shape(text: str) -> str:
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("slug", PAGES)
 def test_engineer_shows_everything_story_shows(slug, lang):
-    story_texts = [_shape(t) for t in _texts(slug, "story", lang)]
+    texts, replaced = _page(slug, "story", lang)
+    story_texts = [
+        _shape(t) for t in texts if t not in replaced
+    ]  # in_depth: Engineer tells it in full instead
     engineer_texts = [_shape(t) for t in _texts(slug, "engineer", lang)]
     missing = [t for t in story_texts if t not in engineer_texts]
     assert not missing, f"{slug} ({lang}): shown in Story, not in Engineer:\n" + "\n".join(missing[:10])
-    assert story.words(list(_texts(slug, "engineer", lang)), lang) >= story.words(list(_texts(slug, "story", lang)), lang)
+    assert story.words(list(_texts(slug, "engineer", lang)), lang) >= story.words(
+        list(_texts(slug, "story", lang)), lang
+    )
 
 
 @pytest.mark.slow
@@ -147,3 +160,20 @@ def test_story_still_ends_with_what_is_missing_and_the_next_lesson(slug):
     if after is not None and after.slug != "glossary":
         assert "What is still missing" in joined, f"{slug}: no 'what is still missing' in Story"
         assert f"Next: {after.label}" in joined, f"{slug}: Story does not end with the next lesson"
+
+
+def _one_passage():
+    from ui.depth import in_depth
+
+    in_depth("plain words", "the full passage, with its sources")
+
+
+@pytest.mark.parametrize(
+    ("depth", "shown"), [("story", "plain words"), ("engineer", "the full passage, with its sources")]
+)
+def test_a_passage_told_at_two_depths_shows_one_version(depth, shown):
+    at = AppTest.from_function(_one_passage)
+    at.query_params["depth"] = depth
+    at.run()
+    assert [m.value for m in at.markdown] == [shown]
+    assert (REPLACED in at.session_state) is (depth == "story")

@@ -18,7 +18,7 @@ EXTRAS = {
     "collisions": tuple(f"ui/recall/{p.name}" for p in sorted((driver.ROOT / "ui" / "recall").glob("*.py"))),
     "kimi_k3": ("ui/mini_k3.py",),
     "experts": ("ui/mini_k3.py",),
-    "real_hybrid": ("ui/real_hybrid.py", "ui/downloads.py"),
+    "real_hybrid": ("ui/real_hybrid.py", "ui/real_hybrid_steps.py", "ui/downloads.py"),
     "your_gpu": (
         *(f"ui/gpu/{p.name}" for p in sorted((driver.ROOT / "ui" / "gpu").glob("*.py"))),
         "core/specs/published.py",  # the published table the page shows
@@ -70,6 +70,9 @@ def page(slug: str) -> tuple[str, str, set[str], ast.Module]:
         sources.append(source)
         for call in new_words_calls(tree):
             defined |= {a.value for a in call.args if isinstance(a, ast.Constant)}
+            for keyword in call.keywords:  # the Engineer depth's own terms (ui/glossary.new_words)
+                if keyword.arg == "engineer_keys" and isinstance(keyword.value, ast.Tuple):
+                    defined |= {a.value for a in keyword.value.elts if isinstance(a, ast.Constant)}
     return "\n".join(texts), "\n".join(sources), defined, main
 
 

@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import recall_results as rr
 from tests.app import driver
+from ui.depth import REPLACED
 
 TIMEOUT = 120
 RESULTS = rr.RESULTS
@@ -209,3 +210,16 @@ def test_each_layer_keeps_its_own_fixed_colour_range_whatever_is_typed():
         for fig, zmax in zip(second.memory_figures, second.zmax, strict=True):
             assert fig.data[0].zmax == pytest.approx(zmax) and fig.data[0].zmin == pytest.approx(-zmax)
         assert max(first.zmax) > 3 * min(first.zmax)  # why one range per model left a layer blank
+
+
+def test_engineer_reads_the_task_once_in_full():
+    """The task is told at both depths: Story's plain paragraph, or at Engineer depth the full one (layers,
+    pair counts, widths) in its place — not both."""
+    plain, full = _panel("story"), _panel("engineer")
+    told = plain.session_state[REPLACED]
+    assert len(told) == 1
+    shown_plain = [m.value for m in plain.markdown]
+    shown_full = [m.value for m in full.markdown]
+    assert told <= set(shown_plain) and not told & set(shown_full)
+    layers = [m for m in shown_full if "layers)" in m and "MQAR" in m]
+    assert len(layers) == 1 and all(str(p) in layers[0] for p in _results()["sweep"]["pair_counts"])

@@ -141,3 +141,9 @@ def test_the_marker_span_covers_the_word(loaded, run):
     start, stop = rh.marker_span(loaded.tokenizer, text, "Then", run)
     assert loaded.tokenizer.decode(run.tokens_in[start:stop]).strip() == "Then"
     assert rh.marker_span(loaded.tokenizer, "Another text. Then", "Then", run) is None
+
+
+def test_the_hardest_tokens_are_where_some_head_fades_most(run):
+    lowest = run.alpha.reshape(run.steps, -1).min(axis=1)
+    picked = rh.hardest_tokens(run, 2)
+    assert len(picked) == 2 and lowest[picked[0]] == lowest.min() and lowest[picked[0]] <= lowest[picked[1]]

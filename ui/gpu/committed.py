@@ -4,7 +4,8 @@ and dense vs experts as measured on a real card, with the sentences computed fro
 Story shows two pictures, each with a plain caption and the sentences that read it (attention slows with
 depth while the fixed state stays flat; dense against MoE, speed and power, and why the MoE is not as fast
 as its bytes promise). Engineer adds the full charts (eager lines, rooflines, % of roofline, energy per
-token) and the sentences with every figure, inline after each picture.
+token), and the sentences with every figure in place of Story's plainer ones (ui.depth.in_depth), after
+each picture; the MoE's "why" is read at both depths.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from core.gpu.output.committed_run import (
     moe_why_sentence,
 )
 from core.i18n import _
-from ui.depth import engineer
+from ui.depth import engineer, in_depth
 from ui.gpu.words import reader_line
 from ui.lesson import show_figure
 
@@ -70,7 +71,6 @@ def _depth(run) -> None:
             "(the same size at any length)."
         )
     )
-    st.markdown(depth_story_sentence(run))
     if engineer():
         show_figure(
             context_speed_figure(
@@ -81,7 +81,7 @@ def _depth(run) -> None:
             ),
             key="gpu_committed_context_fig",
         )
-        st.markdown(depth_sentence(run))
+    in_depth(depth_story_sentence(run), depth_sentence(run))  # Engineer: the same numbers, every figure
 
 
 def _moe(run) -> None:
@@ -98,7 +98,6 @@ def _moe(run) -> None:
         )
     )
     st.markdown(moe_why_sentence(run))
-    st.markdown(moe_power_story(run))
     if engineer():
         st.markdown(
             _("**Dense vs experts, {label} ({experts}, depth {depth:,})**").format(
@@ -109,4 +108,4 @@ def _moe(run) -> None:
         show_figure(
             moe_energy_figure(run.moe), key="gpu_committed_energy_fig"
         )  # apart: three panels are too narrow on a phone
-        st.markdown(moe_power_sentence(run))
+    in_depth(moe_power_story(run), moe_power_sentence(run))  # Engineer: with the speed, bytes and why

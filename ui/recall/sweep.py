@@ -14,7 +14,7 @@ from core.models.recall_config import RecallModelConfig
 from core.recall import DEFAULT_VOCAB
 from core.specs import SPECS
 from ui.course import lesson_ref
-from ui.depth import engineer
+from ui.depth import engineer, in_depth
 from ui.lesson import data_table, show_figure
 from ui.recall.results import curves_picture, sweep_picture
 
@@ -150,13 +150,14 @@ def _training_details(results: dict, key: str) -> None:
 def render_sweep(results: dict, key: str) -> None:
     """The sweep's chart, its readings, the training details and the memory table; `key` prefixes widget keys."""
     first_width = results["sweep"]["widths"][0]
-    st.markdown(
+    in_depth(
         _(
             "Small models were **trained** to do this very job (the *MQAR* task): read a list of key→value "
             "pairs, then answer each key again. They differ only in the layer that mixes tokens. The chart: the "
             "share of questions each answers right on lists it never saw; a width-{width} model's board is "
             "{width}×{width} numbers."
-        ).format(width=first_width)
+        ).format(width=first_width),
+        _the_task_in_full(results),
     )
     if engineer():
         _how_it_was_trained(results)
@@ -172,23 +173,24 @@ def render_sweep(results: dict, key: str) -> None:
         _memory_table(results, rows, key)
 
 
-def _how_it_was_trained(results: dict) -> None:
-    """Engineer: the task and the training protocol in full (Zoology's, with this course's rates)."""
+def _the_task_in_full(results: dict) -> str:
+    """Engineer's telling of the task (in place of Story's): the models, the paper, the pair counts and widths."""
     sweep = results["sweep"]
     pairs = sweep["pair_counts"]
     first_width = sweep["widths"][0]
-    st.markdown(
-        _(
-            "Each small model ({layers} layers) was **trained** to do one job: read a list of key→value pairs, "
-            "then answer each key again later (the *MQAR* task from the Zoology paper). All models are "
-            "the same except the layer that mixes tokens. Below: the share of questions each answers right "
-            "on new lists it never saw, for {pairs} pairs, at {widths} widths. The *width* "
-            "is also the size of each fixed board: a width-{width} board is "
-            "{width}×{width} numbers."
-        ).format(
-            layers=LAYERS, pairs=", ".join(map(str, pairs)), widths=len(sweep["widths"]), width=first_width
-        )
-    )
+    return _(
+        "Each small model ({layers} layers) was **trained** to do one job: read a list of key→value pairs, "
+        "then answer each key again later (the *MQAR* task from the Zoology paper). All models are "
+        "the same except the layer that mixes tokens. Below: the share of questions each answers right "
+        "on new lists it never saw, for {pairs} pairs, at {widths} widths. The *width* "
+        "is also the size of each fixed board: a width-{width} board is "
+        "{width}×{width} numbers."
+    ).format(layers=LAYERS, pairs=", ".join(map(str, pairs)), widths=len(sweep["widths"]), width=first_width)
+
+
+def _how_it_was_trained(results: dict) -> None:
+    """Engineer: the training protocol in full (Zoology's, with this course's rates)."""
+    sweep = results["sweep"]
     st.caption(
         _(
             "How it was trained (the *learning rate* is the size of each small correction training makes to the "
