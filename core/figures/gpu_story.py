@@ -59,8 +59,12 @@ def moe_story_figure(result: MoeResult) -> go.Figure:
     ]
     if any(w is not None for w in watts):
         panels.append((_("power (watts)"), watts, "W"))
+    # each panel's title over two lines: side by side on a phone, one-line titles run into each other
     fig = make_subplots(
-        rows=1, cols=len(panels), horizontal_spacing=0.18, subplot_titles=[title for title, *_rest in panels]
+        rows=1,
+        cols=len(panels),
+        horizontal_spacing=0.18,
+        subplot_titles=[_two_lines(t) for t, *_rest in panels],
     )
     for col, (_title, values, unit) in enumerate(panels, 1):
         fig.add_trace(
@@ -78,6 +82,15 @@ def moe_story_figure(result: MoeResult) -> go.Figure:
         )
         top = max((v for v in values if v is not None), default=1.0)
         fig.update_yaxes(range=[0, top * 1.2], row=1, col=col)
-    base_layout(fig, "", "", "", height=340)
-    fig.update_layout(bargap=0.35, margin=dict(t=50))  # room for the panels' titles
+    base_layout(fig, "", "", "", height=360)
+    fig.update_layout(bargap=0.35, margin=dict(t=70))  # room for the panels' two-line titles
     return fig
+
+
+def _two_lines(title: str) -> str:
+    """'speed (tokens per second)' → 'speed<br>(tokens per second)'; the same before a Japanese '（'."""
+    for opening in (" (", "（"):
+        if opening in title:
+            head, tail = title.split(opening, 1)
+            return f"{head}<br>{opening.strip()}{tail}"
+    return title

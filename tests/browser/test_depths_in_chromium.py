@@ -1,7 +1,7 @@
 """Both depths in a real Chromium (issue 40). Story, the default, is what every other browser test opens;
-here each page opens at Engineer depth from its link, in English and in Japanese: no exception, the same axe
-checks, the switch shows Engineer, and a screenshot at 1400 px and at a phone's 390 px
-(artifacts/screenshots/engineer/). And the depth survives a page change in the sidebar and a reload."""
+here each page opens at Engineer depth from its link, in English and in Japanese: no exception, the switch
+shows Engineer, a screenshot at 1400 px (artifacts/screenshots/engineer/), and in English the same axe checks
+and a screenshot at a phone's 390 px. And the depth survives a page change in the sidebar and a reload."""
 
 from __future__ import annotations
 
@@ -43,9 +43,11 @@ def test_engineer_depth_renders_from_its_link(page, server_url, item, lang):
     assert _title(item.slug, lang) in page.locator("h1").first.inner_text()
     assert "depth=engineer" in page.url, "the link no longer says which depth it opens at"
     assert _chosen(page) == ("エンジニア" if lang == "ja" else "Engineer")
-    assert_accessible(page, f"engineer-{lang}-{item.slug}")
     folder = SCREENSHOTS / "engineer" / lang
     save_whole_page(page, folder / f"{item.number:02d}_{item.slug}.png")
+    if lang != "en":
+        return  # axe and the phone width once a page: Engineer's layout is the same in both languages
+    assert_accessible(page, f"engineer-{item.slug}")
     page.set_viewport_size({"width": PHONE_WIDTH, "height": 844})
     page.wait_for_timeout(800)
     save_whole_page(page, folder / f"{item.number:02d}_{item.slug}_phone.png")

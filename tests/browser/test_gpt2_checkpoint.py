@@ -48,7 +48,9 @@ def checkpoint_url(tmp_path_factory):
 
 def _open_on_checkpoint(page, url: str, slug: str) -> None:
     """Open a lesson, switch its model to the checkpoint and step three times."""
-    page.goto(f"{url}/{lesson(slug).url_path}")
+    page.goto(
+        f"{url}/{lesson(slug).url_path}?depth=engineer"
+    )  # the live cache size and top-5 are the engineers'
     wait_for_app(page)
     choice = page.locator("[data-testid='stRadio'] label", has_text=f"local checkpoint ({FOLDER_NAME})")
     click_when_ready(page, choice.first)
