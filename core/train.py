@@ -47,6 +47,46 @@ def seed_everything(seed: int, threads: int | None = 1) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
+@dataclass
+class ByteRecipeStart:
+    """What a byte-level recipe starts from (`byte_recipe_start`): its arguments, config and generator, the
+    corpus split into training and held-out byte ids, and the corpus facts its model card records."""
+
+    args: argparse.Namespace
+    cfg: TrainConfig
+    gen: torch.Generator
+    train_ids: torch.Tensor
+    heldout_ids: torch.Tensor
+    record: dict
+
+
+def byte_recipe_start(
+    description: str, defaults: TrainConfig, checkpoint, argv: list[str] | None
+) -> ByteRecipeStart:
+    """What a byte-level recipe does first: read `--steps` and `--out`, seed everything (one thread), and
+    split the course corpus into training and held-out byte ids (core.corpus.split_train_heldout)."""
+    from pathlib import Path
+
+    from core.corpus import load_corpus, sha256, split_train_heldout
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--steps", type=int, default=defaults.steps)
+    parser.add_argument("--out", type=Path, default=checkpoint)
+    args = parser.parse_args(argv)
+    cfg = TrainConfig(**{**defaults.__dict__, "steps": args.steps})
+    gen = seed_everything(cfg.seed, threads=1)
+    corpus = load_corpus()
+    train_bytes, heldout_bytes = split_train_heldout(corpus)
+    record = {
+        "corpus_sha256": sha256(corpus),
+        "corpus_bytes": len(corpus),
+        "train_bytes": len(train_bytes),
+        "heldout_bytes": len(heldout_bytes),
+    }
+    ids = [torch.tensor(list(part), dtype=torch.long) for part in (train_bytes, heldout_bytes)]
+    return ByteRecipeStart(args, cfg, gen, ids[0], ids[1], record)
+
+
 def lr_at(step: int, cfg: TrainConfig) -> float:
     """Linear warm-up, then cosine decay to min_lr_ratio · lr."""
     if step < cfg.warmup:

@@ -11,17 +11,19 @@ expert's selection bias moves up if it was under-used and down if it was busy.
 
 from __future__ import annotations
 
-import argparse
 import time
-from pathlib import Path
 
-import torch
-
-from core.corpus import load_corpus, sha256, split_train_heldout
 from core.models.mini_k3 import CHECKPOINT, MiniK3, MiniK3Config
 from core.models.moe import MoE, update_balance_bias
 from core.specs import SPECS
-from core.train import TrainConfig, evaluate, print_progress, random_windows, seed_everything, train
+from core.train import (
+    TrainConfig,
+    byte_recipe_start,
+    evaluate,
+    print_progress,
+    random_windows,
+    train,
+)
 from core.units import format_params
 
 TRAIN = TrainConfig(steps=450, batch_size=8, seq_len=128, lr=3e-3, warmup=30, seed=0)
@@ -41,17 +43,14 @@ def balance(model: MiniK3) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Train mini-K3 on assets/corpus.txt.")
-    parser.add_argument("--steps", type=int, default=TRAIN.steps)
-    parser.add_argument("--out", type=Path, default=CHECKPOINT)
-    args = parser.parse_args(argv)
-    cfg = TrainConfig(**{**TRAIN.__dict__, "steps": args.steps})
-
-    gen = seed_everything(cfg.seed, threads=1)
-    corpus = load_corpus()
-    train_bytes, heldout_bytes = split_train_heldout(corpus)
-    train_ids = torch.tensor(list(train_bytes), dtype=torch.long)
-    heldout_ids = torch.tensor(list(heldout_bytes), dtype=torch.long)
+    start = byte_recipe_start("Train mini-K3 on assets/corpus.txt.", TRAIN, CHECKPOINT, argv)
+    args, cfg, gen, train_ids, heldout_ids = (
+        start.args,
+        start.cfg,
+        start.gen,
+        start.train_ids,
+        start.heldout_ids,
+    )
     model = MiniK3(MiniK3Config())
     print(
         f"mini-K3: {model.num_params():,} params, {model.active_params():,} active; "
@@ -77,10 +76,7 @@ def main(argv: list[str] | None = None) -> None:
         "seed": cfg.seed,
         "final_train_loss": sum(losses[-20:]) / len(losses[-20:]),
         "train_minutes": round(minutes, 1),
-        "corpus_sha256": sha256(corpus),
-        "corpus_bytes": len(corpus),
-        "train_bytes": len(train_bytes),
-        "heldout_bytes": len(heldout_bytes),
+        **start.record,
         "total_params": model.num_params(),
         "active_params": model.active_params(),
         "layer_kinds": model.kinds,

@@ -12,19 +12,23 @@ in [0.001, 0.1]), so every head begins with its own fade rate.
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
-from pathlib import Path
 
 import torch
 import torch.nn as nn
 
-from core.corpus import load_corpus, sha256, split_train_heldout
 from core.models.qwen35 import Qwen35
 from core.models.qwen35_mini import CHECKPOINT, build, load_miniature
 from core.tokenizer import decode
-from core.train import TrainConfig, evaluate, print_progress, random_windows, seed_everything, train
+from core.train import (
+    TrainConfig,
+    byte_recipe_start,
+    evaluate,
+    print_progress,
+    random_windows,
+    train,
+)
 
 TRAIN = TrainConfig(steps=600, batch_size=16, seq_len=128, lr=3e-3, warmup=30, seed=0)
 SAMPLE_PROMPT = "The cat"
@@ -64,17 +68,14 @@ def greedy_sample(model: Qwen35, prompt: str, n: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Train the Qwen3.5 miniature on assets/corpus.txt.")
-    parser.add_argument("--steps", type=int, default=TRAIN.steps)
-    parser.add_argument("--out", type=Path, default=CHECKPOINT)
-    args = parser.parse_args(argv)
-    cfg = TrainConfig(**{**TRAIN.__dict__, "steps": args.steps})
-
-    gen = seed_everything(cfg.seed, threads=1)
-    corpus = load_corpus()
-    train_bytes, heldout_bytes = split_train_heldout(corpus)
-    train_ids = torch.tensor(list(train_bytes), dtype=torch.long)
-    heldout_ids = torch.tensor(list(heldout_bytes), dtype=torch.long)
+    start = byte_recipe_start("Train the Qwen3.5 miniature on assets/corpus.txt.", TRAIN, CHECKPOINT, argv)
+    args, cfg, gen, train_ids, heldout_ids = (
+        start.args,
+        start.cfg,
+        start.gen,
+        start.train_ids,
+        start.heldout_ids,
+    )
     model = build()
     initialise(model)
     print(f"Qwen3.5 miniature: {model.num_params():,} params; layers {' '.join(model.kinds)}", flush=True)
@@ -95,10 +96,7 @@ def main(argv: list[str] | None = None) -> None:
         "seed": cfg.seed,
         "final_train_loss": round(sum(losses[-20:]) / len(losses[-20:]), 4),
         "train_minutes": round((time.perf_counter() - started) / 60, 1),
-        "corpus_sha256": sha256(corpus),
-        "corpus_bytes": len(corpus),
-        "train_bytes": len(train_bytes),
-        "heldout_bytes": len(heldout_bytes),
+        **start.record,
         "total_params": model.num_params(),
     }
     model.save(args.out, {"course_training": meta})

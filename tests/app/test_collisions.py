@@ -6,9 +6,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import board as bd
-from tests.app import driver, story
+from tests.app import driver
 from tests.app.driver import chart_spec as chart
-from ui.depth import REPLACED
 
 PAGE = driver.page_path("collisions")
 
@@ -61,15 +60,3 @@ def test_what_is_training_comes_before_the_trained_chart_and_story_stays_plain()
     driver.assert_clean(engineer, "Engineer")
     assert engineer.toggle(key="co_tr_curves").value is False  # the loss curves, behind their toggle
     assert any("learning rates" in c.value and "seeds" in c.value for c in engineer.caption)
-
-
-@pytest.mark.parametrize("lang", ["en", "ja"])
-def test_engineer_reads_each_two_depth_passage_once(lang):
-    """A passage told at both depths (ui.depth.in_depth) shows its plain version in Story and its full
-    version in its place at Engineer depth — never both, so an engineer does not read one idea twice."""
-    plain = story.rendered("collisions", "story", lang)
-    told = plain.session_state[REPLACED]
-    assert len(told) >= 5, sorted(told)
-    assert told <= set(story.running_text(plain.main))
-    full = set(story.running_text(story.rendered("collisions", "engineer", lang).main))
-    assert not told & full, sorted(told & full)

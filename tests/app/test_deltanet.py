@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app import driver, story
+from tests.app import driver
 from tests.app.driver import chart_spec as chart
-from ui.depth import REPLACED
 
 PAGE = driver.page_path("deltanet")
 
@@ -67,15 +66,3 @@ def test_section_2_says_which_keys_it_shares_with_the_earlier_lessons():
     assert collisions.slider(key="co_n").value == at.slider(key="dn_n").value
     assert collisions.slider(key="co_d").value == at.slider(key="dn_d").value
     assert driver.metric_value(collisions, "keys recalled, this draw") == linear_here
-
-
-@pytest.mark.parametrize("lang", ["en", "ja"])
-def test_engineer_reads_each_two_depth_passage_once(lang):
-    """A passage told at both depths (ui.depth.in_depth) shows its plain version in Story and its full
-    version in its place at Engineer depth — never both, so an engineer does not read one idea twice."""
-    plain = story.rendered("deltanet", "story", lang)
-    told = plain.session_state[REPLACED]
-    assert len(told) >= 3, sorted(told)
-    assert told <= set(story.running_text(plain.main))
-    full = set(story.running_text(story.rendered("deltanet", "engineer", lang).main))
-    assert not told & full, sorted(told & full)

@@ -151,6 +151,23 @@ def test_engineer_shows_everything_story_shows(slug, lang):
     )
 
 
+# passages each page tells at both depths through ui.depth.in_depth (at least): an engineer reads the full one
+TWO_DEPTH_PASSAGES = {"primer": 10, "linear_attention": 6, "collisions": 5, "deltanet": 3}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("slug", PAGES)
+def test_engineer_reads_each_two_depth_passage_once(slug, lang):
+    """A passage told at both depths shows its plain version in Story and its full version in its place at
+    Engineer depth — never both, so an engineer does not read one idea twice."""
+    texts, told = _page(slug, "story", lang)
+    assert len(told) >= TWO_DEPTH_PASSAGES.get(slug, 0), sorted(told)
+    assert told <= set(texts)
+    both = told & set(_texts(slug, "engineer", lang))
+    assert not both, sorted(both)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("slug", [s for s in PAGES if s != "map"])
 def test_story_still_ends_with_what_is_missing_and_the_next_lesson(slug):

@@ -8,11 +8,10 @@ from streamlit.testing.v1 import AppTest
 
 from core import board as bd
 from core.units import format_count
-from tests.app import driver, story
+from tests.app import driver
 from tests.app.driver import chart_spec as chart
 from tests.app.driver import metric_value as metric
 from ui.course import number
-from ui.depth import REPLACED
 
 PAGE = driver.page_path("linear_attention")
 
@@ -89,15 +88,3 @@ def test_story_keeps_one_draw_and_the_plain_ratio():
     assert engineer.number_input(key="la_seed").value == 0
     flops = next(c.value for c in engineer.caption if "FLOPs" in c.value)
     assert format_count(2 * left) in flops and format_count(2 * right) in flops
-
-
-@pytest.mark.parametrize("lang", ["en", "ja"])
-def test_engineer_reads_each_two_depth_passage_once(lang):
-    """A passage told at both depths (ui.depth.in_depth) shows its plain version in Story and its full
-    version in its place at Engineer depth — never both, so an engineer does not read one idea twice."""
-    plain = story.rendered("linear_attention", "story", lang)
-    told = plain.session_state[REPLACED]
-    assert len(told) >= 6, sorted(told)
-    assert told <= set(story.running_text(plain.main))
-    full = set(story.running_text(story.rendered("linear_attention", "engineer", lang).main))
-    assert not told & full, sorted(told & full)

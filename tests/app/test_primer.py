@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from core import vectors
-from tests.app import driver, story
-from ui.depth import REPLACED
+from tests.app import driver
 
 
 @pytest.fixture(scope="module")
@@ -98,15 +97,3 @@ def test_the_matrix_product_reads_every_written_key_at_once(page):
         np.testing.assert_allclose(product, pairs.keys[:n] @ pairs.keys[:n].T @ pairs.values[:n], atol=1e-6)
         right = int((product.argmax(axis=1) == np.arange(n)).sum())
         assert any(f"{right} of {n} keys come back" in c.value for c in at.caption)
-
-
-@pytest.mark.parametrize("lang", ["en", "ja"])
-def test_engineer_reads_each_two_depth_passage_once(lang):
-    """A passage told at both depths (ui.depth.in_depth) shows its plain version in Story and its full
-    version in its place at Engineer depth — never both, so an engineer does not read one idea twice."""
-    plain = story.rendered("primer", "story", lang)
-    told = plain.session_state[REPLACED]
-    assert len(told) >= 10, sorted(told)
-    assert told <= set(story.running_text(plain.main))
-    full = set(story.running_text(story.rendered("primer", "engineer", lang).main))
-    assert not told & full, sorted(told & full)
