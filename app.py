@@ -7,11 +7,13 @@ import streamlit as st
 
 from core.i18n import _
 from core.threads import set_once
-from ui.a11y import focus_rings, page_language
+from ui.a11y import focus_rings, japanese_typography, page_language
+from ui.browser_progress import keep_in_browser
 from ui.course import COURSE, SECTIONS, available, lesson, lesson_ref
 from ui.depth import depth_switch, reader_depth
 from ui.errors import guarded
 from ui.i18n import language_switch, reader_language
+from ui.progress import marked, marked_icon
 
 # The live models are tiny: one thread avoids thread hand-off costs that dwarf their maths. The
 # count is process-wide, so it is set once, on the first run of this script, never per request
@@ -28,14 +30,15 @@ st.set_page_config(
 )
 focus_rings()  # a visible focus ring on the sidebar's and the lessons' links (WCAG 2.4.7)
 page_language(lang)  # <html lang> follows the reader's language (WCAG 3.1.1)
+japanese_typography()  # kinsoku and phrase-wise breaks while that language is Japanese (issue 41)
 
 lessons = available()
 pages = {
     section: [
         st.Page(
             item.file,
-            title=item.label,
-            icon=item.icon,
+            title=marked(item),  # "4 · Linear attention ✓" once the reader passed its check (ui/progress.py)
+            icon=marked_icon(item),
             url_path=item.url_path,
             default=(item.slug == COURSE.start.slug),
         )
@@ -60,6 +63,7 @@ with st.sidebar:
             "fixes what the one before it left broken."
         ).format(gpu_page=lesson("your_gpu").title, gpu_ref=lesson_ref("your_gpu"))
     )
+    keep_in_browser()  # the reader's progress, kept in their own browser (ui/browser_progress.py)
 
 # an unexpected error: one friendly line for the reader, the full traceback in the server's log
 guarded(navigation.run)

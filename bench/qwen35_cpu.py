@@ -29,10 +29,13 @@ from pathlib import Path
 import torch
 
 from bench.gpu_validate.probes import best_seconds, copy_bandwidth
+from core.models.hf_qwen35 import read_config
+from core.models.hf_tokenizer import CheckpointError
 from core.models.qwen35 import load_qwen35
 from core.roofline import bandwidth_bound_tokens_per_s, decode_bytes_per_token
 
-DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}  # short names; torch's own (float32, bfloat16) too
+DTYPE_NAMES = DTYPES | {str(t).removeprefix("torch."): t for t in DTYPES.values()}
 COPY_BYTES = 512 * 1024**2  # far beyond any CPU's last-level cache
 GEMV_SHAPE = (16384, 4096)  # (out, in): 256 MiB in fp32, 128 MiB in bf16, read from memory, not a cache
 
@@ -87,35 +90,78 @@ def measure(folder: Path, dtype: torch.dtype, depth: int, tokens: int, repeats: 
     }
 
 
+def dtype_list(text: str) -> list[torch.dtype]:
+    """`--dtypes`: comma-separated names, short (fp32, bf16) or torch's (float32, bfloat16)."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in DTYPE_NAMES]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown dtype {', '.join(unknown) or repr(text)}; use {', '.join(DTYPE_NAMES)}"
+        )
+    return [DTYPE_NAMES[name] for name in names]
+
+
+def size_field(text: str) -> tuple[str, int]:
+    """`--size FIELD=N`: a text-config size and a positive whole number."""
+    name, sep, value = text.partition("=")
+    if not (sep and name.strip() and value.strip().isdigit() and int(value) > 0):
+        raise argparse.ArgumentTypeError(f"expected FIELD=N with N a positive whole number, got {text!r}")
+    return name.strip(), int(value)
+
+
+def at_least(minimum: int):
+    """An argparse type: a whole number ≥ `minimum`."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "folder", nargs="?", help="a Qwen3.5 checkpoint folder (config.json, safetensors, tokenizer.json)"
     )
     parser.add_argument("--tiny", action="store_true", help="build the tiny random test folder in a temp dir")
-    parser.add_argument("--size", action="append", default=[], metavar="FIELD=N",
+    parser.add_argument("--size", action="append", default=[], metavar="FIELD=N", type=size_field,
                         help="with --tiny: a text-config size, e.g. hidden_size=1024 (repeatable)")  # fmt: skip
-    parser.add_argument("--dtypes", default="fp32,bf16")
-    parser.add_argument("--depth", type=int, default=64, help="prompt tokens read before timing")
-    parser.add_argument("--tokens", type=int, default=32, help="timed decode steps per run")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's own choice)")
+    parser.add_argument("--dtypes", default="fp32,bf16", type=dtype_list,
+                        help="comma-separated: fp32, bf16 (or float32, bfloat16)")  # fmt: skip
+    parser.add_argument("--depth", type=at_least(0), default=64, help="prompt tokens read before timing")
+    parser.add_argument("--tokens", type=at_least(1), default=32, help="timed decode steps per run")
+    parser.add_argument("--repeats", type=at_least(1), default=3)
+    parser.add_argument("--threads", type=at_least(1), help="torch CPU threads (default: torch's own choice)")
     parser.add_argument("--out", help="write the figures as JSON here")
     args = parser.parse_args(argv)
     if bool(args.folder) == args.tiny:
         parser.error("give a folder or --tiny")
+    if args.size and not args.tiny:
+        parser.error("--size goes with --tiny")
+    if args.folder:
+        try:
+            read_config(args.folder)  # a folder that is not a Qwen3.5 checkpoint: one line, before timing
+        except CheckpointError as error:
+            parser.error(str(error))
     if args.threads:
         torch.set_num_threads(args.threads)
 
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(args.folder) if args.folder else _tiny(Path(tmp) / "qwen35", args.size)
+        folder = Path(args.folder) if args.folder else _tiny(Path(tmp) / "qwen35", args.size, parser)
         bandwidth = copy_bandwidth(torch.device("cpu"), COPY_BYTES)
         print(
             f"folder {folder}  threads {torch.get_num_threads()}  copy bandwidth {bandwidth / 1e9:.1f} GB/s"
         )
-        rows = [
-            measure(folder, DTYPES[d], args.depth, args.tokens, args.repeats) for d in args.dtypes.split(",")
-        ]
+        try:
+            rows = [measure(folder, dtype, args.depth, args.tokens, args.repeats) for dtype in args.dtypes]
+        except CheckpointError as error:
+            parser.error(str(error))
     print(
         f"{'dtype':<10}{'tokens/s':>9}{'(median)':>10}{'MB read/token':>15}{'roofline tok/s':>16}"
         f"{'of roofline':>13}{'GEMV GB/s':>11}{'of GEMV':>9}"
@@ -171,14 +217,17 @@ def _limit(row: dict) -> str:
     return "the work of a step outside its matrix products (small ops, per-op overhead)"
 
 
-def _tiny(folder: Path, sizes: list[str]) -> Path:
-    from bench.hf_tiny_qwen35 import make_checkpoint
+def _tiny(folder: Path, sizes: list[tuple[str, int]], parser: argparse.ArgumentParser) -> Path:
+    """The tests' tiny random folder with `sizes` changed; a size it does not have is refused (exit 2)."""
+    from bench.hf_tiny_qwen35 import TEXT, make_checkpoint
 
-    fields = {}
-    for item in sizes:
-        name, _, value = item.partition("=")
-        fields[name] = int(value)
-    return make_checkpoint(folder, **fields)
+    unknown = [name for name, _ in sizes if name not in TEXT]
+    if unknown:
+        parser.error(f"--size {unknown[0]}: the tiny folder has no such size; it has {', '.join(TEXT)}")
+    try:
+        return make_checkpoint(folder, **dict(sizes))
+    except (ValueError, CheckpointError) as error:  # sizes that do not fit together
+        parser.error(f"--size: {str(error).splitlines()[0]}")
 
 
 if __name__ == "__main__":

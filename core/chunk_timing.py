@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from core.i18n import _
+from core.i18n import _, is_japanese
 from core.ops.forms import Timing, time_forms
 
 PATH = Path(__file__).resolve().parent.parent / "assets" / "chunks" / "timing.json"
@@ -49,8 +49,9 @@ _CORES = re.compile(r"(\d+) cores \(1 thread used\)")
 
 def shown_machine(machine: str) -> str:
     """The stored machine line for the page, its one phrase of words in the reader's language
-    (the CPU, OS and torch names stay as they are)."""
-    return _CORES.sub(lambda m: _("{cores} cores (1 thread used)").format(cores=m[1]), machine)
+    (the CPU, OS and torch names stay as they are); in Japanese its parts are listed with 「、」."""
+    shown = _CORES.sub(lambda m: _("{cores} cores (1 thread used)").format(cores=m[1]), machine)
+    return shown.replace(", ", "、") if is_japanese() else shown
 
 
 def measure(path: Path = PATH) -> ShippedTiming:

@@ -81,6 +81,26 @@ def alphabetical() -> list[Term]:
     return sorted(TERMS, key=_latin_order)
 
 
+def search(query: str) -> list[Term]:
+    """The terms a reader's query finds, in `alphabetical()` order: by the English name and sentence,
+    by what the reader reads, and in Japanese by the name's reading too, so 「こくばん」 finds 黒板 and
+    「とーくん」 トークン (case, width and katakana against hiragana do not matter)."""
+    needle = _folded(query.strip())
+    if not needle:
+        return alphabetical()
+    return [
+        t
+        for t in alphabetical()
+        if needle in _folded(" ".join((t.name, t.sentence, t.shown_name(), t.shown_sentence(), t.reading)))
+    ]
+
+
+def _folded(text: str) -> str:
+    """`text` as a search compares it: NFKC (full-width Latin as ASCII), lower case, katakana as hiragana."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    return "".join(chr(ord(c) - 0x60) if "ァ" <= c <= "ヶ" else c for c in text)
+
+
 def _latin_order(term: Term) -> str:
     return term.name.lower().lstrip("-")
 

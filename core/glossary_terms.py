@@ -287,8 +287,9 @@ RECORDS: tuple[dict[str, object], ...] = (
         "mla",
         NP_("glossary", "MLA / latent"),
         N_(
-            "Multi-head latent attention: each token's keys and values are squeezed into "
-            "one short 'latent' vector that is cached and expanded when needed."
+            "Multi-head latent attention: each token's keys and values are squeezed into one short 'latent' "
+            "vector that is cached; attention reads that vector directly, because the matrices that would "
+            "expand it are folded into the query and the output."
         ),
         "kimi_k3",
         r"\bMLA\b",
@@ -357,8 +358,9 @@ RECORDS: tuple[dict[str, object], ...] = (
         "roofline",
         NP_("glossary", "roofline"),
         N_(
-            "The fastest a step can possibly run: bytes it must read divided by the "
-            "memory's bandwidth (or work divided by compute, whichever is slower)."
+            "The speed a step would reach if moving its bytes were all it did: the bytes divided by a memory "
+            "speed (or work divided by compute, whichever is slower). Divided by a measured copy speed, as this "
+            "course's own runs are, a step can land a little above it."
         ),
         "your_gpu",
         r"(?i)\broofline\b",

@@ -73,6 +73,18 @@ DEFAULT_CARD = "rtx3060_12gb"
 # ---------------------------------------------------------------------------------------------
 
 
+STATE_PASSES = 2  # a fixed state is read once and written back once per step (a fused kernel's count)
+
+
+def step_bytes(weights_read: float, cache_read: float, fixed_state: float) -> float:
+    """Bytes one decode step moves: the weights it reads, the cache it reads, and every fixed state
+    (boards, convolution windows) read and written back — `STATE_PASSES` × its size, as fla's fused
+    recurrent kernels load and store it (fla `fused_recurrent_gated_delta_rule`). The one count the
+    planner (core/plan/decode.py), this module, the benchmarks (core/gpu/suites/checkpoint_bench.py,
+    bench/qwen35_cpu.py) and the pages' words use, so one model has one roofline."""
+    return weights_read + cache_read + STATE_PASSES * fixed_state
+
+
 def bandwidth_bound_tokens_per_s(bytes_per_token: float, bandwidth: float) -> float:
     """The roofline: one token per full read of its bytes."""
     if bytes_per_token <= 0:
@@ -133,13 +145,11 @@ def decode_bytes_per_token(
     cache_bytes_per_element: float = 2,
     state_bytes_per_element: float = 4,
 ) -> float:
-    """Bytes one decoding step moves: active weights + the whole cache at `context`, read, + the fixed
-    state, read and written back."""
-    return (
-        active_weight_bytes(spec, weight_bytes_per_param)
-        + spec.cache_bytes(context, cache_bytes_per_element, state_bytes_per_element)
-        + spec.state_bytes(state_bytes_per_element)
-    )
+    """Bytes one decoding step moves (`step_bytes`): active weights + the cache at `context`, read, + the
+    fixed state, read and written back."""
+    growing = context * spec.kv_cache_bytes_per_token(cache_bytes_per_element)
+    state = spec.state_bytes(state_bytes_per_element)
+    return step_bytes(active_weight_bytes(spec, weight_bytes_per_param), growing, state)
 
 
 @dataclass(frozen=True)
@@ -182,15 +192,18 @@ def predict(
     budget = _budget(card, vram_budget_bytes, reserve_bytes)
     weights = weight_bytes(spec, weight_bytes_per_param)
     active = active_weight_bytes(spec, weight_bytes_per_param)
-    cache = spec.cache_bytes(context, cache_bytes_per_element, state_bytes_per_element)
-    read = active + cache
-    written = spec.state_bytes(state_bytes_per_element)  # the fixed state goes back, to VRAM (placed first)
+    state = spec.state_bytes(state_bytes_per_element)
+    cache = spec.cache_bytes(context, cache_bytes_per_element, state_bytes_per_element)  # growing + state
+    moved = step_bytes(active, cache - state, state)
+    read = (
+        active + cache
+    )  # each byte once; the rest of `moved` is the state written back, to VRAM (placed first)
     if weights > budget:
-        return SpeedPrediction(context, read + written, weights + cache, 0.0, read + written, False, None)
+        return SpeedPrediction(context, moved, weights + cache, 0.0, moved, False, None)
     in_vram, spilled = spill_split(read, budget, resident_unread_bytes=weights - active)
-    in_vram += written
+    in_vram += moved - read
     seconds = in_vram / card.bandwidth_bytes_per_s + spilled / card.host_link_bytes_per_s
-    return SpeedPrediction(context, read + written, weights + cache, in_vram, spilled, True, 1.0 / seconds)
+    return SpeedPrediction(context, moved, weights + cache, in_vram, spilled, True, 1.0 / seconds)
 
 
 def predicted_tokens_per_second(

@@ -51,7 +51,13 @@ def format_count(n: float) -> str:
 
 
 def _count_in_japanese(n: float) -> str:
-    """Japanese counts big numbers in steps of 10⁴ (万), 10⁸ (億), 10¹² (兆): 124e6 → '1.2億'."""
+    """Japanese counts big numbers in steps of 10⁴ (万), 10⁸ (億), 10¹² (兆), 10¹⁶ (京): 124e6 → '1.2億';
+    from 10¹⁶ on in 京 and 兆 together, as a Japanese reader writes it: 1.44397e17 → '14京4,397兆'."""
+    if abs(n) >= 1e16:
+        sign = "-" if n < 0 else ""
+        cho = round(abs(n) / 1e12)  # the count in 兆, rounded: finer digits are noise at this size
+        kei, rest = divmod(cho, 10_000)
+        return f"{sign}{kei:,}京" + (f"{rest:,}兆" if rest else "")
     for size, word in ((1e12, "兆"), (1e8, "億"), (1e6, "万")):
         if abs(n) >= size:
             value = n / size
@@ -79,8 +85,9 @@ def format_small(x: float) -> str:
 
 
 def signed_percent(change: float) -> str:
-    """A relative change as a reader writes it, with a true minus sign: 0.31 → '+31 %', -0.91 → '−91 %'."""
-    return f"{100 * change:+.0f} %".replace("-", "−")
+    """A relative change as a reader writes it, with a true minus sign: 0.31 → '+31 %', -0.91 → '−91 %'
+    (Japanese writes the sign against the number, '−91%', so a line never starts with a lone 「%」)."""
+    return f"{100 * change:+.0f}{'' if is_japanese() else ' '}%".replace("-", "−")
 
 
 def counted(n: int, noun: str) -> str:

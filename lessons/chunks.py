@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
 import streamlit as st
 import torch
 
@@ -13,10 +12,11 @@ from core.i18n import _, day, is_japanese, language
 from core.mechanisms import rule_keys
 from core.ops import delta_rule, forms
 from core.units import format_small
+from ui.charts import ReadyChart, ready_chart, show_figure
 from ui.deeper import go_deeper_chunks
 from ui.depth import engineer
 from ui.glossary import new_words
-from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, show_figure, still_missing
+from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, still_missing
 from ui.primer_link import primer_pointer
 
 CHUNK_SIZES = (1, 2, 4, 8, 16, 32, 64)
@@ -30,16 +30,16 @@ def check(rule: str, T: int, d: int, C: int, dtype: str) -> forms.ChunkCheck:
 
 
 @st.cache_resource(show_spinner=False, max_entries=512)
-def timeline_view(T: int, C: int, lang: str) -> go.Figure:
+def timeline_view(T: int, C: int, lang: str) -> ReadyChart:
     """The chunked timeline, built once per (T, C) and language: a figure with a shape per hand-over is
     slow to build."""
-    return fc.timeline_figure(T, C, title=_("{T} tokens, chunks of {C}").format(T=T, C=C))
+    return ready_chart(fc.timeline_figure(T, C, title=_("{T} tokens, chunks of {C}").format(T=T, C=C)))
 
 
 @st.cache_resource(show_spinner=False, max_entries=128)
-def waits_view(T: int, lang: str) -> go.Figure:
+def waits_view(T: int, lang: str) -> ReadyChart:
     """Hand-overs per form for T tokens, built once per T and language."""
-    return fc.waits_figure(forms.waits_per_form(T, [c for c in CHUNK_SIZES if c > 1]), T)
+    return ready_chart(fc.waits_figure(forms.waits_per_form(T, [c for c in CHUNK_SIZES if c > 1]), T))
 
 
 def run_sizes(measured_here: bool, shipped: chunk_timing.ShippedTiming | None) -> None:
@@ -168,7 +168,10 @@ if st.button(_("Measure"), key="ch_measure", icon=":material/timer:", type="prim
     total = len(SPEED_CHUNKS) + 1
     for i, timing in enumerate(forms.time_forms(rule_speed, T_speed, 32, SPEED_CHUNKS, repeats=repeats)):
         timings.append(timing)
-        bar.progress((i + 1) / total, text=f"{fc.shown_form(timing.label)}: {timing.ms:.1f} ms")
+        bar.progress(
+            (i + 1) / total,
+            text=_("{label}: {value}").format(label=fc.shown_form(timing.label), value=f"{timing.ms:.1f} ms"),
+        )
     bar.empty()
     results[setting] = timings
 shipped = chunk_timing.load()

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 import streamlit as st
 
 from core import board as bd
 from core.figures import board as fb
 from core.figures import board_charts as fbc
 from core.i18n import N_, _, language, ngettext
+from ui.charts import ReadyChart, ready_chart, show_figure
 from ui.course import lesson_ref
 from ui.depth import engineer, in_depth
 from ui.glossary import new_words
-from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, show_figure, still_missing
+from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, still_missing
 from ui.primer_link import primer_pointer
 from ui.recall.panel import render_trained_recall
 
@@ -81,7 +81,7 @@ def losing_sentence(ns: list[int], orthogonal: np.ndarray, random: np.ndarray) -
 
 
 @st.cache_resource(show_spinner=False, max_entries=256)
-def blur_view(n: int, d: int, keys: str, lang: str) -> tuple[float, float, go.Figure]:
+def blur_view(n: int, d: int, keys: str, lang: str) -> tuple[float, float, ReadyChart]:
     """Recall numbers and the went-in / comes-back picture, built once per setting and language."""
     run = stream(n, d, keys, "linear")
     rec = run.recall()
@@ -93,11 +93,11 @@ def blur_view(n: int, d: int, keys: str, lang: str) -> tuple[float, float, go.Fi
         value_names=run.value_names,
         targets=rec.target,
     )
-    return rec.accuracy, rec.mean_error(rec.names), fig
+    return rec.accuracy, rec.mean_error(rec.names), ready_chart(fig)
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
-def curves_view(d: int, lang: str) -> tuple[list[int], dict[str, np.ndarray], go.Figure]:
+def curves_view(d: int, lang: str) -> tuple[list[int], dict[str, np.ndarray], ReadyChart]:
     """The recall-vs-pairs curves and their figure, built once per board size and language."""
     ns, acc = curves(d)
     fig = fbc.recall_curves_figure(
@@ -110,7 +110,7 @@ def curves_view(d: int, lang: str) -> tuple[list[int], dict[str, np.ndarray], go
         d,
         title=_("a board with d = {d} rows").format(d=d),
     )
-    return ns, acc, fig
+    return ns, acc, ready_chart(fig)
 
 
 def curves_in_full(ns: list[int], acc: dict[str, np.ndarray]) -> str:

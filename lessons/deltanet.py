@@ -10,22 +10,13 @@ from core.figures import board as fb
 from core.figures import board_charts as fbc
 from core.i18n import N_, _
 from core.ops import delta_rule
+from ui.charts import show_figure
 from ui.course import lesson_ref
 from ui.depth import engineer, in_depth
-from ui.lesson import (
-    code,
-    formula,
-    lesson_header,
-    next_lesson,
-    notice,
-    problem,
-    show_figure,
-    step_controls,
-    still_missing,
-)
+from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, still_missing
 from ui.primer_link import primer_pointer
 from ui.recall.pointer import trained_recall_pointer
-from ui.stepped import stepped_figures
+from ui.stepped import step_controls, stepped_figures
 
 KEY_CHOICES = {
     "random": N_("random unit vectors"),

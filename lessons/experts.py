@@ -14,24 +14,14 @@ from core.models.moe import MoE, route
 from core.specs import SPECS
 from core.tokenizer import prepare_prompt, token_label
 from core.units import format_bytes, format_count, format_params
+from ui.charts import ready_chart, show_figure
 from ui.course import lesson_ref, next_available
 from ui.deeper import go_deeper_experts, planner_batch_link
 from ui.depth import engineer, engineer_section, in_depth
 from ui.glossary import new_words
-from ui.lesson import (
-    code,
-    formula,
-    lesson_header,
-    next_lesson,
-    notice,
-    problem,
-    prompt_input,
-    show_figure,
-    step_controls,
-    still_missing,
-)
+from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, prompt_input, still_missing
 from ui.mini_k3 import mini_k3_or_none, routing
-from ui.stepped import Stepped, built_once, stepped_figures
+from ui.stepped import Stepped, built_once, step_controls, stepped_figures
 from ui.text import code_span
 
 K3 = SPECS["kimi_k3"]
@@ -50,7 +40,9 @@ def k3_grid_figure():
     )  # short: it must fit a phone
     picked = example_picks(moe.experts, moe.top_k)
     return built_once(
-        "ex_k3_grid", None, lambda: expert_grid_figure(moe.experts, moe.shared, moe.top_k, picked, title)
+        "ex_k3_grid",
+        None,
+        lambda: ready_chart(expert_grid_figure(moe.experts, moe.shared, moe.top_k, picked, title)),
     )
 
 
@@ -60,8 +52,10 @@ def totals_figures(rows: tuple[tuple[str, float, float], ...]) -> dict:
         "ex_totals",
         rows,
         lambda: {
-            "params": params_figure(list(rows)),
-            "bytes": bytes_per_token_figure(weight_read_rows(), _("Weights read per token at batch 1")),
+            "params": ready_chart(params_figure(list(rows))),
+            "bytes": ready_chart(
+                bytes_per_token_figure(weight_read_rows(), _("Weights read per token at batch 1"))
+            ),
         },
     )
 
@@ -82,8 +76,8 @@ def layer_figures(ids: tuple[int, ...], layer: int, zmax: float, top_k: int, tab
         "ex_layer",
         (ids, layer, zmax, top_k),
         lambda: {
-            "router": router_heatmap_figure(table.weights, list(ids), layer, zmax),
-            "load": expert_load_figure(table.load, top_k, layer),
+            "router": ready_chart(router_heatmap_figure(table.weights, list(ids), layer, zmax)),
+            "load": ready_chart(expert_load_figure(table.load, top_k, layer)),
         },
     )
 
@@ -158,8 +152,10 @@ def router_charts(cfg, prompt, layer: int, table) -> None:
     st.caption(
         _(
             "{busy}; {unused}. Training kept the load even with a per-expert selection bias, not an extra loss "
-            "term (K3's config names this method “noaux_tc”: no auxiliary loss — no extra penalty for uneven load "
-            "is added to what training minimises; the bias alone steers the top-k choice)."
+            "term. K3's config names its router “noaux_tc”, DeepSeek-V3's auxiliary-loss-free balancing: a bias "
+            "per expert, nudged after each step, steers the top-k choice. That is not no balance loss at all: "
+            "DeepSeek-V3 keeps a small sequence-wise one beside the bias (α = 0.0001, its report §2.1.2 and §4.2); "
+            "mini-K3 here uses the bias alone."
         ).format(busy=busy, unused=unused)
     )
 
@@ -317,7 +313,7 @@ if engineer():
             "{n} routed ones — lit here for one example token. Which {k} depends on the token "
             "(K3's own router is not run here: the example's places are drawn at random); mini-K3 below shows a "
             "real router's picks. Source: {source}"
-        ).format(shared=moe.shared, k=moe.top_k, n=moe.experts, source=K3.source)
+        ).format(shared=moe.shared, k=moe.top_k, n=moe.experts, source=_(K3.source))
     )
 
 # -- 2. The router, live ----------------------------------------------------------------------

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from core import board as bd
@@ -12,22 +11,14 @@ from core.i18n import N_, _, language, ngettext, pgettext
 from core.ops import kda
 from core.specs import SPECS
 from core.walkthrough import gate_bounds
+from ui.charts import ReadyChart, ready_chart, show_figure
 from ui.deeper import go_deeper_forgetting
 from ui.depth import engineer, engineer_section
 from ui.glossary import new_words
-from ui.lesson import (
-    code,
-    formula,
-    lesson_header,
-    next_lesson,
-    notice,
-    problem,
-    show_figure,
-    step_controls,
-    still_missing,
-)
+from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, still_missing
 from ui.primer_link import primer_pointer
 from ui.recall.pointer import trained_recall_pointer
+from ui.stepped import step_controls
 
 K3 = SPECS["kimi_k3"]
 D, KEEP, D_V = 8, 2, 16  # key channels, of which the first KEEP hold the long-lived fact; value size
@@ -90,8 +81,8 @@ def overview(settings: Settings, lang: str) -> dict:
     )
     return {
         "ts": ts,
-        "rates": rates,
-        "strength": strength,
+        "rates": ready_chart(rates),
+        "strength": ready_chart(strength),
         "strengths": strengths,
         "err": err,
         "opening": opening,
@@ -108,20 +99,22 @@ def fill_view(settings: Settings, lang: str) -> dict:
     fill_g, fill_k = bd.channel_fill(rr["gated_delta"]), bd.channel_fill(rr["kda"])
     zmax = fb.color_limit(fill_g, fill_k, bd.channel_fill(rr["delta"]))
     return {
-        "fill_gated": fbc.channel_fill_figure(
-            fill_g, zmax, ts.switch, title=_("Gated DeltaNet: one rate for all")
+        "fill_gated": ready_chart(
+            fbc.channel_fill_figure(fill_g, zmax, ts.switch, title=_("Gated DeltaNet: one rate for all"))
         ),
-        "fill_kda": fbc.channel_fill_figure(fill_k, zmax, ts.switch, title=_("KDA: fact kept, topics fade")),
+        "fill_kda": ready_chart(
+            fbc.channel_fill_figure(fill_k, zmax, ts.switch, title=_("KDA: fact kept, topics fade"))
+        ),
         # channels the maps disagree on
         "differing": [c for c in range(D) if abs(fill_g[:, c] - fill_k[:, c]).max() > 1e-3],
     }
 
 
 @st.cache_resource(show_spinner=False, max_entries=1024)
-def boards_at(settings: Settings, t: int, lang: str) -> go.Figure:
+def boards_at(settings: Settings, t: int, lang: str) -> ReadyChart:
     """The three boards after t tokens, built once per setting, step and language (Step/Back only index)."""
     rr = runs(*settings)[1]
-    return fb.update_parts_figure(
+    figure = fb.update_parts_figure(
         {
             _("DeltaNet (no fade)"): rr["delta"].board(t),
             "Gated DeltaNet": rr["gated_delta"].board(t),
@@ -131,6 +124,7 @@ def boards_at(settings: Settings, t: int, lang: str) -> go.Figure:
         value_names=rr["delta"].value_names,
         title=ngettext("the boards after {n:,} token", "the boards after {n:,} tokens", t).format(n=t),
     )
+    return ready_chart(figure)
 
 
 lesson_header("forgetting")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.glossary import alphabetical
+from core.glossary import alphabetical, search
 from core.i18n import _
 from ui.glossary import gloss
 from ui.lesson import lesson_header, next_lesson
@@ -20,13 +20,8 @@ st.markdown(
 query = st.text_input(
     _("Find a word"), key="gl_find", max_chars=40, placeholder=_("e.g. softmax, VRAM, tg128")
 )
-needle = query.strip().lower()
-# a word is found by its English name and sentence, and by what the reader reads (the same in English)
-shown = [
-    t
-    for t in alphabetical()
-    if not needle or needle in f"{t.name} {t.sentence} {t.shown_name()} {t.shown_sentence()}".lower()
-]
+# a word is found by its English name and sentence, by what the reader reads, and by its reading (こくばん)
+shown = search(query)
 if shown:
     st.markdown("\n".join(f"- {gloss(item)}" for item in shown))
 else:

@@ -11,6 +11,7 @@ from core.i18n import N_, _
 from core.models.gpt2 import GPT2
 from core.specs import SPECS
 from core.units import counted, format_count
+from ui.charts import charts_side_by_side, show_figure
 from ui.depth import engineer, in_depth
 from ui.glossary import new_words
 from ui.gpt2_model import (
@@ -22,20 +23,9 @@ from ui.gpt2_model import (
     show_tokens,
     show_top_next,
 )
-from ui.lesson import (
-    charts_side_by_side,
-    code,
-    formula,
-    lesson_header,
-    next_lesson,
-    notice,
-    problem,
-    show_figure,
-    step_controls,
-    still_missing,
-)
+from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, still_missing
 from ui.run_captions import grid_caption
-from ui.stepped import Stepped, stepped_figures
+from ui.stepped import Stepped, step_controls, stepped_figures
 
 DEFAULT_PROMPT = "One day, Mia went to the "
 

@@ -19,26 +19,15 @@ from core.ops.attn_res import BlockResidualStream, attn_res
 from core.specs import SPECS, attn_res_block_starts
 from core.tokenizer import decode, prepare_prompt, token_label
 from core.units import format_bytes, format_count, format_params
+from ui.charts import charts_side_by_side, ready_chart, show_figure
 from ui.course import lesson_ref
 from ui.deeper import go_deeper_k3, planner_batch_link
 from ui.depth import engineer, in_depth
 from ui.glossary import new_words
 from ui.k3_details import CONTEXTS, map_caption, memory_chart
-from ui.lesson import (
-    charts_side_by_side,
-    code,
-    formula,
-    lesson_header,
-    next_lesson,
-    notice,
-    problem,
-    prompt_input,
-    show_figure,
-    step_controls,
-    still_missing,
-)
+from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, prompt_input, still_missing
 from ui.mini_k3 import live_run, mini_k3_or_none
-from ui.stepped import Stepped, built_once, stepped_figures
+from ui.stepped import Stepped, built_once, step_controls, stepped_figures
 from ui.text import code_span
 
 K3 = SPECS["kimi_k3"]
@@ -48,7 +37,7 @@ NEW_TOKENS = 16
 
 def k3_map_figure():
     """The real K3's layer map (fixed by its config): built once per process, shared read-only."""
-    return built_once("k3_map", None, lambda: k3_layer_map(K3))
+    return built_once("k3_map", None, lambda: ready_chart(k3_layer_map(K3)))
 
 
 def step_figures(ids: tuple[int, ...], shown: int, run: k3.RunSummary, memory: bool = True) -> dict:
@@ -91,7 +80,9 @@ if engineer():
     st.markdown(
         _(
             "KDA is **Kimi Delta Attention**. MLA is *multi-head latent attention*: instead of full keys and "
-            "values it caches one short summary vector per token and expands it when needed."
+            "values it caches one short summary vector per token, and serving engines never expand it: they fold "
+            "the up-projections into the query and the output, so attention reads the cached vector directly "
+            "(DeepSeek-V2, §2.1.2)."
         )
     )
 

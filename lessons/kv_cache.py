@@ -25,6 +25,7 @@ from core.models.gpt2 import CausalSelfAttention, KVCache
 from core.specs.published import published_row, result_speeds
 from core.units import format_bytes, format_small
 from ui.card_calculator import card_calculator
+from ui.charts import charts_side_by_side, ready_chart, show_figure
 from ui.course import lesson_ref
 from ui.deeper import planner_batch_link
 from ui.depth import engineer, engineer_section
@@ -38,20 +39,9 @@ from ui.gpt2_model import (
     show_tokens,
     show_top_next,
 )
-from ui.lesson import (
-    charts_side_by_side,
-    code,
-    formula,
-    lesson_header,
-    next_lesson,
-    notice,
-    problem,
-    show_figure,
-    step_controls,
-    still_missing,
-)
+from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, still_missing
 from ui.run_captions import HEATMAP_COLUMNS, grid_caption, heatmap_caption, live_check_words
-from ui.stepped import Stepped, built_once, stepped_figures
+from ui.stepped import Stepped, built_once, step_controls, stepped_figures
 
 DEFAULT_PROMPT = "The cache "
 GRID_TITLE = N_("Which positions the model ran at each step, with a cache")  # translated where shown
@@ -89,13 +79,14 @@ def run_figures(live: LiveGPT2, settings: RunSettings, cached: GenerationRun, pl
         p, n = len(cached.prompt_ids), len(series.steps)
         formula_plain = [positions_computed_formula(p, s, use_cache=False) for s in series.steps]
         per_token, unit = live.model.cache_bytes_per_token(), live.unit
-        return {
+        figures = {
             "work": work_figure(
                 series.steps, plain.cumulative_work, formula_plain, series.cumulative_work, shown=n
             ),
             "ms": ms_per_token_figure(series.text_lengths, plain.wall_ms, series.wall_ms, shown=n, unit=unit),
             "bytes": cache_bytes_figure(series.text_lengths, series.cache_bytes, n, per_token, unit=unit),
         }
+        return {name: ready_chart(figure) for name, figure in figures.items()}
 
     return built_once("kv_run", settings, build)
 

@@ -12,22 +12,13 @@ from core.figures import board_charts as fbc
 from core.i18n import N_, _, ngettext
 from core.ops import linear_attention
 from core.units import format_bytes, format_count, format_small
+from ui.charts import charts_side_by_side, show_figure
 from ui.course import lesson_ref
 from ui.depth import engineer, in_depth
 from ui.glossary import new_words
-from ui.lesson import (
-    charts_side_by_side,
-    code,
-    formula,
-    lesson_header,
-    next_lesson,
-    notice,
-    problem,
-    show_figure,
-    step_controls,
-    still_missing,
-)
+from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, still_missing
 from ui.primer_link import primer_pointer
+from ui.stepped import step_controls
 
 KEY_CHOICES = {
     "random": N_("random unit vectors"),

@@ -8,20 +8,12 @@ from core.figures.specs import memory_per_token_figure
 from core.i18n import N_, _, language
 from core.specs import SPECS, ModelSpec, gpt2s_in, hybrid_layer_kinds
 from core.units import format_bytes, format_context, format_params
+from ui.charts import data_table, show_figure
 from ui.course import COURSE, Lesson, lesson
 from ui.depth import engineer, engineer_section
 from ui.glossary import new_words
-from ui.lesson import (
-    code,
-    data_table,
-    formula,
-    lesson_header,
-    next_lesson,
-    notice,
-    problem,
-    show_figure,
-    still_missing,
-)
+from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, still_missing
+from ui.progress import DONE_MARK, done, progress_panel
 
 CONTEXTS = [1024, 8192, 131072, 1048576]
 # the slider shows labels (AppTest and readers both see "128K"); the page maps them back
@@ -269,12 +261,14 @@ st.table(
     hide_index=True,
     border="horizontal",
 )
+progress_panel()  # the reader's own progress: the lessons whose check they passed (ui/progress.py)
 with st.expander(_("Go to a lesson"), expanded=False, icon=":material/list:"):
     for item in COURSE.lessons:  # course order: the story's stages and the lessons around them
+        mark = f" {DONE_MARK}" if item.slug in done() else ""
         if item.slug in STORY:
-            lesson_link(item.slug, f"{item.number} · {story_words(item.slug)[0]}")
+            lesson_link(item.slug, f"{item.number} · {story_words(item.slug)[0]}{mark}")
         elif item.slug in MORE:
-            lesson_link(item.slug, f"{lesson(item.slug).label} — {_(MORE[item.slug])}")
+            lesson_link(item.slug, f"{lesson(item.slug).label}{mark} — {_(MORE[item.slug])}")
 
 st.subheader(_("Memory per token, stage by stage"))
 st.markdown(

@@ -20,11 +20,12 @@ from core.plan.curve import sweep
 from core.plan.export import rows, to_csv, to_json
 from core.plan.headline import headline, quoted_plan, reads_words, speed_note, window_words
 from core.units import format_bytes, format_context
+from ui.charts import show_figure
 from ui.course import lesson_ref
 from ui.deeper import go_deeper_serving
 from ui.depth import engineer, engineer_section
 from ui.glossary import new_words
-from ui.lesson import code, lesson_header, link_to, next_lesson, show_figure, still_missing
+from ui.lesson import code, lesson_header, link_to, next_lesson, still_missing
 from ui.planner import (
     first_view,
     memory_caption,
@@ -163,8 +164,7 @@ if engineer_section(_("Every figure at your settings")):
     fit_cols[1].metric(_("Most sequences at {context}").format(context=format_context(inputs.context)), most)
     speed = result.decode_tokens_per_s
     fit_cols[2].metric(_("Decode ceiling"), _("does not fit") if speed is None else f"{speed:,.0f} tok/s")
-    if (note := speed_note(result)) is not None:
-        fit_cols[2].caption(_("A ceiling {note}.").format(note=note))
+    fit_cols[2].caption(_("A ceiling {note}.").format(note=speed_note(result)))
 
     if quoted is not result:  # the first picture showed the longest that fits: here, the asked
         show_figure(memory_figure(result), key="plan_memory_asked")
@@ -203,9 +203,9 @@ code(plan, key="plan_code")
 still_missing(
     _(
         "Every number here is a ceiling worked out from the config and the card's data sheet, not a "
-        "measurement: real software stays below it, and further below as the conversation grows. The planner "
-        "also leaves out the time several cards spend passing results to each other. The next page puts the "
-        "whole story side by side."
+        "measurement: real software stays below it, and further below as the conversation grows. The time a "
+        "card needs to start each small program, and several cards to pass results to each other, enters only "
+        "as a stated round figure. The next page puts the whole story side by side."
     )
 )
 link_to("your_gpu", _("Measure the real thing on your own card"))

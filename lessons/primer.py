@@ -12,19 +12,11 @@ from core.figures import primer as fp
 from core.i18n import _
 from core.specs import SPECS
 from core.units import format_small
+from ui.charts import show_figure
 from ui.course import lesson_ref, lesson_span
 from ui.depth import engineer, in_depth
 from ui.glossary import new_words
-from ui.lesson import (
-    code,
-    formula,
-    lesson_header,
-    next_lesson,
-    notice,
-    problem,
-    show_figure,
-    still_missing,
-)
+from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, still_missing
 
 PAIRS = vectors.primer_pairs()
 K3_KEY = SPECS["kimi_k3"].linear.head_k_dim  # numbers in one key of a Kimi K3 KDA head (config.json)

@@ -10,19 +10,10 @@ from core.figures import real_hybrid as fr
 from core.i18n import _
 from core.models import qwen35_layers
 from core.units import counted, format_bytes
+from ui.charts import ready_chart, show_figure
 from ui.course import lesson_ref
 from ui.depth import engineer
-from ui.lesson import (
-    code,
-    formula,
-    lesson_header,
-    next_lesson,
-    notice,
-    problem,
-    prompt_input,
-    show_figure,
-    still_missing,
-)
+from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, prompt_input, still_missing
 from ui.real_hybrid import choose_checkpoint, hybrid_run, is_miniature
 from ui.real_hybrid_steps import stepper
 from ui.stepped import built_once
@@ -112,7 +103,9 @@ def layer_map_section(loaded) -> rh.LayerMap:
     c[2].metric(_("gated attention layers (caches)"), len(layer_map.caches))
     show_figure(
         built_once(
-            "rh_map", layer_map.kinds, lambda: fr.layer_map_figure(layer_map, _("What each layer keeps"))
+            "rh_map",
+            layer_map.kinds,
+            lambda: ready_chart(fr.layer_map_figure(layer_map, _("What each layer keeps"))),
         ),
         key="rh_map",
     )

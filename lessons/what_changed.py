@@ -20,9 +20,10 @@ from core.roofline import (
 )
 from core.specs import MECHANISMS, SPECS
 from core.units import format_bytes, format_context, format_count
+from ui.charts import show_figure
 from ui.course import lesson_ref, number
 from ui.depth import engineer, engineer_section
-from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, show_figure, still_missing
+from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, still_missing
 
 CONTEXTS = [1024, 8192, 131072, 1048576]
 # the slider shows labels (AppTest and readers both see "128K"); the page maps them back

@@ -43,15 +43,7 @@ from ui.gpu.results import beside_published, context_results, downloads, load_la
 from ui.gpu.runner import benchmark_panel, collect, public_panel, run_token
 from ui.gpu.telemetry import telemetry_panel
 from ui.gpu.this_machine import this_machine_panel
-from ui.lesson import (
-    code,
-    formula,
-    lesson_header,
-    next_lesson,
-    notice,
-    problem,
-    still_missing,
-)
+from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, still_missing
 
 
 def depth_notice() -> None:

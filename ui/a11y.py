@@ -1,5 +1,5 @@
 """Accessibility styles Streamlit's theme cannot set (issue 14): a visible focus ring on its links,
-and page-link labels that wrap instead of being cut.
+and page-link labels that wrap instead of being cut; and Japanese line breaking (issue 41).
 
 Streamlit 1.67 draws no focus indicator on the sidebar's page links (`st.navigation`) nor on
 `st.page_link` (outline: none, no shadow), so a keyboard reader cannot see where they are
@@ -31,6 +31,36 @@ FOCUS_CSS = f"""
     line-height: 1.45;
 }}
 """
+
+
+# Japanese line breaking (issue 41). `line-break: strict` is kinsoku as a Japanese reader expects it: no
+# small kana (ィ, ッ), no ー and no closing bracket or 「、。」 at the start of a line ("コミュニテ／ィ" was
+# allowed by the default). Headings, labels, buttons and table headers break between phrases, not inside a
+# word ("レッス／ン"): `word-break: auto-phrase` (Chromium 119+; others keep their default), on the
+# element and everything inside it (Streamlit's markdown sets its own word-break, hence !important), with
+# a break inside a word only when one phrase is wider than its box. Button labels wrap instead of being
+# cut with an ellipsis ("実行：密なモデルとエキ…"). `:lang(ja)` follows <html lang>, which page_language() sets.
+JAPANESE_CSS = """
+:lang(ja) {
+    line-break: strict;
+}
+:lang(ja) :is(h1, h2, h3, h4, h5, h6, th, label, summary, button, [data-testid="stTab"]),
+:lang(ja) :is(h1, h2, h3, h4, h5, h6, th, label, summary, button, [data-testid="stTab"]) * {
+    word-break: auto-phrase !important;
+    overflow-wrap: break-word !important;
+}
+:lang(ja) button [data-testid="stMarkdownContainer"],
+:lang(ja) button [data-testid="stMarkdownContainer"] p {
+    white-space: normal;
+    overflow: visible;
+    text-overflow: clip;
+}
+"""
+
+
+def japanese_typography() -> None:
+    """Add the Japanese line-breaking styles (they apply only while <html lang> is "ja")."""
+    st.html(f"<style>{JAPANESE_CSS}</style>")
 
 
 def focus_rings() -> None:

@@ -16,9 +16,10 @@ from core.i18n import N_, _
 from core.specs import KIMI_K3
 from core.units import format_bytes, format_count, format_small
 from core.walkthrough import attn_res_costs, chunk_costs, chunk_example, expert_reads, gate_bounds
+from ui.charts import data_table
 from ui.course import lesson
 from ui.depth import engineer_section
-from ui.lesson import data_table, link_to
+from ui.lesson import link_to
 
 _TITLE = N_("Go deeper (for engineers)")
 

@@ -22,8 +22,9 @@ from core.models.gpt2 import GPT2
 from core.models.hf_gpt2 import LoadedGPT2, catalog_spec, load_gpt2
 from core.models.hf_tokenizer import BPETokenizer, ByteTokenizer, CheckpointError
 from core.units import format_bytes
+from ui.charts import ReadyChart, ready_chart, show_figure
 from ui.depth import engineer
-from ui.lesson import ReadyChart, prompt_input, ready_chart, show_figure
+from ui.lesson import prompt_input
 
 TINY = "tiny"
 MISSING = "missing:gpt2"  # the switch's entry for GPT-2 small when its weights are not here

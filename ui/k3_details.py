@@ -11,8 +11,8 @@ from core.figures.k3_memory import memory_at_context_figure
 from core.i18n import _
 from core.specs import SPECS
 from core.units import format_bytes
+from ui.charts import ready_chart, show_figure
 from ui.depth import engineer, in_depth
-from ui.lesson import show_figure
 from ui.stepped import built_once
 
 K3 = SPECS["kimi_k3"]
@@ -22,7 +22,7 @@ CONTEXTS = (131_072, 1_048_576)  # 128K and 1M tokens
 def k3_memory_figure():
     """The real K3's memory at 128K and 1M tokens: built once per process, and only at Engineer depth."""
     rows = k3.memory_at_contexts(K3, list(CONTEXTS))
-    return built_once("k3_memory", None, lambda: memory_at_context_figure(K3, rows))
+    return built_once("k3_memory", None, lambda: ready_chart(memory_at_context_figure(K3, rows)))
 
 
 def map_caption() -> None:
@@ -39,7 +39,7 @@ def map_caption() -> None:
             last=K3.num_layers,
             kda=K3.num_linear_layers,
             mla=K3.num_full_attention_layers,
-            source=K3.source,
+            source=_(K3.source),
         )
     )
 

@@ -8,6 +8,7 @@ current inputs are written back to the URL, so copying the address shares the wh
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import streamlit as st
@@ -149,9 +150,10 @@ def serving_inputs(card: str) -> PlanInputs:
             "plan_state",
             help=_(
                 "The number format of the board (one head's d_k×d_v matrix) that each Gated DeltaNet or KDA "
-                "layer keeps per sequence. fla and transformers keep it in FP32, as vLLM does for KDA; vLLM keeps "
-                "Gated DeltaNet's (Qwen3-Next) in the model's BF16 unless --mamba-ssm-cache-dtype float32 is "
-                "given. It matters only for hybrid models."
+                "layer keeps per sequence. The first choice reads the config's own mamba_ssm_dtype (Qwen3.5's "
+                "configs say float32), FP32 where the config says nothing. fla and transformers keep it in FP32, "
+                "as vLLM does for KDA; vLLM keeps Gated DeltaNet's (Qwen3-Next) in the model's BF16 unless "
+                "--mamba-ssm-cache-dtype float32 is given. It matters only for hybrid models."
             ),
         )
     with right:
@@ -170,7 +172,10 @@ def serving_inputs(card: str) -> PlanInputs:
             ),
         )
         layouts = pgettext("between the layouts' descriptions", "; ").join(
-            f"{_(item.name)}: {_(item.label).split(': ', 1)[-1]}" for item in LAYOUTS.values()
+            _("{label}: {value}").format(
+                label=_(item.name), value=re.split(r": |：", _(item.label), maxsplit=1)[-1]
+            )
+            for item in LAYOUTS.values()
         )
         layout = st.selectbox(
             _("Cache layout"),

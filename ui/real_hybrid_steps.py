@@ -10,9 +10,9 @@ from core import real_hybrid as rh
 from core.figures import real_hybrid as fr
 from core.i18n import _
 from core.units import counted, format_bytes
+from ui.charts import charts_side_by_side, show_figure
 from ui.depth import engineer
-from ui.lesson import charts_side_by_side, show_figure, step_controls
-from ui.stepped import Stepped, stepped_figures
+from ui.stepped import Stepped, step_controls, stepped_figures
 from ui.text import code_span
 
 

@@ -1,13 +1,14 @@
-"""Build a stepped figure once, patch it per step: the caching idiom of every stepping lesson.
+"""The Step: its controls (Step / Back / Reset / Play) and its figures, built once and patched per step.
 
-A Step click reruns the lesson's stepping part (an `st.fragment` around the step controls and
+`step_controls` keeps the step in the reader's own `st.session_state` and, while playing, moves it on a
+timer. A Step click reruns the lesson's stepping part (an `st.fragment` around the step controls and
 what moves with them); building and validating a plotly figure costs milliseconds, while a step of
 a precomputed run changes only a few arrays. So each stepped picture is built (and validated) once
 per run at a reference step and kept as its plain dict (`core.figures.figure_dict.as_dict`), and
 every step only swaps in its own values (`core.figures.figure_dict.patched`, through the figure
-module's `*_step` function). Each step's figures are kept as `ui.lesson.ReadyChart`s — the dict
-sent, its title and its words, worked out once from the patched dict — so a warm rerun or a Back
-click costs one cache look-up and the JSON encoding. Both layers are `st.cache_resource`, shared
+module's `*_step` function, which returns the patched dict). Each step's figures are kept as
+`ui.charts.ReadyChart`s — the dict sent, its title and its words, worked out once from the patched
+dict — so a warm rerun or a Back click costs one cache look-up and the JSON encoding. Both layers are `st.cache_resource`, shared
 read-only by all readers.
 
     figures = stepped_figures(
@@ -25,7 +26,8 @@ read-only by all readers.
     show_figure(figures["grid"], key="gpt2_grid")   # a ReadyChart
 
 `built_once(scope, key, build)` caches figures that do not step (whole-run charts, the real
-model's pictures) the same way. The key must capture everything the callables read: they are
+model's pictures) the same way; a build that returns `ui.charts.ready_chart(figure)` is drawn with no
+work on a rerun. The key must capture everything the callables read: they are
 not hashed (their closures may hold a run), only the scope, the key and the step are — and the
 reader's language (`core.i18n.language`), since a figure's words are in it.
 """
@@ -40,21 +42,21 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.figures.figure_dict import as_dict
-from core.i18n import language
-from ui.lesson import ReadyChart, ready_chart
+from core.i18n import _, language
+from ui.charts import ReadyChart, ready_chart
 
 
 @dataclass(frozen=True)
 class Stepped:
     """One stepped picture: `base()` builds the full figure; `patch(base_dict, step)` moves its plain
-    dict to a step (a dict; a go.Figure from the `*_step` functions not yet moved to dicts).
+    dict to a step (a `*_step` function of core/figures: the patched dict).
 
     base_key: what the base depends on, when that is less than the page's key (e.g. only the
     layer sizes for a grid whose title and picks are patched in); None = the page's key.
     """
 
     base: Callable[[], go.Figure]
-    patch: Callable[[dict, int], dict | go.Figure]
+    patch: Callable[[dict, int], dict]
     base_key: Hashable | None = None
 
 
@@ -71,7 +73,7 @@ def built_once(scope: str, key: Hashable, build: Callable[[], Any]) -> Any:
     return _once(scope, key, language(), _build=build)
 
 
-# An entry is one step's charts with the dicts `ui.lesson.show_figure` sends, up to ~0.3 MB for
+# An entry is one step's charts with the dicts `ui.charts.show_figure` sends, up to ~0.3 MB for
 # lesson 2's; 1024 entries bound that, and a step that fell out is patched again.
 @st.cache_resource(max_entries=1024, show_spinner=False)
 def _at_step(
@@ -95,3 +97,106 @@ def _base(scope: str, key: Hashable, name: str, lang: str, _build: Callable[[], 
 @st.cache_resource(max_entries=256, show_spinner=False)
 def _once(scope: str, key: Hashable, lang: str, _build: Callable[[], Any]) -> Any:
     return _build()
+
+
+# -- the Step controls ------------------------------------------------------------------------
+
+
+def _advance(key: str, total: int, delta: int, start: int = 0) -> None:
+    st.session_state[key] = min(total, max(start, st.session_state.get(key, start) + delta))
+
+
+def _reset(key: str, start: int = 0) -> None:
+    st.session_state[key] = start
+    st.session_state[f"{key}_playing"] = False
+
+
+def _toggle_play(key: str, total: int, start: int = 0) -> None:
+    playing = not st.session_state.get(f"{key}_playing", False)
+    if playing and st.session_state.get(key, start) >= total:
+        st.session_state[key] = start  # Play at the end starts over
+    st.session_state[f"{key}_playing"] = playing
+
+
+def step_controls(
+    key: str,
+    total: int,
+    unit: str = "",
+    interval_s: float = 0.8,
+    *,
+    start: int = 0,
+    before_start: str | None = None,
+) -> int:
+    """Step / Back / Reset / Play for a precomputed run of `total` steps; returns the current step.
+
+    State lives in st.session_state[key], so each reader steps on their own. Play
+    advances one step per `interval_s` through a timed fragment that reruns the page.
+    `start` is where a reader begins and Reset returns (1 where there is nothing to show before
+    the first step). `before_start` names what a page shows at step 0 when that is not an empty
+    start (e.g. "the whole run"): the status then says so, not "byte 0 of 53".
+    """
+    unit = unit or _("token")  # callers pass their unit translated: _("byte")
+    total = max(0, int(total))
+    start = min(max(0, int(start)), total)
+    st.session_state.setdefault(key, start)
+    st.session_state.setdefault(f"{key}_playing", False)
+    st.session_state[key] = min(max(st.session_state[key], start), total)
+    playing = st.session_state[f"{key}_playing"]
+
+    cols = st.columns([1, 1, 1, 1, 1.6], vertical_alignment="center")
+    # (label, key suffix, icon, on_click, args); Step is the primary action
+    buttons = (
+        (_("Step"), "step", ":material/skip_next:", _advance, (key, total, 1, start)),
+        (_("Back"), "back", ":material/skip_previous:", _advance, (key, total, -1, start)),
+        (_("Reset"), "reset", ":material/restart_alt:", _reset, (key, start)),
+        (
+            _("Pause") if playing else _("Play"),
+            "play",
+            ":material/pause:" if playing else ":material/play_arrow:",
+            _toggle_play,
+            (key, total, start),
+        ),
+    )
+    for col, (label, suffix, icon, action, args) in zip(cols, buttons, strict=False):
+        col.button(
+            label,
+            key=f"{key}_{suffix}",
+            icon=icon,
+            on_click=action,
+            args=args,
+            width="stretch",
+            type="primary" if suffix == "step" else "secondary",
+        )
+    t = st.session_state[key]
+    if t == 0 and before_start and total > 0:
+        status = _("**{before_start}** — Step replays from {unit} 1 of {total}").format(
+            before_start=before_start, unit=unit, total=total
+        )
+    elif t >= total > 0:
+        status = _("**{unit} {t} of {total} — the end; press Reset to start again**").format(
+            unit=unit, t=t, total=total
+        )
+    else:
+        status = _("**{unit} {t} of {total}**").format(unit=unit, t=t, total=total)
+    cols[4].markdown(status)
+    if playing:
+        _play_ticker(key, total, interval_s)
+    return t
+
+
+def _play_ticker(key: str, total: int, interval_s: float) -> None:
+    """While playing, a timer fragment moves one step and reruns the page each tick."""
+    armed = f"{key}_tick_armed"
+    st.session_state[armed] = False  # this is a full run: the next fragment call is inline
+
+    @st.fragment(run_every=interval_s)
+    def ticker() -> None:
+        if st.session_state.get(armed):
+            if st.session_state[key] >= total:
+                st.session_state[f"{key}_playing"] = False
+            else:
+                st.session_state[key] += 1
+            st.rerun()
+        st.session_state[armed] = True
+
+    ticker()

@@ -41,7 +41,7 @@ FINISHED = {
     ForwardMsg.FINISHED_WITH_COMPILE_ERROR: "compile_error",
     ForwardMsg.FINISHED_EARLY_FOR_RERUN: "early",
 }
-# step_controls' status (ui/lesson.py), as markdown or as the browser shows it without the bold:
+# step_controls' status (ui/stepped.py), as markdown or as the browser shows it without the bold:
 # "byte 3 of 120", "token 120 of 120 — the end; press Reset …", and before the first Step of a page
 # that shows its whole run "the whole run — Step replays from byte 1 of 120"
 STEP_STATUS = re.compile(r"^(?:\S+ (\d+) of (\d+)(?: — .*)?|.+ — Step replays from \S+ 1 of (\d+))$", re.S)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from core.figures.style import SEQUENTIAL, base_layout, heatmap, patched_figure
+from core.figures.figure_dict import patched
+from core.figures.style import SEQUENTIAL, base_layout, heatmap
 from core.i18n import _
 from core.k3 import RunSummary
 from core.tokenizer import token_label
@@ -17,10 +18,10 @@ def _attn_res_title(run: RunSummary, step: int) -> str:
     return _("AttnRes mix for byte '{token}'").format(token=token)
 
 
-def attn_res_step(base: dict, run: RunSummary, step: int) -> go.Figure:
+def attn_res_step(base: dict, run: RunSummary, step: int) -> dict:
     """`attn_res_figure` at another step, from that figure's dict (same run)."""
     z = np.asarray(run.attn_res[step - 1], dtype=np.float32)  # as style.heatmap stores it
-    return patched_figure(base, {0: {"z": z}}, {"title": {"text": _attn_res_title(run, step)}})
+    return patched(base, {0: {"z": z}}, {"title": {"text": _attn_res_title(run, step)}})
 
 
 def attn_res_figure(run: RunSummary, step: int) -> go.Figure:

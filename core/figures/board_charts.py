@@ -95,7 +95,8 @@ def _rule_bars(
                 y=[float(v) for v in y],
                 name=label_of(rule),
                 marker_color=color_of(rule),
-                hovertemplate=f"%{{x}}: {hover}<extra>{label_of(rule)}</extra>",
+                hovertemplate=_("{label}: {value}").format(label="%{x}", value=hover)
+                + f"<extra>{label_of(rule)}</extra>",
                 **text,
             )
         )

@@ -2,7 +2,7 @@
 
 A screen reader cannot read a plotly chart, and a reader who cannot tell two colours apart cannot
 read a legend by colour (WCAG 2.1, 1.1.1 non-text content and 1.4.1 use of colour). So every chart
-the course draws (`ui.lesson.show_figure`) carries a description built here from the figure
+the course draws (`ui.charts.show_figure`) carries a description built here from the figure
 itself: what it shows (title, axes), the key numbers of each series (first, last, smallest,
 largest, with their positions) and the trend ("rises by 1 per step", "falls overall").
 

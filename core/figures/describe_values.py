@@ -2,7 +2,7 @@
 plain words, and what its axes show (`core.figures.describe` says them in sentences).
 
 Arrays may be lists, numpy arrays or plotly's base64 typed arrays (`{"dtype", "bdata", "shape"}`).
-The course describes a figure's dict before it is encoded (`ui.lesson.show_figure`, numpy arrays as
+The course describes a figure's dict before it is encoded (`ui.charts.show_figure`, numpy arrays as
 they are), so it never decodes its own; typed arrays are read for a spec read back from the wire,
 as the tests and the browser checks compare a chart's words with the chart a browser got.
 """

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from core.figures.style import COLORS, base_layout, patched_figure
+from core.figures.figure_dict import patched
+from core.figures.style import COLORS, base_layout
 from core.i18n import _
 
 
@@ -50,12 +51,10 @@ def _expert_dots(num_routed: int, num_shared: int, picked: list[int]) -> list[di
     return [{"x": positions[key][0], "y": positions[key][1], "name": name} for key, name in names.items()]
 
 
-def expert_grid_step(
-    base: dict, num_routed: int, num_shared: int, picked: list[int], title: str
-) -> go.Figure:
+def expert_grid_step(base: dict, num_routed: int, num_shared: int, picked: list[int], title: str) -> dict:
     """`expert_grid_figure` with other experts picked, from that figure's dict (same layer sizes)."""
     dots = dict(enumerate(_expert_dots(num_routed, num_shared, picked)))
-    return patched_figure(base, dots, {"title": {"text": title}})
+    return patched(base, dots, {"title": {"text": title}})
 
 
 def expert_grid_figure(

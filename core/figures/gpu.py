@@ -131,7 +131,7 @@ def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:
         row=2,
         col=1,
         range=[0, max([100.0, *percents]) * 1.08],
-        ticksuffix=" %",
+        ticksuffix=_(" %"),  # Japanese: '%' against the number
     )
     fig.update_xaxes(rangemode="tozero")
     fig.update_xaxes(title_text=_("depth d (tokens in memory)"), row=2, col=1)
@@ -278,7 +278,7 @@ def moe_figure(result: MoeResult, energy: bool = True) -> go.Figure:
         col=1,
     )
     if has_energy:
-        _energy_bars(fig, names, colors, ((watts, "W"), (joules, "J/token")), first_col=2)
+        _energy_bars(fig, names, colors, ((watts, "W"), (joules, _("J/token"))), first_col=2)
     base_layout(fig, "", "", "", height=380)
     fig.update_layout(barmode="group", bargap=0.45, bargroupgap=0.06)
     fig.update_yaxes(
@@ -305,7 +305,8 @@ def _energy_bars(fig: go.Figure, names: list[str], colors: list[str], panels, fi
                 y=[number_or_none(v) for v in values],
                 marker_color=colors,
                 showlegend=False,
-                hovertemplate="%{x}: %{y:,.3g} " + unit + "<extra></extra>",
+                hovertemplate=_("{label}: {value}").format(label="%{x}", value="%{y:,.3g} " + unit)
+                + "<extra></extra>",
             ),
             row=1,
             col=col,
@@ -322,7 +323,7 @@ def moe_energy_figure(result: MoeResult) -> go.Figure:
     )
     panels = (
         ([r.avg_watts for r in result.rows], "W"),
-        ([r.net_joules_per_token for r in result.rows], "J/token"),
+        ([r.net_joules_per_token for r in result.rows], _("J/token")),
     )
     _energy_bars(fig, names, colors, panels, first_col=1)
     base_layout(fig, "", "", "", height=340)

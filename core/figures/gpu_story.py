@@ -55,7 +55,7 @@ def moe_story_figure(result: MoeResult) -> go.Figure:
     colors = [COLORS["dense"] if r.model == "dense" else COLORS["moe"] for r in result.rows]
     watts = [number_or_none(r.avg_watts) for r in result.rows]
     panels = [
-        (_("speed (tokens per second)"), [number_or_none(r.tokens_per_s) for r in result.rows], "tokens/s")
+        (_("speed (tokens per second)"), [number_or_none(r.tokens_per_s) for r in result.rows], _("tokens/s"))
     ]
     if any(w is not None for w in watts):
         panels.append((_("power (watts)"), watts, "W"))
@@ -75,7 +75,8 @@ def moe_story_figure(result: MoeResult) -> go.Figure:
                 text=[f"{v:,.0f}" if v is not None else "" for v in values],
                 textposition="outside",
                 showlegend=False,
-                hovertemplate="%{x}: %{y:,.0f} " + unit + "<extra></extra>",
+                hovertemplate=_("{label}: {value}").format(label="%{x}", value="%{y:,.0f} " + unit)
+                + "<extra></extra>",
             ),
             row=1,
             col=col,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from core.figures.figure_dict import patched
 from core.figures.style import (
     COLORS,
     bar_pattern,
@@ -12,7 +13,6 @@ from core.figures.style import (
     label_of,
     legend_below,
     marker_of,
-    patched_figure,
 )
 from core.i18n import _, ngettext
 from core.k3 import MEMORY_KINDS, MemoryAtContext, RunSummary
@@ -46,7 +46,9 @@ def memory_at_context_figure(spec: ModelSpec, rows: list[MemoryAtContext]) -> go
             offsetgroup=group,
             **({} if base is None else dict(base=base)),
             **extra,
-            hovertemplate=f"%{{x}}<br>{what}: %{{y:.2f}} GiB<extra></extra>",
+            hovertemplate="%{x}<br>"
+            + _("{label}: {value}").format(label=what, value="%{y:.2f} GiB")
+            + "<extra></extra>",
         )
     top = max(max(r.twin_cache, r.hybrid_total) for r in rows) / GIB
     base_layout(
@@ -83,10 +85,10 @@ def _layer_memory_title(step: int) -> str:
     )
 
 
-def layer_memory_step(base: dict, run: RunSummary, step: int) -> go.Figure:
+def layer_memory_step(base: dict, run: RunSummary, step: int) -> dict:
     """`layer_memory_figure` at another step, from that figure's dict (same run)."""
     bars = dict(enumerate(_layer_memory_bars(run, step)))
-    return patched_figure(base, bars, {"title": {"text": _layer_memory_title(step)}})
+    return patched(base, bars, {"title": {"text": _layer_memory_title(step)}})
 
 
 def layer_memory_figure(run: RunSummary, step: int) -> go.Figure:
@@ -131,11 +133,11 @@ def layer_memory_figure(run: RunSummary, step: int) -> go.Figure:
     return fig
 
 
-def memory_over_time_step(base: dict, run: RunSummary, step: int) -> go.Figure:
+def memory_over_time_step(base: dict, run: RunSummary, step: int) -> dict:
     """`memory_over_time_figure` at another step, from that figure's dict (same run)."""
     steps, boards, cache = run.memory_totals()
     lines = {0: {"x": steps[:step], "y": boards[:step]}, 1: {"x": steps[:step], "y": cache[:step]}}
-    return patched_figure(base, lines)
+    return patched(base, lines)
 
 
 def memory_over_time_figure(run: RunSummary, step: int) -> go.Figure:

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from core.figures.style import COLORS, base_layout
 from core.i18n import N_, _
 from core.plan.export import bound_words
-from core.plan.headline import ALL_REDUCE_SHORT, window_words
+from core.plan.headline import ALL_REDUCE_COUNTED, window_words
 from core.plan.plan import Plan
 from core.units import format_bytes, format_context
 
@@ -38,7 +38,8 @@ def memory_figure(plan: Plan) -> go.Figure:
             orientation="h",
             name=label,
             marker_color=color,
-            hovertemplate=f"{label}: {format_bytes(value)}<extra></extra>",
+            hovertemplate=_("{label}: {value}").format(label=label, value=format_bytes(value))
+            + "<extra></extra>",
         )
     usable = plan.usable / GiB
     # the usable line as a trace (so it has a legend entry and hover), spanning the one bar
@@ -77,7 +78,7 @@ def context_figure(plans: list[Plan]) -> go.Figure:
         raise ValueError("need at least one plan")
     xs = [p.inputs.context for p in plans]
     fits = [p for p in plans if p.decode_tokens_per_s is not None]
-    left_out = f", {_(ALL_REDUCE_SHORT)}" if plans[0].inputs.gpus > 1 else ""
+    left_out = f", {_(ALL_REDUCE_COUNTED)}" if plans[0].inputs.gpus > 1 else ""
     fig = go.Figure()
     fig.add_scatter(
         x=[p.inputs.context for p in fits],

@@ -1,7 +1,7 @@
 """Pictures of a released hybrid (Qwen3.5) run token by token: data in, figures out.
 
 Each stepped picture has a `*_figure` (built and validated once per run, at the run's last token)
-and a `*_step` that patches a copy to token t (core.figures.style.patched_figure), so a Step click
+and a `*_step` that patches its plain dict to token t (core.figures.figure_dict.patched), so a Step click
 swaps arrays instead of building a chart. Sizes never change with t: the board is K × V at every
 token, the α / β and cache pictures are as wide or tall as the whole run, filled up to t.
 """
@@ -12,6 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from core.figures.figure_dict import patched
 from core.figures.style import (
     COLORS,
     DIVERGING,
@@ -19,7 +20,6 @@ from core.figures.style import (
     base_layout,
     heatmap,
     legend_below,
-    patched_figure,
 )
 from core.i18n import _
 from core.real_hybrid import BOARD, LayerMap
@@ -75,8 +75,8 @@ def board_figure(board: np.ndarray, limit: float, title: str) -> go.Figure:
     return fig
 
 
-def board_step(base: dict, board: np.ndarray, title: str) -> go.Figure:
-    return patched_figure(base, {0: {"z": np.asarray(board, dtype=np.float32)}}, {"title": {"text": title}})
+def board_step(base: dict, board: np.ndarray, title: str) -> dict:
+    return patched(base, {0: {"z": np.asarray(board, dtype=np.float32)}}, {"title": {"text": title}})
 
 
 # -- α and β per head per token -----------------------------------------------------------------
@@ -123,8 +123,8 @@ def fade_write_figure(alpha: np.ndarray, beta: np.ndarray, shown: int, title: st
     return fig
 
 
-def fade_write_step(base: dict, alpha: np.ndarray, beta: np.ndarray, shown: int, title: str) -> go.Figure:
-    return patched_figure(
+def fade_write_step(base: dict, alpha: np.ndarray, beta: np.ndarray, shown: int, title: str) -> dict:
+    return patched(
         base, {0: {"z": _filled(alpha, shown)}, 1: {"z": _filled(beta, shown)}}, {"title": {"text": title}}
     )
 
@@ -153,9 +153,9 @@ def cache_figure(keys: np.ndarray, shown: int, limit: float, title: str) -> go.F
     return fig
 
 
-def cache_step(base: dict, keys: np.ndarray, shown: int, title: str) -> go.Figure:
+def cache_step(base: dict, keys: np.ndarray, shown: int, title: str) -> dict:
     rows = {"z": np.asarray(keys[:shown], dtype=np.float32), "y": list(range(1, shown + 1))}
-    return patched_figure(base, {0: rows}, {"title": {"text": title}})
+    return patched(base, {0: rows}, {"title": {"text": title}})
 
 
 # -- bytes held, boards against caches ----------------------------------------------------------
@@ -195,10 +195,10 @@ def memory_step(
     full_bytes: np.ndarray,
     shown: int,
     title: str,
-) -> go.Figure:
+) -> dict:
     x = list(range(1, shown + 1))
     traces = {
         i: {"x": x, "y": np.asarray(values[:shown], dtype=np.float64)}
         for i, values in enumerate((state_bytes, cache_bytes, full_bytes))
     }
-    return patched_figure(base, traces, {"title": {"text": title}})
+    return patched(base, traces, {"title": {"text": title}})

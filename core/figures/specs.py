@@ -166,6 +166,7 @@ def speed_vs_context_figure(
     card: Card,
     contexts: list[int],
     weight_bytes_per_param: float = 2.0,
+    spill: int | None | bool = True,
     **roofline_kwargs,
 ) -> go.Figure:
     """Bandwidth-bound tokens/s vs context for one model on one card, spill point marked.
@@ -173,6 +174,8 @@ def speed_vs_context_figure(
     Solid: the prediction with the card's VRAM (cache beyond it streamed over the host link).
     Dashed: the same model if VRAM were unlimited — the gap after the spill is the cliff.
     When the weights alone do not fit, the figure says so instead of drawing a curve.
+    `spill`: the spill point to mark, as the caller shows it in words (lesson 2: the planner's,
+    core/plan/spill.py), None for none; True (the default) works it out with core.roofline.spill_context.
     """
     contexts = sorted({int(t) for t in contexts if t >= 0})
     if not contexts:
@@ -186,7 +189,7 @@ def speed_vs_context_figure(
         need = weight_bytes(spec, weight_bytes_per_param)
         fig.add_annotation(
             text=_(
-                "The weights alone need {need} at {per_param:g} bytes per parameter;<br>"
+                "The weights alone need {need} at {per_param:.3g} bytes per parameter;<br>"
                 "the card holds {vram}. Nothing to predict: it does not fit."
             ).format(
                 need=format_bytes(need), per_param=weight_bytes_per_param, vram=format_bytes(card.vram_bytes)
@@ -229,7 +232,8 @@ def speed_vs_context_figure(
             "<br>read over the host link: %{customdata[1]}<extra></extra>"
         ),
     )
-    spill = spill_context(spec, card, weight_bytes_per_param, **roofline_kwargs)
+    if spill is True:
+        spill = spill_context(spec, card, weight_bytes_per_param, **roofline_kwargs)
     if spill is not None and contexts[0] <= spill <= contexts[-1]:
         top = max(p.tokens_per_s for p in ideal)
         # a trace, not a shape: shapes and annotations take log10 units on log axes, traces take data

@@ -1,6 +1,6 @@
 """One look for every chart: fonts, colours per mechanism, heatmap defaults.
 
-Pages pass figures to `ui.lesson.show_figure`, which draws them with `theme=None`
+Pages pass figures to `ui.charts.show_figure`, which draws them with `theme=None`
 so these choices — above all the fixed colour ranges — survive untouched.
 """
 
@@ -11,7 +11,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from core.figures.figure_dict import TITLE_MARGIN, patched
+from core.figures.figure_dict import TITLE_MARGIN
 from core.i18n import N_, _
 from core.mechanisms import RULES
 from core.units import format_si
@@ -214,15 +214,6 @@ def heatmap(
         colorbar=dict(title=dict(text=colorbar_title, side="right"), thickness=12),
         hovertemplate=hover,
     )
-
-
-def patched_figure(
-    base: dict, traces: dict[int, dict] | None = None, layout: dict | None = None
-) -> go.Figure:
-    """`core.figures.figure_dict.patched` wrapped as a go.Figure without validating it again, for the
-    `*_step` functions that still hand a Figure on (k3, real_hybrid, the expert grid); the lessons 1–2
-    builders return the patched dict itself, which `ui.lesson.show_figure` describes and sends as it is."""
-    return go.Figure(patched(base, traces, layout), _validate=False)
 
 
 def legend_below(fig: go.Figure, y: float = -0.14, bottom: int = 90, grow: int = 0) -> go.Figure:

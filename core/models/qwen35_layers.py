@@ -29,6 +29,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from core.ops import gated_delta_rule
+from core.ops.in_place import may_update_in_place
 
 
 @dataclass(frozen=True)
@@ -158,9 +159,14 @@ class GatedDeltaNet(nn.Module):
         return BoardMemory(board, window)
 
     def _convolve(self, mixed: torch.Tensor, memory: BoardMemory) -> torch.Tensor:
-        """Causal depthwise conv + SiLU over (B, T, C), continuing from the window; updates the window."""
+        """Causal depthwise conv + SiLU over (B, T, C), continuing from the window; updates the window (in
+        place when no gradient flows: a decoder's fixed buffer keeps its address)."""
         x = torch.cat([memory.conv_window, mixed.transpose(1, 2)], dim=-1)  # (B, C, kernel − 1 + T)
-        memory.conv_window = x[:, :, x.shape[-1] - memory.conv_window.shape[-1] :]
+        last = x[:, :, x.shape[-1] - memory.conv_window.shape[-1] :]  # (B, C, kernel − 1)
+        if may_update_in_place(memory.conv_window, last):
+            memory.conv_window.copy_(last)
+        else:
+            memory.conv_window = last
         out = F.conv1d(x, self.conv1d.weight, groups=x.shape[1])  # (B, C, T) no padding: the window is it
         return F.silu(out).transpose(1, 2)  # (B, T, C)
 
@@ -202,7 +208,7 @@ class GatedDeltaNet(nn.Module):
         res = gated_delta_rule.step(
             memory.board, q[:, 0], k[:, 0], v[:, 0], beta_t=beta[:, 0], g_t=g[:, 0], keep_parts=keep_parts
         )
-        memory.board = res.state  # (B, Hv, K, V)
+        memory.board = res.state  # (B, Hv, K, V): the same tensor when decoding (updated in place)
         parts = {name: part[0] for name, part in res.parts.items()}
         return self._finish(res.output[:, None], z, x), BoardStep(g[0, 0].exp(), beta[0, 0], parts)
 

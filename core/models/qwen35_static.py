@@ -8,7 +8,9 @@ same model's layers (the same weights, the same `gated_delta_rule` calls) over a
 * each attention layer: a `StaticKV` for `room` positions (core/models/static_kv.py), a row
   written in place per token;
 * each Gated DeltaNet layer: its board (B, Hv, K, V, fp32) and its convolution window
-  (B, channels, kernel − 1), made once and overwritten in place after every token or prompt chunk.
+  (B, channels, kernel − 1), made once; a token's step updates both in place (`gated_delta_rule.step`
+  without parts fades, erases and writes the board itself, core/ops/in_place.py), a prompt's final
+  board is copied in once.
 
     cache = new_static_cache(model, room=512, device=device)
     logits = run_static(model, ids, cache)      # ids (B, T) after cache.position → (B, T, vocab)
@@ -72,15 +74,20 @@ def gated_attention(attn: GatedAttention, x: torch.Tensor, kv: StaticKV, start: 
 
 
 def _board_layer(layer, h: torch.Tensor, memory: BoardMemory, chunk_size: int) -> torch.Tensor:
-    """The layer's own step (one token) or chunked prompt on a scratch view of the memory, whose
-    results are then copied into the fixed tensors (the layer assigns new ones)."""
-    scratch = BoardMemory(memory.board, memory.conv_window)
+    """One token: the layer's own step, which (without gradients) fades, erases and writes the fixed
+    board itself and overwrites the window in place (core/ops/in_place.py): nothing is copied back.
+    A prompt: the chunked form hands back a new final board, copied once into the fixed one."""
+    board, window = memory.board, memory.conv_window
     if h.shape[1] == 1:
-        mixed, _ = layer.linear_attn.step(h, scratch)
+        mixed, _ = layer.linear_attn.step(h, memory)
     else:
+        scratch = BoardMemory(board, window)
         mixed = layer.linear_attn.prompt(h, scratch, chunk_size)
-    memory.board.copy_(scratch.board)  # (B, Hv, K, V)
-    memory.conv_window.copy_(scratch.conv_window)  # (B, C, kernel − 1)
+        board.copy_(scratch.board)  # (B, Hv, K, V), once per prompt
+    if memory.board is not board or memory.conv_window is not window:
+        raise RuntimeError(
+            "a static board or window moved: the step must update them in place (under no_grad)"
+        )
     return mixed
 
 

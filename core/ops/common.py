@@ -84,10 +84,11 @@ def check_state(S: object, B: int, H: int, K: int, V: int, name: str = "initial_
 
 
 def initial_board(initial_state: Tensor | None, like: Tensor, B: int, H: int, K: int, V: int) -> Tensor:
-    """The board before the first token: zeros, or the given `(B, H, K, V)` state in `like`'s dtype."""
+    """The board before the first token: zeros, or a copy of the given `(B, H, K, V)` state in `like`'s
+    dtype (a copy: a decoding step updates its board in place, never the caller's)."""
     if initial_state is None:
         return like.new_zeros(B, H, K, V)
-    return check_state(initial_state, B, H, K, V).to(like.dtype)
+    return check_state(initial_state, B, H, K, V).to(like.dtype, copy=True)
 
 
 def check_chunk_size(chunk_size: object) -> int:

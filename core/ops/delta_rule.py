@@ -37,6 +37,7 @@ from core.ops.common import (
     scan_chunks,
     solve_unit_lower,
 )
+from core.ops.in_place import may_update_in_place, update_in_place
 
 __all__ = ["INPUTS", "step", "recurrent", "chunk"]
 
@@ -57,7 +58,9 @@ def step(
     """One token: erase a β-share of what `k_t` reads, write a β-share of `v_t`, then read with `q_t`.
 
     S: (B, H, K, V); q_t, k_t: (B, H, K); v_t: (B, H, V); beta_t: (B, H) (required).
-    The delta rule has no gate (`g_t` must be None). Parts: decayed = S, erase, write.
+    The delta rule has no gate (`g_t` must be None). Parts: decayed = S, erase, write. Without
+    `keep_parts` (decoding) `S` itself is updated and returned as `state` (`core.ops.in_place`) unless
+    autograd needs its old values.
     """
     return checked_step(INPUTS, _step, S, q_t, k_t, v_t, beta_t, g_t, scale, keep_parts)
 
@@ -72,6 +75,8 @@ def _step(
     scale: float,
     keep_parts: bool,
 ) -> StepResult:
+    if not keep_parts and may_update_in_place(S, q_t, k_t, v_t, beta_t):
+        return update_in_place(S, None, q_t, k_t, v_t, beta_t, scale)  # decoding: S itself, no second board
     return erase_and_write(S, q_t, k_t, v_t, beta_t, scale, keep_parts)  # nothing fades first
 
 

@@ -36,6 +36,7 @@ from core.ops.common import (
     scan_chunks,
     solve_unit_lower,
 )
+from core.ops.in_place import may_update_in_place, update_in_place
 
 __all__ = ["INPUTS", "step", "recurrent", "chunk"]
 
@@ -56,7 +57,9 @@ def step(
     """One token: fade the board by `exp(g_t)`, then the delta rule's erase and write, then read.
 
     S: (B, H, K, V); q_t, k_t: (B, H, K); v_t: (B, H, V); beta_t, g_t: (B, H) (both required).
-    Parts: decayed = exp(g_t) S, erase, write.
+    Parts: decayed = exp(g_t) S, erase, write. Without `keep_parts` (decoding) the board `S` itself is
+    updated and returned as `state` — no second board is built (`core.ops.in_place`) — unless autograd
+    needs its old values.
     """
     return checked_step(INPUTS, _step, S, q_t, k_t, v_t, beta_t, g_t, scale, keep_parts)
 
@@ -71,7 +74,11 @@ def _step(
     scale: float,
     keep_parts: bool,
 ) -> StepResult:
-    decayed = g_t.exp()[..., None, None] * S  # (B, H, K, V) every entry fades by α_t
+    alpha = g_t.exp()  # (B, H) this token's fade per head
+    if not keep_parts and may_update_in_place(S, q_t, k_t, v_t, beta_t, g_t):
+        fade = alpha.unsqueeze(-1).expand_as(k_t)  # (B, H, K) the head's rate on every key row
+        return update_in_place(S, fade, q_t, k_t, v_t, beta_t, scale)  # decoding: S itself, no second board
+    decayed = alpha[..., None, None] * S  # (B, H, K, V) every entry fades by α_t
     return erase_and_write(decayed, q_t, k_t, v_t, beta_t, scale, keep_parts)
 
 

@@ -41,6 +41,7 @@ from core.ops.common import (
     scan_chunks,
     solve_unit_lower,
 )
+from core.ops.in_place import may_update_in_place, update_in_place
 
 __all__ = ["INPUTS", "step", "recurrent", "chunk"]
 
@@ -61,7 +62,9 @@ def step(
     """One token: fade key channel d of the board by `exp(g_t[d])`, then erase and write, then read.
 
     S: (B, H, K, V); q_t, k_t: (B, H, K); v_t: (B, H, V); beta_t: (B, H); g_t: (B, H, K) (both required).
-    Parts: decayed = Diag(exp(g_t)) S, erase, write.
+    Parts: decayed = Diag(exp(g_t)) S, erase, write. Without `keep_parts` (decoding) the board `S` itself
+    is updated and returned as `state` — no second board is built (`core.ops.in_place`) — unless autograd
+    needs its old values.
     """
     return checked_step(INPUTS, _step, S, q_t, k_t, v_t, beta_t, g_t, scale, keep_parts)
 
@@ -76,7 +79,10 @@ def _step(
     scale: float,
     keep_parts: bool,
 ) -> StepResult:
-    decayed = g_t.exp().unsqueeze(-1) * S  # (B, H, K, V) row d fades by α_{t,d}
+    alpha = g_t.exp()  # (B, H, K) this token's fade per key channel
+    if not keep_parts and may_update_in_place(S, q_t, k_t, v_t, beta_t, g_t):
+        return update_in_place(S, alpha, q_t, k_t, v_t, beta_t, scale)  # decoding: S itself, no second board
+    decayed = alpha.unsqueeze(-1) * S  # (B, H, K, V) row d fades by α_{t,d}
     return erase_and_write(decayed, q_t, k_t, v_t, beta_t, scale, keep_parts)
 
 

@@ -16,6 +16,12 @@ Field names are those of the released Hugging Face configs, read the way `transf
   `full_attention_interval`, MoE with one gated shared expert.
 - Qwen3.5 (`qwen3_5_text`, and the multimodal `qwen3_5` with its `text_config`): Qwen3-Next's layers
   (Gated DeltaNet + gated attention, the same fields) with a dense SwiGLU MLP instead of experts.
+- Qwen3.5-MoE (`qwen3_5_moe_text`, and the multimodal `qwen3_5_moe`: Qwen3.5-35B-A3B, 122B-A10B,
+  397B-A17B): Qwen3.5's layers with Qwen3-Next's experts in every layer (num_experts,
+  num_experts_per_tok, moe_intermediate_size, one gated shared expert of shared_expert_intermediate_size;
+  transformers `Qwen3_5MoeTextConfig`, `Qwen3_5MoeSparseMoeBlock`).
+- Any of them may say `mamba_ssm_dtype` (Qwen3.5's released configs: "float32"), the dtype its authors
+  keep the recurrent state in; `PlannedModel.state_dtype` holds it as a state format key.
 - Kimi Linear / Kimi K3 (`kimi_linear`, `kimi_k3` with its `text_config`): KDA layers from
   `linear_attn_config` (kda_layers, full_attn_layers, num_heads, head_dim, short_conv_kernel_size),
   MLA, MoE; K3's latent MoE (`routed_expert_hidden_size`, `latent_moe_use_norm`), gated MLA
@@ -51,13 +57,19 @@ class PlannedModel:
     family: str
     sliding_window: int | None = None
     sliding_layers: tuple[int, ...] = ()  # 0-based ids of the layers that keep only the last window
+    state_dtype: str | None = None  # the config's mamba_ssm_dtype as a state format key ("fp32", "bf16")
 
 
 DENSE = ("llama", "mistral", "ministral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "gemma3_text")
 DENSE_MOE = ("mixtral", "qwen3_moe", "qwen2_moe")
 MLA_MOE = ("deepseek_v2", "deepseek_v3", "kimi_k2")
 QWEN3_5 = ("qwen3_5", "qwen3_5_text")
-FAMILIES = ("gpt2", *DENSE, *DENSE_MOE, *MLA_MOE, "qwen3_next", *QWEN3_5, "kimi_linear", "kimi_k3")
+QWEN3_5_MOE = ("qwen3_5_moe", "qwen3_5_moe_text")
+FAMILIES = (
+    "gpt2", *DENSE, *DENSE_MOE, *MLA_MOE, "qwen3_next", *QWEN3_5, *QWEN3_5_MOE, "kimi_linear", "kimi_k3",
+)  # fmt: skip
+# mamba_ssm_dtype → the state format key (core/plan/formats.py STATE_FORMATS); fp16 is 2 bytes, as bf16
+STATE_DTYPES = {"float32": "fp32", "bfloat16": "bf16", "float16": "bf16"}
 
 
 SHIPPED_CONFIGS = Path(__file__).resolve().parents[2] / "assets" / "configs"  # the configs the course ships
@@ -130,8 +142,8 @@ def parse(data: dict | str | bytes, key: str = "config", name: str | None = None
                 _("{family} config: missing field '{name}'").format(family=family, name="text_config")
             )
         data = {**text, "model_type": family}
-    elif family == "qwen3_5":
-        data = _qwen3_5_text(data)
+    elif family in ("qwen3_5", "qwen3_5_moe"):
+        data = _qwen3_5_text(data, family)
     f = Fields(data, family)
     if family == "gpt2":
         planned = _gpt2(f)
@@ -139,7 +151,7 @@ def parse(data: dict | str | bytes, key: str = "config", name: str | None = None
         planned = _dense(f)
     elif family in MLA_MOE:
         planned = _deepseek(f)
-    elif family == "qwen3_next":
+    elif family == "qwen3_next" or family in QWEN3_5_MOE:
         planned = _qwen3_next(f)
     elif family in QWEN3_5:
         planned = _qwen3_5(f)
@@ -148,7 +160,21 @@ def parse(data: dict | str | bytes, key: str = "config", name: str | None = None
     spec = planned.spec
     total, active = spec.total_params(), spec.active_params()
     spec = replace(spec, key=key, name=label, published_params=total, published_active=active)
-    return replace(planned, spec=spec)
+    return replace(planned, spec=spec, state_dtype=_state_dtype(f))
+
+
+def _state_dtype(f: Fields) -> str | None:
+    """The config's `mamba_ssm_dtype` as a state format key; None where the config does not say."""
+    dtype = f.raw("mamba_ssm_dtype", None)
+    if dtype is None:
+        return None
+    if not isinstance(dtype, str) or dtype not in STATE_DTYPES:
+        raise ConfigError(
+            _("{family} config: mamba_ssm_dtype {dtype!r}; the planner reads {known}").format(
+                family=f.family, dtype=str(dtype)[:40], known=_(", ").join(STATE_DTYPES)
+            )
+        )
+    return STATE_DTYPES[dtype]
 
 
 def _base(f: Fields, **kw) -> ModelSpec:
@@ -317,6 +343,8 @@ def _gated_delta(f: Fields) -> LinearAttention:
 
 
 def _qwen3_next(f: Fields) -> PlannedModel:
+    """Qwen3-Next, and Qwen3.5-MoE (the same layers and experts): Gated DeltaNet and gated attention, experts
+    with one gated shared expert in every layer."""
     layers = f.int("num_hidden_layers")
     attention = _attention(f, output_gate=True, qk_norm=True)
     linear = _gated_delta(f)
@@ -328,18 +356,18 @@ def _qwen3_next(f: Fields) -> PlannedModel:
     spec = _base(f, hidden=f.int("hidden_size"), num_layers=layers, attention=attention,
                  mlp=DenseMLP(intermediate=f.int("intermediate_size", 1)), linear=linear, kinds=kinds, moe=moe,
                  tied_embeddings=f.flag("tie_word_embeddings", False))  # fmt: skip
-    return PlannedModel(spec, "qwen3_next")
+    return PlannedModel(spec, f.family)
 
 
-def _qwen3_5_text(data: dict) -> dict:
-    """The multimodal Qwen3.5 config's text part, with the outer `tie_word_embeddings` (transformers
-    ties the head by the outer config's flag, false by default in `Qwen3_5Config`)."""
+def _qwen3_5_text(data: dict, family: str) -> dict:
+    """The multimodal Qwen3.5 (or Qwen3.5-MoE) config's text part, with the outer `tie_word_embeddings`
+    (transformers ties the head by the outer config's flag, false by default in `Qwen3_5Config`)."""
     text = data.get("text_config")
     if not isinstance(text, dict):
         raise ConfigError(
-            _("{family} config: missing field '{name}'").format(family="qwen3_5", name="text_config")
+            _("{family} config: missing field '{name}'").format(family=family, name="text_config")
         )
-    return {**text, "model_type": "qwen3_5", "tie_word_embeddings": data.get("tie_word_embeddings", False)}
+    return {**text, "model_type": family, "tie_word_embeddings": data.get("tie_word_embeddings", False)}
 
 
 def _qwen3_5(f: Fields) -> PlannedModel:

@@ -6,11 +6,12 @@ Decode, one step for the whole batch (the roofline, `core/roofline.py`, made bat
             = weights stored − input table − experts no token picked + cache + 2 × fixed state
               (`StepReads`: the same bytes set beside what the plan stores, so a page can say why
               the step reads less weight than memory holds)
-    time    = max(bytes / (GPUs × bandwidth), FLOPs / (GPUs × peak))
+    time    = max(bytes / (GPUs × bandwidth), FLOPs / (GPUs × peak), latency floor)
     tokens/s (all sequences) = batch / time
-Tensor parallelism splits weights, heads and bandwidth evenly; communication is not modelled: the two
-all-reduces per layer (Megatron-LM) are left out, and every speed on more than one GPU says so
-(`core/plan/headline.py`).
+The bytes are `core.roofline.step_bytes`, the one count the roofline and the benchmarks use. The latency
+floor (`latency.py`): every kernel of the step one after another at a stated per-kernel floor, plus,
+under tensor parallelism, two all-reduces per layer (Megatron-LM) at NCCL's latency; `DecodeStep.bound`
+says which of the three ceilings binds. Tensor parallelism splits weights, heads and bandwidth evenly.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from core.plan.flops import decode_flops_per_token
 from core.plan.footprint import replication, routed_experts, sequence_at, unread_table_bytes, weight_bytes
 from core.plan.formats import weight_format
 from core.plan.inputs import PlanInputs
+from core.plan.latency import LatencyFloor, latency_floor
 from core.plan.memory import SequenceBytes
+from core.roofline import step_bytes
 
 
 @dataclass(frozen=True)
@@ -55,11 +58,12 @@ class StepReads:
 
     @property
     def state_moved(self) -> float:
-        return 2 * self.state
+        """The fixed state's bytes this step: read and written back (`core.roofline.STATE_PASSES`)."""
+        return step_bytes(0.0, 0.0, self.state)
 
     @property
     def total(self) -> float:
-        return self.weights_read + self.cache + self.state_moved
+        return step_bytes(self.weights_read, self.cache, self.state)  # the one count (core/roofline.py)
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,7 @@ class DecodeStep:
     reads: StepReads  # what the step moves, part by part
     memory_seconds: float
     compute_seconds: float
+    floor: LatencyFloor  # kernels one after another, and the all-reduces
 
     @property
     def bytes_moved(self) -> float:
@@ -77,8 +82,22 @@ class DecodeStep:
         return self.reads.total
 
     @property
+    def latency_seconds(self) -> float:
+        return self.floor.seconds
+
+    @property
     def seconds(self) -> float:
-        return max(self.memory_seconds, self.compute_seconds)
+        return max(self.memory_seconds, self.compute_seconds, self.latency_seconds)
+
+    @property
+    def bound(self) -> str:
+        """Which ceiling sets the step's time: "memory" (bandwidth), "compute" or "latency"."""
+        times = {
+            "memory": self.memory_seconds,
+            "compute": self.compute_seconds,
+            "latency": self.latency_seconds,
+        }
+        return max(times, key=times.get)  # ties go to the first: memory
 
 
 def decode_step(model: PlannedModel, inputs: PlanInputs, seq: SequenceBytes | None = None) -> DecodeStep:
@@ -107,4 +126,5 @@ def decode_step(model: PlannedModel, inputs: PlanInputs, seq: SequenceBytes | No
     active_read = spec.active_params(count_embedding_table=False)
     flops = b * decode_flops_per_token(model, active_read, inputs.context, inputs.layout)
     compute = flops / (g * target.peak_flops) if target.peak_flops else 0.0
-    return DecodeStep(touched, reads, reads.total / (g * target.bandwidth_bytes_per_s), compute)
+    memory = reads.total / (g * target.bandwidth_bytes_per_s)
+    return DecodeStep(touched, reads, memory, compute, latency_floor(model, g))

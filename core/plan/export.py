@@ -15,8 +15,15 @@ import zlib
 from dataclasses import fields, replace
 
 from core.i18n import _, ngettext
-from core.plan.headline import ALL_REDUCE_SHORT, longest_words, trained_words, window_words
+from core.plan.headline import (
+    ALL_REDUCE_COUNTED,
+    ALL_REDUCE_SHORT,
+    longest_words,
+    trained_words,
+    window_words,
+)
 from core.plan.inputs import PlanInputs
+from core.plan.latency import KERNEL_FLOOR_S
 from core.plan.plan import Plan
 from core.units import format_bytes, format_context
 
@@ -26,9 +33,11 @@ MAX_LINK_CONFIG = 6000  # characters of compressed config a link may carry
 def rows(p: Plan) -> list[tuple[str, str, float | int | str | None]]:
     """(quantity, shown value, raw value) — what the CLI prints, the page tables and the CSV holds.
 
-    Every context printed carries the trained window beside it (`window_words`), and on more than one
-    GPU every speed says that the all-reduces are left out (`core/plan/headline.py`). The words follow
-    the reader's language (`core.i18n`); the CLI runs in English."""
+    Every context printed carries the trained window beside it (`window_words`); on more than one GPU a
+    decode speed says that it counts the all-reduces and prefill's that it leaves them out
+    (`core/plan/headline.py`); each decode speed names the ceiling that sets it, beside the two ceilings
+    (bandwidth, latency floor) it is the slower of. The words follow the reader's language (`core.i18n`);
+    the CLI runs in English."""
 
     def b(x: float | None) -> str:
         return "—" if x is None else format_bytes(x)
@@ -36,7 +45,7 @@ def rows(p: Plan) -> list[tuple[str, str, float | int | str | None]]:
     speed = p.decode_tokens_per_s
     context = format_context(p.inputs.context)
     window = window_words(p.inputs.context, p.trained_context)
-    short = _(ALL_REDUCE_SHORT)
+    short, counted = _(ALL_REDUCE_SHORT), _(ALL_REDUCE_COUNTED)
     left_out = p.inputs.gpus > 1
     if not p.weights_fit:
         most = _("weights alone do not fit")
@@ -50,7 +59,7 @@ def rows(p: Plan) -> list[tuple[str, str, float | int | str | None]]:
     if speed is None:
         decode = _("does not fit")
     else:
-        decode = f"{speed:,.1f} ({bound_words(p.decode_bound)}" + (f"; {short})" if left_out else ")")
+        decode = f"{speed:,.1f} ({bound_words(p.decode_bound)}" + (f"; {counted})" if left_out else ")")
     out = [
         (_("model"), p.model_name, p.model_name),
         (_("card"), f"{p.inputs.gpus} × {p.card_name}", p.card_name),
@@ -127,9 +136,15 @@ def rows(p: Plan) -> list[tuple[str, str, float | int | str | None]]:
             _("decode tokens/s per sequence"),
             "—"
             if p.per_sequence_tokens_per_s is None
-            else f"{p.per_sequence_tokens_per_s:,.1f}" + (f" ({short})" if left_out else ""),
+            else f"{p.per_sequence_tokens_per_s:,.1f}" + (f" ({counted})" if left_out else ""),
             p.per_sequence_tokens_per_s,
         ),
+        (
+            _("bandwidth ceiling (all sequences): bytes moved ÷ bandwidth"),
+            "—" if p.bandwidth_tokens_per_s is None else f"{p.bandwidth_tokens_per_s:,.1f}",
+            p.bandwidth_tokens_per_s,
+        ),
+        (_("latency floor per decode step"), floor_words(p), None if p.floor is None else p.floor.seconds),
         (
             _("prefill of {context} tokens ({window}; at peak, lower bound)").format(
                 context=context, window=window
@@ -151,8 +166,25 @@ def rows(p: Plan) -> list[tuple[str, str, float | int | str | None]]:
 
 
 def bound_words(bound: str) -> str:
-    """What limits a decode step ("memory" or "compute", `Plan.decode_bound`), in the reader's words."""
+    """What limits a decode step ("memory", "compute" or "latency", `Plan.decode_bound`), in the reader's words."""
+    if bound == "latency":
+        return _("latency-bound")
     return _("compute-bound") if bound == "compute" else _("memory-bound")
+
+
+def floor_words(p: Plan) -> str:
+    """The latency floor as its sum: '1.84 ms = 292 kernels × 3 µs + 64 all-reduces × 15.0 µs'."""
+    floor = p.floor
+    if floor is None:
+        return "—"
+    words = _("{ms:,.3f} ms = {kernels:,} kernels × {us:g} µs").format(
+        ms=floor.seconds * 1e3, kernels=floor.kernels, us=KERNEL_FLOOR_S * 1e6
+    )
+    if floor.all_reduces:
+        words += _(" + {n:,} all-reduces × {us:.1f} µs").format(
+            n=floor.all_reduces, us=floor.all_reduce_s * 1e6
+        )
+    return words
 
 
 def to_json(p: Plan) -> str:

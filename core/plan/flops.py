@@ -1,7 +1,10 @@
 """Floating-point work of a model per token: the weights' matmuls and attention over the context.
 
 - Weights: 2 FLOPs (multiply + add) per active parameter per token (the standard 2·N rule,
-  Kaplan et al. 2020 §2.1), counting the output head but not the input table (a lookup).
+  Kaplan et al. 2020 §2.1), counting the output head but not the input table (a lookup). In a prefill
+  only the last prompt token needs logits, so the head is counted once per prompt, not per token
+  (vLLM computes logits for the positions it samples from; transformers' generate passes
+  `logits_to_keep=1` to the prefill pass).
 - Softmax attention, one layer, one query over T kept tokens: scores q·k (2·H·d_qk·T) and the
   weighted sum of values (2·H·d_v·T). A causal prefill of T tokens does half of T² pairs.
   MLA in prefill, and in decode from a per-head cache, is counted as the decompressed heads
@@ -52,10 +55,13 @@ def decode_flops_per_token(
 
 
 def prefill_flops(model: PlannedModel, active_params: float, tokens: int) -> float:
-    """FLOPs to read a prompt of `tokens` in one pass (causal attention: half the pairs)."""
+    """FLOPs to read a prompt of `tokens` in one pass: every active weight but the output head for every
+    token, the head for the last token only (the logits of the next one), causal attention over half the
+    pairs. `active_params` counts the head (as `ModelSpec.active_params(count_embedding_table=False)` does)."""
     spec = model.spec
     heads, d_qk, d_v = head_dims(model)
-    n = 2.0 * active_params * tokens
+    head = spec.vocab * spec.hidden  # the output head (the tied table, where it is tied)
+    n = 2.0 * (active_params - head) * tokens + 2.0 * head * min(tokens, 1)
     for layer, kind in enumerate(spec.layer_kinds()):
         if spec.linear is not None and kind == spec.linear.kind:
             n += _linear_layer_flops_per_token(model) * tokens

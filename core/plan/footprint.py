@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from core.plan.cards import GiB
 from core.plan.config import PlannedModel
-from core.plan.formats import CONV_BYTES, cache_format, state_format, weight_format
+from core.plan.formats import CONV_BYTES, cache_format, state_format_for, weight_format
 from core.plan.inputs import PlanInputs
 from core.plan.memory import SequenceBytes, sequence_bytes
 from core.specs import LatentAttention
@@ -108,5 +108,5 @@ def stored_per_sequence(seq: SequenceBytes, rep: float) -> float:
 def sequence_at(model: PlannedModel, inputs: PlanInputs, context: int) -> SequenceBytes:
     """One sequence's cache and state at `context`, in the inputs' cache format and layout."""
     bytes_per_element = cache_format(inputs.cache_format).bytes_per_element
-    state_bytes = state_format(inputs.state_format).bytes_per_element
+    state_bytes = state_format_for(inputs.state_format, model.state_dtype).bytes_per_element
     return sequence_bytes(model, context, bytes_per_element, inputs.layout, state_bytes, CONV_BYTES)

@@ -140,13 +140,21 @@ CACHE_FORMATS: dict[str, CacheFormat] = {
     )
 }
 
-# The fixed recurrent state of Gated DeltaNet / KDA layers: fla and transformers keep it in fp32
+# The fixed recurrent state of Gated DeltaNet / KDA layers: "config" (the default) takes the config's own
+# `mamba_ssm_dtype` (Qwen3.5's released configs say float32; `state_format_for`), fp32 where it says
+# nothing. Without the config's word: fla and transformers keep it in fp32
 # (measured in tests/core/plan/test_vs_transformers.py), as vLLM does for KDA; vLLM keeps Gated
 # DeltaNet's in the model dtype unless told otherwise (vLLM model_executor/layers/mamba/mamba_utils.py,
 # MambaStateDtypeCalculator). Its short-convolution buffer is in the model dtype everywhere.
 STATE_FORMATS: dict[str, CacheFormat] = {
     f.key: f
     for f in (
+        CacheFormat(
+            "config",
+            N_("As the config says (mamba_ssm_dtype), else FP32"),
+            4.0,  # where the config says nothing (`state_format_for` reads what it says)
+            N_("the config's mamba_ssm_dtype; where it has none, fla's and transformers' float32"),
+        ),
         CacheFormat(
             "fp32",
             N_("FP32 (fla, transformers; vLLM for KDA)"),
@@ -190,3 +198,11 @@ def state_format(key: str) -> CacheFormat:
         return STATE_FORMATS[key]
     except KeyError:
         raise ValueError(f"unknown state format {key!r}; known: {', '.join(STATE_FORMATS)}") from None
+
+
+def state_format_for(key: str, config_dtype: str | None) -> CacheFormat:
+    """The state format a plan uses: `key`, or for "config" the config's mamba_ssm_dtype (`config_dtype`,
+    a key of STATE_FORMATS as core/plan/config.py reads it), FP32 where the config says nothing."""
+    if key == "config":
+        return STATE_FORMATS[config_dtype or "fp32"]
+    return state_format(key)

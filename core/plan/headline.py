@@ -3,10 +3,11 @@
 Two honesty rules live here so the page, the CLI, the CSV and the figures say them the same way:
 - a context is never printed without the length the model was trained for beside it (the config's
   max_position_embeddings), because memory can hold far more tokens than a model can use well;
-- a tensor-parallel speed says that it leaves out the all-reduces: Megatron-LM's tensor parallelism
-  (Shoeybi et al. 2019, "Megatron-LM", section 3) adds two per layer in every forward pass — after the
-  attention and after the feed-forward part the GPUs add up their partial results — and this planner
-  does not time them, so a real group of GPUs runs slower than its ceiling.
+- a decode speed says which ceiling sets it (`speed_note`): the bandwidth (bytes ÷ bandwidth), the
+  card's arithmetic, or the latency floor (core/plan/latency.py: kernels one after another and, past one
+  GPU, Megatron-LM's two all-reduces per layer — Shoeybi et al. 2019, section 3: after the attention and
+  after the feed-forward part the GPUs add up their partial results). The all-reduces are counted as
+  latency in decode; prefill's speed still leaves them out (`ALL_REDUCE_SHORT`).
 """
 
 from __future__ import annotations
@@ -21,11 +22,8 @@ from core.plan.plan import Plan, plan
 from core.units import format_bytes
 
 # marked, not translated, here (module constants): `_()` them where they are shown
-ALL_REDUCE_NOTE = N_(
-    "leaving out tensor parallelism's all-reduces (twice per layer the GPUs add up their partial results, "
-    "Megatron-LM), so the real speed is lower"
-)
-ALL_REDUCE_SHORT = N_("all-reduces between GPUs left out")
+ALL_REDUCE_SHORT = N_("all-reduces between GPUs left out")  # prefill: its all-reduces are not timed
+ALL_REDUCE_COUNTED = N_("two all-reduces per layer between the GPUs counted")  # decode: in the latency floor
 
 
 def window_words(tokens: int, trained: int | None) -> str:
@@ -60,9 +58,29 @@ def longest_words(p: Plan) -> str:
     return _("{n:,} tokens ({window})").format(n=p.max_context, window=window_words(p.max_context, trained))
 
 
-def speed_note(p: Plan) -> str | None:
-    """What a speed on more than one GPU leaves out; None on one GPU, where nothing is left out."""
-    return _(ALL_REDUCE_NOTE) if p.inputs.gpus > 1 else None
+def speed_note(p: Plan) -> str:
+    """Which ceiling sets the decode speed, in plain words (`Plan.decode_bound`); past one GPU it names the
+    all-reduces the latency floor counts, so every tensor-parallel speed says what it includes."""
+    floor, gpus = p.floor, p.inputs.gpus
+    if p.decode_bound == "latency" and floor is not None:
+        if gpus > 1:
+            return _(
+                "set by latency, not memory: {kernels:,} small programs the cards run one after another and "
+                "{reduces:,} all-reduces, the times per token the GPUs add up their partial results"
+            ).format(kernels=floor.kernels, reduces=floor.all_reduces)
+        return _(
+            "set by latency, not memory: {kernels:,} small programs the card runs one after another"
+        ).format(kernels=floor.kernels)
+    words = (
+        _("set by how fast the card computes")
+        if p.decode_bound == "compute"
+        else _("set by how fast memory is read")
+    )
+    if gpus > 1 and floor is not None:
+        words += _(" (the {reduces:,} all-reduces between the GPUs take less time)").format(
+            reduces=floor.all_reduces
+        )
+    return words
 
 
 def quoted_context(p: Plan) -> int | None:
@@ -134,7 +152,7 @@ def _speed_clause(model: PlannedModel, p: Plan) -> str | None:
         )
     else:
         where = _("at {n:,} tokens").format(n=context)
-    note = speed_note(p)
+    note = speed_note(quoted_plan(model, p))
     words = _("{where}, at best about {speed:,.0f} tokens/s for {who}").format(
         where=where, speed=speed, who=who
     )

@@ -23,7 +23,7 @@ class PlanInputs:
     gpus: int = 1
     card: str = "h100_80gb"
     layout: str = "engine"
-    state_format: str = "fp32"  # the fixed recurrent state's (formats.STATE_FORMATS)
+    state_format: str = "config"  # the fixed recurrent state's (formats.STATE_FORMATS): the config's own
 
     def checked(self) -> PlanInputs:
         weight_format(self.weight_format), cache_format(self.cache_format), card(self.card)

@@ -1,8 +1,9 @@
 """The planner: a parsed model + a card + serving choices → memory, what fits, and predicted speed.
 
 The arithmetic lives by job: `footprint` (weights, reserve, cache copies), `decode` (one step's
-roofline), `parallel` (even tensor-parallel splits); the words beside the figures in `assumptions`
-and `cautions`. Prefill of one prompt of `context` tokens: FLOPs / (GPUs × peak) — a lower bound on time.
+roofline and latency floor, `latency`), `parallel` (even tensor-parallel splits); the words beside the
+figures in `assumptions` and `cautions`. Prefill of one prompt of `context` tokens: FLOPs / (GPUs × peak),
+the output head counted for the last prompt token only (`flops.prefill_flops`) — a lower bound on time.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from core.plan.config import PlannedModel
 from core.plan.decode import StepReads, decode_step
 from core.plan.flops import prefill_flops
 from core.plan.footprint import replication, reserve_bytes, sequence_at, stored_per_sequence, weight_bytes
-from core.plan.inputs import MAX_SEARCH_CONTEXT, PlanInputs
-from core.plan.memory import SequenceBytes, unbounded_growth
+from core.plan.inputs import PlanInputs
+from core.plan.latency import LatencyFloor
+from core.plan.memory import SequenceBytes
 from core.plan.parallel import gpus_needed
+from core.plan.spill import longest_context
 from core.specs import LatentAttention
 
 
@@ -44,9 +47,14 @@ class Plan:
     step_reads: StepReads  # the same bytes, part by part, beside what is stored
     decode_tokens_per_s: float | None  # all sequences together
     per_sequence_tokens_per_s: float | None
-    decode_bound: str  # "memory" or "compute"
+    decode_bound: str  # the ceiling that binds: "memory" (bandwidth), "compute" or "latency"
     prefill_seconds: float | None  # one prompt of `context` tokens, at peak
     gpus_needed: int | None  # fewest tensor-parallel GPUs of this card that hold it all; None: over 1,024
+    floor: LatencyFloor | None = (
+        None  # the step's latency floor: kernels and all-reduces (core/plan/latency.py)
+    )
+    bandwidth_tokens_per_s: float | None = None  # all sequences, were bandwidth the only ceiling
+    latency_tokens_per_s: float | None = None  # all sequences, were the latency floor the only ceiling
     mla_layouts: dict[str, float] = field(default_factory=dict)  # bytes per token, by layout
     assumptions: tuple[str, ...] = ()
     trained_context: int | None = None  # max_position_embeddings, where the config says it
@@ -79,25 +87,6 @@ class Plan:
         return data
 
 
-def _max_context(model: PlannedModel, seq_at, room: float, batch: int, rep: float) -> int | None:
-    """Longest context whose cache for `batch` sequences fits `room`; None if it never outgrows it."""
-
-    def fits(t: int) -> bool:
-        return batch * stored_per_sequence(seq_at(t), rep) <= room
-
-    if not fits(0):
-        return 0
-    if not unbounded_growth(model) and fits(MAX_SEARCH_CONTEXT):
-        return None
-    lo, hi = 0, MAX_SEARCH_CONTEXT
-    if fits(hi):
-        return None
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
-    return lo
-
-
 def plan(model: PlannedModel, inputs: PlanInputs) -> Plan:
     """Run the planner: every figure of the page and the CLI."""
     inputs = inputs.checked()
@@ -113,7 +102,7 @@ def plan(model: PlannedModel, inputs: PlanInputs) -> Plan:
     seq = seq_at(inputs.context)
     room = usable - weights - reserve
     kv, state = b * seq.kv * rep, b * seq.fixed
-    max_context = _max_context(model, seq_at, room, b, rep)
+    max_context = longest_context(model, inputs)  # core/plan/spill.py: the same function lesson 2 asks
     per_seq = stored_per_sequence(seq, rep)
     if per_seq == 0:
         max_batch = None if room >= 0 else 0
@@ -153,7 +142,10 @@ def plan(model: PlannedModel, inputs: PlanInputs) -> Plan:
         step_reads=step.reads,
         decode_tokens_per_s=tps,
         per_sequence_tokens_per_s=tps / b if tps else None,
-        decode_bound="compute" if step.compute_seconds > step.memory_seconds else "memory",
+        decode_bound=step.bound,
+        floor=step.floor,
+        bandwidth_tokens_per_s=b / step.memory_seconds if fits else None,
+        latency_tokens_per_s=b / step.latency_seconds if fits else None,
         prefill_seconds=prefill,
         gpus_needed=(needed := gpus_needed(model, seq, weights, inputs, target)),
         mla_layouts=mla,

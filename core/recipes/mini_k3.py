@@ -4,9 +4,11 @@
     python -m core.train mini_k3 --steps 20      # a quick smoke run (to a scratch --out)
 
 Seeded and single-threaded (core.train.seed_everything), so the same command
-gives the same weights on any CPU. The MoE layers are balanced the way
-DeepSeek-V3 and K3 do it ("noaux_tc"): no auxiliary loss; after every step each
-expert's selection bias moves up if it was under-used and down if it was busy.
+gives the same weights on any CPU. The MoE layers are balanced with DeepSeek-V3's
+auxiliary-loss-free bias ("noaux_tc", K3's config names it too): after every step each
+expert's selection bias moves up if it was under-used and down if it was busy. Unlike
+DeepSeek-V3, which keeps a small sequence-wise balance loss beside the bias (its report
+§2.1.2, α = 0.0001), mini-K3 adds no balance loss at all.
 """
 
 from __future__ import annotations
@@ -44,13 +46,6 @@ def balance(model: MiniK3) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     start = byte_recipe_start("Train mini-K3 on assets/corpus.txt.", TRAIN, CHECKPOINT, argv)
-    args, cfg, gen, train_ids, heldout_ids = (
-        start.args,
-        start.cfg,
-        start.gen,
-        start.train_ids,
-        start.heldout_ids,
-    )
     model = MiniK3(MiniK3Config())
     print(
         f"mini-K3: {model.num_params():,} params, {model.active_params():,} active; "
@@ -60,20 +55,20 @@ def main(argv: list[str] | None = None) -> None:
 
     def next_batch(step: int):
         balance(model)  # uses the load counted during the previous step
-        return random_windows(train_ids, cfg.batch_size, cfg.seq_len, gen)
+        return random_windows(start.train_ids, start.cfg.batch_size, start.cfg.seq_len, start.gen)
 
     started = time.perf_counter()
-    losses = train(model, next_batch, cfg, on_log=print_progress, log_every=25)
+    losses = train(model, next_batch, start.cfg, on_log=print_progress, log_every=25)
     minutes = (time.perf_counter() - started) / 60
     for moe in moe_layers(model):
         moe.reset_load()
 
     meta = {
-        "train_steps": cfg.steps,
-        "batch_size": cfg.batch_size,
-        "seq_len": cfg.seq_len,
-        "lr": cfg.lr,
-        "seed": cfg.seed,
+        "train_steps": start.cfg.steps,
+        "batch_size": start.cfg.batch_size,
+        "seq_len": start.cfg.seq_len,
+        "lr": start.cfg.lr,
+        "seed": start.cfg.seed,
         "final_train_loss": sum(losses[-20:]) / len(losses[-20:]),
         "train_minutes": round(minutes, 1),
         **start.record,
@@ -81,16 +76,16 @@ def main(argv: list[str] | None = None) -> None:
         "active_params": model.active_params(),
         "layer_kinds": model.kinds,
     }
-    model.save(args.out, meta)
-    shipped = MiniK3.load(args.out)  # measure the weights exactly as shipped (bf16 round trip)
-    meta["heldout_loss"] = evaluate(shipped, heldout_ids, cfg.seq_len)
-    model.save(args.out, meta)
+    model.save(start.args.out, meta)
+    shipped = MiniK3.load(start.args.out)  # measure the weights exactly as shipped (bf16 round trip)
+    meta["heldout_loss"] = evaluate(shipped, start.heldout_ids, start.cfg.seq_len)
+    model.save(start.args.out, meta)
     print(
-        f"held-out loss {meta['heldout_loss']:.4f} nats/byte; wrote {args.out} "
-        f"({args.out.stat().st_size / 1e6:.2f} MB)",
+        f"held-out loss {meta['heldout_loss']:.4f} nats/byte; wrote {start.args.out} "
+        f"({start.args.out.stat().st_size / 1e6:.2f} MB)",
         flush=True,
     )
-    (args.out.parent / "MODEL_CARD.md").write_text(model_card(shipped, meta))
+    (start.args.out.parent / "MODEL_CARD.md").write_text(model_card(shipped, meta))
 
 
 def model_card(model: MiniK3, meta: dict) -> str:

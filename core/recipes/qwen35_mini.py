@@ -69,13 +69,6 @@ def greedy_sample(model: Qwen35, prompt: str, n: int) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     start = byte_recipe_start("Train the Qwen3.5 miniature on assets/corpus.txt.", TRAIN, CHECKPOINT, argv)
-    args, cfg, gen, train_ids, heldout_ids = (
-        start.args,
-        start.cfg,
-        start.gen,
-        start.train_ids,
-        start.heldout_ids,
-    )
     model = build()
     initialise(model)
     print(f"Qwen3.5 miniature: {model.num_params():,} params; layers {' '.join(model.kinds)}", flush=True)
@@ -83,30 +76,32 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     losses = train(
         Logits(model),
-        lambda step: random_windows(train_ids, cfg.batch_size, cfg.seq_len, gen),
-        cfg,
+        lambda step: random_windows(start.train_ids, start.cfg.batch_size, start.cfg.seq_len, start.gen),
+        start.cfg,
         on_log=print_progress,
         log_every=25,
     )
     meta = {
-        "train_steps": cfg.steps,
-        "batch_size": cfg.batch_size,
-        "seq_len": cfg.seq_len,
-        "lr": cfg.lr,
-        "seed": cfg.seed,
+        "train_steps": start.cfg.steps,
+        "batch_size": start.cfg.batch_size,
+        "seq_len": start.cfg.seq_len,
+        "lr": start.cfg.lr,
+        "seed": start.cfg.seed,
         "final_train_loss": round(sum(losses[-20:]) / len(losses[-20:]), 4),
         "train_minutes": round((time.perf_counter() - started) / 60, 1),
         **start.record,
         "total_params": model.num_params(),
     }
-    model.save(args.out, {"course_training": meta})
-    shipped = load_miniature(args.out)  # measure the weights exactly as shipped
-    meta["heldout_loss"] = round(evaluate(Logits(shipped.model), heldout_ids, cfg.seq_len), 4)
+    model.save(start.args.out, {"course_training": meta})
+    shipped = load_miniature(start.args.out)  # measure the weights exactly as shipped
+    meta["heldout_loss"] = round(evaluate(Logits(shipped.model), start.heldout_ids, start.cfg.seq_len), 4)
     meta["sample"] = greedy_sample(shipped.model, SAMPLE_PROMPT, SAMPLE_BYTES)
-    model.save(args.out, {"course_training": meta})
-    size = (args.out / "model.safetensors").stat().st_size
-    print(f"held-out loss {meta['heldout_loss']:.4f} nats/byte; wrote {args.out} ({size / 1e6:.2f} MB)")
-    (args.out / "MODEL_CARD.md").write_text(model_card(load_miniature(args.out).model), encoding="utf-8")
+    model.save(start.args.out, {"course_training": meta})
+    size = (start.args.out / "model.safetensors").stat().st_size
+    print(f"held-out loss {meta['heldout_loss']:.4f} nats/byte; wrote {start.args.out} ({size / 1e6:.2f} MB)")
+    (start.args.out / "MODEL_CARD.md").write_text(
+        model_card(load_miniature(start.args.out).model), encoding="utf-8"
+    )
 
 
 def model_card(model: Qwen35) -> str:

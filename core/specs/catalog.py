@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core.i18n import N_
 from core.specs.blocks import DenseMLP, LatentAttention, LinearAttention, MixtureOfExperts, SoftmaxAttention
 from core.specs.model import ModelSpec, hybrid_layer_kinds
 
@@ -146,7 +147,7 @@ KIMI_K3 = ModelSpec(
     key="kimi_k3",
     name="Kimi K3",
     year=2026,
-    source=(
+    source=N_(  # shown on the Kimi K3 and Experts pages, so its framing words are translated
         "huggingface.co/moonshotai/Kimi-K3 config.json (text_config) and weight listing; "
         "huggingface/transformers models/kimi_k3/modular_kimi_k3.py; ml-explore/mlx-lm mlx_lm/models/kimi_k3.py; "
         "NVIDIA NeMo AutoModel docs (published parameter counts)"

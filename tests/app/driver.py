@@ -36,6 +36,16 @@ def fresh(page: str, timeout: float = 120) -> AppTest:
     return at
 
 
+def whole_app(timeout: float = 180, **query) -> AppTest:
+    """The whole app (app.py's router and sidebar) opened at a link carrying `query`
+    (?lang=ja, ?depth=engineer, …), run once; fail on any exception."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
+    at.query_params.update(query)
+    at.run()
+    assert_clean(at, f"app with {query}")
+    return at
+
+
 def assert_clean(at: AppTest, when: str) -> None:
     errors = [e.value for e in at.exception]
     assert not errors, f"exception after {when}: {errors}"
@@ -173,7 +183,7 @@ def chart_spec(at: AppTest, key: str) -> dict:
 
 def shown_title(at: AppTest, spec: dict) -> str:
     """The title of the chart `spec`, checked to be on the page as bold text above the chart
-    (ui.lesson.show_figure moves it out of the plot, where a phone would cut it)."""
+    (ui.charts.show_figure moves it out of the plot, where a phone would cut it)."""
     title = chart_title(spec)
     assert title and spec["layout"]["title"]["text"] == "", "the title should be text above the chart"
     assert f"**{plain(title)}**" in [m.value for m in at.markdown], f"title {title!r} not shown"
@@ -190,7 +200,7 @@ def plotly_array(value) -> np.ndarray:
 
 
 def pinned_columns(table) -> list[str]:
-    """The columns of an AppTest dataframe that stay in view while it scrolls sideways (`ui.lesson.data_table`)."""
+    """The columns of an AppTest dataframe that stay in view while it scrolls sideways (`ui.charts.data_table`)."""
     config = json.loads(table.proto.columns or "{}")
     return [name for name, options in config.items() if options.get("pinned")]
 

@@ -6,6 +6,8 @@ and what Story must never show (issue 40). Run as a script for every page's coun
 Running text is what the reader reads in the main area on opening the page: markdown, captions, callouts,
 headings and the answers of metrics. Left out, as the issue says: the "words you will meet" box, formulas,
 code, the words a chart draws (and its "Describe this chart" text), widget labels and the glossary page.
+Left out too: the lesson's "Check yourself" box at its end (issue 45) — an exercise the reader answers,
+not the story told; only that one box, found by its key (`ui.checks.CONTAINER`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import sys
 from streamlit.testing.v1 import AppTest
 
 from tests.app.driver import assert_clean, page_path
+from ui.checks import CONTAINER as CHECK_BOX
 from ui.course import LESSONS
 
 WORD_BOXES = ("New words in this lesson", "Words you will meet", "What is training?", "このレッスンの新しい用語", "これから出会う用語", "学習とは？")  # noqa: E501
@@ -56,6 +59,8 @@ def running_text(node) -> list[str]:
         label = getattr(node, "label", "") or ""
         if getattr(node, "type", "") == "expander" and label.startswith(WORD_BOXES + CHART_WORDS):
             return []
+        if _is_check_box(node):  # an exercise, not running text (see the module docstring)
+            return []
         texts = []
         for key in sorted(children):
             texts += running_text(children[key])
@@ -66,6 +71,12 @@ def running_text(node) -> list[str]:
     if kind == "metric":
         return [str(node.value)]
     return []
+
+
+def _is_check_box(node) -> bool:
+    """Whether `node` is the "Check yourself" box (a container keyed `CHECK_BOX`: its id ends in "-key")."""
+    block_id = getattr(getattr(node, "proto", None), "id", "") or ""
+    return block_id.endswith(f"-{CHECK_BOX}")
 
 
 _MARKUP = re.compile(r":material/[a-z0-9_]+:|[*_#>|`]|\$[^$]*\$|\]\([^)]*\)")

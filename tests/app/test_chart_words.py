@@ -1,6 +1,6 @@
 """Every chart a lesson draws carries its text alternative (issue 14), computed from the chart shown.
 
-`ui.lesson.show_figure` puts a "Describe this chart" expander under each plotly chart; its words
+`ui.charts.show_figure` puts a "Describe this chart" expander under each plotly chart; its words
 must be those `core.figures.describe` computes from the very figure on screen, also after Steps.
 """
 
@@ -11,7 +11,7 @@ import pytest
 from core.figures.describe import chart_title, describe
 from core.figures.style import contrast_ratio
 from tests.app import driver
-from ui.lesson import _escape_markdown
+from ui.charts import _escape_markdown
 
 LABEL = "Describe this chart"
 

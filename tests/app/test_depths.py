@@ -15,21 +15,12 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app import story
-from tests.app.driver import ROOT, assert_clean
+from tests.app.driver import assert_clean, whole_app
 from ui.course import LESSONS, next_available
 from ui.depth import REPLACED
 
-APP = str(ROOT / "app.py")
 PAGES = [item.slug for item in LESSONS if item.slug != "glossary" and item.exists]
 LANGS = ("en", "ja")
-
-
-def _app(**query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180)
-    at.query_params.update(query)
-    at.run()
-    assert_clean(at, f"app with {query}")
-    return at
 
 
 def _depth_in_link(at: AppTest) -> str | None:
@@ -56,25 +47,25 @@ def _texts(slug: str, depth: str, lang: str) -> tuple[str, ...]:
 
 
 def test_story_is_the_default_and_the_link_carries_no_depth():
-    at = _app()
+    at = whole_app()
     assert at.button_group(key="depth_switch").value == "story"
     assert _depth_in_link(at) is None
 
 
 def test_the_link_opens_engineer_and_the_switch_follows():
-    at = _app(depth="engineer")
+    at = whole_app(depth="engineer")
     assert at.button_group(key="depth_switch").value == "engineer"
     assert _depth_in_link(at) == "engineer"
 
 
 @pytest.mark.parametrize("asked", ["story", "nonsense", ""])
 def test_story_from_the_link_or_an_unknown_depth(asked):
-    at = _app(depth=asked)
+    at = whole_app(depth=asked)
     assert at.button_group(key="depth_switch").value == "story"
 
 
 def test_the_switch_writes_the_link_and_back():
-    at = _app()
+    at = whole_app()
     at.button_group(key="depth_switch").set_value("engineer").run()
     assert_clean(at, "switch to Engineer")
     assert _depth_in_link(at) == "engineer"
@@ -85,7 +76,7 @@ def test_the_switch_writes_the_link_and_back():
 
 def test_the_depth_survives_a_page_change():
     """A page change drops the query string; the reader's depth puts `?depth=engineer` back."""
-    at = _app()
+    at = whole_app()
     at.button_group(key="depth_switch").set_value("engineer").run()
     at.query_params.pop("depth", None)  # what the router's page change does to the link
     at.switch_page("lessons/chunks.py").run()
@@ -95,14 +86,14 @@ def test_the_depth_survives_a_page_change():
 
 
 def test_two_readers_keep_their_own_depth():
-    engineer = _app(depth="engineer")
-    plain = _app()
+    engineer = whole_app(depth="engineer")
+    plain = whole_app()
     assert engineer.button_group(key="depth_switch").value == "engineer"
     assert plain.button_group(key="depth_switch").value == "story"
 
 
 def test_the_switch_reads_in_japanese():
-    at = _app(lang="ja")
+    at = whole_app(lang="ja")
     switch = at.button_group(key="depth_switch")
     assert switch.label == "読む深さ"
     assert list(switch.options) == ["ストーリー", "エンジニア"]

@@ -89,9 +89,10 @@ def test_expert_grid_patched_per_byte_matches_a_full_build():
     import plotly.io as pio
 
     from core.figures import expert_grid
+    from core.figures.figure_dict import encoded
 
-    def spec(fig):
-        return json.loads(pio.to_json(fig, validate=False))
+    def spec(fig):  # a step is the patched dict; the reader gets it encoded (ui.charts.show_figure)
+        return json.loads(pio.to_json(encoded(fig) if isinstance(fig, dict) else fig, validate=False))
 
     for routed, shared, top_k in ((32, 1, 4), (16, 2, 2)):
         base = expert_grid.expert_grid_figure(routed, shared, top_k, [], "who is awake").to_dict()

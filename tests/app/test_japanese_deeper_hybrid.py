@@ -123,7 +123,7 @@ def _engineers_sections(node, label: str, found: list) -> list:
         ("forgetting", "もっと詳しく（エンジニア向け）"),
         ("kimi_k3", "もっと詳しく（エンジニア向け）"),
         ("experts", "もっと詳しく（エンジニア向け）"),
-        ("planner", "もっと詳しく：ハイブリッドを推論サーバーで動かす（固定の状態 + KVキャッシュ）"),
+        ("planner", "もっと詳しく：ハイブリッドを推論サーバーで動かす（黒板 + KVキャッシュ）"),
     ],
 )
 def test_each_go_deeper_section_reads_in_japanese(slug, label):

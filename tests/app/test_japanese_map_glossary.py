@@ -103,6 +103,8 @@ def test_the_glossary_reads_and_searches_in_japanese():
     for query, found in (
         ("softmax", "**ソフトマックス（softmax）**"),
         ("ソフトマックス", "**ソフトマックス（softmax）**"),
+        ("そふとまっくす", "**ソフトマックス（softmax）**"),  # a reading in hiragana finds its katakana
+        ("こくばん", "**黒板"),  # and a kanji name by its reading
     ):
         at.text_input(key="gl_find").input(query).run()
         _no_english(at, f"search {query}")

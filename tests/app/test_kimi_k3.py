@@ -90,14 +90,15 @@ def test_stepped_figures_patched_from_the_last_step_match_a_full_build():
     import plotly.io as pio
 
     from core.figures import attn_res_heatmap, k3_memory
+    from core.figures.figure_dict import encoded
     from core.k3 import live_run
     from core.models.mini_k3 import MiniK3
 
     run = live_run(MiniK3.load(), list(b"Board and cache."), new_tokens=3)
     n = len(run.tokens_in)
 
-    def spec(fig):
-        return json.loads(pio.to_json(fig, validate=False))
+    def spec(fig):  # a step is the patched dict; the reader gets it encoded (ui.charts.show_figure)
+        return json.loads(pio.to_json(encoded(fig) if isinstance(fig, dict) else fig, validate=False))
 
     pairs = [
         (k3_memory.layer_memory_figure, k3_memory.layer_memory_step),

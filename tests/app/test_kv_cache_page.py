@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from core.models.gpt2 import GPT2
-from core.roofline import CARDS, DEFAULT_CARD, spill_context
+from core.plan import PlanInputs, parse, plan
+from core.plan.config import SHIPPED_CONFIGS
+from core.roofline import DEFAULT_CARD
 from core.specs import SPECS
 from core.tokenizer import encode
 from tests.app import driver, story
@@ -100,8 +102,12 @@ def test_calculator_shows_the_spill_point(page):
     at.selectbox(key="kv_card").select(DEFAULT_CARD).run()
     at.selectbox(key="kv_precision").select("4-bit weights").run()
     driver.assert_clean(at, "calculator")
-    spill = spill_context(SPECS["llama3_8b"], CARDS[DEFAULT_CARD], 0.5)
-    assert metric(at, "Spills at (tokens)") == f"{spill:,}"
+    # the planner's own number for the same model and card (core/plan/spill.py, issue 42): GGUF Q4_0 on the
+    # whole card, the runtime's reserve beside the weights — one past its longest context, not the 67,671 a
+    # flat 4.0 bits with no reserve gave
+    llama = parse((SHIPPED_CONFIGS / "llama3_1_8b.json").read_text())
+    longest = plan(llama, PlanInputs(card=DEFAULT_CARD, weight_format="q4_0", memory_share=1.0)).max_context
+    assert metric(at, "Spills at (tokens)") == f"{longest + 1:,}" == "52,569"
     names = [trace.get("name", "") for trace in chart(at, "kv_speed")["data"]]
     assert any("spills" in name for name in names)
     at.selectbox(key="kv_precision").select("16-bit weights (bf16)").run()  # 16 GB of weights on 12 GB
@@ -122,7 +128,7 @@ def test_the_calculator_only_suggests_what_would_fit(page):
     at.selectbox(key="kv_spec").select("kimi_k3").run()  # 1.3 TiB at 4-bit: no card in the list
     (advice,) = [w.value for w in at.warning if "do not fit" in w.value]
     assert "no single card in this list holds them" in advice and "try" not in advice
-    assert "(1.3 TiB)" in advice
+    assert "(1.4 TiB)" in advice  # GGUF Q4_0: 4.5 bits a weight, as the planner counts it
 
 
 def test_stepped_figures_patched_from_the_last_step_match_a_full_build():
@@ -145,7 +151,7 @@ def test_stepped_figures_patched_from_the_last_step_match_a_full_build():
     final = run.traces[-1].layers[1]
     size = final.keys.shape[1]
 
-    def spec(fig):  # a step is the patched dict; the reader gets it encoded (ui.lesson.show_figure)
+    def spec(fig):  # a step is the patched dict; the reader gets it encoded (ui.charts.show_figure)
         return json.loads(pio.to_json(encoded(fig) if isinstance(fig, dict) else fig, validate=False))
 
     heat = fc.cache_heatmaps_figure(final.keys, final.values, 1, size, ids).to_dict()
@@ -252,8 +258,16 @@ def test_the_two_percentages_say_what_they_are_of(page):
     at.selectbox(key="kv_card").select(DEFAULT_CARD).run()
     at.selectbox(key="kv_precision").select("4-bit weights").run()
     at.select_slider(key="kv_context").set_value(32768).run()
+    from core.roofline import CARDS
+    from ui.card_calculator import roofline_kwargs, setting
+
     spec, card = SPECS["llama3_8b"], CARDS[DEFAULT_CARD]
-    ratio, empty = slowdown(spec, card, 32768, 0.5), predict(spec, 0, card, 0.5).tokens_per_s
+    home = setting(spec, card, "4-bit weights")  # the planner's weights and reserve (core/plan/spill.py)
+    wbytes, room = home.bytes_per_weight, roofline_kwargs(home)
+    ratio, empty = (
+        slowdown(spec, card, 32768, wbytes, **room),
+        predict(spec, 0, card, wbytes, **room).tokens_per_s,
+    )
     texts = story.running_text(at.main)
     (predicted,) = [t for t in texts if t.startswith("Predicted at 32K tokens")]
     assert f"{ratio:.0%} of the {empty:,.1f} tokens/s predicted for an empty context" in predicted
@@ -261,7 +275,9 @@ def test_the_two_percentages_say_what_they_are_of(page):
     assert "shares of the bound the planner works out for that setting (measured speed ÷ bound)" in measured
     assert "empty context" not in predicted.split("of the")[0]  # the share's referent follows it at once
     shares = [f"{r.share:.0%}" for r in calibration()]
-    assert f"{ratio:.0%}" in shares  # the case the issue found: the same number with two meanings
-    for text in texts:  # any other sentence with that number says what it is of
-        if f"{ratio:.0%}" in text:
-            assert "empty context" in text or "of the bound" in text, text
+    # issue 40 found both at 47 %; counted as the planner counts Q4_0 (issue 42) the slow-down is 50 %: any
+    # sentence with either number still says what it is a share of
+    for text in texts:
+        for number in {f"{ratio:.0%}", *shares}:
+            if number in text:
+                assert "empty context" in text or "of the bound" in text or "shares of" in text, text

@@ -5,20 +5,9 @@ readers in two languages do not mix."""
 from __future__ import annotations
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from tests.app.driver import ROOT, assert_clean
+from tests.app.driver import assert_clean, whole_app
 from ui import i18n
-
-APP = str(ROOT / "app.py")
-
-
-def _app(**query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params.update(query)
-    at.run()
-    assert_clean(at, f"app with {query}")
-    return at
 
 
 @pytest.mark.parametrize(
@@ -38,8 +27,8 @@ def test_browser_locale_picks_the_language(locale, lang):
 
 
 def test_english_by_default_and_japanese_from_the_link():
-    assert _app().title[0].value.endswith("Map")
-    at = _app(lang="ja")
+    assert whole_app().title[0].value.endswith("Map")
+    at = whole_app(lang="ja")
     assert at.title[0].value.endswith("地図")
     assert at.query_params["lang"] == ["ja"] or at.query_params["lang"] == "ja"
     assert at.button_group(key="language_switch").value == "ja"
@@ -47,14 +36,14 @@ def test_english_by_default_and_japanese_from_the_link():
 
 def test_a_japanese_browser_opens_in_japanese(monkeypatch):
     monkeypatch.setattr(i18n, "browser_locale", lambda: "ja-JP")
-    at = _app()
+    at = whole_app()
     assert at.title[0].value.endswith("地図")
     monkeypatch.setattr(i18n, "browser_locale", lambda: "en-GB")
-    assert _app().title[0].value.endswith("Map")
+    assert whole_app().title[0].value.endswith("Map")
 
 
 def test_the_switch_changes_the_language_and_writes_the_link():
-    at = _app()
+    at = whole_app()
     at.button_group(key="language_switch").set_value("ja").run()
     assert_clean(at, "switch to Japanese")
     assert at.title[0].value.endswith("地図")
@@ -65,7 +54,7 @@ def test_the_switch_changes_the_language_and_writes_the_link():
 
 
 def test_an_unknown_language_in_the_link_is_english():
-    at = _app(lang="xx")
+    at = whole_app(lang="xx")
     assert at.title[0].value.endswith("Map")
 
 
@@ -73,5 +62,5 @@ def test_readers_in_two_languages_do_not_share_cached_words():
     """The same page, Japanese then English then Japanese in one process: each run shows its own
     language (a cache keyed without the language would hand one reader the other's words)."""
     for lang, title in (("ja", "地図"), ("en", "Map"), ("ja", "地図")):
-        at = _app(lang=lang)
+        at = whole_app(lang=lang)
         assert at.title[0].value.endswith(title)

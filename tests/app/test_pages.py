@@ -26,7 +26,12 @@ WIDGETS = {
     "kimi_k3": (1, 0, 0, 1),
     "experts": (1, 0, 1, 1),
     "real_hybrid": (1, 2, 0, 1),  # the shipped miniature: no Qwen3.5 weights needed
-    "your_gpu": (0, 0, 0, 0),  # Story: the one button; its pickers are Engineer's (tests/app/test_your_gpu.py)
+    "your_gpu": (
+        0,
+        0,
+        0,
+        0,
+    ),  # Story: the one button; its pickers are Engineer's (tests/app/test_your_gpu.py)
     "planner": (0, 6, 2, 0),
     "what_changed": (0, 1, 1, 0),
     "glossary": (1, 0, 0, 0),
@@ -85,7 +90,7 @@ def test_page_survives_a_curious_reader(slug, depth):
 
 
 def test_pages_draw_data_tables_through_one_helper():
-    """Wide tables pin their first column (ui.lesson.data_table); a page calling st.dataframe itself would not."""
+    """Wide tables pin their first column (ui.charts.data_table); a page calling st.dataframe itself would not."""
     sources = [*driver.ROOT.glob("lessons/*.py"), *driver.ROOT.glob("ui/**/*.py")]
     callers = [p.relative_to(driver.ROOT).as_posix() for p in sources if "st.dataframe(" in p.read_text()]
-    assert callers == ["ui/lesson.py"]
+    assert callers == ["ui/charts.py"]

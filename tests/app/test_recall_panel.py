@@ -207,8 +207,9 @@ def test_each_layer_keeps_its_own_fixed_colour_range_whatever_is_typed():
     for checkpoint in ("attention_d16.pt", "delta_d32.pt"):
         first, second = read_list(checkpoint, short), read_list(checkpoint, longer)
         assert first.zmax == second.zmax and len(first.zmax) == len(first.result.memories)
-        for fig, zmax in zip(second.memory_figures, second.zmax, strict=True):
-            assert fig.data[0].zmax == pytest.approx(zmax) and fig.data[0].zmin == pytest.approx(-zmax)
+        for chart, zmax in zip(second.memory_figures, second.zmax, strict=True):  # ready to draw (ui.charts)
+            heat = chart.spec["data"][0]
+            assert heat["zmax"] == pytest.approx(zmax) and heat["zmin"] == pytest.approx(-zmax)
         assert max(first.zmax) > 3 * min(first.zmax)  # why one range per model left a layer blank
 
 

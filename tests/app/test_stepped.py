@@ -25,7 +25,7 @@ def test_base_built_once_per_key_and_each_step_patched_once():
 
     parts = {"bars": Stepped(base=base, patch=patch), "dot": plain}
     first = stepped_figures("test_stepped", ("run", 1), 2, parts)
-    # each part comes ready to draw (ui.lesson.ReadyChart): the dict sent, its title and its words
+    # each part comes ready to draw (ui.charts.ReadyChart): the dict sent, its title and its words
     assert first["bars"].spec["data"][0]["y"] == [2, 2, 2] and first["dot"].spec["data"][0]["x"] == [2]
     assert "2" in first["bars"].words
     assert stepped_figures("test_stepped", ("run", 1), 2, parts) is first  # a rerun: one look-up

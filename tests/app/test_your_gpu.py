@@ -338,7 +338,7 @@ def test_public_mode_measures_nothing_and_gives_the_home_command(monkeypatch):
     assert at.code[0].value == "python -m core.gpu.bench --preset small --out my_gpu.json"
     spec = driver.chart_spec(at, "gpu_prediction")
     assert [t["name"] for t in spec["data"]] == ["full attention: roofline", "fixed state: roofline"]
-    assert any("Sources" in str(c.value) for c in at.caption)  # the published numbers are there
+    assert any(m.value.startswith("Sources:") for m in at.markdown)  # the published numbers are there
     budget = at.select_slider(key="gpu_budget_small")
     budget.set_value(budget.options[0]).run()
     assert "--vram-budget-gb" in at.code[0].value  # the command follows the reader's choices
@@ -502,13 +502,13 @@ def test_story_is_one_button_and_no_one_elses_benchmarks(monkeypatch):
     at = page(STORY)
     assert [b.key for b in at.button] == ["gpu_measure_this"]
     assert not at.selectbox and not at.select_slider and not at.table and not at.metric
-    assert "Sources" not in texts(at.caption) and "Published" not in texts(at.markdown)
+    assert "Sources:" not in texts(at.markdown) and "Published" not in texts(at.markdown)
     charts = {c.proto.id.rsplit("-", 1)[-1] for c in driver.charts(at)}
     assert charts == {"gpu_committed_depth_fig", "gpu_committed_moe_story_fig"}
     engineer = page(ENGINEER)  # everything is still there for engineers
     keys = {b.key for b in engineer.button}
     assert {"gpu_measure_this", "gpu_run_context", "gpu_run_moe", "gpu_tel_start"} <= keys
-    assert engineer.table and engineer.metric and "Sources" in texts(engineer.caption)
+    assert engineer.table and engineer.metric and "Sources:" in texts(engineer.markdown)
 
 
 def test_every_description_names_the_sizes_it_describes(monkeypatch):

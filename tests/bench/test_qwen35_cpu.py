@@ -44,3 +44,46 @@ def test_verdict_names_the_faster_dtype_from_the_figures():
     rows[0]["tokens_per_s"] = 30.0
     text = qwen35_cpu.verdict(rows)
     assert text.startswith("float32 is 2.00× faster than bfloat16") and "memory bandwidth" in text
+
+
+def test_torch_dtype_names_run_as_the_short_ones(monkeypatch, tmp_path, capsys):
+    """Issue 42: `--dtypes bfloat16` ended in a KeyError; torch's names now mean what the short ones do."""
+    import torch
+
+    seen = []
+
+    def fake_measure(folder, dtype, depth, tokens, repeats):
+        seen.append(dtype)
+        return {"dtype": str(dtype).removeprefix("torch."), "tokens_per_s": 10.0, "median_tokens_per_s": 10.0,
+                "runs": [10.0], "bytes_per_token": 1e6, "gemv_bandwidth": 1e9, "params": 1}  # fmt: skip
+
+    monkeypatch.setattr(qwen35_cpu, "measure", fake_measure)
+    monkeypatch.setattr(qwen35_cpu, "copy_bandwidth", lambda device, nbytes: 1e9)
+    monkeypatch.setattr(qwen35_cpu, "_tiny", lambda folder, sizes, parser: tmp_path)
+    assert qwen35_cpu.main(["--tiny", "--dtypes", "bfloat16"]) == 0
+    assert qwen35_cpu.main(["--tiny", "--dtypes", "float32,bf16"]) == 0
+    assert seen == [torch.bfloat16, torch.float32, torch.bfloat16]
+    assert "bfloat16" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--tiny", "--dtypes", "bfloat16x"], "unknown dtype bfloat16x"),
+        (["--tiny", "--dtypes", ","], "unknown dtype"),
+        (["--tiny", "--size", "hidden_size"], "expected FIELD=N"),
+        (["--tiny", "--size", "no_such_size=8"], "no such size"),
+        (["--tiny", "--depth", "-1"], "must be at least 0"),
+        (["--tiny", "--tokens", "zero"], "expected a whole number"),
+        (["--tiny", "--repeats", "0"], "must be at least 1"),
+        (["--size", "hidden_size=8", "somewhere"], "--size goes with --tiny"),
+        (["/no/such/folder"], "not a folder"),
+        ([], "give a folder or --tiny"),
+    ],
+)
+def test_bad_input_is_answered_in_one_line_with_exit_2(args, words, capsys):
+    with pytest.raises(SystemExit) as stop:
+        qwen35_cpu.main(args)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "error:" in err[-1] and words in err[-1], err

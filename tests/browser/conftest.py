@@ -93,14 +93,17 @@ def wait_for_app(page, timeout_ms: int = 180_000) -> None:
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=stSkeleton], [data-stale=true]')", timeout=timeout_ms
     )
-    page.evaluate(DRAW_EVERY_CHART)
-    page.wait_for_function(EVERY_CHART_DRAWN, timeout=timeout_ms)
+    page.wait_for_function(EVERY_CHART_DRAWN, timeout=timeout_ms, polling=250)
 
 
-# what a browser does before it prints: ui/live_chart.py's charts off screen are drawn then
+# Each poll first does what a browser does before it prints (ui/live_chart.py's charts off screen are
+# drawn then), so a chart whose figure arrives after an earlier poll is drawn too, not left waiting.
 DRAW_EVERY_CHART = "() => window.dispatchEvent(new Event('beforeprint'))"
-EVERY_CHART_DRAWN = """() => [...document.querySelectorAll('[data-testid=stBidiComponentRegular]')]
-    .every(chart => chart.querySelector('.course-chart[data-course-state=drawn] .main-svg'))"""
+EVERY_CHART_DRAWN = """() => {
+    window.dispatchEvent(new Event('beforeprint'));
+    return [...document.querySelectorAll('[data-testid=stBidiComponentRegular]')]
+        .every(chart => chart.querySelector('.course-chart[data-course-state=drawn] .main-svg'));
+}"""
 
 
 def step_position(page) -> int | None:
@@ -140,13 +143,17 @@ def click_when_ready(page, locator, attempts: int = 3) -> None:
     wait_for_app(page)
 
 
-def save_whole_page(page, path) -> None:
-    """Screenshot the whole lesson: Streamlit scrolls inside its main pane, so grow the window to fit."""
+def save_whole_page(page, path, width: int = 1400) -> None:
+    """Screenshot the whole lesson `width` pixels wide: Streamlit scrolls inside its main pane, so grow
+    the window to fit (at a phone's width, narrow it first: the page grows taller as it narrows)."""
+    if width != page.viewport_size["width"]:
+        page.set_viewport_size({"width": width, "height": 1000})
+        page.wait_for_timeout(800)
     height = page.evaluate(
         "() => Math.max(...[...document.querySelectorAll('[data-testid=stMain], section.main, "
         "[data-testid=stAppViewContainer]')].map(e => e.scrollHeight), 1000)"
     )
-    page.set_viewport_size({"width": 1400, "height": min(int(height) + 40, 16000)})
+    page.set_viewport_size({"width": width, "height": min(int(height) + 40, 16000)})
     page.wait_for_timeout(800)
     path.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(path), full_page=True)

@@ -89,14 +89,6 @@ def test_checkpoint_on_a_phone(browser, checkpoint_url, slug):
     try:
         _open_on_checkpoint(page, checkpoint_url, slug)
         _assert_reads_right(page, slug)
-        height = page.evaluate(
-            "() => Math.max(...[...document.querySelectorAll('[data-testid=stMain], "
-            "[data-testid=stAppViewContainer]')].map(e => e.scrollHeight), 844)"
-        )
-        page.set_viewport_size({"width": PHONE["width"], "height": min(int(height) + 40, 16000)})
-        page.wait_for_timeout(800)
-        path = SHOTS / "phone" / f"{lesson(slug).number:02d}_{slug}.png"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(path), full_page=True)
+        save_whole_page(page, SHOTS / "phone" / f"{lesson(slug).number:02d}_{slug}.png", width=PHONE["width"])
     finally:
         context.close()

@@ -52,17 +52,9 @@ def test_page_reads_in_japanese(page, server_url, item):
     assert not english, f"{item.slug}: English left on the Japanese page: {english[:10]}"
     assert_accessible(page, f"ja-{item.slug}")
     save_whole_page(page, SCREENSHOTS / "ja" / f"{item.number:02d}_{item.slug}.png")
-    page.set_viewport_size({"width": PHONE_WIDTH, "height": 844})
-    page.wait_for_timeout(800)
-    height = page.evaluate(
-        "() => Math.max(...[...document.querySelectorAll('[data-testid=stMain], "
-        "[data-testid=stAppViewContainer]')].map(e => e.scrollHeight), 844)"
+    save_whole_page(
+        page, SCREENSHOTS / "ja" / "phone" / f"{item.number:02d}_{item.slug}.png", width=PHONE_WIDTH
     )
-    page.set_viewport_size({"width": PHONE_WIDTH, "height": min(int(height) + 40, 16000)})
-    page.wait_for_timeout(800)
-    phone = SCREENSHOTS / "ja" / "phone" / f"{item.number:02d}_{item.slug}.png"
-    phone.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(phone), full_page=True)
 
 
 def test_switching_language_in_the_sidebar_keeps_it_in_the_link(page, server_url):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import DRAW_EVERY_CHART, SCREENSHOTS, open_lesson, wait_for_app
+from tests.browser.conftest import DRAW_EVERY_CHART, SCREENSHOTS, open_lesson, save_whole_page, wait_for_app
 from ui.course import available
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -121,16 +121,7 @@ def test_phone_reader_gets_the_lesson_first(phone, server_url, item):
     cut_text = _cut_chart_text(page)
     touching = _touching_chart_numbers(page)
     overlapping = _overlapping_chart_labels(page)
-    path = SCREENSHOTS / "phone" / f"{item.number:02d}_{item.slug}.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Streamlit scrolls inside its main pane: grow the window's height (never its width) to get it all
-    height = page.evaluate(
-        "() => Math.max(...[...document.querySelectorAll('[data-testid=stMain], "
-        "[data-testid=stAppViewContainer]')].map(e => e.scrollHeight), 844)"
-    )
-    page.set_viewport_size({"width": PHONE["width"], "height": min(int(height) + 40, 16000)})
-    page.wait_for_timeout(800)
-    page.screenshot(path=str(path), full_page=True)
+    save_whole_page(page, SCREENSHOTS / "phone" / f"{item.number:02d}_{item.slug}.png", width=PHONE["width"])
     assert not wide, f"{item.slug}: charts wider than a {PHONE['width']} px screen: {wide}"
     assert not cut, f"{item.slug}: link labels cut on a phone: {cut}"
     assert not cut_text, f"{item.slug}: chart text cut at the chart's edge on a phone: {cut_text}"

@@ -78,13 +78,6 @@ def test_the_lesson_on_a_phone(browser, qwen_url):
     page = context.new_page()
     try:
         _open_and_step(page, qwen_url)
-        height = page.evaluate(
-            "() => Math.max(...[...document.querySelectorAll('[data-testid=stMain], "
-            "[data-testid=stAppViewContainer]')].map(e => e.scrollHeight), 844)"
-        )
-        page.set_viewport_size({"width": PHONE["width"], "height": min(int(height) + 40, 16000)})
-        page.wait_for_timeout(800)
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SHOTS / "phone.png"), full_page=True)
+        save_whole_page(page, SHOTS / "phone.png", width=PHONE["width"])
     finally:
         context.close()

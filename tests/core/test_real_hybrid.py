@@ -11,6 +11,7 @@ import pytest
 
 from core import real_hybrid as rh
 from core.figures import real_hybrid as fr
+from core.figures.figure_dict import encoded
 
 pytest.importorskip("transformers")
 
@@ -29,7 +30,8 @@ def run(loaded):
 
 
 def _spec(fig) -> dict:
-    return json.loads(pio.to_json(fig, validate=False))
+    """What the reader gets: a step is the patched dict, sent encoded (ui.charts.show_figure)."""
+    return json.loads(pio.to_json(encoded(fig) if isinstance(fig, dict) else fig, validate=False))
 
 
 def test_the_run_is_the_models_trace_token_by_token(loaded, run):

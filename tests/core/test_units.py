@@ -59,6 +59,10 @@ def test_signed_percent_writes_a_true_minus():
     assert signed_percent(0.318) == "+32 %"
     assert signed_percent(-0.91) == "−91 %"
     assert signed_percent(0.0) == "+0 %"
+    from core.i18n import use_language
+
+    with use_language("ja"):
+        assert signed_percent(-0.91) == "−91%"
 
 
 def test_format_small_writes_powers_of_ten_as_a_reader_does():
@@ -72,3 +76,12 @@ def test_format_small_writes_powers_of_ten_as_a_reader_does():
     assert format_small(9.99e-4) == "0.000999"  # not '1.0 × 10⁻³' beside 0.001
     assert format_small(-2.2e-16) == "−2.2 × 10⁻¹⁶"
     assert format_small(float("nan")) == "nan"  # a failed check is shown, not a crash
+
+
+def test_format_count_in_japanese_steps_of_ten_thousand():
+    """万, 億, 兆 and, past 10,000兆, 京 with 兆 after it, as a Japanese reader writes it (issue 41)."""
+    from core.i18n import use_language
+
+    with use_language("ja"):
+        shown = [format_count(n) for n in (96, 3.28e9, 2.62e12, 4.5e13, 1.44397e17, 2e16, 3.2e20)]
+    assert shown == ["96", "33億", "2.6兆", "45兆", "14京4,397兆", "2京", "32,000京"]

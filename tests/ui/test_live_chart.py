@@ -22,7 +22,7 @@ def _page():
     import plotly.graph_objects as go
     import streamlit as st
 
-    from ui.lesson import show_figure
+    from ui.charts import show_figure
 
     step = st.session_state.get("step", 0)
     show_figure(go.Figure(go.Bar(x=["a", "b"], y=[step, 2 * step])), key="probe_fig")

@@ -34,11 +34,12 @@ from core.gpu.timing.precision import run_dtype
 from core.i18n import N_, _
 from core.models import fetch
 from core.models.hf_tokenizer import CheckpointError
+from core.roofline import step_bytes
 from core.units import format_bytes
+from ui.charts import show_figure
 from ui.gpu.results import headline_and_more
 from ui.gpu.runner import RUN_PARAM, busy_with, progress_of
 from ui.gpu.words import device_line, reader_line
-from ui.lesson import show_figure
 from ui.text import plain
 
 TYPED = N_("a folder I type…")
@@ -359,11 +360,14 @@ def _steps_words(result: CheckpointResult) -> str:
         )
     else:
         words = _("The timed steps ran one by one (eager).")
-    if result.state_bytes:
+    if result.state_bytes:  # read and written back: the planner's count (core.roofline.step_bytes)
         words += " " + _(
-            "Its Gated DeltaNet layers keep fixed boards of {size} at every depth, read once per step: the "
-            "roofline's bytes per token include them."
-        ).format(size=format_bytes(result.state_bytes))
+            "Its Gated DeltaNet layers keep fixed boards of {size} at every depth (convolution windows included), "
+            "read and written back every step: the roofline's bytes per token count {moved} for them, as the "
+            "planner does."
+        ).format(
+            size=format_bytes(result.state_bytes), moved=format_bytes(step_bytes(0, 0, result.state_bytes))
+        )
     return words
 
 

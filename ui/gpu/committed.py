@@ -29,10 +29,11 @@ from core.gpu.output.committed_run import (
     moe_power_story,
     moe_why_sentence,
 )
+from core.gpu.output.roofline_words import denominator_words
 from core.i18n import _
+from ui.charts import show_figure
 from ui.depth import engineer, in_depth
 from ui.gpu.words import reader_line
-from ui.lesson import show_figure
 
 
 def committed_run_panel(predict: Callable[[], None] | None = None) -> None:
@@ -81,6 +82,7 @@ def _depth(run) -> None:
             ),
             key="gpu_committed_context_fig",
         )
+        st.caption(denominator_words(run.context))  # what the roofline divides by: a point may pass it
     in_depth(depth_story_sentence(run), depth_sentence(run))  # Engineer: the same numbers, every figure
 
 

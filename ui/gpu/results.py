@@ -8,6 +8,7 @@ import streamlit as st
 from core.figures.gpu import batch_figure, context_speed_figure, moe_figure, prediction_figure
 from core.gpu.device.nvml import DeviceSnapshot
 from core.gpu.output.batch_words import batch_sentence
+from core.gpu.output.device_name import shown_device
 from core.gpu.output.export import page_payload, to_csv, to_json
 from core.gpu.output.report import (
     cache_ceiling_words,
@@ -30,8 +31,8 @@ from core.i18n import _
 from core.plan.calibration import shares_words
 from core.specs import SPECS
 from core.specs.published import published_table
+from ui.charts import show_figure
 from ui.gpu.words import device_line, reader_line
-from ui.lesson import show_figure
 
 K3_MOE = SPECS["kimi_k3"].moe  # the real model the toy MoE is set beside
 
@@ -59,7 +60,7 @@ def stored_caption(result: object) -> None:
             _(
                 "**The last measurement made on this machine:** {date}, on {device}. "
                 "**Run again here** with the buttons above to measure now."
-            ).format(date=stored.date, device=result.device),
+            ).format(date=stored.date, device=shown_device(result.device)),
             icon=":material/history:",
         )
 
@@ -102,7 +103,7 @@ def context_results(
     stored_caption(result)
     title = _(
         "Measured on {device}: solid lines, mean ± 1 std of {repeats} repeats; the roofline dashed"
-    ).format(device=result.device, repeats=PRESETS[result.preset].repeats)
+    ).format(device=shown_device(result.device), repeats=PRESETS[result.preset].repeats)
     if chart_above:
         st.caption(
             _("The chart of this measurement is at the top of the page, under *Measure this machine*.")
@@ -178,7 +179,7 @@ def batch_results(result: BatchResult | None, budgeted: bool = False) -> None:
         batch_figure(
             result,
             _("Measured on {device} at depth {depth:,}: tokens/s against batch").format(
-                device=result.device, depth=result.depth
+                device=shown_device(result.device), depth=result.depth
             ),
         ),
         key="gpu_batch_fig",
@@ -256,8 +257,9 @@ def _prediction(
     )
     st.caption(
         _(
-            "The *roofline* is the fastest a step can possibly be: bytes it must read ÷ bytes per second the "
-            "memory delivers. Full attention reads a cache that grows a row per token, so its line falls; the "
+            "The *roofline* is the speed a step would reach if moving its bytes were all it did: bytes it must "
+            "move ÷ the copy speed measured here (a copy reads and writes every byte, so a step that mostly reads "
+            "can land a few percent above it). Full attention reads a cache that grows a row per token, so its line falls; the "
             "fixed-state model reads boards of the same size at any depth, so its line stays flat. Press **Run** "
             "to put your measurement beside it."
         )
@@ -300,7 +302,7 @@ def moe_results(preset: Preset, public: bool = False) -> MoeResult | None:
     # the run shown may be of other sizes than the ones picked now: it names its own
     st.markdown(
         _("**Measured on {device} at the `{preset}` sizes ({experts}, depth {depth:,})**").format(
-            device=result.device,
+            device=shown_device(result.device),
             preset=result.preset,
             experts=reader_line(result.experts),
             depth=result.depth,
@@ -402,7 +404,8 @@ def beside_published(context: ContextResult | None, moe: MoeResult | None) -> No
         _("How each of the {n} numbers was measured").format(n=len(rows)), icon=":material/straighten:"
     ):
         st.table(published_table()[0], hide_index=True, border="horizontal")
-    st.caption(
+    # markdown, not a caption: a caption's grey dims its links below WCAG's 4.5 : 1 (axe, issue 40)
+    st.markdown(
         _("Sources: {sources}").format(
             sources=" · ".join(f"[{i}] {source}" for i, source in enumerate(sources, 1))
         )

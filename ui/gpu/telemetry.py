@@ -14,8 +14,8 @@ from core.gpu.device import nvml
 from core.gpu.device.telemetry import HUB
 from core.gpu.output.report import or_unknown
 from core.i18n import _
+from ui.charts import show_figure
 from ui.gpu.words import reader_line
-from ui.lesson import show_figure
 
 
 def telemetry_panel(viewer: str) -> None:

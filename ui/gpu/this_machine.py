@@ -14,17 +14,18 @@ import streamlit as st
 
 from core.figures.gpu import context_speed_figure
 from core.figures.gpu_story import depth_story_figure
+from core.gpu.output.device_name import shown_device
 from core.gpu.output.worked_example import worked_example
 from core.gpu.presets import PRESETS
 from core.gpu.serving import jobs
 from core.gpu.serving.runner import MAX_RUN_S, RUNNER, Busy
 from core.gpu.suites.context_bench import ContextResult
 from core.i18n import _
+from ui.charts import show_figure
 from ui.depth import engineer
 from ui.gpu.results import stored_caption
 from ui.gpu.runner import RUN_PARAM, busy_with, progress_of
 from ui.gpu.words import reader_line
-from ui.lesson import show_figure
 
 LABEL = "this machine"  # the runner's label for the one-click run
 
@@ -69,7 +70,7 @@ def this_machine_panel(
             result,
             roofline=True,
             title=_("Measured on {device}, at the '{preset}' sizes").format(
-                device=result.device, preset=result.preset
+                device=shown_device(result.device), preset=result.preset
             ),
         ),
         key="gpu_this_story_fig",
@@ -86,7 +87,7 @@ def this_machine_panel(
                 result,
                 _(
                     "Measured on {device} at the '{preset}' sizes: solid lines measured, the roofline dashed"
-                ).format(device=result.device, preset=result.preset),
+                ).format(device=shown_device(result.device), preset=result.preset),
             ),
             key="gpu_this_fig",
         )

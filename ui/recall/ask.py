@@ -10,7 +10,7 @@ from core.figures.style import label_of
 from core.i18n import _
 from core.recall import DEFAULT_VOCAB, parse_recall_text
 from core.units import format_bytes
-from ui.lesson import data_table, show_figure
+from ui.charts import data_table, show_figure
 from ui.recall.readout import ASSETS, read_list
 from ui.text import plain
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from core import recall_results as rr
@@ -14,6 +13,7 @@ from core.i18n import _, language
 from core.models.recall_models import RecallModel
 from core.models.recall_reader import ReaderRecall, memory_colour_ranges, recall_from_tokens
 from core.recall import parse_recall_text
+from ui.charts import ReadyChart, ready_chart
 
 ASSETS = rr.RESULTS.parent
 
@@ -32,8 +32,8 @@ class Readout:
     result: ReaderRecall  # answers, memories (one per layer), tokens
     memory_bytes: int
     zmax: tuple[float, ...]  # per layer
-    confidence: go.Figure
-    memory_figures: tuple[go.Figure, ...]
+    confidence: ReadyChart
+    memory_figures: tuple[ReadyChart, ...]
 
 
 def read_list(checkpoint: str, text: str) -> Readout:
@@ -65,8 +65,10 @@ def _read_list(checkpoint: str, text: str, lang: str) -> Readout:
                     layer=memory.index + 1, label=label
                 ),
             )
-        figures.append(fig)
+        figures.append(ready_chart(fig))
     confidence = answer_figure(
         [a.key for a in result.answers], [a.expected_probability for a in result.answers]
     )
-    return Readout(result, model.memory_bytes(len(parsed.tokens)), zmax, confidence, tuple(figures))
+    return Readout(
+        result, model.memory_bytes(len(parsed.tokens)), zmax, ready_chart(confidence), tuple(figures)
+    )

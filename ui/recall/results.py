@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from core import recall_results as rr
 from core.figures.recall import accuracy_vs_pairs, memory_rows, training_curves
+from ui.charts import ReadyChart, ready_chart
 from ui.errors import log
 
 
@@ -25,14 +25,14 @@ def load_results() -> dict | None:
 
 
 @st.cache_resource(show_spinner=False)
-def sweep_picture(lang: str) -> tuple[go.Figure, list[dict]]:
+def sweep_picture(lang: str) -> tuple[ReadyChart, list[dict]]:
     """The accuracy sweep and the memory table, built once per process and language (the results never
     change)."""
     results = load_results()
-    return accuracy_vs_pairs(results), memory_rows(results)
+    return ready_chart(accuracy_vs_pairs(results)), memory_rows(results)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def curves_picture(width: int, lang: str) -> go.Figure:
+def curves_picture(width: int, lang: str) -> ReadyChart:
     """The training curves of one width, built once per process and language (the results never change)."""
-    return training_curves(load_results(), width)
+    return ready_chart(training_curves(load_results(), width))

@@ -13,9 +13,9 @@ from core.mechanisms import rule_keys
 from core.models.recall_config import RecallModelConfig
 from core.recall import DEFAULT_VOCAB
 from core.specs import SPECS
+from ui.charts import data_table, show_figure
 from ui.course import lesson_ref
 from ui.depth import engineer, in_depth
-from ui.lesson import data_table, show_figure
 from ui.recall.results import curves_picture, sweep_picture
 
 LAYERS = RecallModelConfig().n_layers  # every recall model of the sweep has this many layers

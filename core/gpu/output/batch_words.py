@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.gpu.output.device_name import shown_device
 from core.gpu.suites.batch_bench import BatchPoint, BatchResult, BatchSeries
 from core.i18n import _, ngettext
 from core.units import format_bytes, format_context
@@ -70,7 +71,7 @@ class BatchSummary:
             ).format(**numbers)
         n = self.attention_max_batch
         room = dict(
-            device=self.device,
+            device=shown_device(self.device),
             n=f"{n:,}",
             depth=format_context(self.depth),
             cache=format_bytes(self.attention_sequence_bytes),
@@ -131,5 +132,5 @@ def rate(tokens_per_s: float | None) -> str:
 
 
 def times(ratio: float) -> str:
-    """'3.2×'; '12×' from ten up."""
-    return f"{ratio:.0f}×" if ratio >= 10 else f"{ratio:.1f}×"
+    """'3.2×'; '12×' from ten up (Japanese: '3.2倍', '12倍')."""
+    return _("{ratio:.0f}×").format(ratio=ratio) if ratio >= 10 else _("{ratio:.1f}×").format(ratio=ratio)

@@ -74,7 +74,7 @@ def _dense_against_hybrid(dense: CheckpointResult, hybrid: CheckpointResult) -> 
             hybrid_held=format_bytes(b.cache_bytes + b.state_bytes),
             boards=format_bytes(b.state_bytes),
             hybrid_rate=_rate(b.tokens_per_s),
-            times=f"{b.tokens_per_s / a.tokens_per_s:.2f}×",
+            times=_("{ratio:.2f}×").format(ratio=b.tokens_per_s / a.tokens_per_s),  # Japanese: 倍
         )
         + " "
         + growth

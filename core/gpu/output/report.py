@@ -16,7 +16,7 @@ from core.gpu.device.nvml import DeviceSnapshot
 from core.gpu.suites.context_bench import ContextResult
 from core.gpu.suites.moe_bench import MoeResult
 from core.gpu.timing.bandwidth import Bandwidth
-from core.i18n import N_, _, pgettext
+from core.i18n import N_, _, is_japanese, pgettext
 from core.units import format_bytes, signed_percent
 
 UNKNOWN = N_("unknown")
@@ -51,7 +51,11 @@ def device_rows(snap: DeviceSnapshot, bandwidth: Bandwidth | None = None) -> lis
         (
             _("Architecture"),
             or_unknown(snap.architecture)
-            + ("" if snap.compute_capability is None else f" (compute {snap.compute_capability})"),
+            + (
+                ""
+                if snap.compute_capability is None
+                else _(" (compute {capability})").format(capability=snap.compute_capability)
+            ),
         ),
         (
             _("Memory (VRAM)"),
@@ -61,7 +65,7 @@ def device_rows(snap: DeviceSnapshot, bandwidth: Bandwidth | None = None) -> lis
                 total=format_bytes(snap.vram_total_bytes), used=format_bytes(snap.vram_used_bytes or 0)
             ),
         ),
-        (_("Memory bus"), or_unknown(snap.bus_width_bits, "{} bit")),
+        (_("Memory bus"), or_unknown(snap.bus_width_bits, _("{} bit"))),
         (_("Max memory clock"), or_unknown(snap.max_mem_clock_mhz, "{:,} MHz")),
         (
             _("Peak bandwidth (2 × clock × bus ÷ 8)"),
@@ -136,7 +140,8 @@ def percent(part: float | None, whole: float | None) -> str:
     if not part or not whole or part != part:
         return "—"
     share = 100 * part / whole
-    return f"{share:.0f} %" if share >= 9.95 else f"{share:.2g} %"
+    sign = "%" if is_japanese() else " %"  # Japanese sets % against the number: '71%'
+    return f"{share:.0f}{sign}" if share >= 9.95 else f"{share:.2g}{sign}"
 
 
 def context_rows(result: ContextResult) -> list[dict[str, str]]:

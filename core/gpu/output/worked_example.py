@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.gpu.output.device_name import shown_device
 from core.gpu.output.report import percent
 from core.gpu.suites.context_bench import ContextResult, DepthPoint
 from core.gpu.timing.bandwidth import Bandwidth
@@ -46,7 +47,7 @@ class WorkedExample:
     def sentence(self) -> str:
         """The example in words, every number from the measurement."""
         numbers = dict(
-            device=self.device,
+            device=shown_device(self.device),
             bandwidth=f"{self.bandwidth_bytes_per_s / MB:,.0f}",
             depth=f"{self.depth:,}",
             model=_(self.model),

@@ -13,7 +13,8 @@ others, and every decoder on a CPU, run eagerly through core.gpu.timing.decode_t
 repetitions, a sync after every step, a time cap per depth). `CheckpointPoint.method` says which.
 
 The roofline comes from the checkpoint's config.json through the planner (core.plan): weights one
-step reads + the cache at depth d, over the measured copy bandwidth. Each point also keeps the
+step reads + the cache at depth d + the fixed state read and written back (core.roofline.step_bytes, the
+planner's own count), over the measured copy bandwidth. Each point also keeps the
 cache bytes counted on the real cache tensors, which the tests check equal the planner's, and the
 fixed state (Qwen3.5's boards and convolution windows), counted the same way.
 `describe(folder)` checks a folder from its config and file headers alone (one-line
@@ -52,7 +53,7 @@ from core.models import hf_causal, hf_folder
 from core.models.hf_tokenizer import CheckpointError
 from core.plan import ConfigError, PlannedModel, parse
 from core.plan.memory import growing_bytes_per_token, sequence_bytes
-from core.roofline import bandwidth_bound_tokens_per_s
+from core.roofline import bandwidth_bound_tokens_per_s, step_bytes
 
 LAYOUT = "transformers"  # the planner's cache layout that both loaders keep (no MLA, no sliding past the cap)
 STATE_LAYOUT = "engine"  # the course's Gated DeltaNet keeps kernel − 1 convolution inputs, as vLLM does
@@ -196,7 +197,7 @@ class CheckpointPoint(SpeedPoint):
     samples_tokens_per_s: list[float]
     cache_bytes: int  # counted on the real cache tensors at depth d
     planned_cache_bytes: int  # core.plan's for the config at depth d
-    bytes_per_token: int  # the roofline's: weights read + cache (planner)
+    bytes_per_token: int  # the roofline's (core.roofline.step_bytes): weights read + cache + 2 × state
     predicted_tokens_per_s: float
     capped: bool = False  # the depth's time cap cut its repetitions short
     state_bytes: int = 0  # fixed state (boards, convolution windows) counted on the real tensors at depth d
@@ -368,7 +369,8 @@ def _measure(
             decoder, depth, tokens, settings.n_steps, settings.warmup, settings.repeats, env.sync,
             should_stop, deadline,
         )  # fmt: skip
-    moved = info.weight_read_bytes(elem) + planned_cache + planned_state  # a step reads every board once
+    # the boards and windows read and written back: the planner's count, one roofline for one model
+    moved = int(step_bytes(info.weight_read_bytes(elem), planned_cache, planned_state))
     point = CheckpointPoint(
         depth, timed.mean, timed.std, timed.samples_tokens_per_s, measured_cache, planned_cache, moved,
         bandwidth_bound_tokens_per_s(moved, bandwidth.for_reading(moved)), timed.capped,

@@ -8,8 +8,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.figures.describe import describe, describe_what
+from core.figures.figure_dict import patched
 from core.figures.k3_layer_map import k3_layer_map
-from core.figures.style import base_layout, heatmap, patched_figure
+from core.figures.style import base_layout, heatmap
 from core.specs import KIMI_K3
 
 
@@ -70,9 +71,9 @@ def test_the_k3_layer_map_names_where_each_kind_sits_not_only_its_colour():
 
 def test_a_patched_figure_with_base64_arrays_reads_the_same_as_the_original():
     fig = _cache_figure(20)
-    patched = patched_figure(fig.to_dict())  # arrays are plotly base64 typed arrays now
-    assert isinstance(patched.to_dict()["data"][0]["z"], dict)
-    assert describe(patched) == describe(fig)
+    step = patched(fig.to_dict())  # arrays are plotly base64 typed arrays now
+    assert isinstance(step["data"][0]["z"], dict)
+    assert describe(step) == describe(fig)
     assert describe(fig.to_dict()) == describe(fig)
 
 
@@ -96,7 +97,7 @@ def test_empty_and_legend_only_traces_do_not_break_it():
 
 
 def test_describing_a_chart_costs_well_under_a_millisecond_or_two():
-    fig = patched_figure(_cache_figure(40, rows=64, width=64).to_dict())
+    fig = patched(_cache_figure(40, rows=64, width=64).to_dict())
     describe(fig)
     start = time.perf_counter()
     for _ in range(50):

@@ -14,7 +14,7 @@ from core.figures.figure_dict import encoded
 
 
 def _spec(fig) -> dict:
-    """What the reader gets: a step is the patched dict, sent encoded (ui.lesson.show_figure)."""
+    """What the reader gets: a step is the patched dict, sent encoded (ui.charts.show_figure)."""
     return json.loads(pio.to_json(encoded(fig) if isinstance(fig, dict) else fig, validate=False))
 
 

@@ -74,3 +74,18 @@ def test_a_step_past_the_room_is_refused(model):
     run_static(model, torch.tensor([[1, 2]]), static)
     with pytest.raises(ValueError, match="holds 2 positions"):
         run_static(model, torch.tensor([[3]]), static)
+
+
+def test_a_step_moves_each_board_only_through_the_in_place_update(model):
+    """Issue 42: the static step used to copy a fresh board into the fixed one after every token. Now the
+    op updates the fixed board itself: traced on the boards alone (core/gpu/decode/traffic.py), one token
+    moves each board the in-place step's passes (core/ops/in_place.py) and not a byte more."""
+    from core.gpu.decode.traffic import trace_persistent_bytes
+    from core.ops.in_place import BOARD_READS, BOARD_WRITES
+
+    static = new_static_cache(model, room=4)
+    run_static(model, torch.tensor([[1, 2]]), static)
+    boards = [m.board for m in static.memory if isinstance(m, BoardMemory)]
+    moved, ops = trace_persistent_bytes(lambda: run_static(model, torch.tensor([[3]]), static), boards)
+    assert moved == (BOARD_READS + BOARD_WRITES) * sum(b.numel() * b.element_size() for b in boards), ops
+    assert "copy_" not in ops

@@ -57,6 +57,11 @@ FAMILIES = {
     "qwen3_5_text": dict(model_type="qwen3_5_text", num_key_value_heads=2, head_dim=8, linear_num_key_heads=2,
                          linear_num_value_heads=4, linear_key_head_dim=8, linear_value_head_dim=6,
                          linear_conv_kernel_dim=3, tie_word_embeddings=True, **{**DENSE, "num_hidden_layers": 4}),
+    "qwen3_5_moe_text": dict(model_type="qwen3_5_moe_text", num_key_value_heads=2, head_dim=8, num_experts=4,
+                             num_experts_per_tok=2, moe_intermediate_size=16, shared_expert_intermediate_size=16,
+                             linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=8,
+                             linear_value_head_dim=6, linear_conv_kernel_dim=3,
+                             **{k: v for k, v in {**DENSE, "num_hidden_layers": 4}.items() if k != "intermediate_size"}),
     "kimi_linear": dict(model_type="kimi_linear", num_key_value_heads=4, num_experts=4, num_experts_per_token=2,
                         num_shared_experts=1, moe_intermediate_size=16, first_k_dense_replace=1,
                         linear_attn_config={"head_dim": 8, "num_heads": 4, "short_conv_kernel_size": 4,
@@ -183,3 +188,27 @@ def test_multimodal_qwen3_5_config_plans_its_text_model(tied):
     }
     assert parse(config).spec.total_params() == sum(stored.values())
     assert parse(config).spec.kinds == ("gated_delta",) * 3 + (parse(config).spec.attention.kind,)
+
+
+def test_the_shipped_qwen3_5_35b_a3b_has_transformers_parameters():
+    """Qwen3.5-35B-A3B (assets/configs, written by hand from transformers' Qwen3_5MoeTextConfig, whose defaults
+    are that model's): the planner's parameter count equals the transformers model built from the same text
+    sizes on the meta device (no memory, nothing downloaded) — 34,660,610,688, 3.45 B of them active."""
+    import json
+    from pathlib import Path
+
+    config = json.loads(
+        (Path(__file__).resolve().parents[3] / "assets/configs/qwen3_5_35b_a3b.json").read_text()
+    )
+    text = {
+        k: v for k, v in config["text_config"].items() if k not in ("model_type", "mamba_ssm_dtype", "dtype")
+    }
+    with torch.device("meta"):
+        model = transformers.Qwen3_5MoeForCausalLM(transformers.Qwen3_5MoeTextConfig(**text))
+    stored = sum(p.numel() for p in model.parameters())
+    spec = parse(config).spec
+    assert spec.total_params() == stored == 34_660_610_688
+    assert round(spec.active_params() / 1e9, 2) == 3.45
+    defaults = transformers.Qwen3_5MoeTextConfig()  # the shapes; the context is the released configs' 262,144
+    shapes = [k for k in text if k not in ("max_position_embeddings", "full_attention_interval")]
+    assert {k: getattr(defaults, k) for k in shapes} == {k: text[k] for k in shapes}

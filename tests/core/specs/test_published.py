@@ -92,7 +92,7 @@ def test_community_rows_are_labelled_on_the_page():
     for (_, cells), pub in zip(shown.iterrows(), PUBLISHED, strict=True):
         assert pub.source_kind in cells["source"]
         assert cells["what was measured"].endswith(pub.measured)
-    captions = " ".join(c.value for c in at.caption)
-    assert "community report" in captions and "primary" in captions
+    (sources,) = [m.value for m in at.markdown if m.value.startswith("Sources:")]
+    assert "community report" in sources and "primary" in sources
     for pub in PUBLISHED:
-        assert pub.source in captions
+        assert pub.source in sources

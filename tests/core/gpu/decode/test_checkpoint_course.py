@@ -130,8 +130,13 @@ def test_dense_against_hybrid_side_by_side(results):
     )
     windows = 3 * channels * (TEXT["linear_conv_kernel_dim"] - 1) * 4
     assert {p.state_bytes for p in hybrid.points} == {boards + windows} == {hybrid.state_bytes}  # every depth
-    for p in hybrid.points:
-        assert p.bytes_per_token == hybrid.weight_read_bytes + p.planned_cache_bytes + hybrid.state_bytes
+    for (
+        p
+    ) in hybrid.points:  # the boards read and written back: the planner's count (core.roofline.step_bytes)
+        assert p.bytes_per_token == hybrid.weight_read_bytes + p.planned_cache_bytes + 2 * hybrid.state_bytes
+        assert p.predicted_tokens_per_s == pytest.approx(
+            BANDWIDTH.for_reading(p.bytes_per_token) / p.bytes_per_token
+        )
     assert hybrid.to_dict()["step_method"] == "eager"  # the JSON says how the steps ran
     again = CheckpointResult.from_dict(json.loads(json.dumps(hybrid.to_dict())))
     assert again == hybrid

@@ -1,4 +1,4 @@
-"""`ui.lesson.show_figure` sends a figure's dict made once (`ready_chart`): the same JSON as
+"""`ui.charts.show_figure` sends a figure's dict made once (`ready_chart`): the same JSON as
 Streamlit's own path, less only the template's defaults for trace types the figure does not draw,
 and a chart's title goes above it as text."""
 
@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from core.figures.figure_dict import as_dict, slim
 from core.figures.style import base_layout
-from ui.lesson import ready_chart
+from ui.charts import ready_chart
 
 
 def test_show_figure_sends_streamlits_json_without_unused_template_parts():
@@ -25,8 +25,8 @@ def test_show_figure_sends_streamlits_json_without_unused_template_parts():
     assert set(spec["layout"]["template"]["data"]) == {"heatmap", "scatter"} & set(
         full["layout"]["template"]["data"]
     )
-    assert ready_chart(fig) is chart  # made once, kept on the figure
     assert ready_chart(chart) is chart and ready_chart(as_dict(fig)) == chart  # a chart, or the plain dict
+    assert not hasattr(fig, "_course_chart")  # nothing kept on the figure: a cache keeps the ReadyChart
     assert slim({"data": [], "layout": {}}) == {"data": [], "layout": {}}
 
 
