@@ -8,10 +8,9 @@ section that exists. The private names are built from pieces here so this file d
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
-import pytest
+from tests.git_files import git_files
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -37,16 +36,7 @@ ARCH_CITE = re.compile(r"docs/architecture\.md,\s*\"?([A-Z][^\"\n]*)")
 
 def _repository_files() -> list[Path]:
     """Text files git tracks (or will: untracked but not ignored) in the folders above or at the top."""
-    try:
-        listed = subprocess.run(
-            ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.splitlines()
-    except (OSError, subprocess.CalledProcessError):
-        pytest.skip("not a git checkout")
+    listed = git_files()
     files = []
     for name in sorted(set(listed)):
         path = ROOT / name

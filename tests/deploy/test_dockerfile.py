@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
 import tomllib
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from core.gpu.output import committed_run
 from core.gpu.serving import machine_lock, public
 from core.models import fetch
 from tests.deploy.dockerfile import env, exec_form, ignored, instructions
+from tests.git_files import git_files
 from tests.test_import_graph import graph
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -146,16 +146,7 @@ def test_the_dockerignore_matcher_reads_docker_s_patterns():
 
 
 def _tracked() -> list[str]:
-    try:
-        return subprocess.run(
-            ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.splitlines()
-    except (OSError, subprocess.CalledProcessError):
-        pytest.skip("not a git checkout")
+    return git_files()
 
 
 def test_the_image_leaves_out_environments_outputs_and_tests_but_keeps_what_the_app_reads():
