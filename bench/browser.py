@@ -494,7 +494,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--lesson", default=",".join(slugs), help="lessons, comma-separated: " + ", ".join(slugs))
     p.add_argument("--steps", type=int, default=6, help="Step clicks measured per lesson")
     p.add_argument("--loads", type=int, default=2, help="page loads measured per lesson (fresh tabs)")
-    p.add_argument("--moves", type=int, default=3, help="slider moves measured (lessons 1-2)")
+    p.add_argument("--moves", type=int, default=3, help="slider moves measured (the GPT-2 and KV cache pages)")
     p.add_argument("--budget", type=float, default=1200.0, help="seconds for the whole run")
     p.add_argument(
         "--press",

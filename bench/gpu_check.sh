@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Lesson 10's benchmark suite, headless, on a machine with an NVIDIA GPU.
+# Your GPU's benchmark suite, headless, on a machine with an NVIDIA GPU.
 #
 #   bench/gpu_check.sh [OUT_JSON] [--cpu-ok] [--preset small|large|tiny|cpu|auto]
 #                      [--vram-budget-gb N] [--depth-seconds S] [--timeout S]

@@ -98,11 +98,11 @@ def fake_hub_cache(source: Path, cache_dir: Path, repo_id: str = "openai-communi
 
 
 def point_pages_at(monkeypatch, folder: Path | None, cache_dir: Path, offline: bool = True) -> None:
-    """Lessons 1–2 under AppTest: offer `folder` (COURSE_GPT2_PATH), look in an empty HF cache,
+    """The GPT-2 and KV cache pages under AppTest: offer `folder` (COURSE_GPT2_PATH), look in an empty HF cache,
     and (by default) forbid the network; the pages' 30 s scan cache is emptied."""
     import huggingface_hub.constants  # a submodule: a bare `import huggingface_hub` may not load it
 
-    from ui.gpt2_model import found_checkpoints
+    from ui.models.gpt2 import found_checkpoints
 
     if folder is None:
         monkeypatch.delenv("COURSE_GPT2_PATH", raising=False)

@@ -1,126 +1,185 @@
-"""Dense vs Mixture-of-Experts on this CPU: same total parameters, different bytes read per token.
+"""Dense vs Mixture-of-Experts on this CPU, experts shaped like released ones: MoE ÷ dense speed against their byte ratio.
 
-    python -m bench.moe                 # defaults: d_model 512, 4 layers, 31 routed top-2 + 1 shared
-    python -m bench.moe --quick
+    python -m bench.moe                          # both shapes, fine then large (about a minute on two cores)
+    python -m bench.moe --shape fine --tokens 16
 
-Both models are stacks of feed-forward layers with the same number of weights. The
-dense one reads every weight for every token; the MoE one (core.models.moe.MoE,
-K3-style: sigmoid router, shared expert, top-k) reads only the router, the shared
-expert and k routed experts. Batch-1 decoding is bound by memory traffic, so the
-speed ratio should follow the bytes ratio, minus routing overhead. Prints numbers;
-never passes or fails.
+Each shape's experts are a released MoE's, read from its config (core.gpu.suites.moe_sizing): `fine`,
+Qwen3.5-MoE's (2,048 × 512, 6 MiB in bf16) and `large`, DeepSeek-V3's (7,168 × 2,048, 84 MiB in bf16),
+SwiGLU with three matrices. The counts are cut so a CPU runs them in seconds (`moe_sizing.CPU_COUNTS`);
+each expert keeps its released shape (in fp32 here: twice its bf16 bytes). The models are stacks of
+feed-forward layers only (core.gpu.decode.ffn), so the byte ratio is the experts' own: the dense stack
+holds every expert's width side by side — the same weights — and reads all of them for every token; the
+MoE reads its router, its shared expert and its top-k routed experts, three ways:
+
+- grouped GEMM: all the token's routed experts in one call each way, read where they lie
+  (`torch._grouped_mm`, the decode models' `grouped` way; PyTorch runs it on a CPU too);
+- gathered + bmm: the routed experts copied out by id, then one batched matmul each way (`torch.bmm`,
+  the decode models' `gather` way, the one every GPU runs);
+- per-expert loop: one expert after another, each by its id read on the host — the reference.
+
+Before timing, each batched way must give what the loop gives. Speed ratio ÷ byte ratio says how much
+of the MoE's byte advantage becomes speed (1.0: all of it); the bytes are the weights a token reads
+(the gathered way's copy is its own overhead, so it shows as a lower share). Prints numbers; never
+passes or fails. Bad arguments: one line on stderr, exit status 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
-import torch.nn as nn
+from torch import nn
 
-from core.models.moe import GLUExpert, MoE, MoEConfig
+from core.gpu.decode.ffn import DenseFFN, MoEFFN
+from core.gpu.output import cli_io
+from core.gpu.suites.moe_sizing import SHAPES, MoeSizing, cpu_sizing
+
+PROG = "python -m bench.moe"
+READ_TIME_UNUSED = 1.0  # the sizing's copy speed, for an expert's read time this bench does not show
 
 
-class DenseStack(nn.Module):
-    def __init__(self, d_model: int, hidden: int, layers: int) -> None:
+WAYS = {"grouped": "MoE, grouped GEMM", "gather": "MoE, gathered + bmm", "loop": "MoE, per-expert loop"}
+
+
+class Stack(nn.Module):
+    """Feed-forward layers one after another, each added to the running token: (1, D) → (1, D)."""
+
+    def __init__(self, layers: list[nn.Module]) -> None:
         super().__init__()
-        self.layers = nn.ModuleList(GLUExpert(d_model, hidden) for _ in range(layers))
+        self.layers = nn.ModuleList(layers)
+        self.way = "gather"  # MoE layers: a way of MoEFFN (core.gpu.decode.ffn.MOE_WAYS), or "loop"
 
+    def use(self, way: str) -> None:
+        """Read the MoE layers' experts `way` from now on ('loop': one by one)."""
+        for layer in self.layers:
+            if way != "loop":
+                layer.use(way)
+        self.way = way
+
+    def ways(self) -> list[str]:
+        """The batched ways this machine runs, then the loop."""
+        runnable = self.layers[0].runnable_ways()
+        return [w for w in ("grouped", "gather") if w in runnable] + ["loop"]
+
+    @torch.inference_mode()
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         for layer in self.layers:
-            x = x + layer(x)
+            h = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+            x = x + (layer.loop(h) if self.way == "loop" else layer(h))
         return x
 
-    def active_params(self) -> int:
-        return sum(p.numel() for p in self.parameters())
+    def weight_bytes_read(self) -> int:
+        """Weights one token reads: every dense weight, or the router, shared and top-k experts."""
+        return sum(layer.traffic().weights for layer in self.layers)
 
 
-class MoEStack(nn.Module):
-    def __init__(self, cfg: MoEConfig, layers: int) -> None:
-        super().__init__()
-        self.layers = nn.ModuleList(MoE(cfg) for _ in range(layers))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for layer in self.layers:
-            x = x + layer(x)[0]
-        return x
-
-    def active_params(self) -> int:
-        return sum(layer.active_params() for layer in self.layers)
+def build(sizing: MoeSizing, moe: bool, dtype: torch.dtype = torch.float32) -> Stack:
+    """The MoE stack of `sizing`, or its dense twin (all experts' widths side by side), on the CPU."""
+    cpu = torch.device("cpu")
+    if moe:
+        layers = [MoEFFN(sizing.d_model, sizing.n_experts, sizing.n_shared, sizing.top_k, sizing.expert_hidden,
+                         cpu, dtype, way="gather", gated=sizing.gated) for _ in range(sizing.n_layers)]  # fmt: skip
+    else:
+        hidden = sizing.n_experts * sizing.expert_hidden
+        layers = [DenseFFN(sizing.d_model, hidden, cpu, dtype, gated=sizing.gated) for _ in range(sizing.n_layers)]
+    return Stack(layers).eval()
 
 
-@torch.no_grad()
-def tokens_per_second(model: nn.Module, d_model: int, tokens: int, repeats: int) -> tuple[float, float]:
-    """Mean ± std of single-token steps per second (batch 1), after a warm-up."""
-    x = torch.randn(1, d_model)
-    for _ in range(5):
-        model(x)
+def tokens_per_second(model: Stack, d_model: int, tokens: int, repeats: int) -> tuple[float, float]:
+    """Mean ± sample std of single-token steps per second (batch 1), after a warm-up of two; each
+    step's input is the last one's output, so steps cannot overlap."""
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(1, d_model, generator=gen)
+    for _ in range(2):
+        x = torch.tanh(model(x))
     rates = []
     for _ in range(repeats):
         started = time.perf_counter()
         for _ in range(tokens):
-            x = torch.tanh(model(x))  # feed back, so each step depends on the last
+            x = torch.tanh(model(x))
         rates.append(tokens / (time.perf_counter() - started))
     return statistics.mean(rates), statistics.stdev(rates) if len(rates) > 1 else 0.0
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--d-model", type=int, default=512)
-    parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--experts", type=int, default=31, help="routed experts per layer")
-    parser.add_argument("--shared", type=int, default=1)
-    parser.add_argument("--top-k", type=int, default=2)
-    parser.add_argument("--expert-hidden", type=int, default=256)
-    parser.add_argument("--tokens", type=int, default=200)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--quick", action="store_true", help="fewer tokens and repeats")
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.tokens, args.repeats = 50, 3
+def differs_from_loop(model: Stack, way: str, d_model: int, tokens: int = 4) -> float:
+    """The largest difference between `way` and the per-expert loop over a few tokens, relative to the
+    output's size (0 when they agree exactly)."""
+    gen = torch.Generator().manual_seed(1)
+    worst = 0.0
+    for _ in range(tokens):
+        x = torch.randn(1, d_model, generator=gen)
+        model.use(way)
+        batched = model(x)
+        model.use("loop")
+        looped = model(x)
+        worst = max(worst, float((batched - looped).abs().max() / looped.abs().max()))
+    return worst
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    bytes_per_token: int  # weights read
+    rate: float
+    std: float
+
+
+def run_shape(sizing: MoeSizing, tokens: int, repeats: int, say: Callable[[str], None] = print) -> list[Row]:
+    """Dense, then the MoE each way it runs here, for one sizing; prints its lines and returns its rows."""
+    shape = sizing.shape
+    say(f"\n{shape}: {sizing.model}'s experts, {sizing.d_model} × {sizing.expert_hidden}, "
+        f"{sizing.expert_bytes / 2**20:.0f} MiB each in fp32 ({sizing.expert_bytes / 2**21:.0f} MiB in bf16); "
+        f"{sizing.n_layers} layer(s) of {sizing.n_experts - sizing.n_shared} routed (released: "
+        f"{sizing.released_experts}), {sizing.top_k} per token + {sizing.n_shared} shared")  # fmt: skip
+    rows = []
+    moe = build(sizing, moe=True)
+    for way in moe.ways()[:-1]:
+        error = differs_from_loop(moe, way, sizing.d_model)
+        say(f"  {WAYS[way]} vs the per-expert loop: largest difference {error:.1e} of the output's size")
+        if error > 1e-4:
+            raise AssertionError(f"{shape}: {WAYS[way]} differs from the per-expert loop by {error:.1e}")
+    for way in moe.ways():
+        moe.use(way)
+        rows.append(Row(WAYS[way], moe.weight_bytes_read(), *tokens_per_second(moe, sizing.d_model, tokens, repeats)))
+    del moe
+    dense = build(sizing, moe=False)
+    rows.insert(0, Row("dense", dense.weight_bytes_read(), *tokens_per_second(dense, sizing.d_model, tokens, repeats)))
+    del dense
+    d = rows[0]
+    for r in rows:
+        line = f"  {r.name:<22} {r.bytes_per_token / 2**20:9.1f} MiB/token {r.rate:8.2f} ± {r.std:5.2f} tokens/s"
+        if r is not d:
+            speed, nbytes = r.rate / d.rate, d.bytes_per_token / r.bytes_per_token
+            line += f"   ÷ dense {speed:5.2f}× in speed, {nbytes:5.2f}× in bytes: {speed / nbytes:4.0%} of the byte ratio"
+        say(line)
+    return rows
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The flags, checked before anything is built (one line on stderr and exit status 2 if bad)."""
+    parser = cli_io.Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--shape", choices=[*SHAPES, "both"], default="both", help="the experts' shape (default both)")
+    parser.add_argument("--tokens", type=cli_io.positive_int, default=8, help="timed tokens per repetition")
+    parser.add_argument("--repeats", type=cli_io.positive_int, default=3, help="timed repetitions")
+    parser.add_argument("--threads", type=cli_io.positive_int, default=1, help="torch CPU threads")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     torch.manual_seed(0)
     torch.set_num_threads(args.threads)
-
-    cfg = MoEConfig(
-        d_model=args.d_model,
-        num_experts=args.experts,
-        top_k=args.top_k,
-        num_shared=args.shared,
-        expert_hidden=args.expert_hidden,
-    )
-    moe = MoEStack(cfg, args.layers).eval()
-    dense_hidden = (args.experts + args.shared) * args.expert_hidden  # same expert weights, one wide MLP
-    dense = DenseStack(args.d_model, dense_hidden, args.layers).eval()
-    bytes_per = 4  # fp32
-
-    rows = []
-    for name, model in (("dense", dense), ("moe", moe)):
-        total = sum(p.numel() for p in model.parameters())
-        active = model.active_params()
-        rate, std = tokens_per_second(model, args.d_model, args.tokens, args.repeats)
-        rows.append((name, total, active, active * bytes_per, rate, std))
-
-    print(
-        f"torch {torch.__version__}, {torch.get_num_threads()} thread(s); d_model {args.d_model}, "
-        f"{args.layers} layers; MoE: {args.experts} routed top-{args.top_k} + {args.shared} shared, "
-        f"expert hidden {args.expert_hidden}; dense hidden {dense_hidden}"
-    )
-    print(
-        f"{'model':<6} {'total params':>13} {'active params':>14} {'bytes read/token':>17} {'tokens/s':>16}"
-    )
-    for name, total, active, read, rate, std in rows:
-        print(f"{name:<6} {total:>13,} {active:>14,} {read / 1e6:>14.2f} MB {rate:>9.1f} ± {std:<5.1f}")
-    (_, _, _, d_read, d_rate, _), (_, _, _, m_read, m_rate, _) = rows
-    print(
-        f"ratio moe/dense: bytes read per token {m_read / d_read:.3f}  ({d_read / m_read:.1f}× fewer), "
-        f"tokens/s {m_rate / d_rate:.2f}×"
-    )
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), fp32 on the CPU; "
+          f"{args.tokens} tokens × {args.repeats} repetitions")  # fmt: skip
+    for shape in SHAPES if args.shape == "both" else (args.shape,):
+        run_shape(cpu_sizing(shape, READ_TIME_UNUSED, 4), args.tokens, args.repeats)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,4 +1,4 @@
-"""Lesson 6's shipped timing: one measurement of step-by-step vs chunked forms, with its date and
+"""Chunks' shipped timing: one measurement of step-by-step vs chunked forms, with its date and
 machine, so the page shows a real result before the reader presses Measure.
 
 Regenerate with `python -m core.chunk_timing` (writes assets/chunks/timing.json); the page then
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from core.i18n import _, is_japanese
+from core.i18n import _, list_of
 from core.ops.forms import Timing, time_forms
 
 PATH = Path(__file__).resolve().parent.parent / "assets" / "chunks" / "timing.json"
@@ -51,7 +51,7 @@ def shown_machine(machine: str) -> str:
     """The stored machine line for the page, its one phrase of words in the reader's language
     (the CPU, OS and torch names stay as they are); in Japanese its parts are listed with 「、」."""
     shown = _CORES.sub(lambda m: _("{cores} cores (1 thread used)").format(cores=m[1]), machine)
-    return shown.replace(", ", "、") if is_japanese() else shown
+    return list_of(shown.split(", "))
 
 
 def measure(path: Path = PATH) -> ShippedTiming:

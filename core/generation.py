@@ -1,11 +1,11 @@
-"""Generating text with a GPT-2, and the per-step numbers lessons 1 and 2 show.
+"""Generating text with a GPT-2, and the per-step numbers the GPT-2 and KV cache pages show.
 
 The model is the shipped tiny byte GPT-2 or a released GPT-2 loaded into the same module
 (core/models/hf_gpt2.py); nothing here depends on which, except the vocabulary size.
 `Session` is one reader's generation (text so far, cache, sampler state); `run_generation`
-precomputes a whole run for the pages to step through; `compare_runs_per_step` is lesson 2's
+precomputes a whole run for the pages to step through; `compare_runs_per_step` is the KV cache page's
 live check that the cached and recomputing runs agree; `RunSeries` reads a run's per-step
-numbers off its traces; `positions_computed_formula` is lesson 1's n(n+1)/2 in closed form;
+numbers off its traces; `positions_computed_formula` is the GPT-2 page's n(n+1)/2 in closed form;
 `top_next` the likeliest next tokens of a step (softmax of its logits).
 The model itself (and its one-token `step`) lives in core/models/gpt2.py.
 """
@@ -211,7 +211,7 @@ def positions_computed_formula(prompt_length: int, steps: int, use_cache: bool) 
 
 @dataclass(frozen=True)
 class RunComparison:
-    """The live check of lesson 2: do the cached and recomputing runs agree?"""
+    """The live check of the KV cache page: do the cached and recomputing runs agree?"""
 
     steps: int
     same_tokens: int  # steps whose chosen byte is identical

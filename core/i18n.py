@@ -16,7 +16,7 @@ import contextlib
 import functools
 import gettext
 import io
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from datetime import date
 from pathlib import Path
@@ -169,6 +169,45 @@ def day(value: date | str) -> str:
     if isinstance(value, str):
         value = date.fromisoformat(value[:10])
     return format_date(value, format="long", locale=_babel_locale())
+
+
+def run_on(*sentences: str) -> str:
+    """Sentences one after the other as the reader's language sets them: a space between them in
+    English, none in Japanese (the catalog's "{first} {then}", context "sentences"). Empty ones drop."""
+    joined = ""
+    for sentence in sentences:
+        if sentence:
+            joined = (
+                pgettext("sentences", "{first} {then}").format(first=joined, then=sentence)
+                if joined
+                else sentence
+            )
+    return joined
+
+
+def full_stop(sentence: str) -> str:
+    """`sentence` ended as the reader's language ends one ("." / "。"), unless it already ends."""
+    if not sentence or sentence.endswith((".", "!", "?", "…", "。", "！", "？")):
+        return sentence
+    return pgettext("sentence end", "{sentence}.").format(sentence=sentence)
+
+
+def with_percent(number_text: str) -> str:
+    """A number with its percent sign as the reader's language sets it: "71 %" / "71%"."""
+    return pgettext("percent", "{number} %").format(number=number_text)
+
+
+def list_of(parts: Iterable[str]) -> str:
+    """Parts of a list as the reader's language separates them: "a, b" / "a、b"."""
+    return pgettext("list separator", ", ").join(parts)
+
+
+def stated_date(value: date | str) -> str:
+    """A date as sentences about a run state it: ISO in English ("2026-11-30", as recorded), the
+    calendar form in Japanese ("2026年11月30日"); the pattern is the catalog's (Babel's date pattern)."""
+    if isinstance(value, str):
+        value = date.fromisoformat(value[:10])
+    return format_date(value, format=pgettext("date pattern", "yyyy-MM-dd"), locale=_babel_locale())
 
 
 def _babel_locale() -> str:

@@ -1,4 +1,4 @@
-"""The numbers of lessons 8 (Kimi K3) and 9 (Experts): the real K3 from its config, mini-K3 live.
+"""The numbers of Kimi K3 and Experts: the real K3 from its config, mini-K3 live.
 
 Real numbers come from `core.specs.SPECS["kimi_k3"]` (config of the release) and
 `core.roofline`; live numbers from mini-K3 (`core.models.mini_k3`): its per-step traces
@@ -23,7 +23,7 @@ from core.trace import Trace
 from core.units import format_params
 
 # ---------------------------------------------------------------------------------------------
-# The real K3 (lessons 8 and 9)
+# The real K3 (Kimi K3 and Experts)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -104,7 +104,7 @@ def bytes_per_token_rows(spec: ModelSpec, bytes_per_param: float = 2.0) -> list[
 
 
 # ---------------------------------------------------------------------------------------------
-# mini-K3 stepping (lesson 8)
+# mini-K3 stepping (Kimi K3)
 # ---------------------------------------------------------------------------------------------
 
 MEMORY_KINDS = ("kda", "mla")  # fixed boards, growing caches
@@ -234,7 +234,7 @@ def live_run(model: MiniK3, prompt: list[int], new_tokens: int) -> RunSummary:
 
 
 # ---------------------------------------------------------------------------------------------
-# The router on a whole text (lesson 9)
+# The router on a whole text (Experts)
 # ---------------------------------------------------------------------------------------------
 
 

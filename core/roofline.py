@@ -29,7 +29,7 @@ from core.mechanisms import RULES
 from core.specs import ModelSpec
 
 GiB = 1024**3
-HYBRID_EVERY = 4  # the K3-style mix of lesson 12: one layer in 4 keeps a full cache, the others KDA boards
+HYBRID_EVERY = 4  # the K3-style mix of What changed: one layer in 4 keeps a full cache, the others KDA boards
 GB = 1e9
 
 
@@ -53,7 +53,7 @@ PCIE5_X8 = 31.5 * GB
 _GEFORCE = "NVIDIA GeForce product pages (memory bus × data rate); PCI-SIG link rates"
 
 # A "12 GB" GeForce card reports 12,288 MiB and an "80 GB" H100 81,559 MiB, so VRAM sizes are taken as
-# GiB — as the planner's card table does (core/plan/cards.py), so lessons 2 and 11 agree.
+# GiB — as the planner's card table does (core/plan/cards.py), so the KV cache page and What changed agree.
 CARDS: dict[str, Card] = {
     "rtx3060_12gb": Card("RTX 3060 12GB", 12 * GiB, 360 * GB, PCIE4_X16, _GEFORCE),
     "rtx4060ti_16gb": Card("RTX 4060 Ti 16GB", 16 * GiB, 288 * GB, PCIE4_X8, _GEFORCE),
@@ -169,31 +169,38 @@ class SpeedPrediction:
         return self.spilled_bytes > 0
 
 
-def _budget(card: Card, vram_budget_bytes: float | None, reserve_bytes: float) -> float:
-    budget = card.vram_bytes if vram_budget_bytes is None else vram_budget_bytes
-    return budget - reserve_bytes
+@dataclass(frozen=True)
+class Storage:
+    """How a model is stored and how much of the card it may use: the settings every prediction below
+    takes as keywords (`weight_bytes_per_param` may also come positionally, after the card)."""
+
+    weight_bytes_per_param: float = 2.0
+    cache_bytes_per_element: float = 2
+    state_bytes_per_element: float = 4
+    vram_budget_bytes: float | None = None  # None: the whole card
+    reserve_bytes: float = 0.0  # kept back for the runtime (CUDA context, activations)
+
+    def budget(self, card: Card) -> float:
+        """The bytes weights, cache and state may take on `card`."""
+        whole = card.vram_bytes if self.vram_budget_bytes is None else self.vram_budget_bytes
+        return whole - self.reserve_bytes
 
 
 def predict(
-    spec: ModelSpec,
-    context: int,
-    card: Card,
-    weight_bytes_per_param: float = 2.0,
-    cache_bytes_per_element: float = 2,
-    state_bytes_per_element: float = 4,
-    vram_budget_bytes: float | None = None,
-    reserve_bytes: float = 0.0,
+    spec: ModelSpec, context: int, card: Card, weight_bytes_per_param: float = 2.0, **storage
 ) -> SpeedPrediction:
     """Full prediction at one context: bytes read, what spills, tokens/s (None if weights do not fit).
+    `storage`: the other fields of `Storage`.
 
     Weights and the fixed state are placed in VRAM first; the growing cache takes what is left,
     and the part of it that does not fit is read over the host link every step.
     """
-    budget = _budget(card, vram_budget_bytes, reserve_bytes)
-    weights = weight_bytes(spec, weight_bytes_per_param)
-    active = active_weight_bytes(spec, weight_bytes_per_param)
-    state = spec.state_bytes(state_bytes_per_element)
-    cache = spec.cache_bytes(context, cache_bytes_per_element, state_bytes_per_element)  # growing + state
+    s = Storage(weight_bytes_per_param, **storage)
+    budget = s.budget(card)
+    weights = weight_bytes(spec, s.weight_bytes_per_param)
+    active = active_weight_bytes(spec, s.weight_bytes_per_param)
+    state = spec.state_bytes(s.state_bytes_per_element)
+    cache = spec.cache_bytes(context, s.cache_bytes_per_element, s.state_bytes_per_element)  # growing + state
     moved = step_bytes(active, cache - state, state)
     read = (
         active + cache
@@ -206,54 +213,28 @@ def predict(
     return SpeedPrediction(context, moved, weights + cache, in_vram, spilled, True, 1.0 / seconds)
 
 
-def predicted_tokens_per_second(
-    spec: ModelSpec,
-    context: int,
-    card: Card,
-    weight_bytes_per_param: float = 2.0,
-    cache_bytes_per_element: float = 2,
-    state_bytes_per_element: float = 4,
-    vram_budget_bytes: float | None = None,
-    reserve_bytes: float = 0.0,
-) -> float | None:
+def predicted_tokens_per_second(spec: ModelSpec, context: int, card: Card, *args, **storage) -> float | None:
     """Bandwidth-bound tokens/s at `context`, spill included; None when the weights do not fit."""
-    return predict(
-        spec,
-        context,
-        card,
-        weight_bytes_per_param,
-        cache_bytes_per_element,
-        state_bytes_per_element,
-        vram_budget_bytes,
-        reserve_bytes,
-    ).tokens_per_s
+    return predict(spec, context, card, *args, **storage).tokens_per_s
 
 
-def spill_context(
-    spec: ModelSpec,
-    card: Card,
-    weight_bytes_per_param: float = 2.0,
-    cache_bytes_per_element: float = 2,
-    state_bytes_per_element: float = 4,
-    vram_budget_bytes: float | None = None,
-    reserve_bytes: float = 0.0,
-) -> int | None:
+def spill_context(spec: ModelSpec, card: Card, weight_bytes_per_param: float = 2.0, **storage) -> int | None:
     """The first context length whose weights + cache no longer fit the budget.
 
     0 when even an empty context does not fit (weights + fixed state too big);
     None when it never spills (no growing cache and everything fits).
     """
-    budget = _budget(card, vram_budget_bytes, reserve_bytes)
-    fixed = weight_bytes(spec, weight_bytes_per_param) + spec.cache_bytes(
-        0, cache_bytes_per_element, state_bytes_per_element
+    s = Storage(weight_bytes_per_param, **storage)
+    fixed = weight_bytes(spec, s.weight_bytes_per_param) + spec.cache_bytes(
+        0, s.cache_bytes_per_element, s.state_bytes_per_element
     )
-    if fixed > budget:
+    if fixed > s.budget(card):
         return 0
-    per_token = spec.kv_cache_bytes_per_token(cache_bytes_per_element)
+    per_token = spec.kv_cache_bytes_per_token(s.cache_bytes_per_element)
     if per_token == 0:
         return None
     # largest T with fixed + T·per_token <= budget, plus one
-    return int((budget - fixed) // per_token) + 1
+    return int((s.budget(card) - fixed) // per_token) + 1
 
 
 def speed_curve(
@@ -279,7 +260,7 @@ def slowdown(
 
 
 # ---------------------------------------------------------------------------------------------
-# One width, every mechanism (lesson 11): memory held and multiply-adds per token
+# One width, every mechanism (What changed): memory held and multiply-adds per token
 # ---------------------------------------------------------------------------------------------
 
 

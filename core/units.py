@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from core.i18n import N_, _, is_japanese, ngettext
+from core.i18n import N_, _, is_japanese, ngettext, with_percent
 
 
 def format_bytes(n: float) -> str:
@@ -87,7 +87,7 @@ def format_small(x: float) -> str:
 def signed_percent(change: float) -> str:
     """A relative change as a reader writes it, with a true minus sign: 0.31 → '+31 %', -0.91 → '−91 %'
     (Japanese writes the sign against the number, '−91%', so a line never starts with a lone 「%」)."""
-    return f"{100 * change:+.0f}{'' if is_japanese() else ' '}%".replace("-", "−")
+    return with_percent(f"{100 * change:+.0f}").replace("-", "−")
 
 
 def counted(n: int, noun: str) -> str:

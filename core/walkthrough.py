@@ -1,4 +1,4 @@
-"""Numbers for the collapsed "Go deeper" sections of lessons 6–9, computed here so pages hold no maths.
+"""Numbers for the collapsed "Go deeper" sections of Chunks to Experts, computed here so pages hold no maths.
 
 - Chunks: a small worked example of the chunked delta rule (the UT transform's T, W, U and the board
   handed between chunks), computed with `core/ops`, and the cost of chunked vs recurrent forms

@@ -8,7 +8,7 @@ import torch
 from core import chunk_timing
 from core.figures import chunks as fc
 from core.figures.style import label_of
-from core.i18n import _, day, is_japanese, language
+from core.i18n import _, language, stated_date
 from core.mechanisms import rule_keys
 from core.ops import delta_rule, forms
 from core.units import format_small
@@ -175,8 +175,7 @@ if st.button(_("Measure"), key="ch_measure", icon=":material/timer:", type="prim
     bar.empty()
     results[setting] = timings
 shipped = chunk_timing.load()
-# the recording's date: ISO in English (as it always was), the Japanese calendar form in Japanese
-shipped_date = (day(shipped.date) if is_japanese() else shipped.date) if shipped is not None else ""
+shipped_date = stated_date(shipped.date) if shipped is not None else ""
 if setting in results:
     timings, rule_shown, T_shown, where = results[setting], rule_speed, T_speed, _("Measured here just now")
 elif shipped is not None:  # before any Measure: the measurement that ships with the course

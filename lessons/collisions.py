@@ -9,6 +9,7 @@ from core import board as bd
 from core.figures import board as fb
 from core.figures import board_charts as fbc
 from core.i18n import N_, _, language, ngettext
+from ui.board_controls import key_choice
 from ui.charts import ReadyChart, ready_chart, show_figure
 from ui.course import lesson_ref
 from ui.depth import engineer, in_depth
@@ -17,7 +18,10 @@ from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem
 from ui.primer_link import primer_pointer
 from ui.recall.panel import render_trained_recall
 
-KEY_CHOICES = {"random": N_("random unit vectors"), "orthogonal": N_("orthogonal while they last")}
+KEY_CHOICES = {
+    "random": N_("random unit vectors"),
+    "orthogonal": N_("orthogonal while they last"),
+}  # shown via _()
 SEEDS = bd.DRAWS  # the same draws as the other board pages: draw 1 is the one pictured
 
 
@@ -201,9 +205,7 @@ in_depth(
 c1, c2, c3 = st.columns(3)
 d = c1.slider(_("board rows d (key size)"), 2, 32, 8, key="co_d")
 n = c2.slider(_("pairs written n"), 1, 64, 12, key="co_n")
-keys = c3.radio(
-    _("keys"), list(KEY_CHOICES), format_func=lambda k: _(KEY_CHOICES[k]), key="co_keys", horizontal=True
-)
+keys = key_choice("co_keys", where=c3, labels=KEY_CHOICES)
 accuracy, error, blur = blur_view(n, d, keys, language())
 m1, m2, m3 = st.columns(3)
 m1.metric(_("pairs per board row (n / d)"), f"{n / d:.2f}")

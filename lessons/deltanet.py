@@ -8,8 +8,9 @@ import streamlit as st
 from core import board as bd
 from core.figures import board as fb
 from core.figures import board_charts as fbc
-from core.i18n import N_, _
+from core.i18n import _
 from core.ops import delta_rule
+from ui.board_controls import key_choice
 from ui.charts import show_figure
 from ui.course import lesson_ref
 from ui.depth import engineer, in_depth
@@ -18,10 +19,6 @@ from ui.primer_link import primer_pointer
 from ui.recall.pointer import trained_recall_pointer
 from ui.stepped import step_controls, stepped_figures
 
-KEY_CHOICES = {
-    "random": N_("random unit vectors"),
-    "orthogonal": N_("orthogonal (one row each)"),
-}  # shown via _()
 SEEDS = bd.DRAWS  # the same draws as the other board pages: draw 1 is the one pictured
 
 
@@ -102,14 +99,7 @@ c1, c2, c3 = st.columns(3)
 d = c1.slider(_("board rows d"), 2, 16, 8, key="dn_d")
 beta = c2.slider(_("write strength β"), 0.1, 1.0, 1.0, 0.05, key="dn_beta")
 # orthogonal keys by default: the rewrite is then the only thing on the board that collides
-keys = c3.radio(
-    _("keys"),
-    list(KEY_CHOICES),
-    index=1,
-    format_func=lambda kind: _(KEY_CHOICES[kind]),
-    key="dn_keys",
-    horizontal=True,
-)
+keys = key_choice("dn_keys", where=c3, default="orthogonal")
 n = 6
 run = rewrite_run(n, d, keys, "delta", float(beta))
 st.markdown(

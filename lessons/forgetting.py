@@ -11,6 +11,7 @@ from core.i18n import N_, _, language, ngettext, pgettext
 from core.ops import kda
 from core.specs import SPECS
 from core.walkthrough import gate_bounds
+from ui.board_controls import key_choice
 from ui.charts import ReadyChart, ready_chart, show_figure
 from ui.deeper import go_deeper_forgetting
 from ui.depth import engineer, engineer_section
@@ -163,13 +164,8 @@ alpha = c1.slider(_("Gated DeltaNet: α (all channels)"), 0.05, 1.0, 0.1, 0.05, 
 alpha_topic = c2.slider(_("KDA: α of topic channels"), 0.05, 1.0, 0.1, 0.05, key="fg_alpha_topic")
 alpha_fact = c3.slider(_("KDA: α of fact channels"), 0.05, 1.0, 1.0, 0.05, key="fg_alpha_fact")
 KEY_KINDS = {"random": N_("random"), "orthogonal": N_("orthogonal")}
-keys = st.radio(
-    _("keys"),
-    list(KEY_KINDS),
-    format_func=lambda k: _(KEY_KINDS[k]),
-    key="fg_keys",
-    horizontal=True,
-    help=_("orthogonal: each key gets its own channel while channels last"),
+keys = key_choice(
+    "fg_keys", labels=KEY_KINDS, help=_("orthogonal: each key gets its own channel while channels last")
 )
 settings: Settings = (n_a, n_b, when, float(alpha), float(alpha_topic), float(alpha_fact), keys)
 view = overview(settings, language())

@@ -14,7 +14,8 @@ from core.units import counted, format_count
 from ui.charts import charts_side_by_side, show_figure
 from ui.depth import engineer, in_depth
 from ui.glossary import new_words
-from ui.gpt2_model import (
+from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, still_missing
+from ui.models.gpt2 import (
     LiveGPT2,
     RunSettings,
     choose_model,
@@ -23,7 +24,6 @@ from ui.gpt2_model import (
     show_tokens,
     show_top_next,
 )
-from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, still_missing
 from ui.run_captions import grid_caption
 from ui.stepped import Stepped, step_controls, stepped_figures
 

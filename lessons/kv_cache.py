@@ -30,7 +30,8 @@ from ui.course import lesson_ref
 from ui.deeper import planner_batch_link
 from ui.depth import engineer, engineer_section
 from ui.glossary import new_words
-from ui.gpt2_model import (
+from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, still_missing
+from ui.models.gpt2 import (
     LiveGPT2,
     RunSettings,
     choose_model,
@@ -39,7 +40,6 @@ from ui.gpt2_model import (
     show_tokens,
     show_top_next,
 )
-from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, still_missing
 from ui.run_captions import HEATMAP_COLUMNS, grid_caption, heatmap_caption, live_check_words
 from ui.stepped import Stepped, built_once, step_controls, stepped_figures
 

@@ -9,9 +9,10 @@ import streamlit as st
 from core import board as bd
 from core.figures import board as fb
 from core.figures import board_charts as fbc
-from core.i18n import N_, _, ngettext
+from core.i18n import _, ngettext
 from core.ops import linear_attention
 from core.units import format_bytes, format_count, format_small
+from ui.board_controls import key_choice
 from ui.charts import charts_side_by_side, show_figure
 from ui.course import lesson_ref
 from ui.depth import engineer, in_depth
@@ -20,10 +21,6 @@ from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem
 from ui.primer_link import primer_pointer
 from ui.stepped import step_controls
 
-KEY_CHOICES = {
-    "random": N_("random unit vectors"),
-    "orthogonal": N_("orthogonal (one row each)"),
-}  # shown via _()
 REAL_HEAD = (
     128  # key and value size of one head in Kimi Linear / Kimi K3 KDA layers (docs/sources.md §1.6, §3.1)
 )
@@ -166,13 +163,7 @@ in_depth(
 c1, c2, c3 = st.columns(3)
 d = c1.slider(_("key size d (board rows)"), 2, 16, 8, key="la_d")
 n = c2.slider(_("pairs written"), 1, 16, 12, key="la_n")
-keys = c3.radio(
-    _("keys"),
-    list(KEY_CHOICES),
-    format_func=lambda kind: _(KEY_CHOICES[kind]),
-    key="la_keys",
-    horizontal=True,
-)
+keys = key_choice("la_keys", where=c3)
 run = stream(n, d, keys, "linear")
 
 

@@ -38,7 +38,7 @@ from ui.text import plain
 
 
 def sentence_start(words: str) -> str:
-    """`words` opening a sentence: "lesson 2" → "Lesson 2" (Japanese is left as it is)."""
+    """`words` opening a sentence, as `lesson_ref` wrote them: its first letter capital (Japanese is left as it is)."""
     return words[:1].upper() + words[1:]
 
 

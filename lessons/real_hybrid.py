@@ -14,7 +14,7 @@ from ui.charts import ready_chart, show_figure
 from ui.course import lesson_ref
 from ui.depth import engineer
 from ui.lesson import code, formula, lesson_header, next_lesson, notice, problem, prompt_input, still_missing
-from ui.real_hybrid import choose_checkpoint, hybrid_run, is_miniature
+from ui.models.qwen35 import choose_checkpoint, hybrid_run, is_miniature
 from ui.real_hybrid_steps import stepper
 from ui.stepped import built_once
 from ui.text import code_span

@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.figures.specs import memory_vs_context_figure, story_figure
-from core.i18n import N_, _, is_japanese, language
+from core.i18n import N_, _, language, run_on
 from core.roofline import (
     HYBRID_EVERY,
     Width,
@@ -84,11 +84,6 @@ def stage_table(width: Width, lang: str) -> list[dict]:
     return rows
 
 
-def _between() -> str:
-    """What stands between two sentences: a space in English, nothing in Japanese."""
-    return "" if is_japanese() else " "
-
-
 def _tick_ratio(axis) -> float | None:
     """The one ratio between neighbouring ticks of a log axis; None when the steps differ."""
     ticks = list(axis.tickvals or [])
@@ -106,8 +101,8 @@ def story_chart_caption(width: Width, context: int) -> str:
     )
     steps = [r for r in (_tick_ratio(figure.layout.xaxis), _tick_ratio(figure.layout.xaxis2)) if r]
     if steps:
-        words += _between() + _("Each tick to the right is about {ratio:,.0f}× more.").format(
-            ratio=min(steps)
+        words = run_on(
+            words, _("Each tick to the right is about {ratio:,.0f}× more.").format(ratio=min(steps))
         )
     return words
 
@@ -120,7 +115,7 @@ def memory_chart_caption(width: Width) -> str:
         "K3-style mix in between."
     )
     if step := _tick_ratio(cached_memory_figure(width, language()).layout.yaxis):
-        words += _between() + _("Each step up the side is {ratio:g}× more memory.").format(ratio=step)
+        words = run_on(words, _("Each step up the side is {ratio:g}× more memory.").format(ratio=step))
     return words
 
 

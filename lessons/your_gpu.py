@@ -7,7 +7,7 @@ card, live telemetry, both benchmarks with their pickers, tables and batch sweep
 checkpoint, the full charts of the committed run, the published numbers and the notices that cite them.
 
 A composition of panels (ui/gpu/); the decisions behind them live in core/gpu/. In public mode
-(core.gpu.serving.public) the page measures nothing on the server: the command to run at home, this project's
+(core/public.py) the page measures nothing on the server: the command to run at home, this project's
 run, and for engineers the roofline and the published numbers.
 """
 
@@ -26,9 +26,9 @@ from core.gpu.device.energy import EnergyMeter
 from core.gpu.device.health import HEALTH
 from core.gpu.output.committed_run import depth_question, depth_sentence, load, moe_power_words
 from core.gpu.presets import preset_choices
-from core.gpu.serving.public import public_mode
 from core.gpu.timing.decode_timer import time_decode
 from core.i18n import N_, _
+from core.public import public_mode
 from core.roofline import host_link_slowdowns
 from core.specs.published import depth_loss, depth_run, measured_speeds
 from core.units import format_context

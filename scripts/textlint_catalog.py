@@ -32,6 +32,9 @@ _ICON = re.compile(r":material/[a-z0-9_]+:")
 _CODE = re.compile(r"`[^`\n]+`")  # inline code: a path or a command, not prose; kept as one short code span
 
 
+NOT_PROSE = {"date pattern"}  # a msgctxt whose msgstr is a format for a library (Babel's "y年M月d日"), not text
+
+
 def prose(msgstr: str) -> str:
     """One msgstr as the text a reader reads, with every stand-in for a value written as 「X」."""
     text = _EXTRA.sub("", msgstr)
@@ -57,7 +60,7 @@ def paragraphs(po: Path) -> list[str]:
         catalog = read_po(f, locale="ja")
     parts = []
     for message in catalog:
-        if not message.id:
+        if not message.id or message.context in NOT_PROSE:
             continue
         strings = message.string if isinstance(message.string, tuple) else (message.string,)
         where = " ".join(f"{path}:{line}" if line else path for path, line in message.locations[:2]) or "-"

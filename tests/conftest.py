@@ -19,7 +19,7 @@ def one_thread():
 
 @pytest.fixture(autouse=True)
 def own_cache_dir(tmp_path_factory, monkeypatch):
-    """Each test gets an empty COURSE_CACHE_DIR: lesson 10's stored last run never leaks between tests
+    """Each test gets an empty COURSE_CACHE_DIR: Your GPU's stored last run never leaks between tests
     or from the reader's own ~/.cache."""
     monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path_factory.mktemp("course_cache")))
 

@@ -5,7 +5,7 @@
 - MLA "expanded when needed": serving engines never expand the latent; they absorb the up-projections
   into the query and the output (DeepSeek-V2 §2.1.2; core/plan/flops.py counts decode that way).
 - "noaux_tc" as "no auxiliary loss": DeepSeek-V3 keeps a small sequence-wise balance loss beside its bias.
-The fourth, lesson 2's spill point against the planner's, is one function now: tests/core/plan/test_spill.py.
+The fourth, the KV cache page's spill point against the planner's, is one function now: tests/core/plan/test_spill.py.
 The scan covers the pages' sources (lessons/, ui/), the figure builders and the glossary's table of terms.
 """
 

@@ -1,4 +1,4 @@
-"""Lesson 2's calculator: a real model on a real card, predicted from memory traffic alone — the KV
+"""The KV cache page's calculator: a real model on a real card, predicted from memory traffic alone — the KV
 cache's size at a context length, where weights plus cache spill out of the card's memory, and the
 tokens per second of one conversation (batch 1) that bytes read ÷ bandwidth allow (core/roofline.py).
 Weights, the runtime's reserve and the spill point are the planner's own (core/plan/spill.py

@@ -13,6 +13,7 @@ import numpy as np
 import streamlit as st
 
 from core.i18n import N_, _
+from core.prefill import words as prefill_words
 from core.specs import KIMI_K3
 from core.units import format_bytes, format_count, format_small
 from core.walkthrough import attn_res_costs, chunk_costs, chunk_example, expert_reads, gate_bounds
@@ -49,7 +50,7 @@ def _matrix(name: str, m: np.ndarray) -> str:
 
 
 def go_deeper_chunks() -> None:
-    """Lesson 6: the chunked algorithm on real numbers, its cost, and why decoding stays recurrent."""
+    """Chunks: the chunked algorithm on real numbers, its cost, and why decoding stays recurrent."""
     if not engineer_section(_(_TITLE)):
         return
     with st.container():
@@ -99,10 +100,13 @@ def go_deeper_chunks() -> None:
                 "or fewer in training too (fla `fla/layers/delta_net.py`)."
             )
         )
+        prefill = prefill_words.latest()  # the committed CPU prefill run, every number read from it
+        if prefill is not None:
+            st.markdown(prefill_words.prefill_sentence(prefill[1], prefill[0]))
 
 
 def go_deeper_forgetting() -> None:
-    """Lesson 7: KDA's decay parameterisation, the chunked form's stability, the layer around it."""
+    """Forgetting: KDA's decay parameterisation, the chunked form's stability, the layer around it."""
     if not engineer_section(_(_TITLE)):
         return
     with st.container():
@@ -146,7 +150,7 @@ def go_deeper_forgetting() -> None:
 
 
 def go_deeper_k3() -> None:
-    """Lesson 8: what Attention Residuals cost in memory and compute."""
+    """Kimi K3: what Attention Residuals cost in memory and compute."""
     if not engineer_section(_(_TITLE)):
         return
     with st.container():
@@ -183,7 +187,7 @@ def go_deeper_k3() -> None:
 
 
 def go_deeper_experts() -> None:
-    """Lesson 9: expert parallelism, and why the batch changes the bytes read."""
+    """Experts: expert parallelism, and why the batch changes the bytes read."""
     if not engineer_section(_(_TITLE)):
         return
     with st.container():

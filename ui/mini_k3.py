@@ -36,7 +36,7 @@ def _live_run(ids: tuple[int, ...], new_tokens: int, lang: str) -> k3.RunSummary
 
 
 def live_run(ids: tuple[int, ...], new_tokens: int, lang: str) -> k3.RunSummary:
-    """mini-K3 reads the text byte by byte, then writes `new_tokens` more (lesson 8's stepper). The
+    """mini-K3 reads the text byte by byte, then writes `new_tokens` more (Kimi K3's stepper). The
     summary's row and column labels are in the reader's language, so `lang` keys the cache."""
     with st.spinner(_("mini-K3 is reading your text, one byte at a time …")):
         return _live_run(ids, new_tokens, lang)
@@ -44,5 +44,5 @@ def live_run(ids: tuple[int, ...], new_tokens: int, lang: str) -> k3.RunSummary:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def routing(ids: tuple[int, ...]) -> list[k3.TextRouting]:
-    """Every MoE layer's routing of the whole text (lesson 9's router pictures)."""
+    """Every MoE layer's routing of the whole text (Experts' router pictures)."""
     return k3.route_text(_load(), list(ids))

@@ -1,11 +1,11 @@
-"""The sentences under lessons 1–2's pictures, computed from what the pictures show: which positions
+"""The sentences under the GPT-2 and KV cache pages' pictures, computed from what the pictures show: which positions
 the step grid ran, what the cache's heatmaps hold after a step, and the live check that the cached
 run chose what a recomputing run chose."""
 
 from __future__ import annotations
 
 from core.figures.recompute_grid import GridCounts
-from core.i18n import N_, _, is_japanese
+from core.i18n import N_, _, run_on
 from core.units import format_small
 
 
@@ -71,8 +71,7 @@ def grid_caption(counts: GridCounts, prompt_length: int, unit: str, *, cached: b
         prompt=prompt_length,
         unit=unit,
     )
-    between = "" if is_japanese() else " "  # Japanese runs its sentences on without a space
-    return f"{legend}{between}{words}{follows}"
+    return run_on(legend, f"{words}{follows}")
 
 
 def live_check_words(check, unit: str) -> str:
@@ -103,9 +102,8 @@ def live_check_words(check, unit: str) -> str:
             "end in another digit)."
         )
     said = dict(unit=unit, same=check.same_tokens, steps=check.steps)
-    between = "" if is_japanese() else " "  # Japanese runs its sentences on without a space
     scores = scores.format(difference=format_small(check.max_logit_difference), unit=unit)
-    return f"{agree.format(**said)}{between}{scores}"
+    return run_on(agree.format(**said), scores)
 
 
 HEATMAP_COLUMNS = N_(

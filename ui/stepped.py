@@ -74,7 +74,7 @@ def built_once(scope: str, key: Hashable, build: Callable[[], Any]) -> Any:
 
 
 # An entry is one step's charts with the dicts `ui.charts.show_figure` sends, up to ~0.3 MB for
-# lesson 2's; 1024 entries bound that, and a step that fell out is patched again.
+# the KV cache page's; 1024 entries bound that, and a step that fell out is patched again.
 @st.cache_resource(max_entries=1024, show_spinner=False)
 def _at_step(
     scope: str, key: Hashable, step: int, names: tuple[str, ...], lang: str, _parts: dict[str, Part]

@@ -1,4 +1,4 @@
-"""Does lesson 10's GPU benchmark measure the memory wall? Seven checks, each against a stated range.
+"""Does Your GPU's GPU benchmark measure the memory wall? Seven checks, each against a stated range.
 
     timeout -s TERM -k 20 570 python -m bench.gpu_validate --out docs/gpu-runs/<name>   # one GPU, ≤ 9 min
     python -m bench.gpu_validate --out /tmp/dry --cpu-ok           # CPU dry run, tiny sizes, seconds
@@ -14,7 +14,9 @@ the number it has always had in `--checks` and in the JSON (so 7 runs fifth, 6 s
                                 memory held vs the budget, pinned memory after release, spill roofline
 - step4_energy (check 4)        idle power after two rests vs right after work; the energy counter vs
                                 power sampled from 1 s before an 8 s window
-- step5_batch (check 7)         decode at batch 1, 4, 16, 64 at depth 16K (core.gpu.suites.batch_bench)
+- step5_batch (check 7)         decode at batch 1, 4, 16, 64 at depth 16K: Qwen3-8B's shapes against
+                                Qwen3.5-9B's, built on the device from their configs (random weights),
+                                the largest batch that fits beside the planner's (core.gpu.suites.batch_bench)
 - step6_newer_kernels (check 6) in its own process under a hard limit: a ≤ 20 s preflight, then the
                                 fused Triton state step and the in-place MoE ways, timed and checked
                                 against the PyTorch ways. Default-deny: check 5 skips every newer way

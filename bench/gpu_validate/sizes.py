@@ -51,6 +51,8 @@ GPU = Sizes(
         "--depth-seconds",
         "10",
         "--moe-sized-by-card",
+        "--moe-shape",
+        "fine",  # check 1 times DeepSeek-V3's experts; this one Qwen3.5-MoE's fine-grained ones
         "--retime-dense",
     ),
 )

@@ -108,7 +108,7 @@ def run_here(v: Validator) -> tuple[dict[str, Any], Expectations]:
     v.save_partial()
     failed_pre = {w for w, r in pre["ways"].items() if not preflight.passed(r)}
     moe_ffns = [k for k, way in MOE_FFN_WAYS.items() if way_available(way, env.device, env.dtype,
-                 mp.d_model, mp.expert_hidden) and (v.cuda or way != "triton")
+                 mp.d_model, mp.expert_hidden, mp.moe_gated) and (v.cuda or way != "triton")
                  and part_way(MOE_PART, way) not in failed_pre]  # fmt: skip
     newer = [k for k in moe_ffns if MOE_FFN_WAYS[k] != "gather"]  # the MoE feed-forwards of a newer way
     data["moe_kinds_timed"] = moe_ffns  # validate.json's name for them
@@ -257,7 +257,7 @@ def _moe_layer_speeds(preset: Any, env: BenchEnv) -> dict[str, dict[str, Any]]:
     d, n = preset.d_model, preset.n_layers
     h = torch.randn(1, d, device=env.device, dtype=env.dtype)
     out: dict[str, dict[str, Any]] = {}
-    dense = [DenseFFN(d, preset.moe_ffn_hidden, env.device, env.dtype) for _ in range(n)]
+    dense = [DenseFFN(d, preset.moe_ffn_hidden, env.device, env.dtype, preset.moe_gated) for _ in range(n)]
     seconds = probes.seconds_per_layer(dense, h)
     out["dense"] = {"us_per_layer": seconds * 1e6, "weight_bytes_per_s": dense[0].traffic().weights / seconds}
     del dense

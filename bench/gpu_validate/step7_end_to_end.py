@@ -1,6 +1,7 @@
 """Check 5, run last (seventh) — end to end: `python -m core.gpu.bench --preset large --vram-budget-gb 16
---moe-sized-by-card --retime-dense` in its own process, given what is left of the budget, without the
-newer ways check 6 did not clear; what the lesson claims is read back from its JSON."""
+--moe-sized-by-card --moe-shape fine --retime-dense` in its own process (the MoE with Qwen3.5-MoE's 6 MiB
+experts, check 1's had DeepSeek-V3's), given what is left of the budget, without the newer ways check 6 did
+not clear; what the lesson claims is read back from its JSON."""
 
 from __future__ import annotations
 
@@ -63,6 +64,7 @@ def _claims(result: SuiteResult | None, e: Callable[..., dict[str, Any]]) -> Exp
         e("fixed state: deepest ÷ depth 0", ratio(st[-1].tokens_per_s, st[0].tokens_per_s) if len(st) > 1 else None, 0.85, 1.15, "×"),
         e("spilled ÷ resident at the first spilled depth", ratio(spilled[0].tokens_per_s, resident_at[spilled[0].depth]) if spilled else None, None, 0.7, "×"),
         e("MoE ÷ dense tokens/s", ratio(_field(moe, "tokens_per_s"), _field(dense, "tokens_per_s")), 1.5, None, "×"),
+        e("MoE ÷ dense speed, as a share of the byte ratio", None if moe_part is None else moe_part.share_of_bytes_ratio),
         e("MoE ÷ dense net J/token", ratio(_field(moe, "net_joules_per_token"), _field(dense, "net_joules_per_token")), None, 0.9, "×"),
         e("dense again after the MoE ÷ dense before it, tokens/s", ratio(_field(again, "tokens_per_s"), _field(dense, "tokens_per_s")), 0.95, 1.05, "×"),
         e("dense again after the MoE ÷ dense before it, average watts", ratio(_field(again, "avg_watts"), _field(dense, "avg_watts")), 0.9, 1.1, "×"),

@@ -1,6 +1,6 @@
 """Load test: N simulated readers step lessons on one server (or K behind nginx) over loopback.
 
-    .venv/bin/python -m bench.load                                  # lessons 2 and 8, N = 1 4 8 16 32
+    .venv/bin/python -m bench.load                                  # KV cache and Kimi K3, N = 1 4 8 16 32
     .venv/bin/python -m bench.load --lesson kv_cache --readers 16 --seconds 60
     .venv/bin/python -m bench.load --readers 32 --interval 0        # closed loop: how many steps/s it holds
     .venv/bin/python -m bench.load --unique-settings --readers 4 --seconds 300   # memory under new settings
@@ -8,7 +8,7 @@
 
 Each simulated reader is a websocket session speaking Streamlit's own protocol
 (`bench/load/protocol.py`, `bench/load/reader.py`): it opens the lesson, moves a setting (lesson
-2: the sampling sliders; lesson 8: the text), then clicks Step once per `--interval` seconds for
+2: the sampling sliders; Kimi K3: the text), then clicks Step once per `--interval` seconds for
 `--seconds`, pressing Reset at the end of the run. One real Chromium reader runs alongside
 (`bench/load/chromium.py`; `--no-chromium` to skip). Without `--url` the script starts its own
 server on a free port and stops it at the end.

@@ -1,6 +1,6 @@
 """The readable memory playground: named keys written as key→value pairs onto one board.
 
-Lessons 3–7 use it to show what a fixed-size memory can and cannot hold. A key is a
+The board lessons (Linear attention to Forgetting) use it to show what a fixed-size memory can and cannot hold. A key is a
 name ("apple", "sky", "k7") mapped to a fixed unit vector in `d` dimensions; a
 value is a name mapped to a fixed vector in `d_v` dimensions (default d_v = d): the
 first d_v values get one column of the board each (one-hot, so the board is easy to
@@ -31,7 +31,7 @@ Everything returned is numpy float32, so pages can cache and index it.
 
 Modules: `keys` (names → vectors, nearest value), `rules` (registry lookup, fade, β),
 `run` (the step recorder and recall), `streams` (what to write), `capacity` (recall
-curves, recall over draws), `compare` (where boards part, softmax's misses), `counts` (lesson 3's
+curves, recall over draws), `compare` (where boards part, softmax's misses), `counts` (Linear attention's
 arithmetic).
 """
 

@@ -1,4 +1,4 @@
-"""Lesson 3's arithmetic: (QKᵀ)V = Q(KᵀV) on small numbers, multiply-adds, bytes held."""
+"""Linear attention's arithmetic: (QKᵀ)V = Q(KᵀV) on small numbers, multiply-adds, bytes held."""
 
 from __future__ import annotations
 

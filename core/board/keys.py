@@ -24,7 +24,7 @@ class KeySpace:
                        key. Only d of those exist, so names past the d-th get random unit
                        vectors (there is no orthogonal direction left for them).
     groups:            optional name → (first channel, end channel): the key lives only in
-                       those channels (lesson 7 keeps a "long memory" group apart).
+                       those channels (Forgetting keeps a "long memory" group apart).
     """
 
     d: int

@@ -42,8 +42,8 @@ def kimi_k3() -> tuple[Question, ...]:
             ),
             answer=1,
             why=_(
-                "The boards stay the same size because they forget (lesson 8); the solid MLA squares of the layer "
-                "map keep every token, so what slips off a board can still be found."
+                "The boards stay the same size because they forget (the Forgetting lesson); the solid MLA squares of "
+                "the layer map keep every token, so those layers can still look back at any of them."
             ),
         ),
         Number(

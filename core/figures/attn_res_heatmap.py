@@ -1,4 +1,4 @@
-"""Lesson 8's AttnRes heatmap: how mini-K3 mixes its depth sources for one token, step by step."""
+"""Kimi K3's AttnRes heatmap: how mini-K3 mixes its depth sources for one token, step by step."""
 
 from __future__ import annotations
 

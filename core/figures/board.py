@@ -1,4 +1,4 @@
-"""Pictures of the board playground (core/board/) for lessons 3–7: boards, update parts, readbacks.
+"""Pictures of the board playground (core/board/) for the board lessons (Linear attention to Forgetting): boards, update parts, readbacks.
 
 Data in, go.Figure out: no Streamlit, no torch. Boards are drawn rows = key dimension,
 columns = value dimension, with a colour range the caller fixes for a whole stream, so
@@ -149,7 +149,7 @@ def update_parts_figure(
     )
 
 
-# --------------------------------------------------------------------------- small matrices (lesson 3)
+# --------------------------------------------------------------------------- small matrices (Linear attention)
 
 
 def matrix_figure(

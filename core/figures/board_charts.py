@@ -1,5 +1,5 @@
-"""Line and bar charts of the board playground: memory held (lesson 3), recall curves
-(lessons 4–5), fade rates, channel fill and value strength (lesson 7). Data in, go.Figure out."""
+"""Line and bar charts of the board playground: memory held (Linear attention), recall curves
+(Collisions and DeltaNet), fade rates, channel fill and value strength (Forgetting). Data in, go.Figure out."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the KV cache holds and what the newest token read from it (lesson 2): one head's cached keys
+"""What the KV cache holds and what the newest token read from it (the KV cache page): one head's cached keys
 and values as two heatmaps, and one step's attention weights over the cached positions.
 
 Sizes and colour ranges are fixed by the whole run, so stepping fills a frame instead of rescaling

@@ -1,4 +1,4 @@
-"""Pictures for lesson 6: a timeline cut into chunks, hand-overs counted, speed measured.
+"""Pictures for Chunks: a timeline cut into chunks, hand-overs counted, speed measured.
 
 Chunkwise-parallel DeltaNet: Yang et al. 2024 (arXiv 2406.06484) App. B; fla
 `fla/ops/delta_rule/README.md`. Data in, go.Figure out.

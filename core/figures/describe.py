@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from core.figures.describe_series import trace_sentence
 from core.figures.describe_values import axis_title, legend_only, listed, title_of, words_of
-from core.i18n import N_, _, is_japanese, ngettext
+from core.i18n import N_, _, full_stop, ngettext, run_on
 
 MAX_SERIES = 8  # series described one by one; more are summed up in one sentence
 _KINDS = {"bar": N_("Bar chart"), "heatmap": N_("Heatmap"), "scatter": N_("Line chart")}
@@ -29,7 +29,7 @@ def describe(fig) -> str:
     meta = layout.get("meta")
     own = meta.get("words") if isinstance(meta, dict) else None
     if own:  # a picture whose marks are a diagram, not data series, says what it shows itself
-        return _joiner().join([describe_what(fig, kind=DIAGRAM), words_of(own)])
+        return run_on(describe_what(fig, kind=DIAGRAM), words_of(own))
     sentences = [describe_what(fig)]
     shown = [t for t in data if t.get("visible", True) is True]
     described = [s for s in (trace_sentence(t, layout) for t in shown[:MAX_SERIES]) if s]
@@ -44,13 +44,7 @@ def describe(fig) -> str:
     notes = [n for n in notes if n]
     if notes:
         sentences.append(_("Notes on the chart: {notes}.").format(notes=_("; ").join(notes[:4])))
-    end = "。" if is_japanese() else "."
-    return _joiner().join(s if s.endswith((".", "!", "?", "…", "。")) else s + end for s in sentences if s)
-
-
-def _joiner() -> str:
-    """What stands between two sentences: a space in English, nothing in Japanese."""
-    return "" if is_japanese() else " "
+    return run_on(*(full_stop(s) for s in sentences))
 
 
 def describe_what(fig, kind: str = "") -> str:
@@ -70,8 +64,7 @@ def describe_what(fig, kind: str = "") -> str:
     if y_title:
         axes.append(_("up: {title}").format(title=y_title))
     head = _("{kind}: {title}").format(kind=_(kind), title=title) if title else _(kind)
-    end = "。" if is_japanese() else "."
-    return head + (_(" ({axes})").format(axes=_("; ").join(axes)) if axes else "") + end
+    return full_stop(head + (_(" ({axes})").format(axes=_("; ").join(axes)) if axes else ""))
 
 
 def _marked_lines(layout: dict) -> str:

@@ -31,7 +31,7 @@ def trace_sentence(trace: dict, layout: dict) -> str:
         return _heatmap_sentence(trace, name)
     if kind not in ("scatter", "bar", "scattergl"):
         return _("{name}: a {kind} trace.").format(name=name or _("A series"), kind=kind)
-    if kind != "bar" and axes_hidden(trace, layout):  # a picture of marks (lesson 9's expert grid):
+    if kind != "bar" and axes_hidden(trace, layout):  # a picture of marks (Experts' expert grid):
         marks = as_numbers(trace.get("x"))  # where a mark sits means nothing, how many there are does
         count = 0 if marks is None else marks.size
         return (
@@ -67,7 +67,7 @@ def trace_sentence(trace: dict, layout: dict) -> str:
     if stacked:
         values = values + np.nan_to_num(base[keep])
     label = name or (_("bars") if kind == "bar" else _("the line"))
-    if stacked:  # its numbers are the stack's top, not its own part: say so (lesson 8's "3.8 GiB")
+    if stacked:  # its numbers are the stack's top, not its own part: say so (Kimi K3's "3.8 GiB")
         label = _("{label} (stacked on the bars below it; the stack's top)").format(label=label)
     suffix = unit_hint(layout, trace, "x" if horizontal else "y")
     if values.size == 1:

@@ -1,4 +1,4 @@
-"""Lesson 9's expert grid: every expert of one MoE layer as a dot, shared, picked or asleep."""
+"""Experts' expert grid: every expert of one MoE layer as a dot, shared, picked or asleep."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Lesson 9's routing charts: which routed experts each byte woke, and the load on each expert."""
+"""Experts' routing charts: which routed experts each byte woke, and the load on each expert."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Whole-run line charts of generation with and without a KV cache (lessons 1–2): work and time per
+"""Whole-run line charts of generation with and without a KV cache (the GPT-2 and KV cache pages): work and time per
 step, the cache's bytes, and the likeliest next tokens.
 
 Data in (lists taken from `core.generation.RunSeries`), plotly figure out. Axes are fixed by the

@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from core.figures.style import COLORS, TITLE_MARGIN, base_layout, legend_below
+from core.gpu.decode.pair_shapes import PAIR_WORDS
 from core.gpu.device.nvml import TelemetrySample
 from core.gpu.output.batch_words import ran
 from core.gpu.output.report import percent
@@ -23,8 +24,10 @@ from core.units import format_si
 # the benchmarks' model names (data: the JSON and the CLI keep them), translated where a chart shows them
 MODEL_NAMES = (N_("full attention"), N_("fixed state"), N_("dense"), N_("experts (MoE)"))
 
-SERIES_COLORS = {"full attention": COLORS["attention"], "fixed state": COLORS["gated_delta"]}
-SERIES_MARKERS = {"full attention": "circle", "fixed state": "square"}  # a second cue beside colour
+SERIES_COLORS = {"full attention": COLORS["attention"], "fixed state": COLORS["gated_delta"],
+                 PAIR_WORDS["attention"]: COLORS["attention"], PAIR_WORDS["state"]: COLORS["gated_delta"]}  # fmt: skip
+SERIES_MARKERS = {"full attention": "circle", "fixed state": "square",  # a second cue beside colour
+                  PAIR_WORDS["attention"]: "circle", PAIR_WORDS["state"]: "square"}  # fmt: skip
 
 
 def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:

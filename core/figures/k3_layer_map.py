@@ -1,4 +1,4 @@
-"""Lesson 8's layer map: the real K3's layers (from core/specs) as a grid, one row per AttnRes block."""
+"""Kimi K3's layer map: the real K3's layers (from core/specs) as a grid, one row per AttnRes block."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Lesson 8's memory charts: the real K3 per conversation, mini-K3 per layer and as tokens arrive."""
+"""Kimi K3's memory charts: the real K3 per conversation, mini-K3 per layer and as tokens arrive."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def memory_at_context_figure(spec: ModelSpec, rows: list[MemoryAtContext]) -> go
 
 
 # ---------------------------------------------------------------------------------------------
-# Lesson 8: mini-K3 stepping
+# Kimi K3: mini-K3 stepping
 # ---------------------------------------------------------------------------------------------
 
 

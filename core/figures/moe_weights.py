@@ -1,4 +1,4 @@
-"""Lesson 9's weight charts: parameters stored vs used, and the bytes read per token at batch 1."""
+"""Experts' weight charts: parameters stored vs used, and the bytes read per token at batch 1."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def params_figure(rows: list[tuple[str, float, float]]) -> go.Figure:
 
 def bytes_per_token_figure(rows: list[tuple[str, float]], title: str) -> go.Figure:
     """Bytes each model reads per token, one bar each; the title says what and at which batch
-    (lesson 9: "Weights read per token at batch 1"), so the axis stays short enough for a phone."""
+    (Experts: "Weights read per token at batch 1"), so the axis stays short enough for a phone."""
     fig = go.Figure()
     fig.add_bar(
         y=[r[0] for r in rows],

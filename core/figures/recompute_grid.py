@@ -1,4 +1,4 @@
-"""Which positions the model ran at each step (lessons 1–2): the recompute grid and its counts.
+"""Which positions the model ran at each step (the GPT-2 and KV cache pages): the recompute grid and its counts.
 
 Rows are generation steps (a dozen framed at a time), columns positions in the text; without a
 cache each row re-runs every position to its left, with one each row runs only the new one. The

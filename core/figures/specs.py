@@ -1,4 +1,4 @@
-"""Charts for real model specs, memory and the roofline (lessons 0, 2, 8 and 11).
+"""Charts for real model specs, memory and the roofline (the map, KV cache, Kimi K3 and What changed).
 
 Data in (specs, cards, lists of kinds), plotly figures out; every number drawn is
 computed by `core.specs` / `core.roofline`.
@@ -66,7 +66,7 @@ def _kind_label(kind: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Lesson 0: memory per token across the stages
+# The map: memory per token across the stages
 # ---------------------------------------------------------------------------------------------
 
 
@@ -157,7 +157,7 @@ def memory_per_token_figure(specs: list[ModelSpec], bytes_per_element: float = 2
 
 
 # ---------------------------------------------------------------------------------------------
-# Lesson 2: the calculator — predicted speed vs context on a card
+# The KV cache page: the calculator — predicted speed vs context on a card
 # ---------------------------------------------------------------------------------------------
 
 
@@ -174,7 +174,7 @@ def speed_vs_context_figure(
     Solid: the prediction with the card's VRAM (cache beyond it streamed over the host link).
     Dashed: the same model if VRAM were unlimited — the gap after the spill is the cliff.
     When the weights alone do not fit, the figure says so instead of drawing a curve.
-    `spill`: the spill point to mark, as the caller shows it in words (lesson 2: the planner's,
+    `spill`: the spill point to mark, as the caller shows it in words (the KV cache page: the planner's,
     core/plan/spill.py), None for none; True (the default) works it out with core.roofline.spill_context.
     """
     contexts = sorted({int(t) for t in contexts if t >= 0})
@@ -257,7 +257,7 @@ def speed_vs_context_figure(
 
 
 # ---------------------------------------------------------------------------------------------
-# Lesson 8: the layer map
+# Kimi K3: the layer map
 # ---------------------------------------------------------------------------------------------
 
 
@@ -302,7 +302,7 @@ def layer_map_figure(kinds: list[str], block_edges: list[int] | None = None, tit
 
 
 # ---------------------------------------------------------------------------------------------
-# Lesson 11: every mechanism at one width
+# What changed: every mechanism at one width
 # ---------------------------------------------------------------------------------------------
 
 

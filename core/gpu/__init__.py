@@ -1,1 +1,1 @@
-"""Lesson 10's GPU benchmarks: the device, decode models, timing, suites, serving and output, one sub-package each."""
+"""Your GPU's GPU benchmarks: the device, decode models, timing, suites, serving and output, one sub-package each."""

@@ -1,4 +1,4 @@
-"""Lesson 10's decode benchmarks, headless: the whole suite and its CLI.
+"""Your GPU's decode benchmarks, headless: the whole suite and its CLI.
 
 `python -m core.gpu.bench --preset tiny --out results.json` measures the copy bandwidth,
 context vs speed (core.gpu.suites.context_bench; again under a VRAM budget if one is given) and
@@ -89,12 +89,19 @@ def suite_spec(args: Any, preset: Preset) -> SuiteSpec:
         changes["use_graphs"] = False
     if args.skip_ways:
         changes["skip_ways"] = args.skip_ways
+    if args.batch_pair is not None:
+        changes["batch_pair"] = args.batch_pair
+    if args.pair_layers is not None:
+        changes["pair_layers"] = args.pair_layers
+    if args.pair_vocab is not None:
+        changes["pair_vocab"] = args.pair_vocab
     return SuiteSpec(
         replace(preset, **changes),
         vram_budget_bytes=None if args.vram_budget_gb is None else int(args.vram_budget_gb * 1024**3),
         cpu_layers=not args.no_cpu_layers,
         moe=not args.no_moe,
         moe_sized_by_card=args.moe_sized_by_card,
+        moe_shape=args.moe_shape,
         retime_dense=args.retime_dense,
         batches=args.batch,
         batch_depth=args.batch_depth,

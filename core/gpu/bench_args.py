@@ -10,14 +10,16 @@ from typing import Any
 import torch
 
 from core.gpu.decode.ffn import MOE_WAYS
+from core.gpu.decode.pair_shapes import PATTERN
 from core.gpu.decode.models import MOE_PART, STATE_PART, STATE_WAYS, part_way
 from core.gpu.output import cli_io
 from core.gpu.presets import PRESETS
 from core.gpu.suites import batch_bench, checkpoint_bench
+from core.gpu.suites.moe_sizing import SHAPES
 from core.models.hf_tokenizer import CheckpointError
 
 PROG = "python -m core.gpu.bench"
-DESCRIPTION = "Lesson 10's decode benchmarks, headless: the whole suite and its CLI."
+DESCRIPTION = "Your GPU's decode benchmarks, headless: the whole suite and its CLI."
 
 # The ways a step can run besides the PyTorch one (core.gpu.decode.ffn.MOE_WAYS, core.gpu.decode.models.STATE_WAYS),
 # each named in its part ('moe:triton') or, bare, in every part that has it ('triton': core.gpu.timing.ways).
@@ -46,6 +48,14 @@ def _batch_list(text: str) -> tuple[int, ...]:
     if not batches or batches[0] < 1 or list(batches) != sorted(set(batches)):
         raise argparse.ArgumentTypeError(f"{text!r}: batches must be increasing whole numbers ≥ 1")
     return batches
+
+
+def _pair_layers(text: str) -> int:
+    """A layer count for the released pair: a whole multiple of PATTERN (argparse type)."""
+    layers = cli_io.positive_int(text)
+    if layers % PATTERN:
+        raise argparse.ArgumentTypeError(f"{text!r}: a multiple of {PATTERN} (the hybrid's 3:1 pattern)")
+    return layers
 
 
 def parse_args(argv: list[str] | None) -> Any:
@@ -97,6 +107,13 @@ def parse_args(argv: list[str] | None) -> Any:
         help="dense vs MoE with experts sized like real ones from the GPU's free memory and copy speed",
     )
     parser.add_argument(
+        "--moe-shape",
+        choices=SHAPES,
+        default=None,
+        help="dense vs MoE with a released MoE's experts: 'fine' (Qwen3.5-MoE's, 6 MiB in bf16) or 'large' "
+        "(DeepSeek-V3's, 84 MiB); on a GPU as many as its free memory holds, on a CPU a few",
+    )
+    parser.add_argument(
         "--batch",
         type=_batch_list,
         default=(),
@@ -107,6 +124,26 @@ def parse_args(argv: list[str] | None) -> Any:
         type=cli_io.positive_int,
         default=batch_bench.BATCH_DEPTH,
         help=f"the context depth of --batch (default {batch_bench.BATCH_DEPTH:,})",
+    )
+    parser.add_argument(
+        "--batch-pair",
+        choices=batch_bench.PAIRS,
+        default=None,
+        help="the --batch sweep's models: 'released' (Qwen3-8B against Qwen3.5-9B shapes, random weights) or "
+        "'synthetic' (the preset's full attention against a pure fixed state); default: the preset's",
+    )
+    parser.add_argument(
+        "--pair-layers",
+        type=_pair_layers,
+        default=None,
+        help=f"the released pair with this many layers (a multiple of {PATTERN}; each layer's shapes as released; "
+        "default: the preset's)",
+    )
+    parser.add_argument(
+        "--pair-vocab",
+        type=cli_io.positive_int,
+        default=None,
+        help="the released pair with at most this vocabulary (default: the preset's)",
     )
     parser.add_argument(
         "--retime-dense",

@@ -3,6 +3,11 @@
 `tiny` is what the tests run, `cpu` a machine without CUDA, `small` an 8–12 GB card and
 `large` a 24 GB or bigger one; `preset_choices` says which of them a page offers.
 Every preset repeats its timing three times and gives its MoE two shared experts.
+
+The batch sweep's released pair (Qwen3-8B's and Qwen3.5-9B's shapes, core.gpu.decode.pair_shapes) is
+built whole on `large`; the others cut it down where their machine cannot hold it — fewer layers (a
+multiple of four: the hybrid's 3:1 pattern) and a shorter vocabulary, each layer's shapes as released;
+`tiny` also divides every width by 32, for the tests and the validator's dry run.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ class Preset:
     moe_shared: int = 2
     moe_top_k: int  # routed experts per token
     moe_depth: int  # context depth during the dense-vs-MoE test
+    moe_gated: bool = False  # SwiGLU experts (three matrices, as released MoEs) instead of GELU pairs
     energy_seconds: float = 0.0  # minimum timed window per model for the energy reading
     idle_seconds: float = 0.0  # idle-power baseline window
     rest_seconds: float = 0.0  # quiet time before the idle window, so the card settles after work
@@ -46,6 +52,12 @@ class Preset:
     skip_ways: tuple[str, ...] = ()
     budget_choices: tuple[int, ...]  # "pretend my card has N bytes" options
     copy_bytes: int  # buffer size for the copy-bandwidth test
+    # the batch sweep: "released" (Qwen3-8B vs Qwen3.5-9B shapes) or "synthetic" (this preset's full
+    # attention vs a pure fixed state; core.gpu.suites.batch_bench), and how far the released pair is cut
+    batch_pair: str = "released"
+    pair_layers: int | None = None  # None: as released (36 and 32); else a multiple of 4
+    pair_vocab: int | None = None  # None: as released
+    pair_width_divisor: int = 1
 
     @property
     def head_dim(self) -> int:
@@ -75,6 +87,9 @@ PRESETS: dict[str, Preset] = {
             moe_depth=64,
             budget_choices=(1 * MIB, 3 * MIB // 2),
             copy_bytes=16 * MIB,
+            pair_layers=4,
+            pair_vocab=256,
+            pair_width_divisor=32,
         ),
         Preset(
             name="cpu",
@@ -93,6 +108,8 @@ PRESETS: dict[str, Preset] = {
             moe_depth=256,
             budget_choices=(48 * MIB, 96 * MIB),
             copy_bytes=64 * MIB,
+            pair_layers=4,  # fp32: 3.6 GB and 4.0 GB of weights
+            pair_vocab=16384,
         ),
         Preset(
             name="small",
@@ -113,6 +130,8 @@ PRESETS: dict[str, Preset] = {
             rest_seconds=5.0,
             budget_choices=(6 * GIB, 8 * GIB, 12 * GIB),
             copy_bytes=1 * GIB,
+            pair_layers=8,  # bf16: 3.6 GB and 4.0 GB of weights
+            pair_vocab=32000,
         ),
         Preset(
             name="large",

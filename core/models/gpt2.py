@@ -15,7 +15,7 @@ Two ways to generate, same weights, same numbers:
 
 `GPT2.step(token, cache)` returns a `core.trace.Trace` (the model protocol,
 core/models/protocol.py); `core.generation` drives whole generations (sampling, runs
-with and without the cache, the live comparison of lesson 2).
+with and without the cache, the live comparison of the KV cache page).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Llama-family checkpoints (Llama, Mistral, Qwen2, Qwen3) through Hugging Face transformers,
-stepped one token at a time with their own KV cache — for lesson 10's "your own checkpoint" run.
+stepped one token at a time with their own KV cache — for Your GPU's "your own checkpoint" run.
 
 GPT-2 folders are read by the course's own module (core/models/hf_gpt2.py); these families are
 loaded by `transformers` (`AutoModelForCausalLM.from_pretrained(folder, local_files_only=True)`,

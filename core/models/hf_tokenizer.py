@@ -1,6 +1,6 @@
 """Two tokenizers behind one face: the shipped byte tokenizer and a checkpoint's BPE.
 
-Lessons 1–2 run either the tiny byte model (core/tokenizer.py: one token per UTF-8 byte) or a
+The GPT-2 and KV cache pages run either the tiny byte model (core/tokenizer.py: one token per UTF-8 byte) or a
 released GPT-2, whose tokenizer is byte-level BPE (Radford et al. 2019, §2.2; Sennrich et al.
 2016): 50,257 tokens, each a run of bytes, read from the checkpoint's `tokenizer.json` with
 Hugging Face's `tokenizers`. Both answer `encode`, `decode`, `label` (a short readable name for

@@ -7,15 +7,20 @@ same model's layers (the same weights, the same `gated_delta_rule` calls) over a
 
 * each attention layer: a `StaticKV` for `room` positions (core/models/static_kv.py), a row
   written in place per token;
-* each Gated DeltaNet layer: its board (B, Hv, K, V, fp32) and its convolution window
-  (B, channels, kernel − 1), made once; a token's step updates both in place (`gated_delta_rule.step`
-  without parts fades, erases and writes the board itself, core/ops/in_place.py), a prompt's final
-  board is copied in once.
+* each Gated DeltaNet layer: its board (B, Hv, K, V, fp32) and its convolution window, made once —
+  stored (B, kernel − 1, channels) so one token's taps are contiguous rows, seen by the layers as
+  the (B, channels, kernel − 1) view they expect; a token's step updates both in place, a prompt's
+  final board is copied in once.
+
+A prompt (T > 1) runs the course's layers (the chunked form for the boards); a single token runs the
+lean step (core/models/qwen35_lean.py: the same maths in fewer ops, its joined matrices prepared when
+the cache is made) — what the CPU bench and the GPU checkpoint bench (one CUDA graph per repetition) time.
 
     cache = new_static_cache(model, room=512, device=device)
     logits = run_static(model, ids, cache)      # ids (B, T) after cache.position → (B, T, vocab)
 
-The test (tests/core/models/test_qwen35_static.py) checks the logits equal `Qwen35.step`'s at every step.
+The tests (tests/core/models/test_qwen35_static.py, test_qwen35_lean.py) check the logits equal
+`Qwen35.step`'s at every step.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import torch
 
 from core.models.qwen35 import ATTENTION, BOARD, Qwen35
 from core.models.qwen35_layers import BoardMemory, GatedAttention, rotate
+from core.models.qwen35_lean import LeanWeights, lean_step, prepare
 from core.models.static_kv import StaticKV, attend
 
 
@@ -35,6 +41,7 @@ class Qwen35StaticCache:
 
     memory: list[StaticKV | BoardMemory]
     position: int = 0  # tokens read so far
+    lean: LeanWeights | None = None  # the single-token step's joined weights (made with the cache)
 
     def kv_tensors(self) -> list[torch.Tensor]:
         """Every attention layer's key and value buffer, each (B, Hkv, room, Dh)."""
@@ -56,8 +63,10 @@ def new_static_cache(
             memory.append(StaticKV.empty(batch, c.num_key_value_heads, room, c.head_dim, dtype, device))
         else:
             with torch.device(device):  # new_memory makes its zeros on the default device
-                memory.append(layer.linear_attn.new_memory(batch, dtype))
-    return Qwen35StaticCache(memory)
+                board = layer.linear_attn.new_memory(batch, dtype).board
+                rows = torch.zeros(batch, c.linear_conv_kernel_dim - 1, c.conv_channels(), dtype=dtype)
+            memory.append(BoardMemory(board, rows.transpose(1, 2)))  # (B, C, kernel − 1) view of the rows
+    return Qwen35StaticCache(memory, lean=prepare(model))
 
 
 def gated_attention(attn: GatedAttention, x: torch.Tensor, kv: StaticKV, start: int) -> torch.Tensor:
@@ -96,6 +105,9 @@ def run_static(
     model: Qwen35, ids: torch.Tensor, cache: Qwen35StaticCache, chunk_size: int = 64
 ) -> torch.Tensor:
     """ids (B, T) on the cache's device, after `cache.position` tokens → logits (B, T, vocab)."""
+    if ids.shape[1] == 1:  # one token: the lean step over the same memory
+        lean = cache.lean if cache.lean is not None else prepare(model)
+        return lean_step(model, lean, ids, cache).unsqueeze(1)  # (B, 1, vocab)
     start = cache.position
     x = model.embed_tokens(ids)  # (B, T, D)
     for layer, memory in zip(model.layers, cache.memory, strict=True):

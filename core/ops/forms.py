@@ -1,6 +1,6 @@
 """The two forms of every rule side by side: token by token (`recurrent`) and chunked (`chunk`).
 
-Lesson 6, the tests and `python -m bench.chunked` use these, on the one input generator of
+Chunks, the tests and `python -m bench.chunked` use these, on the one input generator of
 `core/ops/inputs.py`: `chunk_check` runs both forms on the same inputs and reports the
 largest differences (the ops contract: 1e-5 in fp32, 1e-10 in fp64); `time_forms` times them.
 """

@@ -5,7 +5,7 @@ formats at their real bits), `cards` (accelerators with sources), `memory` (cach
 `experts` (distinct experts a batch touches), `flops` (work per token), `inputs` (what a reader
 chooses), `footprint` (weights, reserve, cache copies), `decode` (one decode step's roofline, its bytes
 `core.roofline.step_bytes`), `latency` (the step's latency floor: kernels and all-reduces), `spill` (the
-longest context that fits, which lesson 2 shows too), `parallel` (even tensor-parallel splits), `plan`
+longest context that fits, which the KV cache page shows too), `parallel` (even tensor-parallel splits), `plan`
 (the figures put together), `assumptions` and
 `cautions` (the words beside them), `calibration` (a published run against the ceiling), `headline`,
 `curve` and `export` (rows, JSON, CSV, query parameters). `python -m core.plan --help` is the CLI twin of the

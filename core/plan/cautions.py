@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.i18n import _, is_japanese
+from core.i18n import _, run_on
 from core.plan.cards import card
 from core.plan.config import PlannedModel
 from core.plan.inputs import PlanInputs
@@ -15,11 +15,7 @@ METAL_SHARE = 0.75  # of unified memory a Mac's GPU may wire by default (about â
 def cautions(model: PlannedModel, inputs: PlanInputs, needed: int | None = None) -> tuple[str, ...]:
     """What turns the figures into a what-if, in words a reader sees next to them: each caution of
     `caution_parts` whole, its plain words and then its source (the CLI, the CSV and the JSON)."""
-    between = "" if is_japanese() else " "
-    return tuple(
-        plain if detail is None else plain + between + detail
-        for plain, detail in caution_parts(model, inputs, needed)
-    )
+    return tuple(run_on(plain, detail or "") for plain, detail in caution_parts(model, inputs, needed))
 
 
 def caution_parts(

@@ -33,9 +33,25 @@ def head_dims(model: PlannedModel, absorbed: bool = False) -> tuple[int, int, in
     return attention.heads, attention.head_dim, attention.head_dim
 
 
+def board_flops_per_token(heads: int, d_k: int, d_v: int) -> float:
+    """One fixed-state layer, one token: about 4 d_k×d_v passes per head (decay, read the old value, write,
+    read out), 2 FLOPs each — the same in decode and in prefill (the planner's count of the chunked form)."""
+    return 2.0 * 4 * heads * d_k * d_v
+
+
+def causal_attention_flops(heads: int, d_qk: int, d_v: int, tokens: int, window: int | None = None) -> float:
+    """One softmax-attention layer reading a prompt of `tokens` at once: scores and the weighted sum of values,
+    2·H·(d_qk + d_v) per (query, key) pair, over half the pairs (causal) — or `window` keys per query at most."""
+    if window is not None:
+        return 2.0 * heads * (d_qk + d_v) * min(tokens, window) * tokens
+    return 2.0 * heads * (d_qk + d_v) * tokens * (tokens + 1) / 2
+
+
 def _linear_layer_flops_per_token(model: PlannedModel) -> float:
     linear = model.spec.linear
-    return 0.0 if linear is None else 2.0 * 4 * linear.v_heads * linear.head_k_dim * linear.head_v_dim
+    return (
+        0.0 if linear is None else board_flops_per_token(linear.v_heads, linear.head_k_dim, linear.head_v_dim)
+    )
 
 
 def decode_flops_per_token(
@@ -66,8 +82,7 @@ def prefill_flops(model: PlannedModel, active_params: float, tokens: int) -> flo
         if spec.linear is not None and kind == spec.linear.kind:
             n += _linear_layer_flops_per_token(model) * tokens
         elif model.sliding_window is not None and layer in model.sliding_layers:
-            w = min(tokens, model.sliding_window)
-            n += 2.0 * heads * (d_qk + d_v) * w * tokens
+            n += causal_attention_flops(heads, d_qk, d_v, tokens, model.sliding_window)
         else:
-            n += 2.0 * heads * (d_qk + d_v) * tokens * (tokens + 1) / 2
+            n += causal_attention_flops(heads, d_qk, d_v, tokens)
     return n

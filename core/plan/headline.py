@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from core.i18n import N_, _, is_japanese, pgettext
+from core.i18n import N_, _, pgettext, run_on
 from core.plan.config import PlannedModel
 from core.plan.decode import StepReads
 from core.plan.inputs import PlanInputs
@@ -178,7 +178,7 @@ def headline(model: PlannedModel, inputs: PlanInputs) -> str:
 
 def sentences(items: list[str]) -> str:
     """Sentences run together: a space between them in English, nothing in Japanese."""
-    return ("" if is_japanese() else " ").join(items)
+    return run_on(*items)
 
 
 def _listed(items: list[str]) -> str:

@@ -102,7 +102,7 @@ def plan(model: PlannedModel, inputs: PlanInputs) -> Plan:
     seq = seq_at(inputs.context)
     room = usable - weights - reserve
     kv, state = b * seq.kv * rep, b * seq.fixed
-    max_context = longest_context(model, inputs)  # core/plan/spill.py: the same function lesson 2 asks
+    max_context = longest_context(model, inputs)  # core/plan/spill.py: the same function the KV cache page asks
     per_seq = stored_per_sequence(seq, rep)
     if per_seq == 0:
         max_batch = None if room >= 0 else 0

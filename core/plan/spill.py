@@ -1,6 +1,6 @@
-"""How long a conversation grows before memory runs out: one function for the planner and for lesson 2.
+"""How long a conversation grows before memory runs out: one function for the planner and for the KV cache page.
 
-Lesson 2's calculator used to say a conversation with Llama-3-8B at 4 bits spills out of an RTX 3060 at
+The KV cache page's calculator used to say a conversation with Llama-3-8B at 4 bits spills out of an RTX 3060 at
 67,671 tokens while the planner, for the same card, said 52,568 (issue 42): the lesson counted a flat
 4.0 bits a weight and no room for the runtime, the planner GGUF Q4_0's 4.5 bits (its output head in
 Q6_K) and a reserve. Both now ask `longest_context` (the planner's `max_context`) and `spill_point`
@@ -8,7 +8,7 @@ Q6_K) and a reserve. Both now ask `longest_context` (the planner's `max_context`
 
     fits(T) ⟺ batch × (cache at T, as stored across the GPUs) ≤ share × memory × GPUs − weights − reserve
 
-`on_one_card` is lesson 2's setting: one sequence, the whole card (a home computer's llama.cpp or
+`on_one_card` is the KV cache page's setting: one sequence, the whole card (a home computer's llama.cpp or
 Ollama uses all of it: share `HOME_SHARE`), weights in a GGUF format, a 16-bit cache.
 """
 
@@ -23,12 +23,12 @@ from core.plan.inputs import MAX_SEARCH_CONTEXT, PlanInputs
 from core.plan.memory import unbounded_growth
 from core.specs import ModelSpec
 
-HOME_SHARE = 1.0  # lesson 2: the whole card (llama.cpp and Ollama take what they need, no utilisation cap)
+HOME_SHARE = 1.0  # the KV cache page: the whole card (llama.cpp and Ollama take what they need, no utilisation cap)
 
 
 def room_for_cache(model: PlannedModel, inputs: PlanInputs, memory_bytes: float | None = None) -> float:
     """Usable memory left for the cache once weights and the reserve sit in it (all GPUs together);
-    `memory_bytes`: one card's memory, where the card is not in the planner's table (lesson 2's cards)."""
+    `memory_bytes`: one card's memory, where the card is not in the planner's table (the KV cache page's cards)."""
     memory = card(inputs.card).memory_bytes if memory_bytes is None else memory_bytes
     usable = inputs.memory_share * memory * inputs.gpus
     return usable - weight_bytes(model, inputs.weight_format) - reserve_bytes(model, inputs.gpus)
@@ -67,7 +67,7 @@ def spill_point(model: PlannedModel, inputs: PlanInputs, memory_bytes: float | N
 
 @dataclass(frozen=True)
 class OnOneCard:
-    """Lesson 2's model on one card, counted as the planner counts it (core/roofline.py takes these)."""
+    """The KV cache page's model on one card, counted as the planner counts it (core/roofline.py takes these)."""
 
     weight_bytes: float  # every weight in the format (GGUF Q4_0: 4.5 bits, its head Q6_K)
     bytes_per_weight: float  # their average per parameter: what core.roofline multiplies counts by

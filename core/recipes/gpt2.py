@@ -1,4 +1,4 @@
-"""Recipe for the tiny GPT-2 of lessons 1–2: `python -m core.train gpt2`.
+"""Recipe for the tiny GPT-2 of the GPT-2 and KV cache pages: `python -m core.train gpt2`.
 
 Trains `core.models.gpt2.GPT2` (4 layers, 4 heads, d_model 128, 256-byte window)
 on `assets/corpus.txt` with the shared seeded loop of `core.train`, then writes
@@ -42,7 +42,7 @@ def corpus_tensors() -> tuple[torch.Tensor, torch.Tensor, bytes]:
 def model_card(model: GPT2, cfg: TrainConfig, loss: float, seconds: float, data: bytes, sample: str) -> str:
     c = model.config
     bits = loss / math.log(2)
-    return f"""# Tiny GPT-2 (lessons 1–2)
+    return f"""# Tiny GPT-2 (the GPT-2 and KV cache pages)
 
 A GPT-2-shaped model at toy size over raw UTF-8 bytes (`core/models/gpt2.py`).
 
@@ -80,7 +80,7 @@ step by hand.
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Train the tiny GPT-2 of lessons 1–2.")
+    parser = argparse.ArgumentParser(description="Train the tiny GPT-2 of the GPT-2 and KV cache pages.")
     parser.add_argument("--steps", type=int, default=1500)
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--lr", type=float, default=3e-3)

@@ -1,4 +1,4 @@
-"""The memory mechanisms of the story (lesson 11): the two stages before the board, then every rule."""
+"""The memory mechanisms of the story (What changed): the two stages before the board, then every rule."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from core.mechanisms import get as get_rule
 from core.mechanisms import rule_keys
 
 # ---------------------------------------------------------------------------------------------
-# The memory mechanisms of the story (lesson 11), at one shared width
+# The memory mechanisms of the story (What changed), at one shared width
 # ---------------------------------------------------------------------------------------------
 
 

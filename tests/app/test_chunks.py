@@ -1,4 +1,4 @@
-"""Lesson 6 under AppTest: the live equality check and the speed measurement."""
+"""Chunks under AppTest: the live equality check and the speed measurement."""
 
 from __future__ import annotations
 

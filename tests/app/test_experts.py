@@ -1,4 +1,4 @@
-"""Lesson 9 page: K3's experts from core/specs and mini-K3's router live on the reader's text."""
+"""The Experts page: K3's experts from core/specs and mini-K3's router live on the reader's text."""
 
 from __future__ import annotations
 

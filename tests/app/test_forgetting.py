@@ -1,4 +1,4 @@
-"""Lesson 7 under AppTest: three boards step together; KDA keeps the fact, Gated DeltaNet fades it."""
+"""Forgetting under AppTest: three boards step together; KDA keeps the fact, Gated DeltaNet fades it."""
 
 from __future__ import annotations
 

@@ -13,12 +13,12 @@ from ui.course import LESSONS, lesson
 
 # ui helpers whose words a lesson shows as its own (the page calls them)
 EXTRAS = {
-    "gpt2": ("ui/gpt2_model.py", "ui/run_captions.py"),
-    "kv_cache": ("ui/gpt2_model.py", "ui/run_captions.py", "ui/card_calculator.py"),
+    "gpt2": ("ui/models/gpt2.py", "ui/run_captions.py"),
+    "kv_cache": ("ui/models/gpt2.py", "ui/run_captions.py", "ui/card_calculator.py"),
     "collisions": tuple(f"ui/recall/{p.name}" for p in sorted((driver.ROOT / "ui" / "recall").glob("*.py"))),
     "kimi_k3": ("ui/mini_k3.py",),
     "experts": ("ui/mini_k3.py",),
-    "real_hybrid": ("ui/real_hybrid.py", "ui/real_hybrid_steps.py", "ui/downloads.py"),
+    "real_hybrid": ("ui/models/qwen35.py", "ui/real_hybrid_steps.py", "ui/models/offer.py"),
     "your_gpu": (
         *(f"ui/gpu/{p.name}" for p in sorted((driver.ROOT / "ui" / "gpu").glob("*.py"))),
         "core/specs/published.py",  # the published table the page shows

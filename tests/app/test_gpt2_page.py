@@ -1,4 +1,4 @@
-"""Lesson 1 under AppTest: stepping re-reads the whole text, and the counters come from the model."""
+"""The GPT-2 page under AppTest: stepping re-reads the whole text, and the counters come from the model."""
 
 from __future__ import annotations
 
@@ -130,6 +130,7 @@ def test_real_checkpoint_runs_on_bpe_tokens(hf_folder, tmp_path, monkeypatch):
 
 def test_missing_weights_offline_say_how_to_get_them(tmp_path, monkeypatch):
     from bench.hf_tiny_gpt2 import point_pages_at
+    from core.models import fetch
 
     point_pages_at(monkeypatch, None, tmp_path, offline=True)
     at = driver.fresh(PAGE)
@@ -137,8 +138,13 @@ def test_missing_weights_offline_say_how_to_get_them(tmp_path, monkeypatch):
     at.radio(key="gpt2_model").set_value("missing:gpt2").run()
     driver.assert_clean(at, "picking missing weights")
     info = " ".join(i.value for i in at.info)
-    assert "about 550 MB" in info and "python -m core.models.fetch gpt2" in info
+    assert "about 550 MB" in info and "tiny byte model" in info
+    assert "python -m core.models.fetch gpt2" not in info  # the command is an engineer's
     assert any("HF_HUB_OFFLINE" in w.value for w in at.warning)
+    at.query_params["depth"] = "engineer"
+    at.run()
+    info = " ".join(i.value for i in at.info)
+    assert "python -m core.models.fetch gpt2" in info and fetch.ENV_FOLDER in info
     assert not [b for b in at.button if b.key == "gpt2_download"]  # offline: no button at all
     assert metric(at, "Positions run this step")  # the tiny model still runs below
 
@@ -165,9 +171,12 @@ def test_download_button_shows_the_size_and_fetches(hf_folder, tmp_path, monkeyp
     button.click().run()
     driver.assert_clean(at, "download")
     assert calls == ["gpt2"] and any("is here" in s.value for s in at.success)
-    at.run()
     options = at.radio(key="gpt2_model").options
     assert "GPT-2 small, real weights" in options and len(options) == 2  # found now, no 'missing' entry
+    assert at.radio(key="gpt2_model").value != "missing:gpt2"  # the switch picked the new weights
+    assert at.radio(key="gpt2_model").value != "tiny"
+    at.run()
+    assert not at.success  # said once
 
 
 def test_a_bad_folder_is_one_line_and_the_page_keeps_working(tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-"""Lesson 10's "your own checkpoint" section under AppTest: a tiny random GPT-2 offered through
+"""Your GPU's "your own checkpoint" section under AppTest: a tiny random GPT-2 offered through
 COURSE_GPT2_PATH is picked and run to a chart and a table on the CPU (NVML faked away, as on CI);
 a bad folder is one line; public mode gives the command only."""
 

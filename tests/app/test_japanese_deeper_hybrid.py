@@ -29,7 +29,7 @@ def folder(tmp_path_factory):
 
 def _point_at(monkeypatch, folder, cache_dir) -> None:
     """Offer `folder` (or nothing) as the page's Qwen3.5, with an empty Hugging Face cache."""
-    from ui.real_hybrid import found_checkpoints
+    from ui.models.qwen35 import found_checkpoints
 
     if folder is None:
         monkeypatch.delenv(fetch.ENV_QWEN35, raising=False)

@@ -1,4 +1,4 @@
-"""Lesson 8 page: the real K3 map and memory from core/specs, and mini-K3 stepping live."""
+"""The Kimi K3 page: the real K3 map and memory from core/specs, and mini-K3 stepping live."""
 
 from __future__ import annotations
 

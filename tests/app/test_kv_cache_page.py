@@ -1,4 +1,4 @@
-"""Lesson 2 under AppTest: one position per step, a cache row per byte, identical output, the calculator."""
+"""The KV cache page under AppTest: one position per step, a cache row per byte, identical output, the calculator."""
 
 from __future__ import annotations
 

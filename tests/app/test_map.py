@@ -1,4 +1,4 @@
-"""Lesson 0 · Map under AppTest: headline numbers, the story table, the memory chart, every widget."""
+"""The map under AppTest: headline numbers, the story table, the memory chart, every widget."""
 
 from __future__ import annotations
 

@@ -29,8 +29,8 @@ def folder(tmp_path_factory):
 
 
 def _point_at(monkeypatch, folder, cache_dir, public: bool = False) -> None:
-    from ui.gpt2_model import found_checkpoints as gpt2_found
-    from ui.real_hybrid import found_checkpoints
+    from ui.models.gpt2 import found_checkpoints as gpt2_found
+    from ui.models.qwen35 import found_checkpoints
 
     if folder is None:
         monkeypatch.delenv(fetch.ENV_QWEN35, raising=False)

@@ -1,4 +1,4 @@
-"""Lesson 11 · What changed under AppTest: the story picture and table follow core's numbers.
+"""What changed under AppTest: the story picture and table follow core's numbers.
 
 Story (the default) shows the two pictures, each with a one-line caption, and the rules table; Engineer adds
 the width's numbers, the memory and work tables and the code (ui/depth.py), so the tests that read those

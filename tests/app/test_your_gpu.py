@@ -1,4 +1,4 @@
-"""Lesson 12 · Your GPU under AppTest, with NVML faked (no GPU here or on CI).
+"""Your GPU under AppTest, with NVML faked (no GPU here or on CI).
 
 Story (the default depth) shows one button, the reader's worked example and the committed run as two
 pictures; every other control, chart and table is Engineer's, so the tests of those open the page at
@@ -482,7 +482,7 @@ def test_without_a_gpu_the_page_opens_with_this_machine_then_the_committed_h200_
     # …and are at Engineer depth, with the sentences that carry every figure
     at = page(ENGINEER)
     spec = driver.chart_spec(at, "gpu_committed_context_fig")
-    assert "measured on an NVIDIA H200 on 2026-11-30" in driver.shown_title(at, spec)
+    assert "measured on the NVIDIA H200 on 2026-11-30" in driver.shown_title(at, spec)
     for series in raw["context"]["series"]:
         trace = next(t for t in spec["data"] if t["name"] == f"{series['model']}: measured")
         assert driver.plotly_array(trace["y"]).tolist() == pytest.approx(
@@ -634,7 +634,7 @@ def test_public_mode_shows_the_committed_run_and_measures_nothing(monkeypatch):
     assert driver.chart_spec(at, "gpu_committed_depth_fig")["data"]
     at = page(ENGINEER)
     spec = driver.chart_spec(at, "gpu_committed_context_fig")
-    assert "measured on an NVIDIA H200" in driver.shown_title(at, spec)
+    assert "measured on the NVIDIA H200" in driver.shown_title(at, spec)
     prediction = driver.shown_title(at, driver.chart_spec(at, "gpu_prediction"))
     assert prediction.endswith("— not this machine")  # the reader's card is not known here either
 

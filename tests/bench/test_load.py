@@ -222,10 +222,10 @@ def _drive(prompt_steps: bool) -> LessonDrive:
 
 def test_the_text_at_step_t_counts_new_tokens_or_every_token_as_the_lesson_does(monkeypatch):
     monkeypatch.setattr("bench.load.lessons._kv_prompt", lambda: tuple(b"The cache "))
-    generated = _drive(prompt_steps=False)  # lesson 2: step t shows the prompt and t new bytes
+    generated = _drive(prompt_steps=False)  # the KV cache page: step t shows the prompt and t new bytes
     assert generated.text_at(("s",), 2) == "The cache gr"
     assert generated.text_at(("s",), 0) == "The cache grows"  # before the first Step: the whole run
-    walked = _drive(prompt_steps=True)  # lesson 8: step t shows the first t bytes read
+    walked = _drive(prompt_steps=True)  # Kimi K3: step t shows the first t bytes read
     assert walked.text_at(("s",), 3) == "The"
     assert KV_CACHE.url_path == "kv-cache" and KIMI_K3.url_path == "kimi-k3"
     assert KV_CACHE.unique(0) != KV_CACHE.unique(1) and len({KV_CACHE.unique(i) for i in range(960)}) == 960

@@ -4,8 +4,8 @@ Zero violations may come from the project's own markup. A rule that fails only i
 framework's own markup is listed in FRAMEWORK_ONLY with the element it fails on and why; a node
 is let through only if it sits inside that element, so a new violation of ours still fails.
 Every run's findings (ours and the framework's) are written to artifacts/accessibility/.
-Used by test_pages_in_chromium.py (every lesson, as loaded and after Steps, in the visit that
-renders it) and test_accessibility.py (what a reader opens).
+Used by test_pages_in_chromium.py (every lesson, as loaded, after Steps and with everything a reader
+opens, in the visit that renders it), test_japanese_in_chromium.py and test_depths_in_chromium.py.
 """
 
 from __future__ import annotations

@@ -7,13 +7,15 @@ Chromium (`apt-get install chromium`). Without it these tests skip loudly.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 
 from bench.load.protocol import step_status
 from bench.load.server import CHROMIUM_FLAGS, chromium_path, course_server
-from ui.course import COURSE, Lesson
+from ui.course import COURSE, Lesson, available
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
@@ -45,10 +47,63 @@ def checkpoint_server(root: Path, folder_name: str, log_name: str):
             yield url
 
 
+@dataclass
+class FirstVisit:
+    """What a reader saw on a page once its lesson's heading was drawn."""
+
+    heading: str = ""
+    path: str = ""
+    dialogs: list[str] = field(default_factory=list)
+    failure: str | None = None  # the server did not answer, or the page did not finish
+
+
+HEADING_MS = 120_000  # a loaded 2-core machine can take this long for a first run
+SETTLE_MS = 700  # a dialog is drawn a moment after the page list arrives
+
+
+def first_visit(browser, url: str, item: Lesson) -> FirstVisit:
+    """Open the lesson's own link in a new browser (a new Streamlit session); once its heading is on
+    the screen, record the heading, the address and any dialog over it."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = context.new_page()
+        failure = None
+        try:
+            page.goto(url + link(item))
+            page.locator("h1", has_text=item.title).first.wait_for(timeout=HEADING_MS)
+            page.wait_for_selector("[data-testid='stApp'][data-test-connection-state='CONNECTED']")
+            page.wait_for_timeout(SETTLE_MS)
+        except Exception as error:  # noqa: BLE001 — a timeout is reported with what was on the screen
+            failure = f"no heading {item.title!r} within {HEADING_MS / 1000:.0f} s ({error!r})"[:500]
+        headings, dialogs = page.locator("h1"), page.locator("[role='dialog']")
+        return FirstVisit(
+            heading=headings.first.inner_text() if headings.count() else "",
+            path=urlparse(page.url).path,
+            dialogs=[dialogs.nth(i).inner_text() for i in range(dialogs.count())],
+            failure=failure,
+        )
+    finally:
+        context.close()
+
+
+def first_link() -> Lesson:
+    """The lesson whose own link is the first request the session's server ever serves: the first
+    lesson after the map (the map is the router's default page, "/", not a deep link)."""
+    return next(item for item in available() if item != COURSE.start)
+
+
 @pytest.fixture(scope="session")
-def server_url():
+def course_server_first_visit(browser):
+    """The session's course server, started fresh, and what its very first reader saw: before any test
+    uses it, a lesson's own link is the first page it serves (test_deep_links.py checks that visit;
+    every other lesson's link is the first page of its own session in test_pages_in_chromium.py)."""
     with streamlit_server() as url:
-        yield url
+        yield url, first_visit(browser, url, first_link())
+
+
+@pytest.fixture(scope="session")
+def server_url(course_server_first_visit):
+    return course_server_first_visit[0]
 
 
 @pytest.fixture(scope="session")
@@ -67,6 +122,18 @@ def browser():
 @pytest.fixture()
 def page(browser):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+PHONE = {"width": 390, "height": 844}
+
+
+@pytest.fixture()
+def phone(browser):
+    """A page in a phone's browser: 390 × 844, mobile, touch."""
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=1)
     page = context.new_page()
     yield page
     context.close()
@@ -121,7 +188,8 @@ def link(item: Lesson) -> str:
 
 
 def open_lesson(page, server_url, item: Lesson) -> None:
-    """The lesson by its own link (test_deep_links.py checks that this works on a fresh server)."""
+    """The lesson by its own link (test_deep_links.py checks that this works on a fresh server, and
+    test_pages_in_chromium.py that it is the lesson, with no dialog over it, as a session's first page)."""
     page.goto(server_url + link(item))
     wait_for_app(page)
     page.wait_for_selector("h1", timeout=60_000)

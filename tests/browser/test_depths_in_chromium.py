@@ -1,7 +1,9 @@
 """Both depths in a real Chromium (issue 40). Story, the default, is what every other browser test opens;
-here each page opens at Engineer depth from its link, in English and in Japanese: no exception, the switch
-shows Engineer, a screenshot at 1400 px (artifacts/screenshots/engineer/), and in English the same axe checks
-and a screenshot at a phone's 390 px. And the depth survives a page change in the sidebar and a reload."""
+here each page opens at Engineer depth from its link, once in English and once in Japanese: no exception, the
+switch shows Engineer, a screenshot at 1400 px (artifacts/screenshots/engineer/); in English the same axe
+checks and a screenshot at a phone's 390 px; in Japanese the page's language and its line breaking
+(tests/browser/japanese_lines.py) at 1400 px and, narrowed, at 390 px. And the depth survives a page change in
+the sidebar and a reload."""
 
 from __future__ import annotations
 
@@ -9,7 +11,9 @@ import pytest
 
 from core.i18n import use_language
 from tests.browser.axe import assert_accessible
+from tests.browser.checks import Findings, assert_no_exception
 from tests.browser.conftest import SCREENSHOTS, click_when_ready, link, save_whole_page, wait_for_app
+from tests.browser.japanese_lines import check_line_breaking
 from ui.course import available, lesson
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -30,27 +34,36 @@ def _chosen(page) -> str:
     ).first.inner_text()
 
 
-def _assert_no_exception(page, where: str) -> None:
-    boxes = page.locator("[data-testid='stException']")
-    assert not boxes.count(), f"exception on {where}: {boxes.first.inner_text()[:2000]}"
-
-
 @pytest.mark.parametrize("lang", ["en", "ja"])
 @pytest.mark.parametrize("item", available(), ids=lambda item: item.slug)
 def test_engineer_depth_renders_from_its_link(page, server_url, item, lang):
     page.goto(f"{server_url}{link(item)}?depth=engineer&lang={lang}")
     wait_for_app(page)
     page.wait_for_selector("h1", timeout=60_000)
-    _assert_no_exception(page, f"{item.slug} at Engineer depth ({lang})")
-    assert _title(item.slug, lang) in page.locator("h1").first.inner_text()
-    assert "depth=engineer" in page.url, "the link no longer says which depth it opens at"
-    assert _chosen(page) == ("エンジニア" if lang == "ja" else "Engineer")
-    folder = SCREENSHOTS / "engineer" / lang
-    save_whole_page(page, folder / f"{item.number:02d}_{item.slug}.png")
-    if lang != "en":
-        return  # axe and the phone width once a page: Engineer's layout is the same in both languages
-    assert_accessible(page, f"engineer-{item.slug}")
-    save_whole_page(page, folder / f"{item.number:02d}_{item.slug}_phone.png", width=PHONE_WIDTH)
+    with Findings(f"{item.slug} at Engineer depth ({lang})") as findings:
+        with findings.check("no exception"):
+            assert_no_exception(page, f"{item.slug} at Engineer depth ({lang})")
+        with findings.check("title"):
+            assert _title(item.slug, lang) in page.locator("h1").first.inner_text()
+        with findings.check("link"):
+            assert "depth=engineer" in page.url, "the link no longer says which depth it opens at"
+        with findings.check("depth switch"):
+            assert _chosen(page) == ("エンジニア" if lang == "ja" else "Engineer")
+        folder = SCREENSHOTS / "engineer" / lang
+        if lang == "ja":
+            with findings.check("language"):
+                assert page.evaluate("() => document.documentElement.lang") == "ja"
+            check_line_breaking(page, findings, f"{item.slug} at 1400 px (engineer)")
+        save_whole_page(page, folder / f"{item.number:02d}_{item.slug}.png")
+        if lang != "en":
+            # axe and the phone screenshot once a page: Engineer's layout is the same in both languages
+            page.set_viewport_size({"width": PHONE_WIDTH, "height": 1000})
+            page.wait_for_timeout(600)
+            check_line_breaking(page, findings, f"{item.slug} at {PHONE_WIDTH} px (engineer)")
+            return
+        with findings.check("axe"):
+            assert_accessible(page, f"engineer-{item.slug}")
+        save_whole_page(page, folder / f"{item.number:02d}_{item.slug}_phone.png", width=PHONE_WIDTH)
 
 
 def test_the_depth_survives_a_page_change_and_a_reload(page, server_url):
@@ -69,7 +82,7 @@ def test_the_depth_survives_a_page_change_and_a_reload(page, server_url):
     page.reload()
     wait_for_app(page)
     assert _chosen(page) == "Engineer"
-    _assert_no_exception(page, "Chunks after a reload at Engineer depth")
+    assert_no_exception(page, "Chunks after a reload at Engineer depth")
     click_when_ready(page, page.locator(f"{SWITCH} button", has_text="Story").first)
     wait_for_app(page)
     assert "depth=" not in page.url

@@ -1,5 +1,5 @@
-"""Lessons 1–2 in Chromium on a GPT-2 checkpoint in Hugging Face format, as a reader with released
-weights sees them: the model switch, BPE tokens, the top-5 table, lesson 2's cache size and its
+"""The GPT-2 and KV cache pages in Chromium on a GPT-2 checkpoint in Hugging Face format, as a reader with released
+weights sees them: the model switch, BPE tokens, the top-5 table, the KV cache page's cache size and its
 cached == uncached check; desktop and phone screenshots go to artifacts/screenshots/gpt2_checkpoint/.
 
 The checkpoint is a tiny random GPT-2 built here (bench/hf_tiny_gpt2.py), offered through
@@ -82,7 +82,7 @@ def test_checkpoint_runs_in_the_lesson(page, checkpoint_url, slug):
     save_whole_page(page, SHOTS / f"{lesson(slug).number:02d}_{slug}.png")
 
 
-@pytest.mark.parametrize("slug", ["kv_cache"])  # lesson 2 holds lesson 1's parts and more
+@pytest.mark.parametrize("slug", ["kv_cache"])  # the KV cache page holds the GPT-2 page's parts and more
 def test_checkpoint_on_a_phone(browser, checkpoint_url, slug):
     context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=1)
     page = context.new_page()

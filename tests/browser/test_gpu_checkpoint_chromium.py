@@ -1,4 +1,4 @@
-"""Lesson 10's "your own checkpoint" section in Chromium: a tiny random GPT-2 offered through
+"""Your GPU's "your own checkpoint" section in Chromium: a tiny random GPT-2 offered through
 COURSE_GPT2_PATH to a server of its own (Hub off, empty HF cache) is picked, run on the CPU, and its
 chart and table appear; the section's screenshot goes to artifacts/screenshots/gpu_checkpoint.png."""
 

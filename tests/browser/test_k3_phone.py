@@ -8,7 +8,6 @@ import pytest
 
 from core.specs import SPECS
 from tests.browser.conftest import link, wait_for_app
-from tests.browser.test_phone import phone  # noqa: F401 - phone is a fixture
 from ui.course import lesson
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -59,7 +58,7 @@ def _clashes(texts: list[dict], pad: float = 1.0) -> list[str]:
     return clash
 
 
-def test_k3_layer_map_and_memory_bars_keep_their_labels_on_a_phone(phone, server_url):  # noqa: F811
+def test_k3_layer_map_and_memory_bars_keep_their_labels_on_a_phone(phone, server_url):
     page = phone
     _open_engineer(page, server_url, "kimi_k3")
     cells = _texts(_chart(page, "k3_map"), "text.bartext")
@@ -73,7 +72,7 @@ def test_k3_layer_map_and_memory_bars_keep_their_labels_on_a_phone(phone, server
     assert all("B" in b["text"] for b in bars) and not _clashes(bars)
 
 
-def test_expert_charts_keep_numbers_apart_and_the_even_share_off_the_bars(phone, server_url):  # noqa: F811
+def test_expert_charts_keep_numbers_apart_and_the_even_share_off_the_bars(phone, server_url):
     page = phone
     _open_engineer(page, server_url, "experts")
     for key in ("ex_router", "ex_load"):

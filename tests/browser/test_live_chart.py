@@ -1,7 +1,7 @@
 """ui/live_chart.py in Chromium: a Step patches a chart in place, a chart off screen waits until the
 reader scrolls near it and then shows the newest figure, and printing draws every chart.
 
-Lesson 2 (KV cache) on the shipped byte model: its Step changes the top-5 bars, the cache pictures
+The KV cache page on the shipped byte model: its Step changes the top-5 bars, the cache pictures
 and the recompute grid; the grid sits about two screens below the Step controls.
 """
 

@@ -1,4 +1,4 @@
-"""Lesson 6's shipped timing: present, dated, from a named machine, and in the page's default setting."""
+"""Chunks' shipped timing: present, dated, from a named machine, and in the page's default setting."""
 
 from __future__ import annotations
 

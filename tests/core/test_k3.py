@@ -1,4 +1,4 @@
-"""core/k3.py: the numbers behind lessons 8 and 9 (moved out of the figure modules), and
+"""core/k3.py: the numbers behind Kimi K3 and Experts (moved out of the figure modules), and
 core/generation.py's RunSeries (moved out of core/figures/generation.py)."""
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def test_live_run_summary_matches_the_traces(mini):
     assert list(step_numbers) == list(range(1, steps + 1))
     assert (boards == mini.state_bytes()).all()
     assert list(cache) == [t * mini.cache_bytes_per_token() for t in step_numbers]
-    for step in step_numbers:  # the metrics lesson 8 shows at each step
+    for step in step_numbers:  # the metrics Kimi K3 shows at each step
         b, c, growth = run.memory_at(int(step))
         assert (b, c) == (int(boards[step - 1]), int(cache[step - 1]))
         assert growth == (None if step == 1 else mini.cache_bytes_per_token())

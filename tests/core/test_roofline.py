@@ -219,8 +219,8 @@ def test_speed_figure_fixed_state_has_no_spill_line():
     assert len(set(predicted.y)) == 1
 
 
-def test_lesson_2_and_the_planner_give_a_card_the_same_memory():
-    """Both tables count VRAM in GiB: an H100 had 74.5 GiB in lesson 2 and 80 GiB in the planner."""
+def test_the_kv_cache_page_and_the_planner_give_a_card_the_same_memory():
+    """Both tables count VRAM in GiB: an H100 had 74.5 GiB in the KV cache page and 80 GiB in the planner."""
     from core.plan.cards import card
 
     for ours, theirs in (("h100_sxm", "h100_80gb"), ("h200", "h200"), ("rtx3060_12gb", "rtx3060_12gb")):

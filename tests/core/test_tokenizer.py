@@ -85,7 +85,7 @@ def test_the_byte_models_tokens_say_which_are_pieces_of_a_character():
     """ByteTokenizer.token_bytes is the byte itself, so the page finds a character's pieces from
     bytes, as for GPT-2's tokens, not from how their labels look."""
     from core.models.hf_tokenizer import ByteTokenizer
-    from ui.gpt2_model import _is_piece
+    from ui.models.gpt2 import _is_piece
 
     tok = ByteTokenizer()
     live = type("Live", (), {"tokenizer": tok})()

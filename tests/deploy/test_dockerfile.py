@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from core import public
 from core.gpu.output import committed_run
-from core.gpu.serving import machine_lock, public
+from core.gpu.serving import machine_lock
 from core.models import fetch
 from tests.deploy.dockerfile import env, exec_form, ignored, instructions
 from tests.git_files import git_files

@@ -15,7 +15,7 @@ from pathlib import Path
 import kubernetes_validate
 import pytest
 
-from core.gpu.serving import public
+from core import public
 from deploy.nginx_conf import render
 from tests.deploy.dockerfile import instructions
 from tests.deploy.kustomize import build, merge

@@ -88,7 +88,7 @@ def checkpoint_section(
 
 
 def _found() -> list:
-    from ui.gpt2_model import found_checkpoints  # the pages' 30-second scan of the disk, shared
+    from ui.models.gpt2 import found_checkpoints  # the pages' 30-second scan of the disk, shared
 
     return found_checkpoints()
 

@@ -7,7 +7,7 @@ import streamlit as st
 
 from core.figures.gpu import batch_figure, context_speed_figure, moe_figure, prediction_figure
 from core.gpu.device.nvml import DeviceSnapshot
-from core.gpu.output.batch_words import batch_sentence
+from core.gpu.output.batch_words import batch_sentence, times
 from core.gpu.output.device_name import shown_device
 from core.gpu.output.export import page_payload, to_csv, to_json
 from core.gpu.output.report import (
@@ -21,7 +21,6 @@ from core.gpu.output.report import (
 )
 from core.gpu.presets import PRESETS, Preset
 from core.gpu.serving import last_run
-from core.gpu.serving.public import public_mode
 from core.gpu.suites.batch_bench import FIT_SHARE, BatchResult
 from core.gpu.suites.context_bench import ContextResult, predict_context, reference_bandwidth
 from core.gpu.suites.moe_bench import MoeResult
@@ -29,6 +28,7 @@ from core.gpu.timing.bandwidth import Bandwidth
 from core.gpu.timing.precision import run_dtype
 from core.i18n import _
 from core.plan.calibration import shares_words
+from core.public import public_mode
 from core.specs import SPECS
 from core.specs.published import published_table
 from ui.charts import show_figure
@@ -165,16 +165,19 @@ def batch_results(result: BatchResult | None, budgeted: bool = False) -> None:
     if result is None:
         return
     st.markdown(_("##### Many conversations at once: speed against batch"))
-    st.markdown(
-        _(
-            "Every curve above writes one conversation at a time (*batch 1*). A server writes many at once: one "
-            "step reads the weights once for all of them, but each conversation — a *sequence* — keeps its own "
-            "memory: full attention its KV cache, which grows with the depth, the fixed-state model its board of "
-            "the same size at any depth. This run decoded batches of {batches} sequences at depth "
-            "{depth:,}: more sequences per step means more tokens per second in total, until their memory "
-            "is most of what a step reads, or no longer fits."
-        ).format(batches=_batches_words(result), depth=result.depth)
-    )
+    if result.pair == "released":
+        st.markdown(_released_intro(result))
+    else:
+        st.markdown(
+            _(
+                "Every curve above writes one conversation at a time (*batch 1*). A server writes many at once: one "
+                "step reads the weights once for all of them, but each conversation — a *sequence* — keeps its own "
+                "memory: full attention its KV cache, which grows with the depth, the fixed-state model its board of "
+                "the same size at any depth. This run decoded batches of {batches} sequences at depth "
+                "{depth:,}: more sequences per step means more tokens per second in total, until their memory "
+                "is most of what a step reads, or no longer fits."
+            ).format(batches=_batches_words(result), depth=result.depth)
+        )
     show_figure(
         batch_figure(
             result,
@@ -210,6 +213,29 @@ def batch_results(result: BatchResult | None, budgeted: bool = False) -> None:
     )
     if result.stopped:
         st.caption(_("The batch sweep stopped early: the batches timed before it stopped are shown."))
+
+
+def _released_intro(result: BatchResult) -> str:
+    """The released pair's paragraph: the two models, and how far this machine cut them down."""
+    text = _(
+        "Every curve above writes one conversation at a time (*batch 1*). A server writes many at once: one step "
+        "reads the weights once for all of them, but each conversation — a *sequence* — keeps its own memory. Two "
+        "models of the same width, random weights in the shapes of their released configs: Qwen3-8B keeps keys "
+        "and values in every layer; Qwen3.5-9B, a 3:1 hybrid, in one layer of four, and a board of the same size "
+        "at any depth in the other three. This run decoded batches of {batches} sequences at depth {depth:,}."
+    ).format(batches=_batches_words(result), depth=result.depth)
+    first = result.series[0] if result.series else None
+    if first is None or first.layers is None or first.layers >= (first.released_layers or 0):
+        return text
+    if first.width == first.released_width:
+        return text + " " + _(
+            "To fit this machine each kept {layers} of its layers (vocabulary {vocab:,}); every layer's shapes "
+            "are as released."
+        ).format(layers=first.layers, vocab=first.vocab or 0)
+    return text + " " + _(
+        "These are miniatures: {layers} layers each, every width divided by {n} ({width} wide), the counts of "
+        "heads as released."
+    ).format(layers=first.layers, n=(first.released_width or 0) // (first.width or 1), width=first.width)
 
 
 def _batches_words(result: BatchResult) -> str:
@@ -309,6 +335,14 @@ def moe_results(preset: Preset, public: bool = False) -> MoeResult | None:
         )
     )
     show_figure(moe_figure(result), key="gpu_moe_fig")
+    share = result.share_of_bytes_ratio
+    if share is not None:
+        st.markdown(
+            _(
+                "The MoE ran at {speed} the dense model's speed while moving {bytes} fewer bytes a token: "
+                "{share:.0%} of its byte advantage became speed."
+            ).format(speed=times(result.speed_ratio), bytes=times(result.bytes_ratio), share=share)
+        )
     st.caption(
         _(
             "Solid bars: measured tokens/s, mean ± 1 std of the repeats; hatched bars: the roofline, the fastest "

@@ -3,7 +3,7 @@
 One benchmark runs per server (core.gpu.serving.runner); a reader who presses Run while another runs
 joins the line and sees their place. The reader's run token sits in the URL (`?gpu_run=…`)
 while they have a run, so a reload takes the run back instead of losing it. In public mode
-(core.gpu.serving.public) there are no Run buttons, only the command to run at home.
+(core/public.py) there are no Run buttons, only the command to run at home.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """'Measure this machine': the page's one button — decode tokens/s against context on this computer, beside
 the roofline of its measured copy speed — and the roofline worked by hand with the reader's own numbers
-(core.gpu.output.worked_example).
+(core.gpu.output.worked_example): the copies' spread behind its bandwidth (Engineer depth), and where the time
+over the ceiling goes, computed from the empty-cache step.
 
 Without an NVIDIA GPU it times the CPU sizes on the CPU, capped at a minute (core.gpu.serving.jobs.quick_benchmark);
 on a GPU it times the card's own sizes on the card (jobs.context_benchmark, the runner's limit). It goes through
@@ -15,7 +16,7 @@ import streamlit as st
 from core.figures.gpu import context_speed_figure
 from core.figures.gpu_story import depth_story_figure
 from core.gpu.output.device_name import shown_device
-from core.gpu.output.worked_example import worked_example
+from core.gpu.output.worked_example import overhead, worked_example
 from core.gpu.presets import PRESETS
 from core.gpu.serving import jobs
 from core.gpu.serving.runner import MAX_RUN_S, RUNNER, Busy
@@ -140,31 +141,25 @@ def _submit(owner: str, gpu_preset: str | None) -> None:
 
 
 def _worked(result: ContextResult) -> None:
+    """The division with the reader's numbers; at Engineer depth, the spread of the copies behind its
+    bandwidth and the same numbers as one line; then where the time over the ceiling goes (computed)."""
     example = worked_example(result)
     if example is None:
         return
     st.markdown(_("**Your worked example: bandwidth ÷ bytes per token = tokens per second**"))
     st.markdown(example.sentence())
-    if engineer():  # the same numbers as one line of arithmetic
+    if engineer():  # how the bandwidth was measured, and the same numbers as one line of arithmetic
+        spread = example.spread_sentence()
+        if spread:
+            st.caption(spread)
         st.markdown(
             _("With your numbers: **{division}**; measured: **{measured:,.1f}**.").format(
                 division=example.division(), measured=example.measured_tokens_per_s
             )
         )
-    if result.device.upper().startswith("CPU"):
-        st.caption(
-            _(
-                "The rest of the time is not spent reading memory: on a CPU, mostly Python and starting many small "
-                "operations."
-            )
-        )
-    else:
-        st.caption(
-            _(
-                "The rest of the time is not spent reading memory: on a GPU, mostly starting the step's many small "
-                "calculations, and the arithmetic itself."
-            )
-        )
+    split = overhead(result, example)
+    if split is not None:
+        st.caption(split.sentence())
 
 
 def _listed(numbers: tuple[int, ...]) -> str:

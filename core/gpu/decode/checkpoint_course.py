@@ -1,4 +1,4 @@
-"""Qwen3 (dense) and Qwen3.5 (hybrid) folders in the course's own modules, for the checkpoint benchmark.
+"""GPT-2, Qwen3 (dense) and Qwen3.5 (hybrid) folders in the course's own modules, for the checkpoint benchmark.
 
 The protocol is core.gpu.decode.checkpoint_decoders.Decoder's (the one core.gpu.timing.decode_timer.time_decode and
 core.gpu.timing.graphs.time_graphed drive). Both keep every tensor a step touches at a fixed address —
@@ -14,6 +14,7 @@ A step reads and writes the same bytes either way, which is all the timing measu
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import torch
@@ -67,13 +68,19 @@ class _CourseDecoder:
 
     @property
     def pos(self) -> int:
-        return 0 if self.cache is None else self.cache.position
+        return 0 if self.cache is None else self._length()
 
     @pos.setter
     def pos(self, depth: int) -> None:
         if depth > self.pos:
             raise ValueError(f"cannot move forward to {depth}: the cache holds {self.pos} positions")
-        self.cache.position = depth
+        self._rewind(depth)
+
+    def _length(self) -> int:
+        return self.cache.position
+
+    def _rewind(self, depth: int) -> None:
+        self.cache.position = depth  # the rows past it are overwritten by the next steps
 
     def cache_tensors(self) -> list[torch.Tensor]:
         """The KV buffers, each (B, Hkv, room, Dh): what grows with depth."""
@@ -85,6 +92,42 @@ class _CourseDecoder:
 
     def release(self) -> None:
         self.cache = None
+
+
+class GPT2Decoder(_CourseDecoder):
+    """A GPT-2 folder in the course's module, stepped over its `KVCache` (core/models/gpt2.py):
+    buffers for the whole window, allocated once; `length` says how many rows are real."""
+
+    graphable = False  # stepped eagerly: its attention reads `length` rows, a size that changes
+    cache_kind = N_("course KVCache (preallocated for the window)")
+    loader = N_("the course's GPT-2 module (core/models/gpt2.py)")
+
+    def __init__(self, folder: Path | str, device: torch.device, dtype: torch.dtype) -> None:
+        from core.models.hf_gpt2 import load_gpt2
+
+        super().__init__(load_gpt2(folder, dtype=dtype).model, device)
+
+    def allocate(self, room: int) -> None:
+        if self.cache is None:  # the window's buffers serve every depth
+            with self.device:
+                self.cache = self.model.new_cache()
+        self.cache.length = 0
+
+    def _run(self, ids: torch.Tensor) -> torch.Tensor:
+        # the module makes its position indices with torch.arange: on a GPU, make them there
+        on_device = self.device if self.device.type != "cpu" else contextlib.nullcontext()
+        with on_device:
+            logits, _ = self.model.forward_with_attention(ids, self.cache, last_only=True)  # (1, 1, V)
+        return logits
+
+    def _length(self) -> int:
+        return self.cache.length
+
+    def _rewind(self, depth: int) -> None:
+        self.cache.length = depth
+
+    def cache_tensors(self) -> list[torch.Tensor]:
+        return [] if self.cache is None else [*self.cache.keys, *self.cache.values]  # each (B, H, T_max, Dh)
 
 
 class Qwen3Decoder(_CourseDecoder):

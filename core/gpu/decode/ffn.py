@@ -1,6 +1,11 @@
 """The feed-forward halves of the decode models: dense, or a mixture of experts of equal size.
 
-- `DenseFFN`: x → W2 gelu(W1 x); every weight is read for every token.
+Either is a GELU pair of matrices (x → W2 gelu(W1 x)) or, with `gated`, a SwiGLU as released MoEs
+have (x → W2 (silu(x Wg) ⊙ x Wu), gate and up side by side in one W1): three matrices an expert, so an
+expert of DeepSeek-V3's shapes (7,168 × 2,048) holds 84 MiB in bf16 and one of Qwen3.5-MoE's
+(2,048 × 512) 6 MiB (core.gpu.suites.moe_sizing).
+
+- `DenseFFN`: every weight is read for every token.
 - `MoEFFN`: `n_shared` always-on experts plus `top_k` of the routed ones, chosen per token by
   a router (Kimi K3 wakes 2 shared + 16 of 896 experts). The chosen experts are gathered by
   index on the device, so routing never waits for the host; the gather copies the chosen
@@ -11,7 +16,10 @@
   group per expert, with the group boundaries computed on the device — no copy, no host sync.
   On an H200 the gather alone took most of a batch-1 MoE step (docs/gpu-runs/2026-11-30-*).
   `way="triton"` reads them in place too, with two Triton kernels written for one token
-  (core.gpu.decode.moe_triton), as engines' fused MoE kernels do; it runs on any CUDA card Triton supports.
+  (core.gpu.decode.moe_triton), as engines' fused MoE kernels do; it runs on any CUDA card Triton
+  supports, GELU experts only.
+  `MoEFFN.loop` is the reference the others are checked against: one expert after another, each by
+  its id read on the host (a sync per token, so never graphed), as a plain per-expert loop runs.
 """
 
 from __future__ import annotations
@@ -24,23 +32,49 @@ from core.gpu.decode import moe_triton, triton_support
 from core.gpu.decode.traffic import Traffic
 from core.i18n import N_
 
+FILL_BLOCK = 1 << 20  # elements drawn at random once, then repeated over a large CPU tensor
+TILE_ABOVE = 1 << 24  # CPU tensors of more elements than this are filled by repeating a block
 
-def weight(shape: tuple[int, ...], device: torch.device, dtype: torch.dtype) -> nn.Parameter:
-    """A random N(0, 0.02²) weight that never needs a gradient."""
-    w = torch.empty(shape, device=device, dtype=dtype).normal_(0.0, 0.02)
-    return nn.Parameter(w, requires_grad=False)
+
+def random_(t: torch.Tensor, std: float) -> torch.Tensor:
+    """N(0, std²) values in place. A CPU draws them at ~0.1 GB/s — half a minute for a few GB of experts —
+    so above TILE_ABOVE elements one block is drawn and copied over the rest at memory speed: a decode
+    step's time depends on how many bytes it reads, not on their values."""
+    flat = t.view(-1)
+    if t.device.type != "cpu" or flat.numel() <= TILE_ABOVE:
+        return t.normal_(0.0, std)
+    flat[:FILL_BLOCK].normal_(0.0, std)
+    for start in range(FILL_BLOCK, flat.numel(), FILL_BLOCK):
+        n = min(FILL_BLOCK, flat.numel() - start)
+        flat[start : start + n].copy_(flat[:n])
+    return t
+
+
+def weight(shape: tuple[int, ...], device: torch.device, dtype: torch.dtype, std: float = 0.02) -> nn.Parameter:
+    """A random N(0, std²) weight that never needs a gradient (on 'meta', shapes only)."""
+    w = torch.empty(shape, device=device, dtype=dtype)
+    return nn.Parameter(w if w.device.type == "meta" else random_(w, std), requires_grad=False)
 
 
 def _bytes(*tensors: torch.Tensor) -> int:
     return sum(t.numel() * t.element_size() for t in tensors)
 
 
-class DenseFFN(nn.Module):
-    """x → W2 gelu(W1 x); every weight is read for every token."""
+def activate(h: torch.Tensor, gated: bool) -> torch.Tensor:
+    """GELU, or SwiGLU on a gate | up pair: (…, 2F) → (…, F)."""
+    if not gated:
+        return F.gelu(h)
+    gate, up = h.chunk(2, dim=-1)
+    return F.silu(gate) * up
 
-    def __init__(self, d: int, hidden: int, device: torch.device, dtype: torch.dtype) -> None:
+
+class DenseFFN(nn.Module):
+    """x → W2 act(W1 x); every weight is read for every token (`gated`: W1 holds gate and up)."""
+
+    def __init__(self, d: int, hidden: int, device: torch.device, dtype: torch.dtype, gated: bool = False) -> None:
         super().__init__()
-        self.w1 = weight((d, hidden), device, dtype)
+        self.gated = gated
+        self.w1 = weight((d, (2 if gated else 1) * hidden), device, dtype)
         self.w2 = weight((hidden, d), device, dtype)
 
     def active_params(self) -> int:
@@ -50,7 +84,7 @@ class DenseFFN(nn.Module):
         return Traffic(weights=_bytes(self.w1, self.w2))
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:  # (1, D) → (1, D)
-        return F.gelu(h @ self.w1) @ self.w2
+        return activate(h @ self.w1, self.gated) @ self.w2
 
 
 class MoEFFN(nn.Module):
@@ -66,16 +100,18 @@ class MoEFFN(nn.Module):
         device: torch.device,
         dtype: torch.dtype,
         way: str = "gather",
+        gated: bool = False,
     ) -> None:
         super().__init__()
         n_routed = n_experts - n_shared
         if n_routed < top_k or top_k < 1:
             raise ValueError("need at least top_k routed experts")
-        self.top_k = top_k
+        self.top_k, self.gated, self.expert_hidden = top_k, gated, expert_hidden
+        up = (2 if gated else 1) * expert_hidden  # gate | up side by side when gated
         self.router = weight((d, n_routed), device, dtype)
-        self.shared_w1 = weight((d, n_shared * expert_hidden), device, dtype)
+        self.shared_w1 = weight((d, n_shared * up), device, dtype)
         self.shared_w2 = weight((n_shared * expert_hidden, d), device, dtype)
-        self.w1 = weight((n_routed, d, expert_hidden), device, dtype)  # (E, D, Fe)
+        self.w1 = weight((n_routed, d, up), device, dtype)  # (E, D, Fe) or (E, D, 2Fe)
         self.w2 = weight((n_routed, expert_hidden, d), device, dtype)  # (E, Fe, D)
         self.use(way)
 
@@ -85,7 +121,7 @@ class MoEFFN(nn.Module):
 
     def _runs_here(self, way: str) -> bool:
         _, d, fe = self.w1.shape
-        return way_available(way, self.w1.device, self.w1.dtype, d, fe)
+        return way_available(way, self.w1.device, self.w1.dtype, d, fe, self.gated)
 
     def use(self, way: str) -> None:
         """Read the chosen experts with `way` from now on (the weights stay as they are)."""
@@ -114,7 +150,7 @@ class MoEFFN(nn.Module):
         return Traffic(weights=_bytes(self.router, self.shared_w1, self.shared_w2) + routed, scratch=scratch)
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:  # (1, D) → (1, D)
-        out = F.gelu(h @ self.shared_w1) @ self.shared_w2
+        out = activate(h @ self.shared_w1, self.gated) @ self.shared_w2
         logits = (h @ self.router)[0]  # (E,)
         top_v, top_i = torch.topk(logits, self.top_k)  # (k,) — stays on the device
         if self.way == "triton":  # the gates' softmax inside the kernel: three launches fewer
@@ -122,12 +158,22 @@ class MoEFFN(nn.Module):
         gate = torch.softmax(top_v.float(), -1).to(h.dtype)  # (k,)
         if self.way == "grouped":
             return out + self._grouped(h, top_i, gate)
-        w1 = self.w1.index_select(0, top_i)  # (k, D, Fe)
+        w1 = self.w1.index_select(0, top_i)  # (k, D, Fe | 2Fe)
         w2 = self.w2.index_select(0, top_i)  # (k, Fe, D)
         # batched matrix × vector on the gathered, contiguous experts: no transposed copies
         # (einsum did one; measured on an H200: 1.55 → 1.31 ms per step, docs/gpu-runs/2026-11-30-*)
-        hidden = F.gelu(torch.bmm(h.expand(self.top_k, 1, -1), w1)) * gate[:, None, None]  # (k, 1, Fe)
+        hidden = activate(torch.bmm(h.expand(self.top_k, 1, -1), w1), self.gated) * gate[:, None, None]  # (k, 1, Fe)
         return out + torch.bmm(hidden, w2).sum(0)  # (1, D)
+
+    def loop(self, h: torch.Tensor) -> torch.Tensor:  # (1, D) → (1, D)
+        """The same layer one expert at a time, each read where it lies by its id on the host: the
+        per-expert loop the batched ways (`forward`) are checked against (a host sync; no CUDA graph)."""
+        out = activate(h @ self.shared_w1, self.gated) @ self.shared_w2
+        top_v, top_i = torch.topk((h @ self.router)[0], self.top_k)
+        gate = torch.softmax(top_v.float(), -1).to(h.dtype)  # (k,)
+        for j, e in enumerate(top_i.tolist()):
+            out = out + gate[j] * (activate(h @ self.w1[e], self.gated) @ self.w2[e])  # (1, D)
+        return out
 
     def _grouped(self, h: torch.Tensor, top_i: torch.Tensor, gate: torch.Tensor) -> torch.Tensor:
         """The chosen experts through two grouped GEMMs over all experts' weights in place: the
@@ -136,7 +182,7 @@ class MoEFFN(nn.Module):
         ids, order = torch.sort(top_i)  # (k,): groups must come in expert order
         offs = group_offsets(ids, self.w1.shape[0])  # (E,) int32, on the device
         x = h.expand(self.top_k, -1).contiguous()  # (k, D)
-        hidden = F.gelu(torch._grouped_mm(x, self.w1, offs=offs)) * gate[order][:, None]  # (k, Fe)
+        hidden = activate(torch._grouped_mm(x, self.w1, offs=offs), self.gated) * gate[order][:, None]  # (k, Fe)
         return torch._grouped_mm(hidden, self.w2, offs=offs).sum(0, keepdim=True)  # (1, D)
 
 
@@ -153,12 +199,15 @@ MOE_WAY_WORDS = {
 MOE_FFN_WAYS = {"moe": "gather", "moe_grouped": "grouped", "moe_triton": "triton"}
 
 
-def way_available(way: str, device: torch.device, dtype: torch.dtype, d: int, expert_hidden: int) -> bool:
-    """Whether the MoE way `way` (how the chosen experts are read) runs on this device, dtype and widths."""
+def way_available(
+    way: str, device: torch.device, dtype: torch.dtype, d: int, expert_hidden: int, gated: bool = False
+) -> bool:
+    """Whether the MoE way `way` (how the chosen experts are read) runs on this device, dtype and widths
+    (`gated`: SwiGLU experts, which the Triton kernels do not compute)."""
     if way == "grouped":
         return grouped_mm_available(device, dtype, d, expert_hidden)
     if way == "triton":
-        return triton_support.available(device)
+        return not gated and triton_support.available(device)
     return True
 
 

@@ -70,6 +70,7 @@ def moe_layer(preset: Preset, device: torch.device | str, dtype: torch.dtype, wa
         torch.device(device),
         dtype,
         way=way,
+        gated=preset.moe_gated,
     )
 
 
@@ -82,7 +83,7 @@ class _Block(nn.Module):
         if ffn == "dense":
             self.ffn: nn.Module = DenseFFN(d, preset.ffn_hidden, device, dtype)
         elif ffn == "dense_moe_size":  # the dense twin of the MoE: same total parameters
-            self.ffn = DenseFFN(d, preset.moe_ffn_hidden, device, dtype)
+            self.ffn = DenseFFN(d, preset.moe_ffn_hidden, device, dtype, gated=preset.moe_gated)
         elif ffn in MOE_FFN_WAYS:  # the chosen experts gathered, or read in place
             self.ffn = moe_layer(preset, device, dtype, MOE_FFN_WAYS[ffn])
         else:

@@ -3,7 +3,9 @@
 The page shows it under the batch chart: at the largest batch the fixed state ran, how many tokens
 per second it wrote in total and how many times full attention's that is (at the largest batch both
 ran, when full attention no longer fit), and how many sequences of each fit the free memory at the
-sweep's depth. Every number comes from the `BatchResult`; none is typed.
+sweep's depth. For the released pair (Qwen3-8B's shapes against Qwen3.5-9B's) the same sentence names the
+dense model and the hybrid, and sets the planner's largest batch for the same shapes beside each. Every
+number comes from the `BatchResult`; none is typed.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ class BatchSummary:
     state_max_batch: int
     attention_sequence_bytes: int
     state_sequence_bytes: int
+    pair: str = "synthetic"
+    attention_planner: int | None = None  # the planner's largest batch for the same shapes (released pair)
+    state_planner: int | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -45,14 +50,9 @@ class BatchSummary:
         return self.state_total_compared / self.attention_total_compared
 
     def sentence(self) -> str:
-        numbers = dict(
-            batch=self.state_batch,
-            total=rate(self.state_total),
-            compared=self.compared_batch,
-            compared_total=rate(self.state_total_compared),
-            times=times(self.ratio) if self.ratio is not None else "",
-            attention=rate(self.attention_total_compared),
-        )
+        if self.pair == "released":
+            return self._released_sentence()
+        numbers = self._numbers()
         if self.compared_batch == self.state_batch and self.ratio is not None:
             head = _(
                 "At batch {batch} the fixed state wrote {total} tokens/s in total, {times} full attention's "
@@ -70,14 +70,7 @@ class BatchSummary:
                 "these batches."
             ).format(**numbers)
         n = self.attention_max_batch
-        room = dict(
-            device=shown_device(self.device),
-            n=f"{n:,}",
-            depth=format_context(self.depth),
-            cache=format_bytes(self.attention_sequence_bytes),
-            state_fits=f"{self.state_max_batch:,}",
-            state=format_bytes(self.state_sequence_bytes),
-        )
+        room = self._room()
         if n == 0:
             fits = _(
                 "Beside the weights, in the memory free on {device}, full attention fits not even one sequence at "
@@ -92,6 +85,58 @@ class BatchSummary:
                 n,
             )
         return f"{head} {fits.format(**room)}"
+
+    def _numbers(self) -> dict[str, object]:
+        return dict(
+            batch=self.state_batch,
+            total=rate(self.state_total),
+            compared=self.compared_batch,
+            compared_total=rate(self.state_total_compared),
+            times=times(self.ratio) if self.ratio is not None else "",
+            attention=rate(self.attention_total_compared),
+        )
+
+    def _room(self) -> dict[str, str]:
+        return dict(
+            device=shown_device(self.device),
+            n=f"{self.attention_max_batch:,}",
+            depth=format_context(self.depth),
+            cache=format_bytes(self.attention_sequence_bytes),
+            state_fits=f"{self.state_max_batch:,}",
+            state=format_bytes(self.state_sequence_bytes),
+            attention_planner="—" if self.attention_planner is None else f"{self.attention_planner:,}",
+            state_planner="—" if self.state_planner is None else f"{self.state_planner:,}",
+        )
+
+    def _released_sentence(self) -> str:
+        """The released pair's sentence: the hybrid against the dense model, and the planner beside each."""
+        numbers = self._numbers()
+        if self.compared_batch == self.state_batch and self.ratio is not None:
+            head = _(
+                "At batch {batch} the hybrid (Qwen3.5-9B's shapes) wrote {total} tokens/s in total, {times} the "
+                "dense model's (Qwen3-8B's shapes) {attention}."
+            ).format(**numbers)
+        elif self.compared_batch is not None and self.ratio is not None:
+            head = _(
+                "At batch {batch} the hybrid (Qwen3.5-9B's shapes) wrote {total} tokens/s in total; the dense model "
+                "(Qwen3-8B's shapes) did not run there. At batch {compared}, the largest both ran, the hybrid wrote "
+                "{compared_total} tokens/s in total, {times} the dense model's {attention}."
+            ).format(**numbers)
+        else:
+            head = _(
+                "At batch {batch} the hybrid (Qwen3.5-9B's shapes) wrote {total} tokens/s in total; the dense model "
+                "(Qwen3-8B's shapes) ran at none of these batches."
+            ).format(**numbers)
+        fits = ngettext(
+            "Beside the weights, in the memory free on {device}, the dense model fits {n} sequence at depth {depth} "
+            "({cache} each) and the hybrid {state_fits} ({state} each); the planner, asked about the same shapes "
+            "and memory, says {attention_planner} and {state_planner}.",
+            "Beside the weights, in the memory free on {device}, the dense model fits {n} sequences at depth "
+            "{depth} ({cache} each) and the hybrid {state_fits} ({state} each); the planner, asked about the same "
+            "shapes and memory, says {attention_planner} and {state_planner}.",
+            self.attention_max_batch,
+        )
+        return f"{head} {fits.format(**self._room())}"
 
 
 def summarise(result: BatchResult) -> BatchSummary | None:
@@ -116,6 +161,9 @@ def summarise(result: BatchResult) -> BatchSummary | None:
         state_max_batch=state.max_batch,
         attention_sequence_bytes=attention.per_sequence_bytes,
         state_sequence_bytes=state.per_sequence_bytes,
+        pair=result.pair,
+        attention_planner=attention.planner_max_batch,
+        state_planner=state.planner_max_batch,
     )
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from core.gpu.output.result import SuiteResult
 from core.gpu.suites.context_bench import ContextResult, Series
 from core.gpu.suites.moe_bench import MoeResult, MoeRow
-from core.i18n import N_, _, day, language
+from core.i18n import N_, _, stated_date
 from core.units import format_context
 
 RUNS = Path(__file__).resolve().parents[3] / "docs" / "gpu-runs"
@@ -37,16 +37,12 @@ class CommittedRun:
     @property
     def label(self) -> str:
         """How every chart names the run: 'measured on an NVIDIA H200 on 2026-11-30'."""
-        if language() != "en":
-            return _("measured on the {card} on {date}").format(card=self.card, date=day(self.date))
-        article = "an" if self.card[:1].upper() in "AEFHILMNORSX" else "a"  # as the letter is spoken
-        return f"measured on {article} {self.card} on {self.date}"
+        return _("measured on the {card} on {date}").format(card=self.card, date=stated_date(self.date))
 
     @property
     def opening(self) -> str:
         """How every sentence starts: 'On the NVIDIA H200 measured on 2026-11-30'."""
-        when = self.date if language() == "en" else day(self.date)  # English keeps the ISO date
-        return _("On the {card} measured on {date}").format(card=self.card, date=when)
+        return _("On the {card} measured on {date}").format(card=self.card, date=stated_date(self.date))
 
     @property
     def source(self) -> str:

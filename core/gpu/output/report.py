@@ -1,4 +1,4 @@
-"""Tables for lesson 10: the device card, each benchmark's points, and a one-line summary of each.
+"""Tables for Your GPU: the device card, each benchmark's points, and a one-line summary of each.
 
 Plain rows (lists of dicts of ready-formatted strings) that a page hands to st.table, so every
 number carries its unit and the same number of decimals; no Streamlit here. Only the page reads them
@@ -16,7 +16,7 @@ from core.gpu.device.nvml import DeviceSnapshot
 from core.gpu.suites.context_bench import ContextResult
 from core.gpu.suites.moe_bench import MoeResult
 from core.gpu.timing.bandwidth import Bandwidth
-from core.i18n import N_, _, is_japanese, pgettext
+from core.i18n import N_, _, pgettext, with_percent
 from core.units import format_bytes, signed_percent
 
 UNKNOWN = N_("unknown")
@@ -140,8 +140,7 @@ def percent(part: float | None, whole: float | None) -> str:
     if not part or not whole or part != part:
         return "—"
     share = 100 * part / whole
-    sign = "%" if is_japanese() else " %"  # Japanese sets % against the number: '71%'
-    return f"{share:.0f}{sign}" if share >= 9.95 else f"{share:.2g}{sign}"
+    return with_percent(f"{share:.0f}" if share >= 9.95 else f"{share:.2g}")
 
 
 def context_rows(result: ContextResult) -> list[dict[str, str]]:

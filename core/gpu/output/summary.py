@@ -48,11 +48,20 @@ def print_summary(result: SuiteResult) -> None:
             )
             if r.way_trials:
                 print(f"  {'':<15} experts read by {r.way} ({trials_line(r.way_trials)})")
+        if moe.share_of_bytes_ratio is not None:
+            shape = f"{moe.shape} experts: " if moe.shape else ""
+            print(f"  {shape}MoE ÷ dense {moe.speed_ratio:.2f}× in speed, {moe.bytes_ratio:.2f}× in bytes per token: "
+                  f"{moe.share_of_bytes_ratio:.0%} of the byte ratio")  # fmt: skip
     if result.batch is not None:
         batch = result.batch
-        print(f"\nbatch at depth {batch.depth:,}")
+        print(f"\nbatch at depth {batch.depth:,} ({batch.pair} pair)")
         for s in batch.series:
-            print(f"  {s.model:<15} at most {s.max_batch:,} sequences fit")
+            planner = "" if s.planner_max_batch is None else f"; the planner, same shapes: {s.planner_max_batch:,}"
+            print(f"  {s.model:<15} at most {s.max_batch:,} sequences fit "
+                  f"({s.per_sequence_bytes / 2**20:,.1f} MiB each{planner})")  # fmt: skip
+            if s.layers is not None:
+                print(f"  {'':<15} {s.layers} of {s.released_layers} layers, {s.width} wide, vocabulary "
+                      f"{s.vocab:,} of {s.released_vocab:,}")  # fmt: skip
             for p in s.points:
                 if p.fits:
                     print(f"  {'':<15} B={p.batch:>3}  {p.tokens_per_s_per_sequence:9.1f} t/s a sequence, "

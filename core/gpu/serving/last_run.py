@@ -1,4 +1,4 @@
-"""The last finished benchmark on this machine, kept as a small JSON file, so lesson 10's default view
+"""The last finished benchmark on this machine, kept as a small JSON file, so Your GPU's default view
 shows a measurement (with its date and device) instead of only the roofline.
 
 Where: `$COURSE_CACHE_DIR`, else `~/.cache/gpt2-to-k3/`; one file per machine (host name).

@@ -1,23 +1,14 @@
-"""Public mode: a course hosted for anyone measures nothing on its shared server.
+"""The command a reader runs at home in place of the page's Run buttons, when the course is public.
 
-`COURSE_PUBLIC=1` (also true/yes/on) is read here and nowhere else. On a shared server a
-benchmark would measure the server, not the reader's GPU, and would make every other reader
-wait; so lesson 10 then shows the roofline, the published numbers and the command that runs
-the same benchmarks at home (`home_command`), and offers no Run button.
+In public mode (core/public.py) Your GPU shows the roofline, the published numbers and this command,
+which runs the same benchmarks with the reader's choices on their own machine, and offers no Run button.
 """
 
 from __future__ import annotations
 
-import os
 import shlex
 
-ENV_VAR = "COURSE_PUBLIC"
 GIB = 1024**3
-
-
-def public_mode() -> bool:
-    """Whether this server is in public mode (the COURSE_PUBLIC environment variable)."""
-    return os.environ.get(ENV_VAR, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 def home_command(preset: str, budget_bytes: int | None = None, out: str = "my_gpu.json") -> str:

@@ -1,15 +1,25 @@
-"""Decode at batch 1, 4, 16, 64: where a fixed state's small memory pays off.
+"""Decode at batch 1, 4, 16, 64: where a smaller memory per sequence pays off.
 
 At batch 1 a step reads every weight for one token; at batch B the same weights serve B sequences,
 so tokens/s in total grows with B until each sequence's own memory — its KV cache, or its fixed
-state — dominates what a step reads, or no longer fits on the card. A full-attention sequence at
-depth 16K on the `large` preset holds 4 GiB of cache; a fixed-state one 32 MiB at any depth. So the
-largest batch that fits, and the total tokens/s there, is where the two memories part ways.
+state — dominates what a step reads, or no longer fits on the card. So the largest batch that fits,
+and the total tokens/s there, is where two models' memories part ways.
 
-`BatchedDecoder` is the decode models' skeleton (core.gpu.decode.models) with a batch dimension: the same
-weights, one cache or state per sequence, one step for all of them (B tokens in, B logit rows out),
-graphable as theirs are. `run_batch` times it at one depth for each batch that fits
-(core.gpu.timing.decode_timer.time_at_depth: eager, and replayed as a CUDA graph on a GPU).
+Two pairs can be swept (a preset's `batch_pair`, or `run_batch(pair=…)`):
+
+- `released` (the default): Qwen3-8B's shapes (dense, grouped-query attention in every layer) against
+  Qwen3.5-9B's (a 3:1 hybrid of Gated DeltaNet and full-attention layers), both 4,096 wide, from their
+  configs (core.gpu.decode.pair_shapes, built by core.gpu.decode.pair_decoder): at 16K a Qwen3-8B
+  sequence holds 2.25 GiB, a Qwen3.5-9B one 561 MiB, about 4× less. A preset cuts them down only where
+  its machine cannot hold them (fewer layers, a shorter vocabulary; each layer's shapes as released). Each
+  series also carries the planner's largest batch for the same shapes in the same free memory
+  (`pair_shapes.planner_max_batch`): one function counts a sequence's bytes for both.
+- `synthetic`: the preset's multi-head attention against a pure fixed state (`BatchedDecoder`): the
+  decode models' skeleton (core.gpu.decode.models) with a batch dimension — at 16K on the `large`
+  preset 4 GiB against 32 MiB per sequence, 128×.
+
+`run_batch` times each at one depth for each batch that fits (core.gpu.timing.decode_timer.time_at_depth:
+eager, and replayed as a CUDA graph on a GPU).
 """
 
 from __future__ import annotations
@@ -21,7 +31,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from core.gpu.decode import pair_shapes
 from core.gpu.decode.ffn import weight
+from core.gpu.decode.pair_decoder import PairDecoder
 from core.gpu.decode.traffic import Traffic
 from core.gpu.presets import Preset
 from core.gpu.timing.bench_env import BenchEnv
@@ -32,7 +44,8 @@ from core.gpu.timing.steps import Progress, ShouldStop, Stopped, never, no_progr
 BATCHES = (1, 4, 16, 64)
 BATCH_DEPTH = 16384
 FIT_SHARE = 0.9  # of the free memory a batch may fill: the allocator and the graph pool need the rest
-KINDS = {"attention": "full attention", "state": "fixed state"}
+KINDS = {"attention": "full attention", "state": "fixed state"}  # the synthetic pair's series
+PAIRS = ("released", "synthetic")
 
 
 def _rms(x: torch.Tensor) -> torch.Tensor:
@@ -177,6 +190,15 @@ class BatchSeries:
     per_sequence_bytes: int
     max_batch: int  # the largest that fits the free memory beside the weights
     points: list[BatchPoint] = field(default_factory=list)
+    # the released pair's: the planner's largest batch for these shapes in the same free memory (at the
+    # sweep's depth, with its runtime reserve), and how far the shapes were cut down
+    planner_max_batch: int | None = None
+    layers: int | None = None
+    released_layers: int | None = None
+    vocab: int | None = None
+    released_vocab: int | None = None
+    width: int | None = None
+    released_width: int | None = None
 
 
 @dataclass
@@ -187,9 +209,15 @@ class BatchResult:
     free_bytes: int
     series: list[BatchSeries] = field(default_factory=list)
     stopped: bool = False
+    pair: str = "synthetic"  # which pair (PAIRS); runs written before the released pair were synthetic
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def pair_scale(preset: Preset) -> pair_shapes.PairScale:
+    """How far `preset` cuts the released pair down (core.gpu.decode.pair_shapes.PairScale)."""
+    return pair_shapes.PairScale(preset.pair_layers, preset.pair_vocab, preset.pair_width_divisor)
 
 
 def run_batch(
@@ -199,32 +227,83 @@ def run_batch(
     depth: int = BATCH_DEPTH,
     should_stop: ShouldStop = never,
     progress: Progress = no_progress,
+    pair: str | None = None,
 ) -> BatchResult:
-    """Each kind at `depth` for every batch in `batches` that fits; the largest that fits is reported
-    for each kind whether or not it was among them. `progress(fraction, message)` before each batch."""
+    """Each model of `pair` (default: the preset's) at `depth` for every batch in `batches` that fits;
+    the largest that fits is reported for each whether or not it was among them. `progress(fraction,
+    message)` before each batch."""
+    pair = pair or preset.batch_pair
+    if pair not in PAIRS:
+        raise ValueError(f"unknown batch pair {pair!r}; choose one of {', '.join(PAIRS)}")
     free = env.free_bytes()
-    result = BatchResult(preset.name, env.device_label, depth, free)
-    e = torch.finfo(env.dtype).bits // 8
+    result = BatchResult(preset.name, env.device_label, depth, free, pair=pair)
     try:
-        for kind, words in KINDS.items():
-            shape = BatchedDecoder(kind, preset, 1, "meta", env.dtype)
-            per_seq = per_sequence_bytes(kind, preset, steps_room(preset, depth), e)
-            series = BatchSeries(kind, words, depth, shape.weight_bytes(), per_seq,
-                                 max_batch(free, shape.weight_bytes(), per_seq))  # fmt: skip
+        for kind in KINDS:
+            models = _Models(kind, pair, preset, env)
+            series = models.series(free, depth)
             result.series.append(series)
-            for b in batches:
-                if should_stop():
-                    raise Stopped
-                done = len(result.series) - 1 + batches.index(b) / len(batches)
-                progress(done / len(KINDS), f"{words}: batch {b} at depth {depth:,}")
-                series.points.append(_time_batch(kind, preset, env, b, depth, series, should_stop))
+            try:
+                for b in batches:
+                    if should_stop():
+                        raise Stopped
+                    done = len(result.series) - 1 + batches.index(b) / len(batches)
+                    progress(done / len(KINDS), f"{series.model}: batch {b} at depth {depth:,}")
+                    series.points.append(_time_batch(models, preset, env, b, depth, series, should_stop))
+            finally:
+                models.close()
     except Stopped:
         result.stopped = True
     return result
 
 
+class _Models:
+    """One series' model for each batch: the released pair's built once (its weights are the bulk; only
+    the batch changes between runs), the synthetic pair's built anew per batch, as it always was."""
+
+    def __init__(self, kind: str, pair: str, preset: Preset, env: BenchEnv) -> None:
+        self.kind, self.pair, self.preset, self.env = kind, pair, preset, env
+        self.model: PairDecoder | None = None
+        self.planned = pair_shapes.planned(kind, pair_scale(preset)) if pair == "released" else None
+
+    @property
+    def vocab(self) -> int:
+        return self.preset.vocab if self.planned is None else self.planned.spec.vocab
+
+    def series(self, free: int, depth: int) -> BatchSeries:
+        """The series before timing: its sizes, the largest batch that fits — and the planner's figure."""
+        env, preset, e = self.env, self.preset, torch.finfo(self.env.dtype).bits // 8
+        room = steps_room(preset, depth)
+        if self.planned is None:
+            weights = BatchedDecoder(self.kind, preset, 1, "meta", env.dtype).weight_bytes()
+            per_seq = per_sequence_bytes(self.kind, preset, room, e)
+            return BatchSeries(self.kind, KINDS[self.kind], depth, weights, per_seq, max_batch(free, weights, per_seq))
+        spec = self.planned.spec
+        released = pair_shapes.planned_released(spec.key).spec
+        weights = PairDecoder(self.planned, 1, "meta", env.dtype).weight_bytes()
+        per_seq = pair_shapes.per_sequence_bytes(self.planned, room, e)
+        return BatchSeries(
+            self.kind, pair_shapes.PAIR_WORDS[self.kind], depth, weights, per_seq, max_batch(free, weights, per_seq),
+            planner_max_batch=pair_shapes.planner_max_batch(self.planned, free, depth, e),
+            layers=spec.num_layers, released_layers=released.num_layers, vocab=spec.vocab,
+            released_vocab=released.vocab, width=spec.hidden, released_width=released.hidden,
+        )  # fmt: skip
+
+    def for_batch(self, batch: int) -> BatchedDecoder | PairDecoder:
+        if self.planned is None:
+            return BatchedDecoder(self.kind, self.preset, batch, self.env.device, self.env.dtype)
+        if self.model is None:
+            self.model = PairDecoder(self.planned, batch, self.env.device, self.env.dtype)
+        self.model.batch = batch
+        return self.model
+
+    def close(self) -> None:
+        """Let the weights go before the next series is built."""
+        self.model = None
+        self.env.free_memory()
+
+
 def _time_batch(
-    kind: str,
+    models: _Models,
     preset: Preset,
     env: BenchEnv,
     batch: int,
@@ -237,11 +316,12 @@ def _time_batch(
         return BatchPoint(
             batch, False, note=f"does not fit: room for {series.max_batch} sequences at this depth"
         )
-    model = BatchedDecoder(kind, preset, batch, env.device, env.dtype)
+    model = None
     gen = torch.Generator().manual_seed(batch)
-    tokens = torch.randint(0, preset.vocab, (64, batch), generator=gen).to(env.device)  # (steps, B)
+    tokens = torch.randint(0, models.vocab, (64, batch), generator=gen).to(env.device)  # (steps, B)
     try:
-        measured = time_at_depth(model, kind, preset, env, tokens, depth, should_stop)
+        model = models.for_batch(batch)
+        measured = time_at_depth(model, series.kind, preset, env, tokens, depth, should_stop)
         best = measured.best
         return BatchPoint(batch, True, best.mean, best.mean * batch, best.method, model.traffic(depth).total,
                           batch * series.per_sequence_bytes)  # fmt: skip
@@ -250,6 +330,7 @@ def _time_batch(
     except Exception as error:  # out of memory is a finding at this batch; anything else is raised
         return BatchPoint(batch, False, note=oom_message(error))
     finally:
-        model.release()
+        if model is not None:
+            model.release()
         del model
         env.free_memory()

@@ -88,6 +88,17 @@ class ContextResult:
     stopped: bool = False
     llc_bytes: int | None = None  # CPU runs: the last-level cache whose speed a step that fits in it gets
     llc_bytes_per_s: float | None = None
+    copy_bytes: int | None = None  # the copy probe's buffer, and each of its readings (bytes/s):
+    bandwidth_samples: list[float] = field(default_factory=list)  # main memory (its median is the roofline's)
+    llc_samples: list[float] = field(default_factory=list)  # within the cache
+
+    def bandwidth(self) -> Bandwidth:
+        """The copy speeds this sweep's rooflines used, with their readings."""
+        return Bandwidth(
+            self.bandwidth_bytes_per_s, self.link_bytes_per_s, "", llc_bytes=self.llc_bytes,
+            llc_bytes_per_s=self.llc_bytes_per_s, copy_bytes=self.copy_bytes,
+            samples_bytes_per_s=list(self.bandwidth_samples), llc_samples_bytes_per_s=list(self.llc_samples),
+        )  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -198,6 +209,9 @@ def run_context(
         [],
         llc_bytes=bandwidth.llc_bytes,
         llc_bytes_per_s=bandwidth.llc_bytes_per_s,
+        copy_bytes=bandwidth.copy_bytes,
+        bandwidth_samples=list(bandwidth.samples_bytes_per_s),
+        llc_samples=list(bandwidth.llc_samples_bytes_per_s),
     )
     tokens = random_tokens(preset, env.device)
     total = len(kinds) * len(preset.depths)

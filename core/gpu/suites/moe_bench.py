@@ -88,12 +88,45 @@ class MoeResult:
     # the dense twin timed again right after the MoE (`retime_dense`): the same card, as warm as the
     # MoE ran it, so a drift in clocks or power between the two is seen, not taken for the MoE's
     dense_again: MoeRow | None = None
+    shape: str = ""  # the released experts' shape (core.gpu.suites.moe_sizing.SHAPES), "" for the preset's
+
+    @property
+    def speed_ratio(self) -> float | None:
+        """MoE ÷ dense tokens/s (None until both ran)."""
+        dense, moe = self._pair()
+        if dense is None or moe is None or not dense.tokens_per_s or not moe.tokens_per_s:
+            return None
+        if math.isnan(dense.tokens_per_s) or math.isnan(moe.tokens_per_s):
+            return None
+        return moe.tokens_per_s / dense.tokens_per_s
+
+    @property
+    def bytes_ratio(self) -> float | None:
+        """Dense ÷ MoE bytes per token: what the MoE would gain if speed followed bytes."""
+        dense, moe = self._pair()
+        if dense is None or moe is None or not dense.bytes_per_token or not moe.bytes_per_token:
+            return None
+        return dense.bytes_per_token / moe.bytes_per_token
+
+    @property
+    def share_of_bytes_ratio(self) -> float | None:
+        """The MoE's speed-up as a share of its byte ratio: 1.0 when speed follows the bytes read."""
+        speed, nbytes = self.speed_ratio, self.bytes_ratio
+        return None if speed is None or nbytes is None else speed / nbytes
+
+    def _pair(self) -> tuple[MoeRow | None, MoeRow | None]:
+        dense = next((r for r in self.rows if r.model == "dense"), None)
+        moe = next((r for r in self.rows if r.model != "dense"), None)
+        return dense, moe
 
     def to_dict(self) -> dict[str, Any]:
+        """Its JSON, with the speed ratio, the byte ratio and the share (derived: dropped when read back)."""
         out = asdict(self)
         out["rows"] = [r.to_dict() for r in self.rows]
         if self.dense_again is not None:
             out["dense_again"] = self.dense_again.to_dict()
+        out |= {"speed_ratio": self.speed_ratio, "bytes_ratio": self.bytes_ratio,
+                "share_of_bytes_ratio": self.share_of_bytes_ratio}  # fmt: skip
         return out
 
 

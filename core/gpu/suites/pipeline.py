@@ -62,6 +62,9 @@ class SuiteSpec:
     cpu_layers: bool = True  # …and, under it too, the one whose layers past it run on the CPU
     moe: bool = True
     moe_sized_by_card: bool = False  # experts sized from this card's free memory and copy speed
+    # a released MoE's experts (core.gpu.suites.moe_sizing.SHAPES): on a GPU as many as its memory holds
+    # (`moe_sized_by_card` alone: 'large'), on a CPU the few of `moe_sizing.cpu_sizing`
+    moe_shape: str | None = None
     retime_dense: bool = False  # the dense twin timed again right after the MoE
     batches: tuple[int, ...] = ()  # decode at each of these batches…
     batch_depth: int = batch_bench.BATCH_DEPTH  # …at this depth…
@@ -187,17 +190,24 @@ class _Run:
             self.finished("context_cpu_layers", on_cpu)
 
     def moe(self) -> MoeResult:
-        """Dense vs MoE — with the experts sized by this card first, if asked (core.gpu.suites.moe_sizing)."""
+        """Dense vs MoE — with a released MoE's experts, as many as this card holds (or a CPU runs in
+        seconds), if asked (core.gpu.suites.moe_sizing)."""
         spec, env, bw = self.spec, self.env, self.result.bandwidth
         preset = spec.preset
-        if spec.moe_sized_by_card:
-            sizing = moe_sizing.size_moe(
-                env.free_bytes(), bw.device_bytes_per_s, torch.finfo(env.dtype).bits // 8
-            )
+        e = torch.finfo(env.dtype).bits // 8
+        shape = spec.moe_shape or "large"
+        sizing = None
+        if spec.moe_sized_by_card or (spec.moe_shape and env.device.type == "cuda"):
+            sizing = moe_sizing.size_moe(env.free_bytes(), bw.device_bytes_per_s, e, shape=shape)
+        elif spec.moe_shape:
+            sizing = moe_sizing.cpu_sizing(shape, bw.device_bytes_per_s, e)
+        if sizing is not None:
             self.result.moe_sizing = sizing
             preset = moe_sizing.sized_preset(preset, sizing)
-        return run_moe(preset, env, bw, progress=self.sub, should_stop=self.should_stop, oom_hook=self.oom_hook,
-                       retime_dense=spec.retime_dense)  # fmt: skip
+        result = run_moe(preset, env, bw, progress=self.sub, should_stop=self.should_stop, oom_hook=self.oom_hook,
+                         retime_dense=spec.retime_dense)  # fmt: skip
+        result.shape = "" if sizing is None else sizing.shape
+        return result
 
     def batch(self) -> None:
         """The batch sweep: headed by one line naming it (the CLI), or with its own messages (the page)."""

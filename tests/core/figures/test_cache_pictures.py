@@ -1,4 +1,4 @@
-"""Lessons 1–2's cache heatmaps (core/figures/cache_pictures.py): they outline the row each step
+"""The GPT-2 and KV cache pages' cache heatmaps (core/figures/cache_pictures.py): they outline the row each step
 appends, with channel ticks that cannot run into the next panel's."""
 
 from __future__ import annotations

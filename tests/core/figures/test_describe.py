@@ -146,7 +146,7 @@ def test_bars_that_print_their_numbers_are_read_as_printed():
 
 
 def test_marks_on_hidden_axes_are_counted_not_read_as_a_series():
-    """Lesson 9's expert grid: the dots' grid positions mean nothing, their numbers do."""
+    """Experts' expert grid: the dots' grid positions mean nothing, their numbers do."""
     from core.figures.expert_grid import expert_grid_figure
 
     words = describe(expert_grid_figure(16, 1, 2, [5, 14], "who is awake"))
@@ -185,7 +185,7 @@ def test_a_stacked_bar_with_no_visible_name_reads_its_parts_and_the_line_across_
 
 
 def test_a_diagram_says_what_it_shows_in_its_own_words():
-    """Lesson 6's timeline: squares and hand-over marks are a diagram; its words come from the counts."""
+    """Chunks' timeline: squares and hand-over marks are a diagram; its words come from the counts."""
     from core.figures.chunks import timeline_figure
     from core.ops.forms import waits_in_line
 
@@ -199,7 +199,7 @@ def test_a_diagram_says_what_it_shows_in_its_own_words():
 
 
 def test_a_bar_stacked_on_another_says_its_number_is_the_stacks_top():
-    """Lesson 8's memory chart: the MLA cache sits on the KDA boards, and the number printed above it
+    """Kimi K3's memory chart: the MLA cache sits on the KDA boards, and the number printed above it
     (3.8 GiB at 128K) is boards + cache; the words must not give it to the cache alone."""
     from core.figures.k3_memory import memory_at_context_figure
     from core.k3 import memory_at_contexts

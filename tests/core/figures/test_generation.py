@@ -1,4 +1,4 @@
-"""Lessons 1–2's charts (core/figures/generation.py) are built once per run and patched per step:
+"""The GPT-2 and KV cache pages' charts (core/figures/generation.py) are built once per run and patched per step:
 each patched step is the figure a fresh build at that step gives (cheaper Step clicks, nothing a
 reader sees changes)."""
 

@@ -1,4 +1,4 @@
-"""Lessons 1–2's "which positions ran" grid (core/figures/recompute_grid.py): it frames a dozen
+"""The GPT-2 and KV cache pages' "which positions ran" grid (core/figures/recompute_grid.py): it frames a dozen
 steps, a triangle without a cache and a diagonal with one."""
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ MACHADO = {  # severity 1.0, rows → simulated linear RGB
     ],
 }
 VISIONS = ("normal", *MACHADO)
-MECHANISMS = ("attention", "mla", *RULES, "hybrid")  # drawn together: lesson 4's recall chart, lesson 11
+MECHANISMS = ("attention", "mla", *RULES, "hybrid")  # drawn together: Collisions' recall chart, What changed
 TOGETHER = [MECHANISMS, ("moe", "dense"), ("measured", "predicted", "warning")]
 TEXT_COLORS = {"chart font": FONT["color"], "warning": COLORS["warning"], "dense": COLORS["dense"]}
 

@@ -117,9 +117,9 @@ def test_mini_k3_forward_in_eval_mode_leaves_every_parameter_and_buffer_unchange
     before = _snapshot(model)
     assert any(name.endswith(".load") for name in before), "the MoE load counter is checked too"
     with torch.no_grad():
-        model(torch.tensor([ids]))  # a whole text (lesson 9's router picture)
+        model(torch.tensor([ids]))  # a whole text (Experts' router picture)
     route_text(model, ids)
-    live_run(model, ids[:8], new_tokens=4)  # byte by byte (lesson 8)
+    live_run(model, ids[:8], new_tokens=4)  # byte by byte (Kimi K3)
     _assert_unchanged(before, model)
 
 

@@ -49,12 +49,15 @@ def test_static_steps_equal_the_eager_steps_through_a_generation(model):
     boards = [m for m in static.memory if isinstance(m, BoardMemory)]
     their_boards = [m for m in eager.memory if isinstance(m, BoardMemory)]
     assert boards and len(boards) == len(their_boards)
+    # the single-token step is the lean one (core/models/qwen35_lean.py): the same maths with fp32 sums in
+    # another order, so the memories agree as the logits do, to 1e-5 of their largest entry
     for ours_m, theirs_m in zip(boards, their_boards, strict=True):
-        torch.testing.assert_close(ours_m.board, theirs_m.board, rtol=RTOL, atol=1e-6)
-        torch.testing.assert_close(ours_m.conv_window, theirs_m.conv_window, rtol=RTOL, atol=1e-6)
+        assert relative(ours_m.board, theirs_m.board) <= RTOL
+        assert relative(ours_m.conv_window, theirs_m.conv_window) <= RTOL
     kv = [m for m in static.memory if isinstance(m, StaticKV)][0]
     their_kv = [m for m in eager.memory if not isinstance(m, BoardMemory)][0]
-    torch.testing.assert_close(kv.keys[:, :, :STEPS], their_kv.keys, rtol=RTOL, atol=1e-6)
+    assert relative(kv.keys[:, :, :STEPS], their_kv.keys) <= RTOL
+    assert relative(kv.values[:, :, :STEPS], their_kv.values) <= RTOL
 
 
 def test_a_chunked_prompt_then_steps_equal_the_eager_path(model):

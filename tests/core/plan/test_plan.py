@@ -371,7 +371,7 @@ def test_the_measured_share_is_worked_out_against_this_planner():
     from core.specs.published import depth_loss, measured_speeds
 
     assert measured_speeds(source_run()) == {0: 154.62, 16384: 101.74, 32768: 75.22, 65536: 49.21}
-    assert depth_loss("Llama 8B") == pytest.approx(1 - 49.21 / 154.62)  # lesson 10: "loses 68 % by 64K"
+    assert depth_loss("Llama 8B") == pytest.approx(1 - 49.21 / 154.62)  # Your GPU: "loses 68 % by 64K"
     assert depth_loss("Qwen3.5") == pytest.approx(1 - 33.23 / 46.59)  # the hybrid: 29 %
     shares = [round(c.share, 2) for c in calibration()]
     assert shares == sorted(shares, reverse=True) and all(

@@ -1,7 +1,7 @@
-"""One model on one card, one spill point: lesson 2's calculator and the planner ask one function
+"""One model on one card, one spill point: the KV cache page's calculator and the planner ask one function
 (core/plan/spill.py, issue 42).
 
-Before: lesson 2 said Llama-3-8B at 4 bits spills out of an RTX 3060 12GB at 67,671 tokens (4.0 bits a
+Before: the KV cache page said Llama-3-8B at 4 bits spills out of an RTX 3060 12GB at 67,671 tokens (4.0 bits a
 weight, no reserve) while the planner held 52,568 for the same card (GGUF Q4_0's 4.5 bits and Q6_K head,
 1 GiB + a prefill chunk's activations for the runtime). Now the lesson's number is the planner's longest
 context + 1, the chart's roofline curve spills at that same token, and a hand count agrees.
@@ -27,7 +27,7 @@ def _llama31():
     return parse(json.loads((CONFIGS / "llama3_1_8b.json").read_text()))
 
 
-def test_lesson_2_and_the_planner_give_one_number_for_llama_8b_on_an_rtx_3060():
+def test_the_kv_cache_page_and_the_planner_give_one_number_for_llama_8b_on_an_rtx_3060():
     card = CARDS["rtx3060_12gb"]
     lesson = on_one_card(SPECS["llama3_8b"], card.vram_bytes, "q4_0")  # what the calculator shows
     planner = plan(_llama31(), PlanInputs(card="rtx3060_12gb", weight_format="q4_0", memory_share=HOME_SHARE))

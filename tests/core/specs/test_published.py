@@ -1,4 +1,4 @@
-"""Lesson 10's published table (core/specs/published.py): every row has a source URL, a source kind
+"""Your GPU's published table (core/specs/published.py): every row has a source URL, a source kind
 and a what-was-measured text; community reports are labelled as such on the page (issue 15)."""
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ def test_the_committed_run_is_the_h200_folder_with_its_date_and_card():
     started = json.loads((RUN / "validate.json").read_text(encoding="utf-8"))["started"]
     assert run.date == started[:10] == "2026-11-30"
     assert run.card == raw["device"]["name"] == "NVIDIA H200"
-    assert run.label == "measured on an NVIDIA H200 on 2026-11-30"
+    assert run.label == "measured on the NVIDIA H200 on 2026-11-30"
     assert run.source == f"docs/gpu-runs/{RUN.name}/bench.json" and not Path(run.source).is_absolute()
 
 
@@ -107,7 +107,7 @@ def test_a_changed_copy_of_the_json_changes_every_sentence(tmp_path):
     assert "came from finishing each token sooner, not from the power it drew" in moe_words
     depth_words = committed_run.depth_sentence(changed)
     assert "ran 1.50× faster than full attention" in depth_words and "0.73×" not in depth_words
-    assert changed.label == "measured on an NVIDIA B200 on 2027-02-03"
+    assert changed.label == "measured on the NVIDIA B200 on 2027-02-03"
 
 
 def test_an_moe_that_saves_nothing_is_said_to_save_nothing(tmp_path):

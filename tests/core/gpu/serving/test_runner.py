@@ -1,4 +1,4 @@
-"""Lesson 10 on a shared server, without a GPU: the benchmark line, its time limit and owners who
+"""Your GPU on a shared server, without a GPU: the benchmark line, its time limit and owners who
 leave; a lost GPU; NVML handles closed; one telemetry sampler for every reader; public mode."""
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from core.gpu.device.health import HEALTH, GpuHealth
 from core.gpu.device.telemetry import TelemetryHub
 from core.gpu.presets import PRESETS
 from core.gpu.serving import jobs, machine_lock, runner
-from core.gpu.serving.public import home_command, public_mode
+from core.gpu.serving.public import home_command
 from core.gpu.timing import bandwidth, bench_env
+from core.public import public_mode
 from tests.core.gpu.fake_nvml import FakeNvml
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -76,7 +76,7 @@ def test_the_batch_sweep_reports_each_batch_and_the_largest_that_fits(monkeypatc
     per_seq = per_sequence_bytes("attention", TINY, 64 + TINY.n_steps + 1, 4)
     monkeypatch.setattr(env, "free_bytes", lambda: int((weights + 6.5 * per_seq) / batch_bench.FIT_SHARE))
     try:
-        result = run_batch(TINY, env, batches=(1, 4, 16), depth=64)
+        result = run_batch(TINY, env, batches=(1, 4, 16), depth=64, pair="synthetic")
     finally:
         env.close()
     attention, state = result.series
@@ -90,3 +90,46 @@ def test_the_batch_sweep_reports_each_batch_and_the_largest_that_fits(monkeypatc
             if p.fits:
                 assert p.tokens_per_s_total == pytest.approx(p.batch * p.tokens_per_s_per_sequence)
     json.dumps(result.to_dict())  # JSON-ready
+    assert result.pair == "synthetic" and attention.planner_max_batch is None
+
+
+def test_the_released_pair_is_the_default_and_sets_the_planners_figure_beside_its_own(monkeypatch):
+    """The tiny preset's miniatures of Qwen3-8B and Qwen3.5-9B: the largest batch that fits, from the same
+    bytes per sequence as the planner's, beside the planner's; each batch that fits timed."""
+    from core.gpu.decode.pair_decoder import PairDecoder
+    from core.gpu.decode.pair_shapes import PAIR_WORDS, per_sequence_bytes, planned, planner_max_batch
+    from core.gpu.output.result import batch_from_dict
+
+    env = make_env("cpu")
+    models = {kind: planned(kind, batch_bench.pair_scale(TINY)) for kind in ("attention", "state")}
+    weights = {k: PairDecoder(m, 1, "meta", torch.float32).weight_bytes() for k, m in models.items()}
+    per_seq = {k: per_sequence_bytes(m, 64 + TINY.n_steps + 1, 4) for k, m in models.items()}
+    free = int((weights["state"] + 6.5 * per_seq["state"]) / batch_bench.FIT_SHARE)  # room for 6 hybrid sequences
+    monkeypatch.setattr(env, "free_bytes", lambda: free)
+    try:
+        result = run_batch(TINY, env, batches=(1, 4, 16), depth=64)
+    finally:
+        env.close()
+    assert result.pair == "released" == TINY.batch_pair
+    attention, hybrid = result.series
+    assert (attention.model, hybrid.model) == (PAIR_WORDS["attention"], PAIR_WORDS["state"])
+    assert hybrid.max_batch == 6 and attention.max_batch == max_batch(free, weights["attention"], per_seq["attention"])
+    for s in result.series:
+        assert s.per_sequence_bytes == per_seq[s.kind] and s.weight_bytes == weights[s.kind]
+        assert [p.fits for p in s.points] == [True, True, False] and "room for" in s.points[2].note
+        assert all(p.tokens_per_s_total == pytest.approx(p.batch * p.tokens_per_s_per_sequence) for p in s.points[:2])
+    for s in result.series:
+        assert s.layers == 4 and s.released_layers in (36, 32) and s.width == 128 and s.released_width == 4096
+        # the planner's figure for the same shapes in the same memory: its runtime reserve (1 GiB and more) aside,
+        # the same bytes per sequence — here the reserve alone is more than this pretend machine's memory
+        assert s.planner_max_batch == planner_max_batch(models[s.kind], free, 64, 4) == 0 <= s.max_batch
+    assert batch_from_dict(json.loads(json.dumps(result.to_dict()))) == result  # the JSON reads back
+
+
+def test_an_unknown_pair_is_refused():
+    env = make_env("cpu")
+    try:
+        with pytest.raises(ValueError, match="unknown batch pair"):
+            run_batch(TINY, env, batches=(1,), depth=16, pair="llama")
+    finally:
+        env.close()

@@ -1,10 +1,10 @@
-"""The GPT-2 of lessons 1–2: the shipped tiny byte model, or released weights when they are here.
+"""The GPT-2 of "GPT-2" and "KV cache": the shipped tiny byte model, or released weights when here.
 
-The reader picks with one switch; each model is loaded once per process (`st.cache_resource`).
-Released weights are found on disk without any network call (core/models/fetch.py); when GPT-2
-small is missing the switch still offers it and says how to get it: a Download button (size
-first, then a progress bar) unless HF_HUB_OFFLINE is set, and the CLI twin. A folder in
-COURSE_GPT2_PATH is offered too (how the tests point the pages at a tiny random checkpoint).
+The reader picks with one switch (ui/models/switch.py); each model is loaded once per process
+(`st.cache_resource`). Released weights are found on disk without any network call
+(core/models/fetch.py); when GPT-2 small is missing the switch still offers it, and picking it gives
+the course's one Download offer (ui/models/offer.py). A folder in COURSE_GPT2_PATH is offered too
+(how the tests point the pages at a tiny random checkpoint).
 Also the prompt + sampling widget group both lessons share.
 """
 
@@ -25,6 +25,8 @@ from core.units import format_bytes
 from ui.charts import ReadyChart, ready_chart, show_figure
 from ui.depth import engineer
 from ui.lesson import prompt_input
+from ui.models.offer import how_to_get
+from ui.models.switch import model_switch
 
 TINY = "tiny"
 MISSING = "missing:gpt2"  # the switch's entry for GPT-2 small when its weights are not here
@@ -153,12 +155,10 @@ def choose_model(prefix: str) -> LiveGPT2:
     options |= {str(f.folder): f.label for f in found}
     if not any(f.key == "gpt2" for f in found):
         options[MISSING] = _("GPT-2 small, real weights (not here yet)")
-    choice = st.radio(
+    choice = model_switch(
+        prefix,
         _("GPT-2 to run"),
-        list(options),
-        format_func=options.get,
-        horizontal=True,
-        key=f"{prefix}_model",
+        options,
         help=_(
             "The tiny model ships with the course and reads bytes. The released GPT-2 (OpenAI, 2019) "
             "reads BPE tokens; its weights come from huggingface.co once, then stay on this machine."
@@ -167,7 +167,12 @@ def choose_model(prefix: str) -> LiveGPT2:
     if choice == TINY:
         return _tiny_or_stop()
     if choice == MISSING:
-        how_to_get(prefix)
+        how_to_get(
+            "gpt2",
+            prefix,
+            found_checkpoints.clear,
+            fallback=_("the tiny byte model that ships with the course"),
+        )
         return _tiny_or_stop()
     try:
         live = live_model(choice)
@@ -179,52 +184,6 @@ def choose_model(prefix: str) -> LiveGPT2:
         )
         return _tiny_or_stop()
     return LiveGPT2(live.key, options[choice], live.model, live.tokenizer, real=True)
-
-
-def how_to_get(prefix: str) -> None:
-    """What to do when GPT-2 small's weights are missing: the sizes first, then a Download button."""
-    release = fetch.RELEASES["gpt2"]
-    size = fetch.approx_size(release.download_bytes)
-    st.info(
-        _(
-            "GPT-2 small's released weights are not on this machine yet: {size} (`config.json`, "
-            "`tokenizer.json`, `model.safetensors`) from huggingface.co/{repo}. Fetch them here, "
-            "or in a terminal with `python -m core.models.fetch gpt2`, or point the environment variable "
-            "`{variable}` at a folder that holds those three files. Until then the page runs the "
-            "tiny byte model below."
-        ).format(size=size, repo=release.repo_id, variable=fetch.ENV_FOLDER),
-        icon=":material/download:",
-    )
-    from ui.downloads import public_command
-
-    if public_command("gpt2"):  # public mode: the command for the host, no button a reader can press
-        return
-    if fetch.is_offline():
-        st.warning(
-            _(
-                "This machine is set to work offline (`HF_HUB_OFFLINE`), so no download is attempted. "
-                "Fetch the weights on a machine with internet and copy the folder here."
-            )
-        )
-        return
-    label = _("Download {model} ({size})").format(model="GPT-2 small", size=size)
-    if not st.button(label, key=f"{prefix}_download", icon=":material/download:"):
-        return
-    bar = st.progress(0.0, text=_("Starting the download…"))
-    progress = _("{file}: {done:,.0f} of {total:,.0f} MB")  # the download thread has no language of its own
-
-    def report(name: str, done: int, total: int) -> None:
-        bar.progress(
-            min(1.0, done / total), text=progress.format(file=name, done=done / 1e6, total=total / 1e6)
-        )
-
-    try:
-        fetch.download("gpt2", report=report)
-    except CheckpointError as error:
-        st.error(str(error))
-        return
-    found_checkpoints.clear()
-    st.success(_("GPT-2 small is here. Pick it with the switch above."))
 
 
 def generation_settings(prefix: str, default_prompt: str, live: LiveGPT2) -> RunSettings:
@@ -279,7 +238,7 @@ def run_key(
 
 
 def describe_real(live: LiveGPT2) -> None:
-    """The paragraph that introduces a checkpoint (lesson 1 shows it instead of the tiny one's). It
+    """The paragraph that introduces a checkpoint (the GPT-2 page shows it instead of the tiny one's). It
     says 'weights from a checkpoint folder', not 'released', since COURSE_GPT2_PATH may name any."""
     cfg = live.model.config
     st.markdown(

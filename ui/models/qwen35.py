@@ -20,15 +20,14 @@ import streamlit as st
 import torch
 
 from core import real_hybrid
-from core.gpu.serving.public import public_mode
 from core.i18n import _
 from core.models import fetch
 from core.models.hf_tokenizer import CheckpointError
 from core.models.qwen35 import LoadedQwen35, load_qwen35
 from core.models.qwen35_mini import CHECKPOINT as MINIATURE
 from core.models.qwen35_mini import load_miniature
-from ui.depth import engineer
-from ui.downloads import offer_download
+from ui.models.offer import how_to_get
+from ui.models.switch import model_switch
 
 RELEASE = "qwen3.5-0.8b"
 DTYPE = "float32"  # logits as transformers' to 1e-4; in memory up to twice the bf16 download
@@ -64,15 +63,13 @@ def choose_checkpoint(prefix: str) -> LoadedQwen35 | None:
     no release here, the Download offer. None (after saying why) only when a chosen folder is broken."""
     found = found_checkpoints()
     if not found:
-        how_to_get(prefix)
+        how_to_get(RELEASE, prefix, found_checkpoints.clear)  # the page says the miniature runs
         return miniature()
     options = {str(f.folder): f.label for f in found} | {str(MINIATURE): _("the miniature, trained here")}
-    choice = st.radio(
+    choice = model_switch(
+        prefix,
         _("Qwen3.5 to run"),
-        list(options),
-        format_func=options.get,
-        horizontal=True,
-        key=f"{prefix}_model",
+        options,
         help=_(
             "Released weights (Qwen team, 2026) from huggingface.co, or a folder named by {variable}. They run "
             "in this course's own Qwen3.5 code (core/models/qwen35.py), as the miniature does."
@@ -86,43 +83,6 @@ def choose_checkpoint(prefix: str) -> LoadedQwen35 | None:
     except CheckpointError as error:
         st.error(_("This checkpoint cannot be used: {error}.").format(error=error))
         return None
-
-
-def how_to_get(prefix: str) -> None:
-    """No released Qwen3.5 here: the Download offer; at Engineer depth first its size and the ways in."""
-    if engineer():
-        released_instructions()
-    if offer_download(RELEASE, f"{prefix}_download"):
-        found_checkpoints.clear()
-        st.rerun()
-
-
-def released_instructions() -> None:
-    """The released model's size, files and the ways to get it (terminal command, a folder)."""
-    release = fetch.QWEN35_RELEASES[RELEASE]
-    fetch_it = (
-        _(
-            "Fetch it in a terminal with `{command}`, or point the environment variable `{variable}` at a folder "
-            "that holds those files."
-        )
-        if public_mode()
-        else _(
-            "Fetch it here, or in a terminal with `{command}`, or point the environment variable `{variable}` at "
-            "a folder that holds those files."
-        )
-    ).format(command=fetch.fetch_command(RELEASE), variable=fetch.ENV_QWEN35)
-    st.info(
-        _(
-            "No Qwen3.5 weights are on this machine yet. {release} is {size} (`config.json`, `tokenizer.json`, "
-            "`model.safetensors`) from huggingface.co/{repo}. {fetch_it} Nothing is downloaded until you ask."
-        ).format(
-            release=release.label,
-            size=fetch.approx_size(release.download_bytes),
-            repo=release.repo_id,
-            fetch_it=fetch_it,
-        ),
-        icon=":material/download:",
-    )
 
 
 def hybrid_run(

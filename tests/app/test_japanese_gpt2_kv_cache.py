@@ -1,4 +1,4 @@
-"""Lessons 1–2 (GPT-2 plain, KV cache) in Japanese, driven through their widgets: Steps, the sampling
+"""The GPT-2 and KV cache pages (GPT-2 plain, KV cache) in Japanese, driven through their widgets: Steps, the sampling
 settings, the layer and head pickers, the calculator, the answers, formulas and code all render with no
 exception and no English sentence left at Engineer depth, which shows everything Story shows (tests/app/japanese.py); the charts' titles and axes, and the
 words that describe every chart (core/figures/describe.py), are Japanese."""

@@ -1,12 +1,12 @@
-"""Lessons 1–2 compute a run once per setting that changes it: at temperature 0 top-k and the seed
-change nothing, so they share one key (ui.gpt2_model.run_key) — and the runs really are the same."""
+"""The GPT-2 and KV cache pages compute a run once per setting that changes it: at temperature 0 top-k and the seed
+change nothing, so they share one key (ui.models.gpt2.run_key) — and the runs really are the same."""
 
 from __future__ import annotations
 
 from core.generation import Sampling, run_generation
 from core.models.gpt2 import GPT2
 from core.models.hf_tokenizer import ByteTokenizer
-from ui.gpt2_model import TINY, run_key
+from ui.models.gpt2 import TINY, run_key
 
 PROMPT = tuple(ByteTokenizer().prepare("The cache ", 256).ids)
 

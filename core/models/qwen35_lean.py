@@ -1,0 +1,334 @@
+"""Qwen3.5's decode step with its small operations folded away: the same maths as the course's layers
+(core/models/qwen35_layers.py, the oracle), in fewer and larger ops.
+
+A batch-1 decode step is a chain of matrix × vector products; everything between them — norms, the
+short convolution, gates, views, casts — costs a few µs of dispatch each on a CPU and a kernel launch
+each on a GPU. Written for reading, a Qwen3.5 layer runs ~125 of them per token; this step runs ~45,
+with every weight read once, as the readable layers read it. What changes, all prepared once when a
+static cache is made (`prepare`), nothing per token:
+
+* **one matrix per input side**: the Gated DeltaNet layer's q/k/v, z, b and a projections are one
+  matrix (one GEMV), the MLP's gate and up are one, the attention's q(+gate), k and v are one. The
+  module's own weights become row views of the joined matrix, so nothing is stored twice and the
+  eager layers keep reading the same numbers;
+* **constants folded**: each RMSNorm's `1 + w`, the fade's `−exp(A_log)`, the convolution's taps laid
+  out (K, C); rotary's "rotate half" is a fixed signed permutation matrix;
+* **fewer passes**: RMSNorm is one op (`F.rms_norm`; the L2 normalisation of q and k is the same op
+  with ε/K and weight K^{-1/2}); the residual add rides inside the output projection (`addmm`); the
+  board step folds the fade into its one read of S (core/ops/in_place.py's form) and leaves the read-out
+  unscaled, the gated norm's ε scaled by K instead (RMSNorm(c·o; ε) = RMSNorm(o; ε/c²));
+* **one nonlinearity for both gates**: β = σ(b) and α = exp(−A·softplus(a + dt_bias)) = σ(−(a + dt_bias))^A
+  come from one sigmoid over [b, −a − dt_bias];
+* **no per-token allocation of the caches**: the convolution window is stored (B, K − 1, C) so a
+  token's taps are contiguous rows (the eager layers see its (B, C, K − 1) transposed view), KV rows
+  are written in place (core/models/static_kv.py).
+
+`lean_step(model, ids, cache)` is what `run_static` runs for one token; tests/core/models/test_qwen35_lean.py
+checks its logits equal the eager step's (fp32 to 1e-5 over a generation; bf16 looser) and counts its ops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from core.models.static_kv import StaticKV, attend
+
+BOARD = "linear_attention"
+
+
+# ------------------------------------------------------------------------------------------------
+# Joined matrices: module weights become row views of one tensor
+# ------------------------------------------------------------------------------------------------
+
+
+def join_rows(modules: list[torch.nn.Linear]) -> Tensor:
+    """One (Σ out, in) matrix whose row blocks are `modules`' weights, which become views of it.
+
+    Already joined (each weight a consecutive row block of one storage, as a previous call left them):
+    the joined matrix is rebuilt as a view, nothing is copied. Otherwise the weights are concatenated
+    once and each module's Parameter is replaced by its block (same values, same requires_grad)."""
+    weights = [m.weight for m in modules]
+    first = weights[0]
+    rows = sum(w.shape[0] for w in weights)
+    if _consecutive(weights):
+        return first.detach().as_strided((rows, first.shape[1]), (first.shape[1], 1))
+    joined = torch.cat([w.detach() for w in weights])  # (Σ out, in)
+    start = 0
+    for module, w in zip(modules, weights, strict=True):
+        module.weight = torch.nn.Parameter(joined[start : start + w.shape[0]], requires_grad=w.requires_grad)
+        start += w.shape[0]
+    return joined
+
+
+def _consecutive(weights: list[Tensor]) -> bool:
+    """Each weight contiguous, the next one starting where it ends, all in one storage."""
+    storage = weights[0].untyped_storage().data_ptr()
+    end = weights[0].data_ptr()
+    for w in weights:
+        if not w.is_contiguous() or w.untyped_storage().data_ptr() != storage or w.data_ptr() != end:
+            return False
+        end = w.data_ptr() + w.numel() * w.element_size()
+    return True
+
+
+def rotate_half_matrix(r: int, dtype: torch.dtype, device: torch.device) -> Tensor:
+    """P (r, r) with t @ P = cat(−t[r/2:], t[:r/2]) — rotary's rotate_half as one product."""
+    P = torch.zeros(r, r, dtype=dtype, device=device)
+    half = torch.arange(r // 2, device=device)
+    P[half + r // 2, half] = -1.0
+    P[half, half + r // 2] = 1.0
+    return P
+
+
+# ------------------------------------------------------------------------------------------------
+# What each layer needs, prepared once
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class LeanMLP:
+    post_norm: Tensor  # (D,) fp32: 1 + post_attention_layernorm.weight
+    gate_up_t: Tensor  # (D, 2I) view: gate rows then up rows, transposed
+    down_t: Tensor  # (I, D) view
+    intermediate: int
+
+
+@dataclass
+class LeanBoard:
+    """A Gated DeltaNet layer: one projection, the convolution taps, the gates' constants."""
+
+    in_norm: Tensor  # (D,) fp32: 1 + input_layernorm.weight
+    in_t: Tensor  # (D, C + Vd + 2Hv) view: q, k, v (the convolution's channels), z, b, a
+    taps: Tensor  # (K, C) the depthwise convolution's weights, tap j over every channel
+    gate_sign: Tensor  # (2Hv,) fp32: +1 over b, −1 over a
+    gate_shift: Tensor  # (2Hv,) fp32: 0 over b, −dt_bias over a
+    fade_power: Tensor  # (Hv,) fp32: A = exp(A_log); α = σ(−(a + dt_bias))^A
+    qk_weight: Tensor  # (K,) fp32: K^{-1/2}, so rms_norm(x; ε/K) · K^{-1/2} = x / sqrt(Σx² + ε)
+    qk_eps: float
+    out_weight: Tensor  # (V,) fp32: the gated norm's weight
+    out_eps: float  # the gated norm's ε · K: the read-out is left unscaled by K^{-1/2}
+    out_t: Tensor  # (Hv·V, D) view
+    mlp: LeanMLP
+    sizes: tuple[int, int, int, int, int, int]  # C, Vd, Hk, Hv, K (head dim of q/k), V
+
+
+@dataclass
+class LeanAttention:
+    """A gated attention layer: one projection for q(+gate), k and v; the q/k norms; rotary's P."""
+
+    in_norm: Tensor  # (D,) fp32
+    in_t: Tensor  # (D, 2H·Dh + 2Hkv·Dh) view
+    q_norm: Tensor  # (Dh,) fp32: 1 + q_norm.weight
+    k_norm: Tensor  # (Dh,) fp32
+    out_t: Tensor  # (H·Dh, D) view
+    mlp: LeanMLP
+    sizes: tuple[int, int, int]  # H, Hkv, Dh
+
+
+@dataclass
+class LeanWeights:
+    """Every layer's prepared tensors, the ends, and the fingerprint of the weights they came from."""
+
+    layers: list[LeanBoard | LeanAttention]
+    final_norm: Tensor  # (D,) fp32
+    head_t: Tensor  # (D, vocab) view of lm_head.weight
+    inv_freq2: Tensor  # (r,) fp32: rotary frequencies, twice (the "rotate half" layout)
+    rotate_half: Tensor  # (r, r) in the model's dtype
+    eps: float
+    fingerprint: tuple
+
+
+def _fingerprint(model) -> tuple:
+    """Where every parameter lives and how often it was written: moved, retyped or trained → different."""
+    return tuple((p.device, p.dtype, p.data_ptr(), p._version) for p in model.parameters())
+
+
+def _one_plus(norm) -> Tensor:
+    return 1.0 + norm.weight.detach().float()
+
+
+def _mlp(layer) -> LeanMLP:
+    mlp = layer.mlp
+    gate_up = join_rows([mlp.gate_proj, mlp.up_proj])
+    return LeanMLP(
+        _one_plus(layer.post_attention_layernorm),
+        gate_up.t(),
+        mlp.down_proj.weight.detach().t(),
+        mlp.gate_proj.weight.shape[0],
+    )
+
+
+def _board(layer) -> LeanBoard:
+    gdn = layer.linear_attn
+    c = gdn.c
+    joined = join_rows([gdn.in_proj_qkv, gdn.in_proj_z, gdn.in_proj_b, gdn.in_proj_a])
+    hv, dk = gdn.v_heads, gdn.dk
+    f32 = {"dtype": torch.float32, "device": joined.device}
+    return LeanBoard(
+        in_norm=_one_plus(layer.input_layernorm),
+        in_t=joined.t(),
+        taps=gdn.conv1d.weight.detach()[:, 0, :].t().contiguous(),  # (K, C)
+        gate_sign=torch.cat([torch.ones(hv, **f32), -torch.ones(hv, **f32)]),
+        gate_shift=torch.cat([torch.zeros(hv, **f32), -gdn.dt_bias.detach().float()]),
+        fade_power=gdn.A_log.detach().float().exp(),
+        qk_weight=torch.full((dk,), dk**-0.5, **f32),
+        qk_eps=1e-6 / dk,  # l2_normalise's ε, spread over the mean's K
+        out_weight=gdn.norm.weight.detach().float(),
+        out_eps=gdn.norm.eps * dk,  # ε / scale², scale = K^{-1/2}
+        out_t=gdn.out_proj.weight.detach().t(),
+        mlp=_mlp(layer),
+        sizes=(c.conv_channels(), c.value_dim, gdn.k_heads, hv, dk, gdn.dv),
+    )
+
+
+def _attention(layer) -> LeanAttention:
+    attn = layer.self_attn
+    joined = join_rows([attn.q_proj, attn.k_proj, attn.v_proj])
+    return LeanAttention(
+        in_norm=_one_plus(layer.input_layernorm),
+        in_t=joined.t(),
+        q_norm=_one_plus(attn.q_norm),
+        k_norm=_one_plus(attn.k_norm),
+        out_t=attn.o_proj.weight.detach().t(),
+        mlp=_mlp(layer),
+        sizes=(attn.heads, attn.kv_heads, attn.dh),
+    )
+
+
+@torch.no_grad()
+def prepare(model) -> LeanWeights:
+    """The lean step's tensors for `model` (a core.models.qwen35.Qwen35), made once and kept on it;
+    made again only when its parameters moved, changed type or were written since (`_fingerprint`)."""
+    kept = model.__dict__.get("_lean_weights")
+    if kept is not None and kept.fingerprint == _fingerprint(model):
+        return kept
+    c = model.config
+    layers = [_board(layer) if layer.kind == BOARD else _attention(layer) for layer in model.layers]
+    device, dtype = model.embed_tokens.weight.device, model.embed_tokens.weight.dtype
+    attention = [layer.self_attn for layer in model.layers if layer.kind != BOARD]
+    inv_freq = (
+        attention[0].inv_freq.float().to(device)  # the layers' own (every attention layer makes the same)
+        if attention
+        else torch.zeros(c.rotary_dim // 2, device=device)
+    )
+    lean = LeanWeights(
+        layers=layers,
+        final_norm=_one_plus(model.norm),
+        head_t=model.lm_head.weight.detach().t(),
+        inv_freq2=torch.cat([inv_freq, inv_freq]),
+        rotate_half=rotate_half_matrix(c.rotary_dim, dtype, device),
+        eps=c.rms_norm_eps,
+        fingerprint=(),
+    )
+    lean.fingerprint = _fingerprint(model)  # after join_rows replaced the weights by views
+    model.__dict__["_lean_weights"] = lean  # a plain attribute: not a submodule, not in the state dict
+    return lean
+
+
+# ------------------------------------------------------------------------------------------------
+# The step
+# ------------------------------------------------------------------------------------------------
+
+
+def _norm(x: Tensor, weight: Tensor, eps: float) -> Tensor:
+    """Qwen3.5's RMSNorm (x / rms(x) · (1 + w), in fp32, cast back) as one op; x: (B, D)."""
+    if x.dtype == torch.float32:
+        return F.rms_norm(x, weight.shape, weight, eps)
+    return F.rms_norm(x.float(), weight.shape, weight, eps).to(x.dtype)
+
+
+def _mlp_step(x: Tensor, m: LeanMLP, eps: float) -> Tensor:
+    """x + down(silu(gate(h)) · up(h)), h = norm(x): one GEMV for gate and up, the add inside down's."""
+    gu = torch.mm(_norm(x, m.post_norm, eps), m.gate_up_t)  # (B, 2I)
+    act = F.silu(gu[:, : m.intermediate])  # (B, I)
+    act.mul_(gu[:, m.intermediate :])
+    return torch.addmm(x, act, m.down_t)  # (B, D)
+
+
+def board_step(x: Tensor, b: LeanBoard, board: Tensor, window: Tensor, eps: float) -> Tensor:
+    """One token through a Gated DeltaNet layer and its MLP. x: (B, D) → (B, D); updates `board`
+    (B, Hv, K, V) fp32 and `window` (B, K_conv − 1, C) in place."""
+    C, Vd, Hk, Hv, K, V = b.sizes
+    B = x.shape[0]
+    proj = torch.mm(_norm(x, b.in_norm, eps), b.in_t)  # (B, C + Vd + 2Hv)
+    mixed, z, gates = proj.split([C, Vd, 2 * Hv], dim=-1)  # (B, C), (B, Vd), (B, 2Hv)
+
+    # short causal convolution: taps = the window's K_conv − 1 rows and this token's, one weighted sum
+    taps = torch.cat([window, mixed.unsqueeze(1)], dim=1)  # (B, K_conv, C)
+    window.copy_(taps[:, 1:])  # the window moves on by one token, in place
+    conv = F.silu((taps * b.taps).sum(1))  # (B, C)
+
+    qk, v = conv.split([2 * Hk * K, Hv * V], dim=-1)
+    qk = F.rms_norm(qk.view(B, 2, Hk, K).float(), (K,), b.qk_weight, b.qk_eps)  # (B, 2, Hk, K) L2-normalised
+    v = v.view(B, Hk, Hv // Hk, V).float()  # (B, Hk, g, V): g value heads per q/k head
+    gates = torch.sigmoid(torch.addcmul(b.gate_shift, gates, b.gate_sign))  # (B, 2Hv) [σ(b), σ(−a − dt)]
+    beta, alpha = gates.view(B, 2, Hk, Hv // Hk).unbind(1)  # (B, Hk, g) each
+    alpha = alpha.pow(b.fade_power.view(Hk, -1))  # α = exp(−A·softplus(a + dt))
+
+    # the board: fade folded into its one read, then fade and write in place (core/ops/in_place.py)
+    S = board.view(B, Hk, Hv // Hk, K, V)  # (B, Hk, g, K, V)
+    rows = qk.transpose(1, 2).unsqueeze(2) * alpha[..., None, None]  # (B, Hk, g, 2, K): [α q, α k]
+    read = rows @ S  # (B, Hk, g, 2, V)
+    u = torch.sub(v, read[..., 1, :]).mul_(beta.unsqueeze(-1))  # (B, Hk, g, V) β (v − αSᵀk)
+    q, k = qk.unbind(1)  # (B, Hk, K) each
+    out = torch.addcmul(read[..., 0, :], u, torch.linalg.vecdot(q, k)[..., None, None])  # S_newᵀ q (unscaled)
+    S.mul_(alpha[..., None, None])
+    S.addcmul_(k[:, :, None, :, None], u.unsqueeze(-2))  # S += k uᵀ, broadcast
+
+    # gated RMSNorm per value head (ε · K: the read-out skipped its K^{-1/2}), then out_proj + residual
+    gated = F.rms_norm(out.view(B, Hv, V), (V,), b.out_weight, b.out_eps)  # (B, Hv, V) fp32
+    gated.mul_(F.silu(z.view(B, Hv, V).float()))
+    x = torch.addmm(x, gated.view(B, Vd).to(x.dtype), b.out_t)  # (B, D)
+    return _mlp_step(x, b.mlp, eps)
+
+
+def attention_step(
+    x: Tensor, a: LeanAttention, kv: StaticKV, start: int, rotary: tuple[Tensor, Tensor, Tensor], eps: float
+) -> Tensor:
+    """One token through a gated attention layer and its MLP, its K/V row written at `start`.
+    x: (B, D) → (B, D); rotary = (cos, sin) each (r,) at this position, and rotate_half's P (r, r)."""
+    H, Hkv, Dh = a.sizes
+    B = x.shape[0]
+    proj = torch.mm(_norm(x, a.in_norm, eps), a.in_t)  # (B, 2H·Dh + 2Hkv·Dh)
+    qg, k, v = proj.split([2 * H * Dh, Hkv * Dh, Hkv * Dh], dim=-1)
+    q, gate = qg.view(B, H, 2 * Dh).split(Dh, dim=-1)  # (B, H, Dh) each
+    q = _rotate(_norm(q, a.q_norm, eps), rotary)  # (B, H, Dh)
+    k = _rotate(_norm(k.view(B, Hkv, Dh), a.k_norm, eps), rotary)  # (B, Hkv, Dh)
+    out = attend(q.unsqueeze(2), k.unsqueeze(2), v.view(B, Hkv, 1, Dh), kv, start)  # (B, H, 1, Dh)
+    out = out.view(B, H, Dh).mul_(torch.sigmoid(gate))  # the output gate
+    x = torch.addmm(x, out.view(B, H * Dh), a.out_t)  # (B, D)
+    return _mlp_step(x, a.mlp, eps)
+
+
+def _rotate(x: Tensor, rotary: tuple[Tensor, Tensor, Tensor]) -> Tensor:
+    """Rotary on the first r channels of x (B, H, Dh), in place: t·cos + rotate_half(t)·sin."""
+    cos, sin, P = rotary
+    turn = x[..., : P.shape[0]]  # (B, H, r) a view
+    half = turn @ P  # (B, H, r) rotate_half(turn)
+    turn.mul_(cos).addcmul_(half, sin)
+    return x
+
+
+def rotary_at(lean: LeanWeights, position: int, dtype: torch.dtype) -> tuple[Tensor, Tensor, Tensor]:
+    """cos and sin (r,) of every rotating pair at `position` (fp32 angles, cast as the eager rotate does)."""
+    angles = lean.inv_freq2 * float(position)  # (r,)
+    return angles.cos().to(dtype), angles.sin().to(dtype), lean.rotate_half
+
+
+@torch.no_grad()
+def lean_step(model, lean: LeanWeights, ids: Tensor, cache) -> Tensor:
+    """ids (B, 1) after `cache.position` tokens (a Qwen35StaticCache) → logits (B, vocab)."""
+    start = cache.position
+    x = F.embedding(ids[:, 0], model.embed_tokens.weight)  # (B, D)
+    rotary = rotary_at(lean, start, x.dtype)
+    for layer, memory in zip(lean.layers, cache.memory, strict=True):
+        if isinstance(layer, LeanBoard):
+            x = board_step(x, layer, memory.board, memory.conv_window.transpose(1, 2), lean.eps)
+        else:
+            x = attention_step(x, layer, memory, start, rotary, lean.eps)
+    cache.position = start + 1
+    return torch.mm(_norm(x, lean.final_norm, lean.eps), lean.head_t)  # (B, vocab)

@@ -1,0 +1,98 @@
+"""Time one layer's prefill on this CPU at several prompt lengths, both forms (core.prefill.forms), and this
+CPU's matrix-multiply speed — the "peak" the planner's bound divides by.
+
+Each form runs once untimed at the first length (kernels, allocator), then at every length up to `repeats`
+timed runs — fewer once a cell has taken `cell_seconds`, at least one — so a 32K-token attention run is
+timed once rather than five times on a shared machine. Every run's time is kept (core.prefill.record).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import torch
+
+from core.prefill import forms
+from core.prefill.record import PrefillRun, Row
+from core.threads import threads
+
+MATMUL_SIZE = 1024  # the square fp32 matmul timed for the peak: 2·n³ FLOPs, beyond the caches (3 × 4 MiB)
+
+Progress = Callable[[str], None]
+
+
+def _quiet(message: str) -> None:
+    """The default: no progress lines."""
+
+
+def timed_ms(fn: Callable[[], object], repeats: int, cell_seconds: float) -> list[float]:
+    """Wall ms of up to `repeats` runs of `fn`; stops early once they have taken `cell_seconds` (one at least)."""
+    if repeats < 1 or not cell_seconds > 0:
+        raise ValueError(
+            f"repeats must be at least 1 and the cell's time above zero, got {repeats}, {cell_seconds}"
+        )
+    times: list[float] = []
+    while len(times) < repeats and sum(times) < 1e3 * cell_seconds:
+        start = time.perf_counter()
+        fn()
+        times.append(1e3 * (time.perf_counter() - start))
+    return times
+
+
+def matmul_flops_per_s(size: int = MATMUL_SIZE, repeats: int = 5) -> float:
+    """FLOP/s of an fp32 `size`×`size` matmul on the current threads: 2·size³ ÷ the median time."""
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    a @ b  # warm-up
+    return 2.0 * size**3 / (1e-3 * statistics.median(timed_ms(lambda: a @ b, repeats, 60.0)))
+
+
+def machine() -> str:
+    """'AMD EPYC, 2 cores, Linux': the CPU's model name (from /proc/cpuinfo where there is one), cores, OS."""
+    name = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                name = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{name}, {os.cpu_count()} cores, {platform.system()}"
+
+
+def measure(
+    lengths: Sequence[int],
+    heads: int,
+    head_dim: int,
+    *,
+    chunk_size: int = 64,
+    repeats: int = 3,
+    cell_seconds: float = 10.0,
+    n_threads: int = 1,
+    progress: Progress = _quiet,
+) -> PrefillRun:
+    """Both forms at every length (increasing), on `n_threads` torch threads, fp32 → a PrefillRun."""
+    lengths = list(lengths)
+    if not lengths or lengths != sorted(set(lengths)) or lengths[0] < 1:
+        raise ValueError(f"prompt lengths must be increasing whole numbers ≥ 1, got {lengths}")
+    rows = []
+    with torch.inference_mode(), threads(n_threads):
+        peak = matmul_flops_per_s()
+        first = forms.prompt_inputs(lengths[0], heads, head_dim)
+        forms.attention(first), forms.chunked(first, chunk_size)  # warm-up, untimed
+        for tokens in lengths:
+            x = forms.prompt_inputs(tokens, heads, head_dim)
+            attention = timed_ms(lambda x=x: forms.attention(x), repeats, cell_seconds)
+            chunked = timed_ms(lambda x=x: forms.chunked(x, chunk_size), repeats, cell_seconds)
+            rows.append(Row(tokens, tuple(attention), tuple(chunked)))
+            progress(f"{tokens:,} tokens done")
+        used = torch.get_num_threads()
+    return PrefillRun(
+        datetime.now(UTC).date().isoformat(), machine(), torch.__version__, used, heads, head_dim, chunk_size,
+        "float32", repeats, cell_seconds, peak, tuple(rows),
+    )  # fmt: skip
