@@ -6,9 +6,10 @@
 
 The probe (core.gpu.timing.bandwidth.measure_copy_bandwidth) copies a buffer sized from this machine
 (≥ 4 × its last-level cache) `--repeats` times after a warm-up and reports the median; `--old` times the
-probe the page used before — the best of 5 copies of the `cpu` preset's 64 MiB buffer. Prints each run's
-main-memory and cache speeds (median and min–max of its copies), then the lowest, median and highest of
-the runs' speeds: the spread a reader sees between two clicks. Prints numbers only. The CPU may be shared.
+probe the page used before — the best of 5 copies of the `cpu` preset's 64 MiB buffer. One torch thread by
+default, as the app runs (app.py). Prints each run's main-memory and cache speeds (median and min–max of its
+copies), then the lowest, median and highest of the runs' speeds: the spread a reader sees between two
+clicks. Prints numbers only. The CPU may be shared.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from core.gpu.presets import PRESETS
 from core.gpu.timing import bandwidth, bench_env
 from core.gpu.timing.cpu_cache import last_level_cache_bytes
 from core.gpu.timing.spread import Spread, spread_of
+from core.threads import threads
 
 MIB = 1024**2
 OLD_REPEATS = 5  # the probe before issue 42: best of 5, buffer as the preset asked
@@ -74,13 +76,25 @@ def main(argv: list[str] | None = None) -> None:
         help="the buffer the preset asks for, MiB (the new probe raises it to ≥ 4 × the cache)",
     )  # fmt: skip
     parser.add_argument(
+        "--threads", type=positive_int, default=1, help="torch threads (default 1, as the app runs: app.py)"
+    )
+    parser.add_argument(
         "--old", action="store_true", help="the probe before issue 42 (best of 5, buffer as asked)"
     )
     args = parser.parse_args(argv)
+    with threads(args.threads):
+        _runs(args)
+
+
+def _runs(args) -> None:
+    """Run the probe `args.runs` times and print each run, then the spread of the runs."""
     requested = args.copy_mib * MIB
     env = bench_env.make_env("cpu")
     mains, caches = [], []
-    print(f"last-level cache: {last_level_cache_bytes()} bytes; requested buffer {args.copy_mib} MiB")
+    print(
+        f"last-level cache: {last_level_cache_bytes()} bytes; requested buffer {args.copy_mib} MiB; "
+        f"{torch.get_num_threads()} torch thread(s)"
+    )
     print("run   main memory GB/s (min–max)   cache GB/s (min–max)")
     for run in range(1, args.runs + 1):
         if args.old:

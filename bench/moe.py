@@ -17,7 +17,8 @@ MoE reads its router, its shared expert and its top-k routed experts, three ways
   the decode models' `gather` way, the one every GPU runs);
 - per-expert loop: one expert after another, each by its id read on the host — the reference.
 
-Before timing, each batched way must give what the loop gives. Speed ratio ÷ byte ratio says how much
+Before timing, each batched way must give what the loop gives. The models take turns, one repetition
+each (a shared machine's load drifts). Speed ratio ÷ byte ratio says how much
 of the MoE's byte advantage becomes speed (1.0: all of it); the bytes are the weights a token reads
 (the gathered way's copy is its own overhead, so it shows as a lower share). Prints numbers; never
 passes or fails. Bad arguments: one line on stderr, exit status 2.
@@ -90,20 +91,24 @@ def build(sizing: MoeSizing, moe: bool, dtype: torch.dtype = torch.float32) -> S
     return Stack(layers).eval()
 
 
-def tokens_per_second(model: Stack, d_model: int, tokens: int, repeats: int) -> tuple[float, float]:
-    """Mean ± sample std of single-token steps per second (batch 1), after a warm-up of two; each
-    step's input is the last one's output, so steps cannot overlap."""
-    gen = torch.Generator().manual_seed(0)
-    x = torch.randn(1, d_model, generator=gen)
-    for _ in range(2):
-        x = torch.tanh(model(x))
-    rates = []
-    for _ in range(repeats):
+class Timer:
+    """Single-token steps per second (batch 1) of one model, each step's input the last one's output (so
+    steps cannot overlap), after a warm-up of two."""
+
+    def __init__(self, model: Stack, d_model: int, way: str | None = None) -> None:
+        self.model, self.way = model, way
+        self.x = torch.randn(1, d_model, generator=torch.Generator().manual_seed(0))
+        self.rates: list[float] = []
+        self.repeat(2, keep=False)
+
+    def repeat(self, tokens: int, keep: bool = True) -> None:
+        if self.way is not None:
+            self.model.use(self.way)
         started = time.perf_counter()
         for _ in range(tokens):
-            x = torch.tanh(model(x))
-        rates.append(tokens / (time.perf_counter() - started))
-    return statistics.mean(rates), statistics.stdev(rates) if len(rates) > 1 else 0.0
+            self.x = torch.tanh(self.model(self.x))
+        if keep:
+            self.rates.append(tokens / (time.perf_counter() - started))
 
 
 def differs_from_loop(model: Stack, way: str, d_model: int, tokens: int = 4) -> float:
@@ -125,36 +130,43 @@ def differs_from_loop(model: Stack, way: str, d_model: int, tokens: int = 4) -> 
 class Row:
     name: str
     bytes_per_token: int  # weights read
-    rate: float
-    std: float
+    rates: list[float]  # tokens/s, one per repetition
+    vs_dense: list[float] | None = None  # ÷ dense tokens/s, repetition by repetition (the MoE's rows)
+
+    @property
+    def rate(self) -> float:
+        return statistics.median(self.rates)
 
 
 def run_shape(sizing: MoeSizing, tokens: int, repeats: int, say: Callable[[str], None] = print) -> list[Row]:
-    """Dense, then the MoE each way it runs here, for one sizing; prints its lines and returns its rows."""
+    """Dense, then the MoE each way it runs here, for one sizing; prints its lines and returns its rows.
+    The models take turns, one repetition each, so a load that drifts on a shared machine falls on all of
+    them alike: each MoE way's speed ratio is the median of its ratios to the dense repetition just before."""
     shape = sizing.shape
     say(f"\n{shape}: {sizing.model}'s experts, {sizing.d_model} × {sizing.expert_hidden}, "
         f"{sizing.expert_bytes / 2**20:.0f} MiB each in fp32 ({sizing.expert_bytes / 2**21:.0f} MiB in bf16); "
         f"{sizing.n_layers} layer(s) of {sizing.n_experts - sizing.n_shared} routed (released: "
         f"{sizing.released_experts}), {sizing.top_k} per token + {sizing.n_shared} shared")  # fmt: skip
-    rows = []
     moe = build(sizing, moe=True)
     for way in moe.ways()[:-1]:
         error = differs_from_loop(moe, way, sizing.d_model)
         say(f"  {WAYS[way]} vs the per-expert loop: largest difference {error:.1e} of the output's size")
         if error > 1e-4:
             raise AssertionError(f"{shape}: {WAYS[way]} differs from the per-expert loop by {error:.1e}")
-    for way in moe.ways():
-        moe.use(way)
-        rows.append(Row(WAYS[way], moe.weight_bytes_read(), *tokens_per_second(moe, sizing.d_model, tokens, repeats)))
-    del moe
     dense = build(sizing, moe=False)
-    rows.insert(0, Row("dense", dense.weight_bytes_read(), *tokens_per_second(dense, sizing.d_model, tokens, repeats)))
-    del dense
-    d = rows[0]
+    timers = {"dense": Timer(dense, sizing.d_model)} | {w: Timer(moe, sizing.d_model, w) for w in moe.ways()}
+    for _ in range(repeats):
+        for timer in timers.values():
+            timer.repeat(tokens)
+    d = timers.pop("dense").rates
+    rows = [Row("dense", dense.weight_bytes_read(), d)]
+    rows += [Row(WAYS[w], moe.weight_bytes_read(), t.rates, [m / x for m, x in zip(t.rates, d, strict=True)])
+             for w, t in timers.items()]  # fmt: skip
     for r in rows:
-        line = f"  {r.name:<22} {r.bytes_per_token / 2**20:9.1f} MiB/token {r.rate:8.2f} ± {r.std:5.2f} tokens/s"
-        if r is not d:
-            speed, nbytes = r.rate / d.rate, d.bytes_per_token / r.bytes_per_token
+        spread = f"{min(r.rates):.2f}–{max(r.rates):.2f}"
+        line = f"  {r.name:<22} {r.bytes_per_token / 2**20:9.1f} MiB/token {r.rate:8.2f} tokens/s ({spread})"
+        if r.vs_dense is not None:
+            speed, nbytes = statistics.median(r.vs_dense), rows[0].bytes_per_token / r.bytes_per_token
             line += f"   ÷ dense {speed:5.2f}× in speed, {nbytes:5.2f}× in bytes: {speed / nbytes:4.0%} of the byte ratio"
         say(line)
     return rows

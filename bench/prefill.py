@@ -7,8 +7,9 @@
 
 One layer's mixing part reads a whole prompt (core/prefill: the projections cost both the same and are left
 out). Prints, per prompt length, the median ms of each form, attention ÷ chunked (above 1: the chunked rule
-is faster), and the planner's bound for the same shapes: its FLOP count (core/plan/flops.py) ÷ this CPU's
-measured fp32 matmul speed. A 32K-token attention layer takes tens of seconds on one core, so each cell
+is faster), the wall clock's medians, and the planner's bound for the same shapes: its FLOP count
+(core/plan/flops.py) ÷ this CPU's measured fp32 matmul speed. On one thread the times are CPU time — the time
+the work took, not the time other programs held the core — so a shared machine still gives steady figures. A 32K-token attention layer takes tens of seconds on one core, so each cell
 stops repeating after --cell-seconds. Prints numbers only; the CPU may be shared, so expect noise.
 """
 
@@ -38,19 +39,23 @@ def lengths(text: str) -> tuple[int, ...]:
 
 
 def table(run: PrefillRun) -> str:
-    """The run as the CLI prints it: settings, then one line per prompt length."""
+    """The run as the CLI prints it: settings, then one line per prompt length — the medians by the clock the
+    run reads (CPU time on one thread, core/prefill/record.py), the wall clock's beside them, the bound."""
+    clock = "CPU time (one thread: the time the work took, not the time others held the core)"
     lines = [
         f"{run.machine}; torch {run.torch}, {run.threads} thread(s), {run.dtype}; one layer: {run.heads} heads "
         f"of {run.head_dim}, chunks of {run.chunk_size}; median of up to {run.repeats} runs "
         f"(fewer past {run.cell_seconds:g} s a cell); matmul {run.matmul_flops_per_s / 1e9:,.1f} GFLOP/s",
-        f"{'tokens':>7}{'attention ms':>14}{'chunked ms':>12}{'ratio':>8}{'bound: attention ms':>21}"
-        f"{'chunked ms':>12}",
+        f"times: {clock if run.clock == 'cpu' else 'the wall clock'}; the planner's bound = its FLOPs ÷ that matmul",
+        f"{'tokens':>7}{'attention ms':>14}{'chunked ms':>12}{'ratio':>8}{'wall: attention':>17}{'chunked':>9}"
+        f"{'bound: attention':>18}{'chunked':>9}",
     ]
     for row in run.rows:
         a, c = run.bound_ms(run.attention_flops(row.tokens)), run.bound_ms(run.chunked_flops(row.tokens))
         lines.append(
-            f"{row.tokens:>7,}{row.attention_median_ms:>14,.1f}{row.chunked_median_ms:>12,.1f}{row.ratio:>7.2f}x"
-            f"{a:>21,.1f}{c:>12,.1f}"
+            f"{row.tokens:>7,}{run.ms(row, 'attention'):>14,.1f}{run.ms(row, 'chunked'):>12,.1f}"
+            f"{run.ratio(row):>7.2f}x{row.median_ms('attention', 'wall'):>17,.1f}"
+            f"{row.median_ms('chunked', 'wall'):>9,.1f}{a:>18,.1f}{c:>9,.1f}"
         )
     return "\n".join(lines)
 

@@ -3,11 +3,17 @@
     .venv/bin/python -m bench.qwen35_cpu ~/models/Qwen3.5-0.8B          # a released folder
     .venv/bin/python -m bench.qwen35_cpu --tiny                         # the tests' tiny random folder
     .venv/bin/python -m bench.qwen35_cpu --tiny --size hidden_size=1024 --size intermediate_size=3584
+    .venv/bin/python -m bench.qwen35_cpu --tiny --widths 0.8b           # every 0.8B width, 4 layers
+    .venv/bin/python -m bench.qwen35_cpu --tiny --widths 0.8b --step eager   # the readable step instead
 
-The model is the course's own (core/models/qwen35.py: Gated DeltaNet layers through
-core/ops/gated_delta_rule.step, gated attention with its KV cache). After an untimed prompt of
-`--depth` tokens (read through the chunked form) and a warm-up, `--tokens` single-token steps are
-timed. The roofline is this CPU's measured copy bandwidth (bench/gpu_validate/probes.copy_bandwidth: read +
+The model is the course's own (core/models/qwen35.py). After an untimed prompt of `--depth` tokens
+(read through the chunked form) and a warm-up, `--tokens` single-token steps are timed: by default
+the lean step a decoder runs (core/models/qwen35_lean.py over the static cache of
+core/models/qwen35_static.py: the same maths in fewer ops, as the GPU checkpoint bench runs it), or with
+`--step eager` the readable step the pages trace (`Qwen35.next_logits`: Gated DeltaNet layers through
+core/ops/gated_delta_rule.step, a KV cache that grows). Beside the speed, the operations one step
+calls (torch.profiler's top-level aten ops, core/gpu/timing/kernels.py) and the floor they set at the
+planner's 3 µs a kernel. The roofline is this CPU's measured copy bandwidth (bench/gpu_validate/probes.copy_bandwidth: read +
 write bytes per second of a buffer far larger than the caches) ÷ the bytes one step must read
 (core/roofline.decode_bytes_per_token: every weight but the input table, the KV cache at that
 depth, the boards read and written back). A decode step is a chain of matrix × vector products, so
@@ -29,15 +35,27 @@ from pathlib import Path
 import torch
 
 from bench.gpu_validate.probes import best_seconds, copy_bandwidth
+from core.gpu.timing.kernels import count_step, kernel_floor_s
 from core.models.hf_qwen35 import read_config
 from core.models.hf_tokenizer import CheckpointError
 from core.models.qwen35 import load_qwen35
+from core.models.qwen35_static import new_static_cache, run_static
 from core.roofline import bandwidth_bound_tokens_per_s, decode_bytes_per_token
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}  # short names; torch's own (float32, bfloat16) too
 DTYPE_NAMES = DTYPES | {str(t).removeprefix("torch."): t for t in DTYPES.values()}
 COPY_BYTES = 512 * 1024**2  # far beyond any CPU's last-level cache
 GEMV_SHAPE = (16384, 4096)  # (out, in): 256 MiB in fp32, 128 MiB in bf16, read from memory, not a cache
+STEPS = (
+    "lean",
+    "eager",
+)  # the decoder's step (core/models/qwen35_lean.py) or the pages' (Qwen35.next_logits)
+WIDTHS = {  # --widths: a released model's text sizes for the tiny folder (its layer count and vocabulary stay tiny)
+    "0.8b": dict(
+        hidden_size=1024, intermediate_size=3584, num_attention_heads=8, num_key_value_heads=2, head_dim=256,
+        linear_num_key_heads=16, linear_num_value_heads=16, linear_key_head_dim=128, linear_value_head_dim=128,
+    ),  # assets/configs/qwen3_5_0_8b.json
+}  # fmt: skip
 
 
 def cpu_bf16_units() -> list[str]:
@@ -60,24 +78,41 @@ def linear_read_bandwidth(dtype: torch.dtype, repeats: int = 3) -> float:
     )
 
 
-def measure(folder: Path, dtype: torch.dtype, depth: int, tokens: int, repeats: int) -> dict:
-    """Load `folder` in `dtype`, read `depth` prompt tokens, then time `tokens` decode steps `repeats` times."""
+def _decoder(model, step: str, room: int):
+    """(read a prompt → last logits, one token → logits) over a fresh cache, for `step`."""
+    if step == "eager":
+        cache = model.new_cache()
+        return (lambda prompt: model.prefill(prompt, cache)[-1]), (lambda t: model.next_logits(t, cache))
+    static = new_static_cache(model, room)
+    return (
+        lambda prompt: run_static(model, torch.tensor([prompt]), static)[0, -1],
+        lambda t: run_static(model, torch.tensor([[t]]), static)[0, 0],
+    )
+
+
+def measure(
+    folder: Path, dtype: torch.dtype, depth: int, tokens: int, repeats: int, step: str = "lean"
+) -> dict:
+    """Load `folder` in `dtype`, read `depth` prompt tokens, then time `tokens` decode steps `repeats` times;
+    then count the operations of one more step."""
     loaded = load_qwen35(folder, dtype)
     model = loaded.model
-    prompt = [(7 * i + 3) % loaded.tokenizer.vocab_size for i in range(depth)]
+    prompt = [(7 * i + 3) % loaded.tokenizer.vocab_size for i in range(max(depth, 1))]
+    room = len(prompt) + 3 + tokens + 1  # the prompt, the warm-up, the timed steps, the counted one
     runs = []
     for _ in range(repeats):
-        cache = model.new_cache()
-        logits = model.prefill(prompt, cache)[-1]
+        prefill, next_logits = _decoder(model, step, room)
+        logits = prefill(prompt)
         for _ in range(3):  # warm-up: the first steps allocate
-            logits = model.next_logits(int(logits.argmax()), cache)
+            logits = next_logits(int(logits.argmax()))
         started = time.perf_counter()
         for _ in range(tokens):
-            logits = model.next_logits(int(logits.argmax()), cache)
+            logits = next_logits(int(logits.argmax()))
         runs.append(tokens / (time.perf_counter() - started))
+    ops, _how = count_step(lambda: next_logits(int(logits.argmax())), torch.device("cpu"))
     element = torch.tensor([], dtype=dtype).element_size()
     gemv = linear_read_bandwidth(dtype)
-    context = depth + 3 + tokens // 2  # the middle of the timed steps
+    context = len(prompt) + 3 + tokens // 2  # the middle of the timed steps
     bytes_per_token = decode_bytes_per_token(loaded.spec, context, element, element, 4)
     return {
         "dtype": str(dtype).removeprefix("torch."),
@@ -87,6 +122,10 @@ def measure(folder: Path, dtype: torch.dtype, depth: int, tokens: int, repeats: 
         "bytes_per_token": bytes_per_token,
         "gemv_bandwidth": gemv,  # torch's own matrix × vector on this CPU: the practical ceiling
         "params": model.num_params(),
+        "step": step,
+        "ops_per_step": ops,  # top-level aten ops of one step (core/gpu/timing/kernels.py)
+        "ops_per_layer": ops / model.config.num_layers,
+        "kernel_floor_s": kernel_floor_s(ops),  # the ops one after another at the planner's 3 µs each
     }
 
 
@@ -132,6 +171,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tiny", action="store_true", help="build the tiny random test folder in a temp dir")
     parser.add_argument("--size", action="append", default=[], metavar="FIELD=N", type=size_field,
                         help="with --tiny: a text-config size, e.g. hidden_size=1024 (repeatable)")  # fmt: skip
+    parser.add_argument("--widths", choices=sorted(WIDTHS),
+                        help="with --tiny: a released model's widths (--size after it changes one)")  # fmt: skip
+    parser.add_argument("--step", choices=STEPS, default="lean",
+                        help="lean: the decoder's step over a static cache (default); eager: the pages' step")  # fmt: skip
     parser.add_argument("--dtypes", default="fp32,bf16", type=dtype_list,
                         help="comma-separated: fp32, bf16 (or float32, bfloat16)")  # fmt: skip
     parser.add_argument("--depth", type=at_least(0), default=64, help="prompt tokens read before timing")
@@ -142,8 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if bool(args.folder) == args.tiny:
         parser.error("give a folder or --tiny")
-    if args.size and not args.tiny:
-        parser.error("--size goes with --tiny")
+    if (args.size or args.widths) and not args.tiny:
+        parser.error("--size and --widths go with --tiny")
     if args.folder:
         try:
             read_config(args.folder)  # a folder that is not a Qwen3.5 checkpoint: one line, before timing
@@ -153,18 +196,23 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
 
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(args.folder) if args.folder else _tiny(Path(tmp) / "qwen35", args.size, parser)
+        sizes = [*WIDTHS.get(args.widths, {}).items(), *args.size]
+        folder = Path(args.folder) if args.folder else _tiny(Path(tmp) / "qwen35", sizes, parser)
         bandwidth = copy_bandwidth(torch.device("cpu"), COPY_BYTES)
         print(
             f"folder {folder}  threads {torch.get_num_threads()}  copy bandwidth {bandwidth / 1e9:.1f} GB/s"
+            f"  step {args.step}"
         )
         try:
-            rows = [measure(folder, dtype, args.depth, args.tokens, args.repeats) for dtype in args.dtypes]
+            rows = [
+                measure(folder, dtype, args.depth, args.tokens, args.repeats, args.step)
+                for dtype in args.dtypes
+            ]
         except CheckpointError as error:
             parser.error(str(error))
     print(
         f"{'dtype':<10}{'tokens/s':>9}{'(median)':>10}{'MB read/token':>15}{'roofline tok/s':>16}"
-        f"{'of roofline':>13}{'GEMV GB/s':>11}{'of GEMV':>9}"
+        f"{'of roofline':>13}{'GEMV GB/s':>11}{'of GEMV':>9}{'ops/step':>10}{'op floor ms':>13}"
     )
     for row in rows:
         row["roofline_tokens_per_s"] = bandwidth_bound_tokens_per_s(row["bytes_per_token"], bandwidth)
@@ -173,7 +221,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{row['dtype']:<10}{row['tokens_per_s']:>9.1f}{row['median_tokens_per_s']:>10.1f}"
               f"{row['bytes_per_token'] / 1e6:>15.2f}{row['roofline_tokens_per_s']:>16.1f}"
               f"{row['percent_of_roofline']:>12.0f}%{row['gemv_bandwidth'] / 1e9:>11.1f}"
-              f"{row['percent_of_gemv']:>8.0f}%")  # fmt: skip
+              f"{row['percent_of_gemv']:>8.0f}%{row.get('ops_per_step', 0):>10,}"
+              f"{1000 * row.get('kernel_floor_s', 0.0):>13.2f}")  # fmt: skip
     print(verdict(rows))
     if args.out:
         report = {

@@ -5,12 +5,12 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
-from core import chunk_timing
 from core.figures import chunks as fc
 from core.figures.style import label_of
 from core.i18n import _, language, stated_date
 from core.mechanisms import rule_keys
 from core.ops import delta_rule, forms
+from core.ops import timing_record as chunk_timing
 from core.units import format_small
 from ui.charts import ReadyChart, ready_chart, show_figure
 from ui.deeper import go_deeper_chunks

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core import vectors
+from core.board import vectors
 from core.board.keys import nearest
 from core.figures import board as fb
 from core.figures import primer as fp

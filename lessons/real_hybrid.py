@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import real_hybrid as rh
 from core.figures import real_hybrid as fr
 from core.i18n import _
 from core.models import qwen35_layers
+from core.models import qwen35_trace as rh
 from core.units import counted, format_bytes
 from ui.charts import ready_chart, show_figure
 from ui.course import lesson_ref
@@ -80,7 +80,7 @@ def model_paragraph(loaded) -> None:
                 folder=code_span(f"assets/{loaded.folder.name}/"),
                 size=format_bytes((loaded.folder / "model.safetensors").stat().st_size),
                 command="python -m core.train qwen35_mini",
-                recipe=code_span("core/recipes/qwen35_mini.py"),
+                recipe=code_span("core/train/recipes/qwen35_mini.py"),
                 steps=record.get("train_steps"),
                 batch=record.get("batch_size"),
                 seq=record.get("seq_len"),

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import real_hybrid as rh
 from core.figures import real_hybrid as fr
 from core.i18n import _
+from core.models import qwen35_trace as rh
 from core.units import counted, format_bytes
 from ui.charts import charts_side_by_side, show_figure
 from ui.depth import engineer

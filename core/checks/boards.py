@@ -7,7 +7,7 @@ import functools
 import numpy as np
 
 from core import board as bd
-from core import vectors
+from core.board import vectors
 from core.checks.questions import Choice, Number, Question
 from core.i18n import _, number
 from core.specs import SPECS

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from core import vectors
+from core.board import vectors
 from core.figures.board_panels import diverging_axis, key_labels, matrix_trace, panels_figure
 from core.figures.style import COLORS, base_layout
 from core.i18n import N_, _
@@ -34,7 +34,7 @@ def arrows_figure(
     """Arrows from the origin on a square, fixed grid (lo … hi on both axes, one unit as long
     across as up), each labelled at its tip with its name (and its two numbers if `coordinates`).
     Its words say where each arrow points and, for two arrows, the angle between them and their
-    dot product (computed here by `core.vectors`)."""
+    dot product (computed here by `core.board.vectors`)."""
     fig = go.Figure()
     for (name, vec), colour in zip(arrows, ARROW_COLORS, strict=False):
         x, y = (float(c) for c in vec)

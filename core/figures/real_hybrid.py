@@ -22,7 +22,7 @@ from core.figures.style import (
     legend_below,
 )
 from core.i18n import _
-from core.real_hybrid import BOARD, LayerMap
+from core.models.qwen35_trace import BOARD, LayerMap
 
 BOARD_COLOR = COLORS["gated_delta"]
 CACHE_COLOR = COLORS["attention"]

@@ -10,8 +10,8 @@ from typing import Any
 import torch
 
 from core.gpu.decode.ffn import MOE_WAYS
-from core.gpu.decode.pair_shapes import PATTERN
 from core.gpu.decode.models import MOE_PART, STATE_PART, STATE_WAYS, part_way
+from core.gpu.decode.pair_shapes import PATTERN
 from core.gpu.output import cli_io
 from core.gpu.presets import PRESETS
 from core.gpu.suites import batch_bench, checkpoint_bench
@@ -111,7 +111,7 @@ def parse_args(argv: list[str] | None) -> Any:
         choices=SHAPES,
         default=None,
         help="dense vs MoE with a released MoE's experts: 'fine' (Qwen3.5-MoE's, 6 MiB in bf16) or 'large' "
-        "(DeepSeek-V3's, 84 MiB); on a GPU as many as its free memory holds, on a CPU a few",
+        "(DeepSeek-V3's, 84 MiB); on a GPU as its free memory holds, on a CPU a few",
     )
     parser.add_argument(
         "--batch",

@@ -1,7 +1,7 @@
 """The one protocol every live model answers (docs/architecture.md, "Model protocol").
 
 The tiny GPT-2 (`core.models.gpt2.GPT2`), mini-K3 (`core.models.mini_k3.MiniK3`) and the
-recall models (`core.models.recall_models.RecallModel`) all offer the same calls, so a page,
+recall models (`core.recall.models.RecallModel`) all offer the same calls, so a page,
 a recipe, a benchmark or a test never needs to know which one it holds:
 
     model = Cls.load(path)             # a saved checkpoint, in eval mode; `model.meta` = what was saved beside it

@@ -136,7 +136,7 @@ class Qwen35(ModelBase, nn.Module):
         return self._run(ids, self.new_cache(ids.shape[0]), chunk_size, keep_parts=False)[0]
 
     def logits(self, ids: torch.Tensor, chunk_size: int = 64) -> torch.Tensor:
-        """`forward` with gradients (training the shipped miniature, core/recipes/qwen35_mini.py)."""
+        """`forward` with gradients (training the shipped miniature, core/train/recipes/qwen35_mini.py)."""
         return self._run(ids, self.new_cache(ids.shape[0]), chunk_size, keep_parts=False)[0]
 
     @torch.no_grad()

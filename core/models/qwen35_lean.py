@@ -11,8 +11,8 @@ static cache is made (`prepare`), nothing per token:
   matrix (one GEMV), the MLP's gate and up are one, the attention's q(+gate), k and v are one. The
   module's own weights become row views of the joined matrix, so nothing is stored twice and the
   eager layers keep reading the same numbers;
-* **constants folded**: each RMSNorm's `1 + w`, the fade's `−exp(A_log)`, the convolution's taps laid
-  out (K, C); rotary's "rotate half" is a fixed signed permutation matrix;
+* **constants folded**: each RMSNorm's `1 + w`, the fade's `exp(A_log)`, the convolution's taps laid
+  out (K, C); rotary's "rotate half" times sin is a roll of the halves times [−sin, sin];
 * **fewer passes**: RMSNorm is one op (`F.rms_norm`; the L2 normalisation of q and k is the same op
   with ε/K and weight K^{-1/2}); the residual add rides inside the output projection (`addmm`); the
   board step folds the fade into its one read of S (core/ops/in_place.py's form) and leaves the read-out
@@ -75,15 +75,6 @@ def _consecutive(weights: list[Tensor]) -> bool:
     return True
 
 
-def rotate_half_matrix(r: int, dtype: torch.dtype, device: torch.device) -> Tensor:
-    """P (r, r) with t @ P = cat(−t[r/2:], t[:r/2]) — rotary's rotate_half as one product."""
-    P = torch.zeros(r, r, dtype=dtype, device=device)
-    half = torch.arange(r // 2, device=device)
-    P[half + r // 2, half] = -1.0
-    P[half, half + r // 2] = 1.0
-    return P
-
-
 # ------------------------------------------------------------------------------------------------
 # What each layer needs, prepared once
 # ------------------------------------------------------------------------------------------------
@@ -118,7 +109,7 @@ class LeanBoard:
 
 @dataclass
 class LeanAttention:
-    """A gated attention layer: one projection for q(+gate), k and v; the q/k norms; rotary's P."""
+    """A gated attention layer: one projection for q(+gate), k and v; the q/k norms."""
 
     in_norm: Tensor  # (D,) fp32
     in_t: Tensor  # (D, 2H·Dh + 2Hkv·Dh) view
@@ -137,7 +128,7 @@ class LeanWeights:
     final_norm: Tensor  # (D,) fp32
     head_t: Tensor  # (D, vocab) view of lm_head.weight
     inv_freq2: Tensor  # (r,) fp32: rotary frequencies, twice (the "rotate half" layout)
-    rotate_half: Tensor  # (r, r) in the model's dtype
+    half_sign: Tensor  # (r,) fp32: −1 over the first half, +1 over the second
     eps: float
     fingerprint: tuple
 
@@ -208,7 +199,7 @@ def prepare(model) -> LeanWeights:
         return kept
     c = model.config
     layers = [_board(layer) if layer.kind == BOARD else _attention(layer) for layer in model.layers]
-    device, dtype = model.embed_tokens.weight.device, model.embed_tokens.weight.dtype
+    device = model.embed_tokens.weight.device
     attention = [layer.self_attn for layer in model.layers if layer.kind != BOARD]
     inv_freq = (
         attention[0].inv_freq.float().to(device)  # the layers' own (every attention layer makes the same)
@@ -220,7 +211,7 @@ def prepare(model) -> LeanWeights:
         final_norm=_one_plus(model.norm),
         head_t=model.lm_head.weight.detach().t(),
         inv_freq2=torch.cat([inv_freq, inv_freq]),
-        rotate_half=rotate_half_matrix(c.rotary_dim, dtype, device),
+        half_sign=torch.cat([-torch.ones_like(inv_freq), torch.ones_like(inv_freq)]),
         eps=c.rms_norm_eps,
         fingerprint=(),
     )
@@ -232,6 +223,15 @@ def prepare(model) -> LeanWeights:
 # ------------------------------------------------------------------------------------------------
 # The step
 # ------------------------------------------------------------------------------------------------
+
+
+def _f32(t: Tensor) -> Tensor:
+    """t in fp32, without an op when it already is."""
+    return t if t.dtype == torch.float32 else t.float()
+
+
+def _cast(t: Tensor, dtype: torch.dtype) -> Tensor:
+    return t if t.dtype == dtype else t.to(dtype)
 
 
 def _norm(x: Tensor, weight: Tensor, eps: float) -> Tensor:
@@ -263,34 +263,35 @@ def board_step(x: Tensor, b: LeanBoard, board: Tensor, window: Tensor, eps: floa
     conv = F.silu((taps * b.taps).sum(1))  # (B, C)
 
     qk, v = conv.split([2 * Hk * K, Hv * V], dim=-1)
-    qk = F.rms_norm(qk.view(B, 2, Hk, K).float(), (K,), b.qk_weight, b.qk_eps)  # (B, 2, Hk, K) L2-normalised
-    v = v.view(B, Hk, Hv // Hk, V).float()  # (B, Hk, g, V): g value heads per q/k head
+    qk = F.rms_norm(_f32(qk.view(B, 2, Hk, K)), (K,), b.qk_weight, b.qk_eps)  # (B, 2, Hk, K) L2-normalised
+    v = _f32(v.view(B, Hk, Hv // Hk, V))  # (B, Hk, G, V): G value heads per q/k head
     gates = torch.sigmoid(torch.addcmul(b.gate_shift, gates, b.gate_sign))  # (B, 2Hv) [σ(b), σ(−a − dt)]
-    beta, alpha = gates.view(B, 2, Hk, Hv // Hk).unbind(1)  # (B, Hk, g) each
+    beta, alpha = gates.view(B, 2, Hk, Hv // Hk).unbind(1)  # (B, Hk, G) each
     alpha = alpha.pow(b.fade_power.view(Hk, -1))  # α = exp(−A·softplus(a + dt))
 
     # the board: fade folded into its one read, then fade and write in place (core/ops/in_place.py)
-    S = board.view(B, Hk, Hv // Hk, K, V)  # (B, Hk, g, K, V)
-    rows = qk.transpose(1, 2).unsqueeze(2) * alpha[..., None, None]  # (B, Hk, g, 2, K): [α q, α k]
-    read = rows @ S  # (B, Hk, g, 2, V)
-    u = torch.sub(v, read[..., 1, :]).mul_(beta.unsqueeze(-1))  # (B, Hk, g, V) β (v − αSᵀk)
+    G = Hv // Hk  # value heads per q/k head
+    S = board.view(B * Hv, K, V)
+    rows = qk.transpose(1, 2).unsqueeze(2) * alpha.view(B, Hk, G, 1, 1)  # (B, Hk, G, 2, K): [α q, α k]
+    read = torch.bmm(rows.reshape(B * Hv, 2, K), S).view(B, Hk, G, 2, V)  # the one read of S
+    u = torch.sub(v, read[..., 1, :]).mul_(beta.unsqueeze(-1))  # (B, Hk, G, V) β (v − αSᵀk)
     q, k = qk.unbind(1)  # (B, Hk, K) each
-    out = torch.addcmul(read[..., 0, :], u, torch.linalg.vecdot(q, k)[..., None, None])  # S_newᵀ q (unscaled)
-    S.mul_(alpha[..., None, None])
-    S.addcmul_(k[:, :, None, :, None], u.unsqueeze(-2))  # S += k uᵀ, broadcast
+    out = torch.addcmul(read[..., 0, :], u, torch.linalg.vecdot(q, k).view(B, Hk, 1, 1))  # S_newᵀ q, unscaled
+    S.mul_(alpha.view(B * Hv, 1, 1))
+    S.addcmul_(k.unsqueeze(2).expand(B, Hk, G, K).reshape(B * Hv, K, 1), u.reshape(B * Hv, 1, V))  # += k uᵀ
 
     # gated RMSNorm per value head (ε · K: the read-out skipped its K^{-1/2}), then out_proj + residual
-    gated = F.rms_norm(out.view(B, Hv, V), (V,), b.out_weight, b.out_eps)  # (B, Hv, V) fp32
-    gated.mul_(F.silu(z.view(B, Hv, V).float()))
-    x = torch.addmm(x, gated.view(B, Vd).to(x.dtype), b.out_t)  # (B, D)
+    gated = F.rms_norm(out.reshape(B, Hv, V), (V,), b.out_weight, b.out_eps)  # (B, Hv, V) fp32
+    gated.mul_(F.silu(_f32(z.view(B, Hv, V))))
+    x = torch.addmm(x, _cast(gated.view(B, Vd), x.dtype), b.out_t)  # (B, D)
     return _mlp_step(x, b.mlp, eps)
 
 
 def attention_step(
-    x: Tensor, a: LeanAttention, kv: StaticKV, start: int, rotary: tuple[Tensor, Tensor, Tensor], eps: float
+    x: Tensor, a: LeanAttention, kv: StaticKV, start: int, rotary: tuple[Tensor, Tensor], eps: float
 ) -> Tensor:
     """One token through a gated attention layer and its MLP, its K/V row written at `start`.
-    x: (B, D) → (B, D); rotary = (cos, sin) each (r,) at this position, and rotate_half's P (r, r)."""
+    x: (B, D) → (B, D); rotary = (cos, signed sin), each (r,), at this position (`rotary_at`)."""
     H, Hkv, Dh = a.sizes
     B = x.shape[0]
     proj = torch.mm(_norm(x, a.in_norm, eps), a.in_t)  # (B, 2H·Dh + 2Hkv·Dh)
@@ -304,19 +305,22 @@ def attention_step(
     return _mlp_step(x, a.mlp, eps)
 
 
-def _rotate(x: Tensor, rotary: tuple[Tensor, Tensor, Tensor]) -> Tensor:
-    """Rotary on the first r channels of x (B, H, Dh), in place: t·cos + rotate_half(t)·sin."""
-    cos, sin, P = rotary
-    turn = x[..., : P.shape[0]]  # (B, H, r) a view
-    half = turn @ P  # (B, H, r) rotate_half(turn)
-    turn.mul_(cos).addcmul_(half, sin)
+def _rotate(x: Tensor, rotary: tuple[Tensor, Tensor]) -> Tensor:
+    """Rotary on the first r channels of x (B, H, Dh), in place: t·cos + rotate_half(t)·sin, where
+    rotate_half(t)·sin = cat(−t₂, t₁)·sin = roll(t, r/2)·[−sin, sin] (t₁, t₂ its halves)."""
+    cos, signed_sin = rotary
+    r = cos.shape[0]
+    turn = x[..., :r]  # (B, H, r) a view
+    half = turn.roll(r // 2, dims=-1)  # (B, H, r) the halves swapped: [t₂, t₁]
+    turn.mul_(cos).addcmul_(half, signed_sin)
     return x
 
 
-def rotary_at(lean: LeanWeights, position: int, dtype: torch.dtype) -> tuple[Tensor, Tensor, Tensor]:
-    """cos and sin (r,) of every rotating pair at `position` (fp32 angles, cast as the eager rotate does)."""
+def rotary_at(lean: LeanWeights, position: int, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
+    """cos and [−sin, sin] (r,) of every rotating pair at `position` (fp32 angles, cast as the eager
+    rotate casts them)."""
     angles = lean.inv_freq2 * float(position)  # (r,)
-    return angles.cos().to(dtype), angles.sin().to(dtype), lean.rotate_half
+    return angles.cos().to(dtype), angles.sin().mul_(lean.half_sign).to(dtype)
 
 
 @torch.no_grad()

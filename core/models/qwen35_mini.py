@@ -7,7 +7,7 @@ bytes (core/tokenizer.py) instead of Qwen's 248,320-token vocabulary. It is writ
 released one (core/models/hf_qwen35.py); only the tokenizer differs: 256 bytes, no tokenizer.json.
 
     loaded = load_miniature()        # LoadedQwen35: model, byte tokenizer, folder, config.json
-    python -m core.train qwen35_mini # rebuilds assets/qwen35_mini/ (core/recipes/qwen35_mini.py)
+    python -m core.train qwen35_mini # rebuilds assets/qwen35_mini/ (core/train/recipes/qwen35_mini.py)
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@ CPU's matrix-multiply speed — the "peak" the planner's bound divides by.
 
 Each form runs once untimed at the first length (kernels, allocator), then at every length up to `repeats`
 timed runs — fewer once a cell has taken `cell_seconds`, at least one — so a 32K-token attention run is
-timed once rather than five times on a shared machine. Every run's time is kept (core.prefill.record).
+timed once rather than five times on a shared machine. Every run's wall and CPU time is kept
+(core.prefill.record says which one a run reads).
 """
 
 from __future__ import annotations
@@ -31,25 +32,28 @@ def _quiet(message: str) -> None:
     """The default: no progress lines."""
 
 
-def timed_ms(fn: Callable[[], object], repeats: int, cell_seconds: float) -> list[float]:
-    """Wall ms of up to `repeats` runs of `fn`; stops early once they have taken `cell_seconds` (one at least)."""
+def timed_ms(fn: Callable[[], object], repeats: int, cell_seconds: float) -> list[tuple[float, float]]:
+    """(wall ms, process CPU ms) of up to `repeats` runs of `fn`; stops early once they have taken
+    `cell_seconds` by the wall clock (one run at least)."""
     if repeats < 1 or not cell_seconds > 0:
         raise ValueError(
             f"repeats must be at least 1 and the cell's time above zero, got {repeats}, {cell_seconds}"
         )
-    times: list[float] = []
-    while len(times) < repeats and sum(times) < 1e3 * cell_seconds:
-        start = time.perf_counter()
+    times: list[tuple[float, float]] = []
+    while len(times) < repeats and sum(wall for wall, _ in times) < 1e3 * cell_seconds:
+        wall, cpu = time.perf_counter(), time.process_time()
         fn()
-        times.append(1e3 * (time.perf_counter() - start))
+        times.append((1e3 * (time.perf_counter() - wall), 1e3 * (time.process_time() - cpu)))
     return times
 
 
-def matmul_flops_per_s(size: int = MATMUL_SIZE, repeats: int = 5) -> float:
-    """FLOP/s of an fp32 `size`×`size` matmul on the current threads: 2·size³ ÷ the median time."""
+def matmul_flops_per_s(size: int = MATMUL_SIZE, repeats: int = 5, clock: str = "wall") -> float:
+    """FLOP/s of an fp32 `size`×`size` matmul on the current threads: 2·size³ ÷ the median time by `clock`
+    ('wall', or 'cpu': the process's CPU time, as a one-thread run reads its times)."""
     a, b = torch.randn(size, size), torch.randn(size, size)
     a @ b  # warm-up
-    return 2.0 * size**3 / (1e-3 * statistics.median(timed_ms(lambda: a @ b, repeats, 60.0)))
+    runs = timed_ms(lambda: a @ b, repeats, 60.0)
+    return 2.0 * size**3 / (1e-3 * statistics.median(cpu if clock == "cpu" else wall for wall, cpu in runs))
 
 
 def machine() -> str:
@@ -82,17 +86,27 @@ def measure(
         raise ValueError(f"prompt lengths must be increasing whole numbers ≥ 1, got {lengths}")
     rows = []
     with torch.inference_mode(), threads(n_threads):
-        peak = matmul_flops_per_s()
+        used = torch.get_num_threads()
+        peak = matmul_flops_per_s(clock="cpu" if used == 1 else "wall")  # the clock the run reads (record.py)
         first = forms.prompt_inputs(lengths[0], heads, head_dim)
         forms.attention(first), forms.chunked(first, chunk_size)  # warm-up, untimed
         for tokens in lengths:
             x = forms.prompt_inputs(tokens, heads, head_dim)
             attention = timed_ms(lambda x=x: forms.attention(x), repeats, cell_seconds)
             chunked = timed_ms(lambda x=x: forms.chunked(x, chunk_size), repeats, cell_seconds)
-            rows.append(Row(tokens, tuple(attention), tuple(chunked)))
+            rows.append(Row(tokens, *_clocks(attention, chunked)))
             progress(f"{tokens:,} tokens done")
-        used = torch.get_num_threads()
     return PrefillRun(
         datetime.now(UTC).date().isoformat(), machine(), torch.__version__, used, heads, head_dim, chunk_size,
         "float32", repeats, cell_seconds, peak, tuple(rows),
     )  # fmt: skip
+
+
+def _clocks(
+    attention: list[tuple[float, float]], chunked: list[tuple[float, float]]
+) -> tuple[tuple[float, ...], ...]:
+    """(attention wall, chunked wall, attention CPU, chunked CPU) ms, in Row's order."""
+    return (
+        *(tuple(w for w, _ in t) for t in (attention, chunked)),
+        *(tuple(c for _, c in t) for t in (attention, chunked)),
+    )

@@ -1,6 +1,9 @@
 """One prefill run as typed data and its JSON (`python -m bench.prefill --json`, docs/bench-runs/).
 
-Stored: the settings, the machine, this CPU's measured matrix-multiply speed and every timed run in ms.
+Stored: the settings, the machine, this CPU's measured matrix-multiply speed and every timed run in ms, both
+by the wall clock and in the process's CPU time. On one thread the CPU time is the time the work itself took,
+without the time other programs held the core — on a shared machine the steadier figure — so such a run
+reads its CPU time (`clock`); a run on more threads reads the wall clock (its CPU time adds the threads up).
 Derived (written for a reader of the file, recomputed on reading, never trusted from it): each row's
 medians and ratio, and the planner's bound — its FLOP count for the same shapes (core/plan/flops.py:
 causal attention over half the T² pairs, 4 d_k×d_v passes per head per token for the board) ÷ that speed.
@@ -17,6 +20,8 @@ from typing import Any
 from core.plan.flops import board_flops_per_token, causal_attention_flops
 
 SCHEMA = "prefill/1"
+FORMS = ("attention", "chunked")
+CLOCKS = ("wall", "cpu")
 
 
 def _times(values: Any, what: str) -> tuple[float, ...]:
@@ -31,32 +36,35 @@ def _times(values: Any, what: str) -> tuple[float, ...]:
 
 @dataclass(frozen=True)
 class Row:
-    """One prompt length: every timed run of each form, in ms."""
+    """One prompt length: every timed run of each form, in ms, by the wall clock and in CPU time."""
 
     tokens: int
     attention_ms: tuple[float, ...]
     chunked_ms: tuple[float, ...]
+    attention_cpu_ms: tuple[float, ...]
+    chunked_cpu_ms: tuple[float, ...]
 
-    @property
-    def attention_median_ms(self) -> float:
-        return statistics.median(self.attention_ms)
+    def median_ms(self, form: str, clock: str) -> float:
+        """The median run of `form` ('attention' or 'chunked') by `clock` ('wall' or 'cpu')."""
+        if form not in FORMS or clock not in CLOCKS:
+            raise ValueError(f"no {form!r} times by the {clock!r} clock")
+        return statistics.median(getattr(self, f"{form}_{'cpu_' if clock == 'cpu' else ''}ms"))
 
-    @property
-    def chunked_median_ms(self) -> float:
-        return statistics.median(self.chunked_ms)
-
-    @property
-    def ratio(self) -> float:
+    def ratio(self, clock: str) -> float:
         """Attention's time ÷ the chunked rule's: above 1, the chunked rule read the prompt faster."""
-        return self.attention_median_ms / self.chunked_median_ms
+        return self.median_ms("attention", clock) / self.median_ms("chunked", clock)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Row:
         tokens = int(d["tokens"])
         if tokens < 1:
             raise ValueError(f"a prompt has at least one token, got {tokens}")
-        return cls(tokens, _times(d["attention_ms"], f"{tokens} tokens, attention"),
-                   _times(d["chunked_ms"], f"{tokens} tokens, chunked"))  # fmt: skip
+        times = {
+            f"{form}_{kind}ms": _times(d[f"{form}_{kind}ms"], f"{tokens} tokens, {form} {kind}ms")
+            for form in FORMS
+            for kind in ("", "cpu_")
+        }
+        return cls(tokens, **times)
 
 
 @dataclass(frozen=True)
@@ -73,8 +81,21 @@ class PrefillRun:
     dtype: str
     repeats: int  # timed runs asked for per cell (fewer where a cell ran past `cell_seconds`)
     cell_seconds: float
-    matmul_flops_per_s: float  # fp32 square matmul on this CPU, the same threads: the bound's "peak"
+    matmul_flops_per_s: (
+        float  # fp32 square matmul on this CPU, the same threads and clock: the bound's "peak"
+    )
     rows: tuple[Row, ...]
+
+    @property
+    def clock(self) -> str:
+        """The times this run reads: CPU time on one thread, the wall clock on more (see the module doc)."""
+        return "cpu" if self.threads == 1 else "wall"
+
+    def ms(self, row: Row, form: str) -> float:
+        return row.median_ms(form, self.clock)
+
+    def ratio(self, row: Row) -> float:
+        return row.ratio(self.clock)
 
     def attention_flops(self, tokens: int) -> float:
         """The planner's count for one causal attention layer of these heads over `tokens`."""
@@ -92,13 +113,13 @@ class PrefillRun:
         return next((r for r in self.rows if r.tokens == tokens), None)
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"schema": SCHEMA} | asdict(self)
+        out = {"schema": SCHEMA} | asdict(self) | {"clock": self.clock}
         for row_out, row in zip(out["rows"], self.rows, strict=True):
             a, c = self.attention_flops(row.tokens), self.chunked_flops(row.tokens)
             row_out |= {
-                "attention_median_ms": row.attention_median_ms,
-                "chunked_median_ms": row.chunked_median_ms,
-                "ratio": row.ratio,
+                "attention_median_ms": self.ms(row, "attention"),
+                "chunked_median_ms": self.ms(row, "chunked"),
+                "ratio": self.ratio(row),
                 "attention_flops": a,
                 "chunked_flops": c,
                 "attention_bound_ms": self.bound_ms(a),

@@ -40,10 +40,19 @@ def crossover(run: PrefillRun) -> Row | None:
     attention is still faster at the longest."""
     found = None
     for row in reversed(run.rows):
-        if row.ratio <= 1:
+        if run.ratio(row) <= 1:
             break
         found = row
     return found
+
+
+def _clock_words(run: PrefillRun) -> str:
+    """How the run was timed: 'one thread, in CPU time' or '2 threads, by the wall clock'."""
+    if run.clock == "cpu":
+        return _("one thread, in CPU time")
+    return ngettext("{n} thread, by the wall clock", "{n} threads, by the wall clock", run.threads).format(
+        n=run.threads
+    )
 
 
 def _ms(x: float) -> str:
@@ -56,9 +65,9 @@ def prefill_sentence(run: PrefillRun, source: str) -> str:
     short, long = run.rows[0], run.rows[-1]
     numbers = dict(
         machine=run.machine, date=stated_date(run.date), source=source, heads=run.heads, width=run.head_dim,
-        threads=ngettext("{n} thread", "{n} threads", run.threads).format(n=run.threads), short=f"{short.tokens:,}", a_short=_ms(short.attention_median_ms),
-        c_short=_ms(short.chunked_median_ms), long=f"{long.tokens:,}", a_long=_ms(long.attention_median_ms),
-        c_long=_ms(long.chunked_median_ms), ratio=f"{long.ratio:.1f}",
+        threads=_clock_words(run), short=f"{short.tokens:,}", a_short=_ms(run.ms(short, "attention")),
+        c_short=_ms(run.ms(short, "chunked")), long=f"{long.tokens:,}", a_long=_ms(run.ms(long, "attention")),
+        c_long=_ms(run.ms(long, "chunked")), ratio=f"{run.ratio(long):.1f}",
         a_bound=_ms(run.bound_ms(run.attention_flops(long.tokens))),
         c_bound=_ms(run.bound_ms(run.chunked_flops(long.tokens))), gflops=f"{run.matmul_flops_per_s / 1e9:,.0f}",
     )  # fmt: skip

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import chunk_timing
 from core.mechanisms import rule_keys
+from core.ops import timing_record as chunk_timing
 from tests.app import driver, story
 from tests.app.driver import chart_spec as chart
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from core import vectors
+from core.board import vectors
 from tests.app import driver
 
 

@@ -238,7 +238,7 @@ def test_the_board_bytes_add_up_to_the_metric(miniature, tmp_path, monkeypatch):
 
 
 def test_the_topic_change_sentence_names_the_heads_that_fade_harder(miniature, tmp_path, monkeypatch):
-    from core import real_hybrid as rh
+    from core.models import qwen35_trace as rh
     from lessons.real_hybrid import DEFAULT_TEXT, MARKER
 
     _no_weights(tmp_path, monkeypatch)

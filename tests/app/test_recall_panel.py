@@ -7,7 +7,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import recall_results as rr
+from core.recall import results as rr
 from tests.app import driver
 from ui.depth import REPLACED
 

@@ -539,7 +539,7 @@ def test_every_description_names_the_sizes_it_describes(monkeypatch):
 
 
 def test_measure_this_machine_is_one_click_to_a_curve_and_a_worked_example(monkeypatch):
-    from core.gpu.output.worked_example import worked_example
+    from core.gpu.output.worked_example import overhead, worked_example
 
     use_nvml(monkeypatch, FakeNvml(init_error="LibraryNotFound"))
     monkeypatch.setattr(jobs, "QUICK_PRESET", "tiny")  # the trimmed tiny sizes: a second, not a few
@@ -558,6 +558,8 @@ def test_measure_this_machine_is_one_click_to_a_curve_and_a_worked_example(monke
     example = worked_example(result)
     shown = [m.value for m in at.markdown]
     assert example.sentence() in shown  # the worked example, in the reader's own numbers
+    split = overhead(result, example)  # where the time over the ceiling goes, computed from this run
+    assert split is not None and split.short_sentence() in texts(at.caption)
     deepest = max(p.depth for p in result.series[0].points if p.spilled_bytes == 0)
     assert example.depth == deepest and example.roofline_tokens_per_s == pytest.approx(
         next(p for p in result.series[0].points if p.depth == deepest).predicted_tokens_per_s
@@ -583,6 +585,7 @@ def test_measure_this_machine_is_one_click_to_a_curve_and_a_worked_example(monke
     assert any("at the top of the page" in c.value for c in at.caption)
     shown = [m.value for m in at.markdown]
     assert any(example.division() in m and f"{example.measured_tokens_per_s:,.1f}" in m for m in shown)
+    assert example.spread_sentence() in texts(at.caption) and split.sentence() in texts(at.caption)
     table = next(t.value for t in at.table if "% of roofline" in t.value.columns)  # section 1's table
     assert "0 %" not in table["% of roofline"].tolist()  # a share far below the roofline keeps its digits
     batch = at.session_state["gpu_batch"]  # the same click measured the batch sweep beside it

@@ -34,6 +34,8 @@ def test_a_tiny_run_prints_each_way_against_dense_with_its_share_of_the_byte_rat
     assert dense.bytes_per_token == sizing.n_layers * sizing.n_experts * expert  # every expert, every token
     for r in moes:  # the router, the shared expert and the top-k routed ones
         assert r.bytes_per_token == sizing.n_layers * ((sizing.n_shared + sizing.top_k) * expert + router)
+        # each ratio is one repetition's against the dense repetition run just before it
+        assert r.vs_dense == [m / d for m, d in zip(r.rates, dense.rates, strict=True)] and len(r.rates) == 1
     text = "\n".join(lines)
     assert text.count("vs the per-expert loop: largest difference") == len(moes) - 1
     assert text.count("of the byte ratio") == len(moes)

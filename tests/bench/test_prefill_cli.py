@@ -48,7 +48,9 @@ def test_a_small_run_prints_its_table_and_writes_json_that_reads_back(tmp_path, 
     printed = capsys.readouterr().out.splitlines()
     run = PrefillRun.from_json(out.read_text())
     assert [r.tokens for r in run.rows] == [64, 128] and (run.heads, run.head_dim) == (1, 16)
-    assert printed[1].split()[:4] == ["tokens", "attention", "ms", "chunked"]
-    row = printed[3].split()
-    assert row[0] == "128" and row[3] == f"{run.rows[1].ratio:.2f}x"
+    assert printed[1].startswith("times: CPU time (one thread")  # one thread: the run reads CPU time
+    assert printed[2].split()[:4] == ["tokens", "attention", "ms", "chunked"]
+    row = printed[4].split()
+    assert row[0] == "128" and row[3] == f"{run.ratio(run.rows[1]):.2f}x"
+    assert row[4] == f"{run.rows[1].median_ms('attention', 'wall'):,.1f}"
     assert printed[-1] == f"wrote {out}"

@@ -19,9 +19,9 @@ from collections import OrderedDict
 import streamlit as st
 import torch
 
-from core import real_hybrid
 from core.i18n import _
 from core.models import fetch
+from core.models import qwen35_trace as real_hybrid
 from core.models.hf_tokenizer import CheckpointError
 from core.models.qwen35 import LoadedQwen35, load_qwen35
 from core.models.qwen35_mini import CHECKPOINT as MINIATURE

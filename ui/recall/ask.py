@@ -8,7 +8,7 @@ import streamlit as st
 
 from core.figures.style import label_of
 from core.i18n import _
-from core.recall import DEFAULT_VOCAB, parse_recall_text
+from core.recall.task import DEFAULT_VOCAB, parse_recall_text
 from core.units import format_bytes
 from ui.charts import data_table, show_figure
 from ui.recall.readout import ASSETS, read_list

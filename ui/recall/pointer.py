@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import recall_results as rr
 from core.figures.style import label_of
 from core.i18n import _
+from core.recall import results as rr
 from ui.course import lesson_ref
 from ui.lesson import link_to
 from ui.recall.results import load_results

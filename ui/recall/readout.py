@@ -6,13 +6,13 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core import recall_results as rr
 from core.figures.recall import answer_figure, board_figure, cache_figure
 from core.figures.style import label_of
 from core.i18n import _, language
-from core.models.recall_models import RecallModel
-from core.models.recall_reader import ReaderRecall, memory_colour_ranges, recall_from_tokens
-from core.recall import parse_recall_text
+from core.recall import results as rr
+from core.recall.models import RecallModel
+from core.recall.reader import ReaderRecall, memory_colour_ranges, recall_from_tokens
+from core.recall.task import parse_recall_text
 from ui.charts import ReadyChart, ready_chart
 
 ASSETS = rr.RESULTS.parent

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import recall_results as rr
 from core.figures.recall import accuracy_vs_pairs, memory_rows, training_curves
+from core.recall import results as rr
 from ui.charts import ReadyChart, ready_chart
 from ui.errors import log
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import recall_results as rr
 from core.figures.recall import protocol_rows
 from core.figures.style import label_of
 from core.i18n import _, language
 from core.mechanisms import get as mechanism
 from core.mechanisms import rule_keys
-from core.models.recall_config import RecallModelConfig
-from core.recall import DEFAULT_VOCAB
+from core.recall import results as rr
+from core.recall.config import RecallModelConfig
+from core.recall.task import DEFAULT_VOCAB
 from core.specs import SPECS
 from ui.charts import data_table, show_figure
 from ui.course import lesson_ref

@@ -113,6 +113,7 @@ class MoEFFN(nn.Module):
         self.shared_w2 = weight((n_shared * expert_hidden, d), device, dtype)
         self.w1 = weight((n_routed, d, up), device, dtype)  # (E, D, Fe) or (E, D, 2Fe)
         self.w2 = weight((n_routed, expert_hidden, d), device, dtype)  # (E, Fe, D)
+        self._gather_out: tuple[torch.Tensor, torch.Tensor] | None = None  # the CPU's gathered experts
         self.use(way)
 
     def runnable_ways(self) -> list[str]:
@@ -158,12 +159,25 @@ class MoEFFN(nn.Module):
         gate = torch.softmax(top_v.float(), -1).to(h.dtype)  # (k,)
         if self.way == "grouped":
             return out + self._grouped(h, top_i, gate)
-        w1 = self.w1.index_select(0, top_i)  # (k, D, Fe | 2Fe)
-        w2 = self.w2.index_select(0, top_i)  # (k, Fe, D)
+        w1, w2 = self._gathered(top_i)  # (k, D, Fe | 2Fe), (k, Fe, D)
         # batched matrix × vector on the gathered, contiguous experts: no transposed copies
         # (einsum did one; measured on an H200: 1.55 → 1.31 ms per step, docs/gpu-runs/2026-11-30-*)
         hidden = activate(torch.bmm(h.expand(self.top_k, 1, -1), w1), self.gated) * gate[:, None, None]  # (k, 1, Fe)
         return out + torch.bmm(hidden, w2).sum(0)  # (1, D)
+
+    def _gathered(self, top_i: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The chosen experts copied out by id. On a CPU into two blocks kept for the next token: a fresh
+        block of this size is mapped in page by page at every step there, and the page faults took ten
+        times the copy (a GPU's caching allocator reuses its blocks, and a CUDA graph keeps them)."""
+        if self.w1.device.type != "cpu":
+            return self.w1.index_select(0, top_i), self.w2.index_select(0, top_i)
+        if self._gather_out is None:
+            w1, w2 = self.w1, self.w2
+            with torch.inference_mode(False):  # plain tensors: written into in and out of inference mode
+                self._gather_out = (torch.empty((self.top_k, *w1.shape[1:]), dtype=w1.dtype),
+                                    torch.empty((self.top_k, *w2.shape[1:]), dtype=w2.dtype))  # fmt: skip
+        out1, out2 = self._gather_out
+        return torch.index_select(self.w1, 0, top_i, out=out1), torch.index_select(self.w2, 0, top_i, out=out2)
 
     def loop(self, h: torch.Tensor) -> torch.Tensor:  # (1, D) → (1, D)
         """The same layer one expert at a time, each read where it lies by its id on the host: the

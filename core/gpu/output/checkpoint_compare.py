@@ -2,14 +2,17 @@
 
 Given the checkpoint runs one reader made on one device (core.gpu.suites.checkpoint_bench results), say what
 the charts show in numbers: for a dense model and a hybrid, at the deepest depth both were timed at,
-the memory each held (the hybrid's fixed boards named) and the speed each reached, and how fast each
-cache grows per token; for any other pair, each run's speed at its shallowest and deepest depth.
+the memory each held (the hybrid's fixed boards named) and the speed each reached, the share of its own
+roofline each reached, whether a run's operations per step (× the planner's floor per kernel) weigh more
+than its bytes — then the kernel count, not the architecture, decides that run's speed — and how fast
+each cache grows per token; for any other pair, each run's speed at its shallowest and deepest depth.
 """
 
 from __future__ import annotations
 
 from core.gpu.suites.checkpoint_bench import CheckpointPoint, CheckpointResult
 from core.i18n import _
+from core.plan import latency
 from core.units import format_bytes
 
 
@@ -77,5 +80,61 @@ def _dense_against_hybrid(dense: CheckpointResult, hybrid: CheckpointResult) -> 
             times=_("{ratio:.2f}×").format(ratio=b.tokens_per_s / a.tokens_per_s),  # Japanese: 倍
         )
         + " "
+        + _shares(a, b)
+        + " "
+        + _floors(dense.name, a, hybrid.name, b)
         + growth
     )
+
+
+def _ms(seconds: float) -> str:
+    return _("{ms:.2f} ms").format(ms=1000 * seconds)
+
+
+def _shares(a: CheckpointPoint, b: CheckpointPoint) -> str:
+    """Each run's speed as a share of its own roofline (its bytes ÷ the bandwidth)."""
+    return _(
+        "Against its own roofline the dense model reached {dense:.0f}% and the hybrid {hybrid:.0f}% (each "
+        "roofline its bytes ÷ the bandwidth: {dense_floor} and {hybrid_floor} a token)."
+    ).format(
+        dense=a.percent_of_roofline,
+        hybrid=b.percent_of_roofline,
+        dense_floor=_ms(a.bytes_floor_s),
+        hybrid_floor=_ms(b.bytes_floor_s),
+    )
+
+
+def _floors(dense: str, a: CheckpointPoint, hybrid: str, b: CheckpointPoint) -> str:
+    """Which floor is higher for each run — its operations one after another, or its bytes — and so what
+    decides the comparison; nothing when a run's operations were not counted."""
+    if a.kernel_floor_s is None or b.kernel_floor_s is None:
+        return ""
+    us = latency.KERNEL_FLOOR_S * 1e6
+    counts = _(
+        "Operations per step: {dense} {dense_kernels:,.0f}, {hybrid} {hybrid_kernels:,.0f}; at {us:g} µs each "
+        "(the planner's stated floor per kernel) they take at least {dense_floor} and {hybrid_floor}."
+    ).format(
+        dense=dense,
+        dense_kernels=a.kernels_per_step,
+        hybrid=hybrid,
+        hybrid_kernels=b.kernels_per_step,
+        us=us,
+        dense_floor=_ms(a.kernel_floor_s),
+        hybrid_floor=_ms(b.kernel_floor_s),
+    )
+    bound = [name for name, p in ((dense, a), (hybrid, b)) if p.kernel_bound]
+    if len(bound) == 2:
+        verdict = _(
+            "Both kernel floors are above the bytes' floors: at this depth the operation counts, not the "
+            "architectures, decide the comparison."
+        )
+    elif bound:
+        verdict = _(
+            "{name}'s kernel floor is above its bytes' floor: at this depth its operation count, not its "
+            "architecture, decides its speed."
+        ).format(name=bound[0])
+    else:
+        verdict = _(
+            "Both bytes' floors are above the kernel floors: the bytes each architecture reads set the pace."
+        )
+    return counts + " " + verdict + " "

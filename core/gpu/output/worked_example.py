@@ -188,6 +188,18 @@ class Overhead:
             )
         return run_on(first, then.format(**numbers))
 
+    def short_sentence(self) -> str:
+        """The split in one plain sentence (Story): the share of the gap that is fixed work."""
+        numbers = dict(depth=f"{self.depth:,}", share=percent(self.share, 1.0))
+        if self.share >= 1.0:
+            return _(
+                "At depth {depth}, all the time a step takes over its ceiling is fixed work every step does."
+            ).format(**numbers)
+        return _(
+            "At depth {depth}, {share} of the time a step takes over its ceiling is fixed work every step does; "
+            "the rest grows with the cache."
+        ).format(**numbers)
+
 
 def overhead(result: ContextResult | None, example: WorkedExample | None) -> Overhead | None:
     """The split of `example`'s gap, from the depth-0 point of the same series; None without an example

@@ -16,7 +16,9 @@ The roofline comes from the checkpoint's config.json through the planner (core.p
 step reads + the cache at depth d + the fixed state read and written back (core.roofline.step_bytes, the
 planner's own count), over the measured copy bandwidth. Each point also keeps the
 cache bytes counted on the real cache tensors, which the tests check equal the planner's, and the
-fixed state (Qwen3.5's boards and convolution windows), counted the same way.
+fixed state (Qwen3.5's boards and convolution windows), counted the same way, and the operations one
+step ran (a CUDA graph's nodes ÷ its steps, or one profiled step: core.gpu.timing.kernels) with the floor
+they set at the planner's 3 µs a kernel, beside the bytes' floor.
 `describe(folder)` checks a folder from its config and file headers alone (one-line
 CheckpointError), so the CLI and the page refuse bad input before loading anything.
 """
@@ -34,11 +36,12 @@ import torch
 
 from core.gpu.decode import checkpoint_course
 from core.gpu.decode.checkpoint_decoders import Decoder, open_decoder, rows_bytes, state_tensors, unique_bytes
-from core.gpu.timing import graphs
+from core.gpu.timing import graphs, kernels
 from core.gpu.timing.bandwidth import Bandwidth
 from core.gpu.timing.bench_env import BenchEnv
 from core.gpu.timing.decode_timer import SpeedPoint, time_decode
 from core.gpu.timing.errors import error_line, is_out_of_memory, oom_message
+from core.gpu.timing.kernels import kernel_floor_s
 from core.gpu.timing.steps import (
     Progress,
     ShouldStop,
@@ -203,6 +206,26 @@ class CheckpointPoint(SpeedPoint):
     state_bytes: int = 0  # fixed state (boards, convolution windows) counted on the real tensors at depth d
     planned_state_bytes: int = 0  # core.plan's for the config
     method: str = "eager"  # how the steps ran: "eager", or "CUDA graph"
+    kernels_per_step: float | None = (
+        None  # operations one step ran (core.gpu.timing.kernels); None: uncounted
+    )
+    kernels_counted: str = ""  # how: a CUDA graph's nodes, the profiler's CUDA kernels or its aten ops
+
+    @property
+    def bytes_floor_s(self) -> float:
+        """The roofline's time for one step: its bytes ÷ the bandwidth."""
+        return 1.0 / self.predicted_tokens_per_s
+
+    @property
+    def kernel_floor_s(self) -> float | None:
+        """Its operations one after another at the planner's floor per kernel (core.plan.latency)."""
+        return None if self.kernels_per_step is None else kernel_floor_s(self.kernels_per_step)
+
+    @property
+    def kernel_bound(self) -> bool:
+        """The kernel floor is above the bytes' floor: the operation count, not the bytes, limits it."""
+        floor = self.kernel_floor_s
+        return floor is not None and floor > self.bytes_floor_s
 
 
 @dataclass
@@ -252,6 +275,8 @@ class CheckpointResult:
         for p_out, p in zip(out["points"], self.points, strict=True):
             p_out["ms_per_token"] = p.ms_per_token
             p_out["percent_of_roofline"] = p.percent_of_roofline
+            p_out["bytes_floor_ms"] = 1000 * p.bytes_floor_s
+            p_out["kernel_floor_ms"] = None if p.kernel_floor_s is None else 1000 * p.kernel_floor_s
         return out
 
     @classmethod
@@ -369,14 +394,36 @@ def _measure(
             decoder, depth, tokens, settings.n_steps, settings.warmup, settings.repeats, env.sync,
             should_stop, deadline,
         )  # fmt: skip
+    counted, how = _count_kernels(decoder, depth, timed, env, tokens)
     # the boards and windows read and written back: the planner's count, one roofline for one model
     moved = int(step_bytes(info.weight_read_bytes(elem), planned_cache, planned_state))
     point = CheckpointPoint(
         depth, timed.mean, timed.std, timed.samples_tokens_per_s, measured_cache, planned_cache, moved,
         bandwidth_bound_tokens_per_s(moved, bandwidth.for_reading(moved)), timed.capped,
-        measured_state, planned_state, timed.method,
+        measured_state, planned_state, timed.method, counted, how,
     )  # fmt: skip
     return point, note
+
+
+def _count_kernels(
+    decoder: Decoder, depth: int, timed: Timing, env: BenchEnv, tokens: torch.Tensor
+) -> tuple[float | None, str]:
+    """Operations per step: the graph's nodes ÷ its steps when the steps were replayed as one and its node
+    list could be read, else one untimed step from depth d under torch.profiler (core.gpu.timing.kernels);
+    (None, "") where the profiler cannot run here."""
+    if timed.kernels_per_step is not None:
+        return timed.kernels_per_step, kernels.GRAPH_NODES
+    decoder.pos = depth
+    try:
+        count, how = kernels.count_step(lambda: decoder.step(token_at(tokens, 0)), env.device)
+    except Exception as error:  # a profiler that cannot start (no CUPTI) leaves the count out, not the run
+        if is_out_of_memory(error):
+            raise
+        return None, ""
+    finally:
+        env.sync()
+        decoder.pos = depth
+    return float(count), how
 
 
 def _graphed(

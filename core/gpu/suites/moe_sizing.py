@@ -121,7 +121,7 @@ def size_moe(
     budget = int(WEIGHT_SHARE * free_bytes)
     released_layer = attention + d * shape.routed * elem_bytes + (shape.routed + shape.shared) * expert  # + router
     layers, routed = min(MAX_LAYERS, (budget - tables) // released_layer), shape.routed
-    if layers < 1:  # not one layer of the released count: one layer of as many as fit
+    if layers < 1:  # not one layer of the released count: one layer of as fit
         room = budget - tables - attention - shape.shared * expert
         layers, routed = 1, ROUTED_STEP * (room // (expert + d * elem_bytes) // ROUTED_STEP)
     if routed < max(MIN_ROUTED, shape.top_k):

@@ -62,7 +62,7 @@ class SuiteSpec:
     cpu_layers: bool = True  # …and, under it too, the one whose layers past it run on the CPU
     moe: bool = True
     moe_sized_by_card: bool = False  # experts sized from this card's free memory and copy speed
-    # a released MoE's experts (core.gpu.suites.moe_sizing.SHAPES): on a GPU as many as its memory holds
+    # a released MoE's experts (core.gpu.suites.moe_sizing.SHAPES): on a GPU as its memory holds
     # (`moe_sized_by_card` alone: 'large'), on a CPU the few of `moe_sizing.cpu_sizing`
     moe_shape: str | None = None
     retime_dense: bool = False  # the dense twin timed again right after the MoE
@@ -190,7 +190,7 @@ class _Run:
             self.finished("context_cpu_layers", on_cpu)
 
     def moe(self) -> MoeResult:
-        """Dense vs MoE — with a released MoE's experts, as many as this card holds (or a CPU runs in
+        """Dense vs MoE — with a released MoE's experts, as this card holds (or a CPU runs in
         seconds), if asked (core.gpu.suites.moe_sizing)."""
         spec, env, bw = self.spec, self.env, self.result.bandwidth
         preset = spec.preset

@@ -25,6 +25,7 @@ from core.gpu.timing.spread import Spread, spread_of
 
 MIB = 1024**2
 REPEATS = 7  # timed copies per speed, after one untimed warm-up
+CACHE_COPIES = 8  # copies per timed run within the cache (one such copy takes ~0.1 ms)
 LLC_MULTIPLE = 4  # a CPU's main-memory buffer: at least this many last-level caches (with its copy: 8)
 UNKNOWN_CACHE_BYTES = 512 * MIB  # …or this, where the cache size cannot be read
 FREE_SHARE = 8  # …and never more than this share of free memory per buffer (two buffers: twice as much)
@@ -82,22 +83,18 @@ def cpu_copy_bytes(requested: int, llc_bytes: int | None, available_bytes: int |
     return size
 
 
-def _seconds(fn: Callable[[], None], sync: Callable[[], None], repeats: int) -> list[float]:
-    """One untimed run (warm-up: page faults, caches), then the wall time of each of `repeats` runs."""
+def _rates(fn: Callable[[], None], sync: Callable[[], None], unit_bytes: float, repeats: int) -> list[float]:
+    """One untimed run of `fn` (warm-up: page faults, caches), then the bytes/s of each of `repeats` timed
+    runs, each moving `unit_bytes`."""
     fn()
     sync()
-    times = []
+    rates = []
     for _ in range(max(1, repeats)):
         t0 = time.perf_counter()
         fn()
         sync()
-        times.append(time.perf_counter() - t0)
-    return times
-
-
-def _speeds(nbytes: float, times: list[float]) -> list[float]:
-    """Bytes/s of each timed run that moved `nbytes`."""
-    return [nbytes / t for t in times]
+        rates.append(unit_bytes / (time.perf_counter() - t0))
+    return rates
 
 
 def measure_copy_bandwidth(env: BenchEnv, nbytes: int, repeats: int = REPEATS) -> Bandwidth:
@@ -126,8 +123,8 @@ def measure_copy_bandwidth(env: BenchEnv, nbytes: int, repeats: int = REPEATS) -
 
 def _cache_copy_speeds(llc_bytes: int, repeats: int) -> list[float]:
     """(read + write) bytes/s of copying a buffer a quarter of the cache's size (source and
-    destination together fill half of it), eight copies per timed run (one is too short to time)."""
-    return _host_copy_speeds(max(4096, llc_bytes // 4), repeats, copies=8)
+    destination together fill half of it), `CACHE_COPIES` copies per timed run (one is very short to time)."""
+    return _host_copy_speeds(max(4096, llc_bytes // 4), repeats, CACHE_COPIES)
 
 
 def _host_copy_speeds(nbytes: int, repeats: int, copies: int = 1) -> list[float]:
@@ -139,7 +136,7 @@ def _host_copy_speeds(nbytes: int, repeats: int, copies: int = 1) -> list[float]
         for _ in range(copies):
             dst.copy_(src)
 
-    return _speeds(2 * copies * nbytes, _seconds(run, lambda: None, repeats))
+    return _rates(run, lambda: None, 2 * copies * nbytes, repeats)
 
 
 def _copy_speeds(env: BenchEnv, nbytes: int, repeats: int) -> tuple[list[float], list[float]]:
@@ -147,7 +144,7 @@ def _copy_speeds(env: BenchEnv, nbytes: int, repeats: int) -> tuple[list[float],
     a host→host copy moves n bytes each way)."""
     src = torch.empty(nbytes, dtype=torch.uint8, device=env.device)
     dst = torch.empty_like(src)
-    device = _speeds(2 * nbytes, _seconds(lambda: dst.copy_(src), env.sync, repeats))
+    device = _rates(lambda: dst.copy_(src), env.sync, 2 * nbytes, repeats)
     if env.device.type != "cuda":
         return device, [s / 2 for s in device]
     # never pin more than a safe share of free host RAM; with almost none free, copy from pageable memory
@@ -155,5 +152,4 @@ def _copy_speeds(env: BenchEnv, nbytes: int, repeats: int) -> tuple[list[float],
     pin = size >= MIB
     size = size if pin else min(nbytes, 64 * MIB)
     host = torch.empty(size, dtype=torch.uint8, pin_memory=pin)
-    times = _seconds(lambda: dst[:size].copy_(host, non_blocking=pin), env.sync, repeats)
-    return device, _speeds(size, times)
+    return device, _rates(lambda: dst[:size].copy_(host, non_blocking=pin), env.sync, size, repeats)

@@ -6,7 +6,8 @@ memory traffic; llama.cpp and vLLM both capture their decode as CUDA graphs for 
 The positions of a repetition are known before it runs (depth d, d + 1, …), so all its
 `n_steps` steps are captured once — after a warm-up on a side stream, as `torch.cuda.graph`
 requires — and every repetition is one `replay()`. Events recorded on the stream around the
-work time it on the device, not the host.
+work time it on the device, not the host. The graph keeps its node list, so a repetition also says how
+many operations one step ran (core.gpu.timing.kernels.graph_nodes ÷ the steps captured).
 
 `Timer` is the clock both ways share: CUDA events on a GPU, `perf_counter` on the CPU.
 """
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from core.gpu.timing import kernels
 from core.gpu.timing.steps import Stopped, Timing, token_at
 
 if TYPE_CHECKING:
@@ -65,9 +67,11 @@ def capture(model: DecodeModel, depth: int, tokens: torch.Tensor, n_steps: int) 
         _run_steps(model, depth, tokens, n_steps)
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
+    graph, kept = kernels.new_graph()
     with capturing(graph):
         _run_steps(model, depth, tokens, n_steps)
+    if kept:
+        graph.instantiate()  # what capture_end does for a graph it does not keep: the first replay only warms
     return graph
 
 
@@ -97,6 +101,7 @@ def time_graphed(
     """Capture once, replay `repeats` times (one warm replay first), tokens/s per replay."""
 
     graph = capture(model, depth, tokens, n_steps)
+    nodes = kernels.graph_nodes(graph)  # the operations captured, where the graph's node list can be read
     try:
         graph.replay()  # warm: the first replay uploads the graph
         if model.device.type == "cuda":
@@ -113,7 +118,7 @@ def time_graphed(
             timer.start()
             graph.replay()
             samples.append(n_steps / timer.stop())
-        return Timing(samples, "CUDA graph", capped)
+        return Timing(samples, "CUDA graph", capped, nodes / n_steps if nodes else None)
     finally:
         del graph
         model.pos = depth

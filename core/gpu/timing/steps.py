@@ -37,6 +37,7 @@ class Timing:
     samples_tokens_per_s: list[float]
     method: str = "eager"
     capped: bool = False  # the depth's time cap cut the repetitions short
+    kernels_per_step: float | None = None  # a CUDA graph's nodes ÷ its steps, where they could be read
 
     @property
     def mean(self) -> float:

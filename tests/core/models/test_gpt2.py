@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 import torch
 
-from core.corpus import load_corpus, split_train_heldout
 from core.generation import (
     Sampling,
     Session,
@@ -24,7 +23,8 @@ from core.generation import (
 )
 from core.models.gpt2 import CHECKPOINT, GPT2, GPT2Config
 from core.tokenizer import encode, prepare_prompt
-from core.train import evaluate
+from core.train.corpus import load_corpus, split_train_heldout
+from core.train.loop import evaluate
 
 SMALL = GPT2Config(block_size=64, n_layer=2, n_head=2, d_model=32)
 CARD = CHECKPOINT.parent / "MODEL_CARD.md"
@@ -185,7 +185,7 @@ def test_checkpoint_path_is_in_assets():
 @pytest.mark.slow
 def test_training_recipe_is_deterministic(tmp_path):
     """Same command, same weights: two short runs of the recipe give bit-identical checkpoints."""
-    from core.recipes.gpt2 import main
+    from core.train.recipes.gpt2 import main
 
     states = []
     threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()

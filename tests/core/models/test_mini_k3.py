@@ -121,7 +121,7 @@ def test_shipped_checkpoint_loads_and_is_small():
     trained = MiniK3.load()
     assert trained.meta["heldout_loss"] < 3.0  # far below a uniform guess (ln 256 = 5.55)
     # the shipped card is exactly what the recipe writes for the shipped weights: its words cannot drift
-    from core.recipes.mini_k3 import model_card
+    from core.train.recipes.mini_k3 import model_card
 
     assert (CHECKPOINT.parent / "MODEL_CARD.md").read_text() == model_card(trained, trained.meta)
     trace = trained.step(ord("T"), trained.new_cache())

@@ -13,8 +13,8 @@ import torch
 from core.models.gpt2 import GPT2, GPT2Config
 from core.models.mini_k3 import MiniK3, MiniK3Config
 from core.models.protocol import CheckpointMismatch, LiveModel
-from core.models.recall_config import MIXERS, RecallModelConfig
-from core.models.recall_models import RecallModel, build_model
+from core.recall.config import MIXERS, RecallModelConfig
+from core.recall.models import RecallModel, build_model
 from core.trace import Trace
 
 TOKENS = [5, 17, 3, 9, 30, 2, 11, 7, 1, 4, 26, 8, 13]  # < every vocabulary; crosses mini-K3's chunk edge

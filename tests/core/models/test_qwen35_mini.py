@@ -32,7 +32,7 @@ def test_the_shipped_miniature_is_qwen35_in_the_3_to_1_pattern(shipped):
 
 
 def test_it_is_trained_and_its_card_is_what_the_recipe_writes(shipped):
-    from core.recipes.qwen35_mini import model_card
+    from core.train.recipes.qwen35_mini import model_card
 
     record = shipped.model.meta["training"]
     assert record["heldout_loss"] < 2.0  # far below a uniform guess over 256 bytes (ln 256 = 5.55)
@@ -62,7 +62,7 @@ def test_training_recipe_is_deterministic(tmp_path):
     """Same command, same weights: two short runs of the recipe give bit-identical checkpoints."""
     from safetensors.torch import load_file
 
-    from core.recipes.qwen35_mini import main
+    from core.train.recipes.qwen35_mini import main
 
     states = []
     threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()

@@ -45,9 +45,11 @@ def test_a_prompt_of_nothing_is_refused(tokens, heads, width):
 
 
 def test_a_cell_stops_repeating_once_it_has_taken_its_time(monkeypatch):
-    clock = iter(range(0, 1000, 4))  # every run takes 4 s on this clock
-    monkeypatch.setattr(measure.time, "perf_counter", lambda: next(clock))
-    assert measure.timed_ms(lambda: None, repeats=5, cell_seconds=10.0) == [4000.0] * 3  # 12 s ≥ 10 s
+    wall = iter(range(0, 1000, 4))  # every run takes 4 s by the wall clock…
+    cpu = iter(range(0, 1000, 1))  # …and 1 s of CPU time (the rest, other programs held the core)
+    monkeypatch.setattr(measure.time, "perf_counter", lambda: next(wall))
+    monkeypatch.setattr(measure.time, "process_time", lambda: next(cpu))
+    assert measure.timed_ms(lambda: None, repeats=5, cell_seconds=10.0) == [(4000.0, 1000.0)] * 3  # 12 s ≥ 10
     assert len(measure.timed_ms(lambda: None, repeats=5, cell_seconds=1.0)) == 1  # one run at least
     assert len(measure.timed_ms(lambda: None, repeats=2, cell_seconds=100.0)) == 2
 
@@ -61,7 +63,8 @@ def test_a_cell_with_no_runs_or_no_time_is_refused(repeats, seconds):
 def test_a_small_measurement_fills_every_row():
     run = measure.measure([32, 64], 1, 8, chunk_size=16, repeats=2, cell_seconds=5.0)
     assert [r.tokens for r in run.rows] == [32, 64] and run.threads == 1 and run.matmul_flops_per_s > 0
-    assert all(1 <= len(r.attention_ms) <= 2 and 1 <= len(r.chunked_ms) <= 2 for r in run.rows)
+    assert all(1 <= len(r.attention_ms) == len(r.attention_cpu_ms) <= 2 for r in run.rows)
+    assert run.clock == "cpu" and run.ms(run.rows[0], "chunked") == run.rows[0].median_ms("chunked", "cpu")
     with pytest.raises(ValueError):
         measure.measure([64, 32], 1, 8)
 
@@ -69,14 +72,22 @@ def test_a_small_measurement_fills_every_row():
 # -- the JSON --------------------------------------------------------------------------------------
 
 
-def fake_run(ratios: dict[int, float], date: str = "2026-12-03") -> PrefillRun:
-    """A run whose chunked form takes 10 ms a 1K tokens and attention `ratio` times that."""
+def fake_run(ratios: dict[int, float], date: str = "2026-12-03", threads: int = 1) -> PrefillRun:
+    """A run whose chunked form takes 10 ms of CPU time a 1K tokens and attention `ratio` times that; the
+    wall clock three times as long (a shared machine)."""
+
     rows = tuple(
-        Row(t, (10.0 * t / 1024 * ratio, 10.0 * t / 1024 * ratio * 1.1), (10.0 * t / 1024,))
+        Row(
+            t,
+            (30.0 * t / 1024 * ratio, 33.0 * t / 1024 * ratio),
+            (30.0 * t / 1024,),
+            (10.0 * t / 1024 * ratio, 11.0 * t / 1024 * ratio),
+            (10.0 * t / 1024,),
+        )
         for t, ratio in ratios.items()
     )
     return PrefillRun(
-        date, "AMD EPYC, 2 cores, Linux", "2.13.0+cpu", 1, 2, 128, 64, "float32", 3, 10.0, 50e9, rows
+        date, "AMD EPYC, 2 cores, Linux", "2.13.0+cpu", threads, 2, 128, 64, "float32", 3, 10.0, 50e9, rows
     )
 
 
@@ -90,9 +101,16 @@ def test_the_json_round_trips_and_carries_the_planners_bound():
         1e3 * flops / 50e9
     )
     assert last["chunked_flops"] == 2 * 4 * 2 * 128 * 128 * 32768
-    assert last["ratio"] == pytest.approx(8.0 * 1.05)  # the median of two attention runs
+    assert data["clock"] == "cpu" and last["ratio"] == pytest.approx(
+        8.0 * 1.05
+    )  # median of two attention runs
+    assert last["chunked_median_ms"] == pytest.approx(10.0 * 32)  # CPU time, not the wall clock's 30 × 32
     data["rows"][-1]["ratio"] = 99.0  # a derived key is recomputed, never read
-    assert PrefillRun.from_dict(data).row(32768).ratio == pytest.approx(8.4)
+    assert PrefillRun.from_dict(data).ratio(PrefillRun.from_dict(data).row(32768)) == pytest.approx(8.4)
+    wall = fake_run({1024: 0.5}, threads=2)  # more threads: CPU time adds them up, so the wall clock is read
+    assert wall.clock == "wall" and wall.ms(wall.rows[0], "chunked") == 30.0
+    with pytest.raises(ValueError):
+        wall.rows[0].median_ms("chunked", "sundial")
 
 
 @pytest.mark.parametrize(
@@ -105,6 +123,7 @@ def test_the_json_round_trips_and_carries_the_planners_bound():
         lambda d: d["rows"].reverse(),
         lambda d: d["rows"][0].update(attention_ms=[]),
         lambda d: d["rows"][0].update(chunked_ms=[-1.0]),
+        lambda d: d["rows"][0].pop("attention_cpu_ms"),
         lambda d: d["rows"][0].update(tokens=0),
         lambda d: d.update(matmul_flops_per_s=0),
         lambda d: d.update(threads=0),
@@ -132,16 +151,19 @@ def test_the_sentence_follows_the_run():
     one = fake_run({1024: 0.5, 8192: 2.0, 32768: 8.0})
     text = words.prefill_sentence(one, "docs/bench-runs/2026-12-03-cpu-prefill.json")
     long = one.rows[-1]
+    a, c = one.ms(long, "attention"), one.ms(long, "chunked")  # CPU time: one thread
     assert (
-        f"a 32,768-token prompt in {long.attention_median_ms:,.0f} ms and {long.chunked_median_ms:.3g} ms"
-        in text
+        f"a 32,768-token prompt in {a:,.0f} ms and {c:.3g} ms" in text and "(one thread, in CPU time;" in text
     )
     assert "from 8,192 tokens on the chunked rule is, 8.4 times at 32,768 tokens" in text
     assert f"{one.bound_ms(one.attention_flops(32768)):,.0f} ms and" in text and "50 GFLOP/s" in text
     other = words.prefill_sentence(fake_run({1024: 2.0, 32768: 4.0}), "x.json")
     assert "faster at every length measured: 4.2 times at 32,768 tokens" in other and other != text
-    never = words.prefill_sentence(fake_run({1024: 0.2, 4096: 0.7}), "x.json")
-    assert "Attention is still the faster one at 4,096 tokens here." in never
+    never = words.prefill_sentence(fake_run({1024: 0.2, 4096: 0.7}, threads=2), "x.json")
+    assert (
+        "Attention is still the faster one at 4,096 tokens here." in never
+        and "2 threads, by the wall clock" in never
+    )
 
 
 def test_the_newest_readable_run_is_the_one_read(tmp_path):

@@ -53,11 +53,16 @@ def test_the_overhead_caption_follows_the_run(empty_tps):
     assert f"the fixed work explains {percent(share, 1.0)} of that gap" in words
     assert f"the other {gap - fixed:.3g} ms grows with the cache" in words
     assert "on a CPU, mostly Python" in words
+    assert split.short_sentence() == (
+        f"At depth 4,096, {percent(share, 1.0)} of the time a step takes over its ceiling is fixed work every "
+        "step does; the rest grows with the cache."
+    )
 
 
 def test_two_runs_give_two_sentences():
     one, other = (overhead(r, worked_example(r)).sentence() for r in (_run(900.0), _run(300.0)))
     assert one != other
+    assert len({overhead(r, worked_example(r)).short_sentence() for r in (_run(900.0), _run(300.0))}) == 2
     assert percent(_expected(900.0)[2], 1.0) in one and percent(_expected(300.0)[2], 1.0) in other
 
 
@@ -66,6 +71,7 @@ def test_fixed_work_larger_than_the_gap_explains_all_of_it():
     split = overhead(run, worked_example(run))
     assert split.share == 1.0 and split.rest_ms == 0.0
     assert split.sentence().endswith("ceiling, and that fixed work explains all of it.")
+    assert split.short_sentence().startswith("At depth 4,096, all the time a step takes over its ceiling")
 
 
 def test_a_gpu_names_its_own_fixed_work():

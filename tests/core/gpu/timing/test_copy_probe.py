@@ -54,35 +54,45 @@ def test_a_buffer_of_no_bytes_or_a_negative_cache_is_refused(requested, llc):
 # -- the probe, on fake timings -------------------------------------------------------------------
 
 
-def test_the_probe_reports_the_median_of_its_copies_and_keeps_every_reading(monkeypatch):
-    """Seven copies of a 4 × 32 MiB buffer timed 1…7 ms, the cache's 8-copy runs 0.1…0.7 ms: each speed is
-    the median (the 4th), not the best; the readings go into the run's JSON and come back."""
-    sizes, calls = [], []
+def test_each_timed_run_is_one_reading_and_the_warm_up_is_not_timed(monkeypatch):
+    clock = iter([0.0, 0.004, 1.0, 1.001])  # run 1: 4 ms; run 2: 1 ms
+    monkeypatch.setattr(bandwidth.time, "perf_counter", lambda: next(clock))
+    copies = []
+    rates = bandwidth._rates(lambda: copies.append(1), lambda: None, unit_bytes=1e6, repeats=2)
+    assert len(copies) == 1 + 2 and rates == [pytest.approx(1e6 / 0.004), pytest.approx(1e6 / 0.001)]
 
-    def fake_seconds(fn, sync, repeats):
-        calls.append(repeats)
-        scale = 1e-3 if len(calls) == 1 else 1e-4  # the main-memory copy first, then the cache's
+
+def test_the_probe_reports_the_median_of_its_readings_and_keeps_every_one(monkeypatch):
+    """Seven readings of the main-memory copy at 1…7 GB/s, of the cache's at 10…70 GB/s: each speed is
+    the median (the 4th), not the best; the buffer is 4 × a 32 MiB cache; the readings survive the JSON."""
+    calls = []
+
+    def fake_rates(fn, sync, unit_bytes, repeats):
+        calls.append(unit_bytes)
+        scale = 1e9 if len(calls) == 1 else 10e9  # the main-memory copy first, then the cache's
         return [k * scale for k in (3, 1, 7, 4, 2, 6, 5)[:repeats]]
 
-    monkeypatch.setattr(bandwidth, "_seconds", fake_seconds)
+    monkeypatch.setattr(bandwidth, "_rates", fake_rates)
     monkeypatch.setattr(bandwidth, "last_level_cache_bytes", lambda: 32 * MIB)
     monkeypatch.setattr(bandwidth.spill, "host_available_bytes", lambda: 20 * GIB)
-    real_copy = bandwidth._copy_speeds
-    monkeypatch.setattr(bandwidth, "_copy_speeds", lambda env, n, r: sizes.append(n) or real_copy(env, n, r))
     bw = bandwidth.measure_copy_bandwidth(bench_env.make_env("cpu"), 16 * MIB)
-    assert sizes == [128 * MIB] and bw.copy_bytes == 128 * MIB  # raised from the 16 MiB asked for
-    main = 2 * 128 * MIB
-    assert len(bw.samples_bytes_per_s) == bandwidth.REPEATS == 7
-    assert bw.device_bytes_per_s == pytest.approx(main / 4e-3)  # the median copy, 4 ms
-    assert bw.spread() == Spread(
-        pytest.approx(main / 4e-3), pytest.approx(main / 7e-3), pytest.approx(main / 1e-3), 7
-    )
-    cache = 2 * 8 * (8 * MIB)  # a quarter of the cache, eight copies per timed run
-    assert bw.llc_bytes_per_s == pytest.approx(cache / 4e-4)
-    assert bw.spread(1 * MIB).median == bw.llc_bytes_per_s  # a step that fits the cache: the cache's readings
-    assert bw.spread(64 * MIB).median == bw.device_bytes_per_s
-    assert calls == [7, 7]
+    assert calls == [2 * 128 * MIB, 2 * 8 * 8 * MIB]  # raised from 16 MiB; a quarter of the cache, 8 copies
+    assert bw.copy_bytes == 128 * MIB and len(bw.samples_bytes_per_s) == bandwidth.REPEATS == 7
+    assert bw.device_bytes_per_s == 4e9 and bw.link_bytes_per_s == 2e9  # the median reading, not the best
+    assert bw.spread() == Spread(4e9, 1e9, 7e9, 7)
+    assert bw.llc_bytes_per_s == 40e9 and bw.spread(1 * MIB) == Spread(40e9, 10e9, 70e9, 7)
+    assert bw.spread(64 * MIB).median == bw.device_bytes_per_s  # a step past the cache: main memory's
     assert bandwidth_from_dict(dataclasses.asdict(bw)) == bw
+
+
+def test_measuring_here_keeps_seven_readings_of_a_buffer_past_the_cache():
+    bw = bandwidth.measure_copy_bandwidth(bench_env.make_env("cpu"), MIB)
+    assert len(bw.samples_bytes_per_s) == 7 and bw.copy_bytes >= MIB
+    cache = bandwidth.last_level_cache_bytes()
+    assert (
+        bw.copy_bytes > MIB if cache else bw.copy_bytes >= MIB
+    )  # raised past the cache (unless memory is short)
+    assert bw.spread().low <= bw.device_bytes_per_s <= bw.spread().high
 
 
 def test_a_speed_with_no_readings_has_no_spread():

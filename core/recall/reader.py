@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from core.models.recall_models import LayerMemory, RecallModel
-from core.recall import DEFAULT_VOCAB, generate
+from core.recall.models import LayerMemory, RecallModel
+from core.recall.task import DEFAULT_VOCAB, generate
 
 
 @dataclass

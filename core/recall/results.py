@@ -23,7 +23,7 @@ from pathlib import Path
 # COURSE_RECALL_RESULTS points the pages at another sweep's output (e.g. a --quick run in /tmp)
 RESULTS = Path(
     os.environ.get(
-        "COURSE_RECALL_RESULTS", Path(__file__).resolve().parents[1] / "assets" / "recall" / "results.json"
+        "COURSE_RECALL_RESULTS", Path(__file__).resolve().parents[2] / "assets" / "recall" / "results.json"
     )
 )
 PLATEAU_FRACTION = 0.85  # final loss above this share of ln(n_values) = still on the plateau

@@ -5,7 +5,7 @@
 
 The model is core/models/qwen35.py itself at a tiny size (core/models/qwen35_mini.py): three Gated
 DeltaNet layers and one gated attention layer, reading bytes. Seeded and single-threaded
-(core.train.seed_everything), so the same command gives the same weights on any CPU. The fade
+(core.train.loop.seed_everything), so the same command gives the same weights on any CPU. The fade
 parameters start as Gated DeltaNet's reference code starts them (A uniform in [1, 16], dt log-uniform
 in [0.001, 0.1]), so every head begins with its own fade rate.
 """
@@ -21,7 +21,7 @@ import torch.nn as nn
 from core.models.qwen35 import Qwen35
 from core.models.qwen35_mini import CHECKPOINT, build, load_miniature
 from core.tokenizer import decode
-from core.train import (
+from core.train.loop import (
     TrainConfig,
     byte_recipe_start,
     evaluate,
@@ -36,7 +36,7 @@ SAMPLE_BYTES = 60
 
 
 class Logits(nn.Module):
-    """The model as `core.train.train` calls it: ids (B, T) → logits (B, T, 256), with gradients."""
+    """The model as `core.train.loop.train` calls it: ids (B, T) → logits (B, T, 256), with gradients."""
 
     def __init__(self, model: Qwen35) -> None:
         super().__init__()
@@ -138,7 +138,7 @@ Memory while decoding (fp32): each Gated DeltaNet layer keeps {c.linear_num_valu
 ## Training
 
 - Corpus: `assets/corpus.txt` ({meta["corpus_bytes"]:,} bytes, sha256 `{meta["corpus_sha256"][:16]}…`), split by
-  `core.corpus.split_train_heldout` into {meta["train_bytes"]:,} training bytes and {meta["heldout_bytes"]:,} held-out bytes.
+  `core.train.corpus.split_train_heldout` into {meta["train_bytes"]:,} training bytes and {meta["heldout_bytes"]:,} held-out bytes.
 - {meta["train_steps"]} AdamW steps, batch {meta["batch_size"]} × {meta["seq_len"]} bytes, peak lr {meta["lr"]}, warm-up
   then cosine (`core.train`), seed {meta["seed"]}, one CPU thread; {meta["train_minutes"]} minutes here.
 - Initialisation: weights normal (std 0.02); each head's fade parameters as the Gated DeltaNet reference
@@ -160,6 +160,6 @@ under `course_training`) and `model.safetensors` in fp32. There is no `tokenizer
 
 ## Regenerate
 
-    python -m core.corpus              # only if assets/corpus.txt is missing
+    python -m core.train.corpus              # only if assets/corpus.txt is missing
     python -m core.train qwen35_mini   # {meta["train_minutes"]} min here (one thread); same seed → same weights
 """

@@ -3,7 +3,7 @@
     python -m core.train mini_k3                 # writes assets/mini_k3/model.pt + MODEL_CARD.md
     python -m core.train mini_k3 --steps 20      # a quick smoke run (to a scratch --out)
 
-Seeded and single-threaded (core.train.seed_everything), so the same command
+Seeded and single-threaded (core.train.loop.seed_everything), so the same command
 gives the same weights on any CPU. The MoE layers are balanced with DeepSeek-V3's
 auxiliary-loss-free bias ("noaux_tc", K3's config names it too): after every step each
 expert's selection bias moves up if it was under-used and down if it was busy. Unlike
@@ -18,7 +18,7 @@ import time
 from core.models.mini_k3 import CHECKPOINT, MiniK3, MiniK3Config
 from core.models.moe import MoE, update_balance_bias
 from core.specs import SPECS
-from core.train import (
+from core.train.loop import (
     TrainConfig,
     byte_recipe_start,
     evaluate,
@@ -122,7 +122,7 @@ attention layer adds {mla_token} bytes per token ({n_mla} layers → {n_mla * ml
 ## Training
 
 - Corpus: `assets/corpus.txt` ({meta["corpus_bytes"]:,} bytes, sha256 `{meta["corpus_sha256"][:16]}…`), built by
-  `python -m core.corpus`; split by `core.corpus.split_train_heldout` into {meta["train_bytes"]:,} training bytes
+  `python -m core.train.corpus`; split by `core.train.corpus.split_train_heldout` into {meta["train_bytes"]:,} training bytes
   and {meta["heldout_bytes"]:,} held-out bytes (the last 5%, cut at a document boundary).
 - {meta["train_steps"]} AdamW steps, batch {meta["batch_size"]} × {meta["seq_len"]} bytes, peak lr {meta["lr"]},
   warm-up then cosine (`core.train`), seed {meta["seed"]}, one CPU thread; {meta["train_minutes"]} minutes here.
@@ -153,6 +153,6 @@ Weights are stored in bf16 (as K3 stores its dense weights) and loaded as fp32.
 
 ## Regenerate
 
-    python -m core.corpus          # only if assets/corpus.txt is missing
+    python -m core.train.corpus          # only if assets/corpus.txt is missing
     python -m core.train mini_k3   # {meta["train_minutes"]} min here (one thread on a busy 2-core box); same seed → same weights
 """

@@ -19,7 +19,7 @@ import torch.nn.functional as F
 
 from core.mechanisms import get as get_rule
 from core.models.layers import RMSNorm
-from core.models.recall_config import RecallModelConfig
+from core.recall.config import RecallModelConfig
 
 
 class ShortConv(nn.Module):

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from core.models.recall_config import MIXERS, STATE_MIXERS, RecallModelConfig
-from core.models.recall_models import RecallModel, build_model
-from core.recall import DEFAULT_VOCAB, IGNORE_INDEX, evaluate_recall, generate
-from core.train import TrainConfig, lm_loss, seed_everything, train
+from core.recall.config import MIXERS, STATE_MIXERS, RecallModelConfig
+from core.recall.models import RecallModel, build_model
+from core.recall.task import DEFAULT_VOCAB, IGNORE_INDEX, evaluate_recall, generate
+from core.train.loop import TrainConfig, lm_loss, seed_everything, train
 
 ASSETS = Path(__file__).resolve().parents[3] / "assets" / "recall"
 

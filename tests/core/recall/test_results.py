@@ -1,4 +1,4 @@
-"""The trained-recall protocol (core/recall_results.py, core/recipes/recall.py): choosing a cell's
+"""The trained-recall protocol (core/recall/results.py, core/train/recipes/recall.py): choosing a cell's
 number, flagging plateau runs, stopping early, resuming, and the shipped file's schema."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from dataclasses import replace
 
 import pytest
 
-from core import recall_results as rr
-from core.recall import DEFAULT_VOCAB
-from core.recipes import recall as recipe
+from core.recall import results as rr
+from core.recall.task import DEFAULT_VOCAB
+from core.train.recipes import recall as recipe
 
 
 def _run(lr: float, seed: int, accs: tuple[float, ...], loss: float) -> dict:
@@ -165,7 +165,7 @@ def test_gated_boards_start_close_to_the_ungated_one(mixer):
     (almost) the delta rule and learns where to forget (Mamba-2 / fla Gated DeltaNet init)."""
     import torch
 
-    from core.models.recall_models import build_model
+    from core.recall.models import build_model
 
     model = build_model(mixer, 32, seed=3)
     mixer_layer = model.blocks[0].mixer

@@ -5,7 +5,7 @@ attention, plus seeded templated documents (short stories, facts, sums, a little
 Japanese and emoji so that multi-byte UTF-8 sequences are seen in training).
 The same seed always gives the same bytes, so every checkpoint can be rebuilt.
 
-    python -m core.corpus            # writes assets/corpus.txt
+    python -m core.train.corpus            # writes assets/corpus.txt
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import hashlib
 import random
 from pathlib import Path
 
-CORPUS_PATH = Path(__file__).resolve().parent.parent / "assets" / "corpus.txt"
+CORPUS_PATH = Path(__file__).resolve().parents[2] / "assets" / "corpus.txt"
 DEFAULT_SEED = 1234
 DEFAULT_DOCUMENTS = 4200
 DOCUMENT_SEPARATOR = "\n\n"

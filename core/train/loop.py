@@ -1,19 +1,9 @@
-"""Reproducible training of the tiny checkpoints shipped in `assets/`.
-
-    python -m core.train gpt2        # the tiny GPT-2 of the GPT-2 and KV cache pages
-    python -m core.train mini_k3     # the miniature Kimi K3 of the Kimi K3 and Experts lessons
-    python -m core.train qwen35_mini # the Qwen3.5 miniature of the A real hybrid lesson
-    python -m core.train recall      # the MQAR sweep of the Collisions lesson
-
-Each target is a recipe module in `core/recipes/` with `main(argv)`; this file
-holds the one training loop they share, seeded and single-threaded so that the
-same command gives the same weights on any CPU.
-"""
+"""The one training loop every recipe shares, seeded and single-threaded so that the same command gives
+the same weights on any CPU (the recipes are in core/train/recipes/, the CLI in core/train/__main__.py)."""
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import math
 import time
 from collections.abc import Callable
@@ -21,8 +11,6 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
-
-RECIPES = ("gpt2", "mini_k3", "qwen35_mini", "recall")
 
 
 @dataclass
@@ -64,10 +52,10 @@ def byte_recipe_start(
     description: str, defaults: TrainConfig, checkpoint, argv: list[str] | None
 ) -> ByteRecipeStart:
     """What a byte-level recipe does first: read `--steps` and `--out`, seed everything (one thread), and
-    split the course corpus into training and held-out byte ids (core.corpus.split_train_heldout)."""
+    split the course corpus into training and held-out byte ids (core.train.corpus.split_train_heldout)."""
     from pathlib import Path
 
-    from core.corpus import load_corpus, sha256, split_train_heldout
+    from core.train.corpus import load_corpus, sha256, split_train_heldout
 
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--steps", type=int, default=defaults.steps)
@@ -171,16 +159,3 @@ def train(
 
 def print_progress(step: int, loss: float, seconds: float) -> None:
     print(f"step {step:5d}  loss {loss:.4f}  {seconds:7.1f}s", flush=True)
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("recipe", choices=RECIPES)
-    args, rest = parser.parse_known_args(argv)
-    importlib.import_module(f"core.recipes.{args.recipe}").main(rest)
-
-
-if __name__ == "__main__":
-    main()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from core.mechanisms import rule_keys
-from core.recall import DEFAULT_VOCAB
+from core.recall.task import DEFAULT_VOCAB
 
 STATE_MIXERS = rule_keys()  # every fixed-board rule in the registry
 MIXERS = ("attention", *STATE_MIXERS, "hybrid")

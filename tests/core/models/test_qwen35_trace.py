@@ -1,4 +1,4 @@
-"""core/real_hybrid.py and core/figures/real_hybrid.py: a Qwen3.5 run summarised from its own traces,
+"""core/models/qwen35_trace.py and core/figures/real_hybrid.py: a Qwen3.5 run summarised from its own traces,
 and stepped pictures that, patched to token t, equal a fresh build at t."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import numpy as np
 import plotly.io as pio
 import pytest
 
-from core import real_hybrid as rh
 from core.figures import real_hybrid as fr
 from core.figures.figure_dict import encoded
+from core.models import qwen35_trace as rh
 
 pytest.importorskip("transformers")
 

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import torch
 
-from core.corpus import CORPUS_PATH, load_corpus, sha256, split_train_heldout
 from core.generation import Sampling, generate
 from core.models.gpt2 import CHECKPOINT, GPT2, GPT2Config
 from core.tokenizer import decode, encode
-from core.train import TrainConfig, evaluate, print_progress, random_windows, seed_everything, train
+from core.train.corpus import CORPUS_PATH, load_corpus, sha256, split_train_heldout
+from core.train.loop import TrainConfig, evaluate, print_progress, random_windows, seed_everything, train
 
 HELDOUT_FRACTION = 0.05
 EVAL_WINDOWS = 64
@@ -53,7 +53,7 @@ A GPT-2-shaped model at toy size over raw UTF-8 bytes (`core/models/gpt2.py`).
 | vocabulary | {c.vocab_size} (one token per byte, `core/tokenizer.py`) |
 | parameters | {model.num_params():,} (output head tied to the token embedding) |
 | KV cache per token | {2 * c.n_layer * c.d_model * 4:,} bytes (fp32: K and V, {c.n_layer} layers × {c.d_model}) |
-| corpus | `assets/corpus.txt`, {len(data):,} bytes, sha256 `{sha256(data)[:16]}…`, written by `python -m core.corpus` (no download) |
+| corpus | `assets/corpus.txt`, {len(data):,} bytes, sha256 `{sha256(data)[:16]}…`, written by `python -m core.train.corpus` (no download) |
 | split | last {HELDOUT_FRACTION:.0%} of the corpus (from a document boundary) held out |
 | training | {cfg.steps} steps × batch {cfg.batch_size} × {cfg.seq_len} bytes, AdamW lr {cfg.lr} (warm-up {cfg.warmup}, cosine to {cfg.min_lr_ratio:.0%}), seed {cfg.seed}, 1 CPU thread |
 | training time | {seconds:.0f} s wall clock (1 thread, on a 2-core machine shared with other jobs) |
@@ -62,7 +62,7 @@ A GPT-2-shaped model at toy size over raw UTF-8 bytes (`core/models/gpt2.py`).
 Regenerate exactly (same corpus, same seed, same single thread → same weights):
 
 ```
-python -m core.corpus
+python -m core.train.corpus
 python -m core.train gpt2
 ```
 

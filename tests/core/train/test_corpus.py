@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.corpus import CORPUS_PATH, DOCUMENT_SEPARATOR, build_corpus, load_corpus, split_train_heldout
+from core.train.corpus import CORPUS_PATH, DOCUMENT_SEPARATOR, build_corpus, load_corpus, split_train_heldout
 
 
 def test_corpus_is_deterministic():
@@ -11,7 +11,7 @@ def test_corpus_is_deterministic():
 
 
 def test_shipped_corpus_matches_the_generator():
-    assert CORPUS_PATH.exists(), "run `python -m core.corpus`"
+    assert CORPUS_PATH.exists(), "run `python -m core.train.corpus`"
     assert CORPUS_PATH.read_bytes() == build_corpus().encode("utf-8")
 
 

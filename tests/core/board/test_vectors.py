@@ -1,4 +1,4 @@
-"""The primer's arithmetic (core.vectors) equals numpy/einsum and what the board lessons really run:
+"""The primer's arithmetic (core.board.vectors) equals numpy/einsum and what the board lessons really run:
 core.ops.linear_attention's write and read, and the board playground's keys and boards."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from core import board as bd
-from core import vectors
+from core.board import vectors
 from core.ops import linear_attention
 
 RNG = np.random.default_rng(7)

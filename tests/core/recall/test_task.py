@@ -1,4 +1,4 @@
-"""The MQAR generator and the reader's-sequence parser (core/recall.py)."""
+"""The MQAR generator and the reader's-sequence parser (core/recall/task.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from core.recall import (
+from core.recall.task import (
     DEFAULT_VOCAB,
     IGNORE_INDEX,
     RecallVocab,

@@ -11,7 +11,7 @@ between positions changes:
     kda          Kimi Delta Attention: the delta rule plus a fade rate per key channel (core/ops/kda.py)
     hybrid       a KDA layer, then an attention layer (the Kimi Linear / K3 mix, in miniature)
 
-The mixers are in core/models/recall_mixers.py, the config in recall_config.py, and a reader's own
+The mixers are in core/recall/mixers.py, the config in recall_config.py, and a reader's own
 sequence in recall_reader.py.
 """
 
@@ -26,8 +26,8 @@ import torch.nn as nn
 
 from core.models.layers import RMSNorm
 from core.models.protocol import ModelBase, load_weights, read_checkpoint, write_checkpoint
-from core.models.recall_config import BYTES_PER_ELEMENT, RecallModelConfig
-from core.models.recall_mixers import FixedStateMixer, SoftmaxAttention
+from core.recall.config import BYTES_PER_ELEMENT, RecallModelConfig
+from core.recall.mixers import FixedStateMixer, SoftmaxAttention
 from core.trace import LayerTrace, Trace, as_array
 
 

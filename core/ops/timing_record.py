@@ -1,7 +1,7 @@
 """Chunks' shipped timing: one measurement of step-by-step vs chunked forms, with its date and
 machine, so the page shows a real result before the reader presses Measure.
 
-Regenerate with `python -m core.chunk_timing` (writes assets/chunks/timing.json); the page then
+Regenerate with `python -m core.ops.timing_record` (writes assets/chunks/timing.json); the page then
 offers "measure again here" for the reader's own settings.
 """
 
@@ -20,7 +20,7 @@ import torch
 from core.i18n import _, list_of
 from core.ops.forms import Timing, time_forms
 
-PATH = Path(__file__).resolve().parent.parent / "assets" / "chunks" / "timing.json"
+PATH = Path(__file__).resolve().parents[2] / "assets" / "chunks" / "timing.json"
 # the page's default setting: delta rule, 128 tokens, key/value size 32, chunks 4 … 64, 3 repeats
 DEFAULT = {"rule": "delta", "T": 128, "d": 32, "chunk_sizes": [4, 8, 16, 32, 64], "repeats": 3}
 

@@ -8,7 +8,7 @@
 A small re-creation of Zoology's MQAR experiment (Arora et al., arXiv 2312.04927, Fig. 2 and
 its appendix protocol): each (mixer, width) cell is trained on a mixture of pair counts at
 every learning rate and seed, then scored on held-out sequences of each pair count; the cell
-reports its best learning rate's mean over seeds and their spread (core/recall_results.py).
+reports its best learning rate's mean over seeds and their spread (core/recall/results.py).
 A run stops early once its loss has converged, and gives up half-way if it is still on the
 starting plateau (it is then flagged, never averaged in silently). Every run seeds itself and
 runs single-threaded, so results do not depend on which worker ran it or in which order.
@@ -31,14 +31,14 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from core import recall_results as rr
 from core.mechanisms import get as get_rule
-from core.models.recall_config import MIXERS
-from core.models.recall_models import RecallModel, build_model
-from core.recall import DEFAULT_VOCAB, POWER_A, evaluate_recall, generate_mixture
-from core.train import TrainConfig, seed_everything, train
+from core.recall import results as rr
+from core.recall.config import MIXERS
+from core.recall.models import RecallModel, build_model
+from core.recall.task import DEFAULT_VOCAB, POWER_A, evaluate_recall, generate_mixture
+from core.train.loop import TrainConfig, seed_everything, train
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets" / "recall"
+ASSETS = Path(__file__).resolve().parents[3] / "assets" / "recall"
 COMMAND = "python -m core.train recall"
 PLATEAU_DRIFT = 0.05  # nats: a loss that fell less than this is not leaving the plateau
 

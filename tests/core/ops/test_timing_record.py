@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from core import chunk_timing
+from core.ops import timing_record as chunk_timing
 
 
 def test_the_shipped_timing_loads_with_date_and_machine():
     shipped = chunk_timing.load()
-    assert shipped is not None, "run `python -m core.chunk_timing` to regenerate assets/chunks/timing.json"
+    assert shipped is not None, "run `python -m core.ops.timing_record` to regenerate assets/chunks/timing.json"
     assert len(shipped.date) == 10 and shipped.machine
     assert shipped.rule == chunk_timing.DEFAULT["rule"] and shipped.T == chunk_timing.DEFAULT["T"]
     labels = [t.label for t in shipped.timings]
