@@ -2,6 +2,7 @@
 
     python -m bench.copy_probe                 # 5 runs of the probe as the page runs it
     python -m bench.copy_probe --old           # 5 runs of the probe before issue 42, for comparison
+    python -m bench.copy_probe --both          # the two in turn, so both meet the same load
     python -m bench.copy_probe --runs 3 --repeats 7 --copy-mib 64
 
 The probe (core.gpu.timing.bandwidth.measure_copy_bandwidth) copies a buffer sized from this machine
@@ -78,42 +79,47 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--threads", type=positive_int, default=1, help="torch threads (default 1, as the app runs: app.py)"
     )
-    parser.add_argument(
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
         "--old", action="store_true", help="the probe before issue 42 (best of 5, buffer as asked)"
     )
+    which.add_argument(
+        "--both", action="store_true", help="old and new probe in turn, each run, so both meet the same load"
+    )
     args = parser.parse_args(argv)
+    probes = ("old", "new") if args.both else ("old",) if args.old else ("new",)
     with threads(args.threads):
-        _runs(args)
+        _runs(args, probes)
 
 
-def _runs(args) -> None:
-    """Run the probe `args.runs` times and print each run, then the spread of the runs."""
+def _runs(args, probes: tuple[str, ...]) -> None:
+    """Run each probe of `probes` `args.runs` times (in turn) and print each run, then each probe's spread."""
     requested = args.copy_mib * MIB
     env = bench_env.make_env("cpu")
-    mains, caches = [], []
+    seen: dict[tuple[str, str], list[float]] = {}
     print(
         f"last-level cache: {last_level_cache_bytes()} bytes; requested buffer {args.copy_mib} MiB; "
         f"{torch.get_num_threads()} torch thread(s)"
     )
-    print("run   main memory GB/s (min–max)   cache GB/s (min–max)")
+    print("run  probe  main memory GB/s (min–max)          cache GB/s (min–max)")
     for run in range(1, args.runs + 1):
-        if args.old:
-            main, cache = old_probe(requested)
-            print(f"{run:>3}   {_gbs(main)} (best of {OLD_REPEATS})        "
-                  f"{'' if cache is None else _gbs(cache)}", flush=True)  # fmt: skip
-        else:
-            bw = bandwidth.measure_copy_bandwidth(env, requested, args.repeats)
-            main, cache = bw.device_bytes_per_s, bw.llc_bytes_per_s
-            llc = spread_of(bw.llc_samples_bytes_per_s) if bw.llc_samples_bytes_per_s else None
-            print(f"{run:>3}   {_spread_text(bw.spread())}  [{bw.copy_bytes // MIB} MiB]   {_spread_text(llc)}",
-                  flush=True)  # fmt: skip
-        mains.append(main)
-        if cache is not None:
-            caches.append(cache)
-    for name, values in (("main memory", mains), ("cache", caches)):
-        if values:
-            print(f"{name} over {len(values)} runs: min {_gbs(min(values)).strip()}, median "
-                  f"{_gbs(statistics.median(values)).strip()}, max {_gbs(max(values)).strip()} GB/s")  # fmt: skip
+        for probe in probes:
+            if probe == "old":
+                main, cache = old_probe(requested)
+                shown = f"{_gbs(main)} (best of {OLD_REPEATS})              {'' if cache is None else _gbs(cache)}"
+            else:
+                bw = bandwidth.measure_copy_bandwidth(env, requested, args.repeats)
+                main, cache = bw.device_bytes_per_s, bw.llc_bytes_per_s
+                llc = spread_of(bw.llc_samples_bytes_per_s) if bw.llc_samples_bytes_per_s else None
+                shown = f"{_spread_text(bw.spread())} [{bw.copy_bytes // MIB} MiB]   {_spread_text(llc)}"
+            print(f"{run:>3}  {probe:<5}  {shown}", flush=True)
+            seen.setdefault((probe, "main memory"), []).append(main)
+            if cache is not None:
+                seen.setdefault((probe, "cache"), []).append(cache)
+    for (probe, name), values in seen.items():
+        print(f"{probe} probe, {name} over {len(values)} runs: min {_gbs(min(values)).strip()}, median "
+              f"{_gbs(statistics.median(values)).strip()}, max {_gbs(max(values)).strip()} GB/s "
+              f"(max ÷ min {max(values) / min(values):.2f})")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -87,7 +87,9 @@ def build(sizing: MoeSizing, moe: bool, dtype: torch.dtype = torch.float32) -> S
                          cpu, dtype, way="gather", gated=sizing.gated) for _ in range(sizing.n_layers)]  # fmt: skip
     else:
         hidden = sizing.n_experts * sizing.expert_hidden
-        layers = [DenseFFN(sizing.d_model, hidden, cpu, dtype, gated=sizing.gated) for _ in range(sizing.n_layers)]
+        layers = [
+            DenseFFN(sizing.d_model, hidden, cpu, dtype, gated=sizing.gated) for _ in range(sizing.n_layers)
+        ]
     return Stack(layers).eval()
 
 
@@ -174,8 +176,12 @@ def run_shape(sizing: MoeSizing, tokens: int, repeats: int, say: Callable[[str],
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """The flags, checked before anything is built (one line on stderr and exit status 2 if bad)."""
-    parser = cli_io.Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--shape", choices=[*SHAPES, "both"], default="both", help="the experts' shape (default both)")
+    parser = cli_io.Parser(
+        prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--shape", choices=[*SHAPES, "both"], default="both", help="the experts' shape (default both)"
+    )
     parser.add_argument("--tokens", type=cli_io.positive_int, default=8, help="timed tokens per repetition")
     parser.add_argument("--repeats", type=cli_io.positive_int, default=3, help="timed repetitions")
     parser.add_argument("--threads", type=cli_io.positive_int, default=1, help="torch CPU threads")

@@ -3,7 +3,7 @@
 Real numbers come from `core.specs.SPECS["kimi_k3"]` (config of the release) and
 `core.roofline`; live numbers from mini-K3 (`core.models.mini_k3`): its per-step traces
 reduced to small arrays (`summarise_run`) and its router's choices on a whole text
-(`route_text`). The figure modules draw these (`core/figures/k3_layer_map.py`, `k3_memory.py`,
+(`route_text`). The figure modules draw these (`core/figures/layer_map.py`, `k3_memory.py`,
 `attn_res_heatmap.py`, `expert_grid.py`, `expert_routing.py`, `moe_weights.py`); they compute nothing.
 """
 

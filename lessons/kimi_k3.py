@@ -6,7 +6,7 @@ import streamlit as st
 
 from core import k3
 from core.figures.attn_res_heatmap import attn_res_figure, attn_res_step
-from core.figures.k3_layer_map import k3_layer_map
+from core.figures.layer_map import k3_layer_map
 from core.figures.k3_memory import (
     layer_memory_figure,
     layer_memory_step,

@@ -154,8 +154,8 @@ class Validator:
         return dataclasses.replace(PRESETS[self.s.preset], depth_seconds=20.0)
 
     def moe_preset(self) -> Any:
-        """The MoE test's model: on a GPU sized from its free memory and measured copy speed like real
-        MoEs (core.gpu.suites.moe_sizing); the dry run keeps the tiny preset's and records what this
+        """The MoE test's model: on a GPU DeepSeek-V3's experts, as many layers as its free memory holds
+        (core.gpu.suites.moe_sizing); the dry run keeps the tiny preset's and records what this
         machine's free memory would get. Check 6's process is given the parent's sizes, so both time one model."""
         base = self.decode_preset()
         if self.sizing is None and not self.sizing_note:

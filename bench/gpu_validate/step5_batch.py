@@ -15,7 +15,10 @@ from core.gpu.presets import PRESETS
 from core.gpu.suites import batch_bench
 
 CHECK, NAME = "7", "7 batch"
-PLANNER_AGREES = (0.9, 1.1)  # this sweep's largest batch ÷ the planner's: the same bytes per sequence, its reserve aside
+PLANNER_AGREES = (
+    0.9,
+    1.1,
+)  # this sweep's largest batch ÷ the planner's: the same bytes per sequence, its reserve aside
 
 
 def run(v: Validator) -> tuple[dict[str, Any], Expectations]:

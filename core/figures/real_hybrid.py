@@ -13,10 +13,12 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from core.figures.figure_dict import patched
+from core.figures.layer_map import KindLook, layer_map
 from core.figures.style import (
     COLORS,
     DIVERGING,
     SEQUENTIAL,
+    bar_pattern,
     base_layout,
     heatmap,
     legend_below,
@@ -31,26 +33,14 @@ CACHE_COLOR = COLORS["attention"]
 # -- the released layer map ---------------------------------------------------------------------
 
 
-def layer_map_figure(layer_map: LayerMap, title: str) -> go.Figure:
-    """One bar per layer, coloured and patterned by what it keeps: a board or a growing cache."""
-    fig = go.Figure()
-    for kind, name, color, pattern in (
-        (BOARD, _("Gated DeltaNet: a fixed board"), BOARD_COLOR, "/"),
-        ("full_attention", _("gated attention: a growing cache"), CACHE_COLOR, ""),
-    ):
-        layers = [i + 1 for i, k in enumerate(layer_map.kinds) if k == kind]
-        fig.add_bar(
-            x=layers,
-            y=[1] * len(layers),
-            name=name,
-            marker=dict(color=color, pattern=dict(shape=pattern)),
-            hovertemplate=_("layer %{x}") + "<extra>" + name + "</extra>",
-        )
-    base_layout(fig, title, _("layer (1 = nearest the input)"), "", height=200)
-    fig.update_yaxes(visible=False, range=[0, 1])  # bars of one height: only the layer and its kind count
-    fig.update_xaxes(dtick=1 if len(layer_map.kinds) <= 32 else 4)
-    fig.update_layout(bargap=0.15)
-    return legend_below(fig, y=-0.45, bottom=100)
+def layer_map_figure(layers: LayerMap, title: str) -> go.Figure:
+    """The release's layers as the course draws every layer map (core/figures/layer_map.py): each cell
+    coloured and hatched by what the layer keeps, a fixed board or a growing cache; 12 layers to a row."""
+    looks = {
+        BOARD: KindLook(_("Gated DeltaNet: a fixed board"), BOARD_COLOR, bar_pattern("gated_delta")),
+        "full_attention": KindLook(_("gated attention: a growing cache"), CACHE_COLOR, {}),
+    }
+    return layer_map(list(layers.kinds), looks, row_size=12, title=title)
 
 
 # -- one head's board ---------------------------------------------------------------------------

@@ -14,7 +14,6 @@ from plotly.subplots import make_subplots
 from core.figures.style import (
     COLORS,
     LABELS,
-    bar_pattern,
     base_layout,
     color_of,
     contrast_ratio,
@@ -253,51 +252,6 @@ def speed_vs_context_figure(
     )
     fig.update_xaxes(type="log" if log_x else "linear")
     fig.update_yaxes(rangemode="tozero")
-    return fig
-
-
-# ---------------------------------------------------------------------------------------------
-# Kimi K3: the layer map
-# ---------------------------------------------------------------------------------------------
-
-
-def layer_map_figure(kinds: list[str], block_edges: list[int] | None = None, title: str = "") -> go.Figure:
-    """A strip with one cell per layer, coloured by kind (layers numbered from 1, as configs do).
-
-    block_edges: 0-based layers that open a new block (K3's Attention Residuals: 0, 12, …, 84);
-    a dashed line is drawn on the left edge of each, except the first.
-    """
-    if not kinds:
-        raise ValueError("kinds must not be empty")
-    fig = go.Figure()
-    for kind in dict.fromkeys(kinds):
-        layers = [i + 1 for i, k in enumerate(kinds) if k == kind]
-        fig.add_bar(
-            x=layers,
-            y=[1] * len(layers),
-            width=0.9,
-            name=f"{_kind_label(kind)} ({len(layers)})",
-            marker_color=_kind_color(kind),
-            marker_pattern=bar_pattern(_kind_style(kind)[0]),  # fixed boards hatched: not colour alone
-            hovertemplate=_("layer %{{x}}: {kind}<extra></extra>").format(kind=_kind_label(kind)),
-        )
-    edges = [edge for edge in block_edges or [] if 0 < edge < len(kinds)]
-    for edge in edges:
-        fig.add_vline(x=edge + 0.5, line=dict(color="#212529", dash="dash", width=1.5))
-    if edges:  # a legend entry for the dashed lines
-        fig.add_scatter(
-            x=[None], y=[None], mode="lines", name=_("block edge"), line=dict(color="#212529", dash="dash")
-        )
-    base_layout(
-        fig,
-        title=title or _("{n} layers, in order").format(n=len(kinds)),
-        x_title=_("layer (1 = first)"),
-        y_title="",
-        height=200,
-    )
-    fig.update_yaxes(visible=False, range=[0, 1.05])
-    fig.update_xaxes(range=[0.4, len(kinds) + 0.6], showgrid=False)
-    fig.update_layout(bargap=0.0, margin=dict(l=20, r=20, t=50, b=45))
     return fig
 
 

@@ -81,9 +81,7 @@ class PrefillRun:
     dtype: str
     repeats: int  # timed runs asked for per cell (fewer where a cell ran past `cell_seconds`)
     cell_seconds: float
-    matmul_flops_per_s: (
-        float  # fp32 square matmul on this CPU, the same threads and clock: the bound's "peak"
-    )
+    matmul_flops_per_s: float  # fastest fp32 square matmul here, same threads and clock: the bound's "peak"
     rows: tuple[Row, ...]
 
     @property

@@ -16,6 +16,7 @@ from core.prefill.record import PrefillRun, Row
 
 RUNS = Path(__file__).resolve().parents[2] / "docs" / "bench-runs"
 _NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-cpu-prefill\.json$")
+_CORES = re.compile(r"^(\d+) cores$")
 
 
 def latest(runs: Path = RUNS) -> tuple[str, PrefillRun] | None:
@@ -46,6 +47,15 @@ def crossover(run: PrefillRun) -> Row | None:
     return found
 
 
+def shown_machine(machine: str) -> str:
+    """'AMD EPYC, 2 cores, Linux' (as a run stores it) → 'AMD EPYC (2 cores, Linux)' in the reader's words."""
+    cpu, *details = machine.split(", ")
+    if not details:
+        return cpu
+    shown = [_CORES.sub(lambda m: _("{cores} cores").format(cores=m[1]), d) for d in details]
+    return _("{cpu} ({details})").format(cpu=cpu, details=("、" if is_japanese() else ", ").join(shown))
+
+
 def _clock_words(run: PrefillRun) -> str:
     """How the run was timed: 'one thread, in CPU time' or '2 threads, by the wall clock'."""
     if run.clock == "cpu":
@@ -64,12 +74,14 @@ def prefill_sentence(run: PrefillRun, source: str) -> str:
     planner's bound beside the longest. Every number from `run`."""
     short, long = run.rows[0], run.rows[-1]
     numbers = dict(
-        machine=run.machine, date=stated_date(run.date), source=source, heads=run.heads, width=run.head_dim,
+        machine=shown_machine(run.machine), date=stated_date(run.date), source=source, heads=run.heads, width=run.head_dim,
         threads=_clock_words(run), short=f"{short.tokens:,}", a_short=_ms(run.ms(short, "attention")),
         c_short=_ms(run.ms(short, "chunked")), long=f"{long.tokens:,}", a_long=_ms(run.ms(long, "attention")),
         c_long=_ms(run.ms(long, "chunked")), ratio=f"{run.ratio(long):.1f}",
         a_bound=_ms(run.bound_ms(run.attention_flops(long.tokens))),
         c_bound=_ms(run.bound_ms(run.chunked_flops(long.tokens))), gflops=f"{run.matmul_flops_per_s / 1e9:,.0f}",
+        a_times=f"{run.ms(long, 'attention') / run.bound_ms(run.attention_flops(long.tokens)):.1f}",
+        c_times=f"{run.ms(long, 'chunked') / run.bound_ms(run.chunked_flops(long.tokens)):.1f}",
     )  # fmt: skip
     opening = _(
         "**Prefill measured** on {machine} on {date} ({threads}; `python -m bench.prefill`, `{source}`): "
@@ -86,13 +98,14 @@ def prefill_sentence(run: PrefillRun, source: str) -> str:
         ).format(**numbers)
     else:
         where = _(
-            "Attention is faster on short prompts; from {cross} tokens on the chunked rule is, {ratio} times at "
-            "{long} tokens — attention's work grows with the square of the prompt, the chunked rule's with its "
-            "length."
+            "Attention is faster on short prompts; from {cross} tokens on, the chunked rule is faster — {ratio} "
+            "times at {long} tokens — because attention's work grows with the square of the prompt, the chunked "
+            "rule's with its length."
         ).format(**numbers, cross=f"{cross.tokens:,}")
     bound = _(
-        "The planner's bound for the same shapes — its FLOP count at this CPU's measured {gflops} GFLOP/s — is "
-        "{a_bound} ms and {c_bound} ms at {long} tokens. Time to first token is this prefill, layer by layer, "
-        "plus one decoding step."
+        "The planner's bound for the same shapes — its FLOP count at this CPU's fastest measured {gflops} "
+        "GFLOP/s — is {a_bound} ms and {c_bound} ms at {long} tokens: attention took {a_times} times its bound, "
+        "the chunked rule {c_times} times. Time to first token is this prefill, layer by layer, plus one "
+        "decoding step."
     ).format(**numbers)
     return ("" if is_japanese() else " ").join((opening, where, bound))

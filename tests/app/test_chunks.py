@@ -62,3 +62,8 @@ def test_story_shows_the_timeline_and_engineer_adds_the_hand_over_chart():
     assert "ch_waits" in keys
     texts = story.running_text(deep.main)
     assert any("`core/ops`" in t for t in texts) and any("size 32 and 2 heads" in t for t in texts)
+    from core.prefill import words as prefill_words  # the committed CPU prefill run, at Engineer depth only
+
+    source, run = prefill_words.latest()
+    assert prefill_words.prefill_sentence(run, source) in texts
+    assert not any("Prefill measured" in t for t in story.running_text(plain.main))

@@ -109,7 +109,7 @@ def test_k3_charts_speak_japanese():
 def test_english_pages_keep_their_english():
     """The same functions in English give the English they always gave (the source strings)."""
     from core import k3
-    from core.figures.k3_layer_map import k3_layer_map
+    from core.figures.layer_map import k3_layer_map
     from core.specs import SPECS
 
     with use_language("en"):

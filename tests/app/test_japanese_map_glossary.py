@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.figures.specs import layer_map_figure, speed_vs_context_figure
+from core.figures.layer_map import k3_layer_map
+from core.figures.specs import speed_vs_context_figure
 from core.glossary import TERMS, get
 from core.i18n import use_language
 from core.roofline import CARDS
@@ -139,7 +140,7 @@ def test_the_other_pages_charts_from_specs_are_japanese():
         figures = [
             speed_vs_context_figure(SPECS["llama3_8b"], card, [1024, 8192, 131072, 1048576]),
             speed_vs_context_figure(k3, card, [1024, 8192]),  # does not fit: the annotation says so
-            layer_map_figure(list(k3.layer_kinds()), [0, 12, 24]),
+            k3_layer_map(k3),
         ]
     for fig in figures:
         words = chart_text(fig.to_plotly_json())

@@ -594,7 +594,7 @@ def test_measure_this_machine_is_one_click_to_a_curve_and_a_worked_example(monke
     )
     assert [p.batch for p in batch.series[1].points] == list(jobs.CPU_BATCHES)
     batch_spec = driver.chart_spec(at, "gpu_batch_fig")
-    state_total = next(t for t in batch_spec["data"] if t["name"] == "fixed state: in total")
+    state_total = next(t for t in batch_spec["data"] if t["name"] == f"{batch.series[1].model}: in total")
     assert driver.plotly_array(state_total["y"]).tolist() == pytest.approx(
         [p.tokens_per_s_total for p in batch.series[1].points]
     )

@@ -64,7 +64,11 @@ def test_a_way_that_differs_from_the_loop_stops_the_run(monkeypatch):
 
 @pytest.mark.parametrize(
     ("args", "words"),
-    [(["--shape", "huge"], "invalid choice"), (["--tokens", "0"], "at least 1"), (["--repeats", "x"], "whole number")],
+    [
+        (["--shape", "huge"], "invalid choice"),
+        (["--tokens", "0"], "at least 1"),
+        (["--repeats", "x"], "whole number"),
+    ],
 )
 def test_bad_arguments_are_one_line_and_exit_status_2(args, words):
     done = subprocess.run([sys.executable, "-m", "bench.moe", *args], cwd=ROOT, capture_output=True, text=True,

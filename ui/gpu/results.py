@@ -228,14 +228,16 @@ def _released_intro(result: BatchResult) -> str:
     if first is None or first.layers is None or first.layers >= (first.released_layers or 0):
         return text
     if first.width == first.released_width:
-        return text + " " + _(
+        cut = _(
             "To fit this machine each kept {layers} of its layers (vocabulary {vocab:,}); every layer's shapes "
             "are as released."
         ).format(layers=first.layers, vocab=first.vocab or 0)
-    return text + " " + _(
-        "These are miniatures: {layers} layers each, every width divided by {n} ({width} wide), the counts of "
-        "heads as released."
-    ).format(layers=first.layers, n=(first.released_width or 0) // (first.width or 1), width=first.width)
+    else:
+        cut = _(
+            "These are miniatures: {layers} layers each, every width divided by {n} ({width} wide), the counts of "
+            "heads as released."
+        ).format(layers=first.layers, n=(first.released_width or 0) // (first.width or 1), width=first.width)
+    return f"{text} {cut}"
 
 
 def _batches_words(result: BatchResult) -> str:

@@ -50,7 +50,9 @@ def random_(t: torch.Tensor, std: float) -> torch.Tensor:
     return t
 
 
-def weight(shape: tuple[int, ...], device: torch.device, dtype: torch.dtype, std: float = 0.02) -> nn.Parameter:
+def weight(
+    shape: tuple[int, ...], device: torch.device, dtype: torch.dtype, std: float = 0.02
+) -> nn.Parameter:
     """A random N(0, std²) weight that never needs a gradient (on 'meta', shapes only)."""
     w = torch.empty(shape, device=device, dtype=dtype)
     return nn.Parameter(w if w.device.type == "meta" else random_(w, std), requires_grad=False)
@@ -71,7 +73,9 @@ def activate(h: torch.Tensor, gated: bool) -> torch.Tensor:
 class DenseFFN(nn.Module):
     """x → W2 act(W1 x); every weight is read for every token (`gated`: W1 holds gate and up)."""
 
-    def __init__(self, d: int, hidden: int, device: torch.device, dtype: torch.dtype, gated: bool = False) -> None:
+    def __init__(
+        self, d: int, hidden: int, device: torch.device, dtype: torch.dtype, gated: bool = False
+    ) -> None:
         super().__init__()
         self.gated = gated
         self.w1 = weight((d, (2 if gated else 1) * hidden), device, dtype)
@@ -162,7 +166,9 @@ class MoEFFN(nn.Module):
         w1, w2 = self._gathered(top_i)  # (k, D, Fe | 2Fe), (k, Fe, D)
         # batched matrix × vector on the gathered, contiguous experts: no transposed copies
         # (einsum did one; measured on an H200: 1.55 → 1.31 ms per step, docs/gpu-runs/2026-11-30-*)
-        hidden = activate(torch.bmm(h.expand(self.top_k, 1, -1), w1), self.gated) * gate[:, None, None]  # (k, 1, Fe)
+        hidden = (
+            activate(torch.bmm(h.expand(self.top_k, 1, -1), w1), self.gated) * gate[:, None, None]
+        )  # (k, 1, Fe)
         return out + torch.bmm(hidden, w2).sum(0)  # (1, D)
 
     def _gathered(self, top_i: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -177,7 +183,9 @@ class MoEFFN(nn.Module):
                 self._gather_out = (torch.empty((self.top_k, *w1.shape[1:]), dtype=w1.dtype),
                                     torch.empty((self.top_k, *w2.shape[1:]), dtype=w2.dtype))  # fmt: skip
         out1, out2 = self._gather_out
-        return torch.index_select(self.w1, 0, top_i, out=out1), torch.index_select(self.w2, 0, top_i, out=out2)
+        return torch.index_select(self.w1, 0, top_i, out=out1), torch.index_select(
+            self.w2, 0, top_i, out=out2
+        )
 
     def loop(self, h: torch.Tensor) -> torch.Tensor:  # (1, D) → (1, D)
         """The same layer one expert at a time, each read where it lies by its id on the host: the
@@ -196,7 +204,9 @@ class MoEFFN(nn.Module):
         ids, order = torch.sort(top_i)  # (k,): groups must come in expert order
         offs = group_offsets(ids, self.w1.shape[0])  # (E,) int32, on the device
         x = h.expand(self.top_k, -1).contiguous()  # (k, D)
-        hidden = activate(torch._grouped_mm(x, self.w1, offs=offs), self.gated) * gate[order][:, None]  # (k, Fe)
+        hidden = (
+            activate(torch._grouped_mm(x, self.w1, offs=offs), self.gated) * gate[order][:, None]
+        )  # (k, Fe)
         return torch._grouped_mm(hidden, self.w2, offs=offs).sum(0, keepdim=True)  # (1, D)
 
 

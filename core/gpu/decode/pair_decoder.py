@@ -112,7 +112,9 @@ class PairDecoder(nn.Module):
 
     graphable = True
 
-    def __init__(self, model: PlannedModel, batch: int, device: torch.device | str, dtype: torch.dtype) -> None:
+    def __init__(
+        self, model: PlannedModel, batch: int, device: torch.device | str, dtype: torch.dtype
+    ) -> None:
         super().__init__()
         why = supported(model)
         if why is not None:
@@ -286,7 +288,12 @@ class PairDecoder(nn.Module):
 
 
 def delta_step_(
-    state: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta: torch.Tensor, alpha: torch.Tensor
+    state: torch.Tensor,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    beta: torch.Tensor,
+    alpha: torch.Tensor,
 ) -> torch.Tensor:
     """One gated-delta step for every sequence and head, `state` (B, H, K, V) updated in place:
     S ← αS; S += k (β (v − Sᵀk))ᵀ; returns o = Sᵀq (B, H, V). q, k (B, H, K) (q already scaled),

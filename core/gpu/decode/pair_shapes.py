@@ -52,7 +52,9 @@ class PairScale:
 
     def __post_init__(self) -> None:
         if self.layers is not None and (self.layers < PATTERN or self.layers % PATTERN):
-            raise ValueError(f"layers must be a multiple of {PATTERN} (the hybrid's 3:1 pattern), got {self.layers}")
+            raise ValueError(
+                f"layers must be a multiple of {PATTERN} (the hybrid's 3:1 pattern), got {self.layers}"
+            )
         if self.vocab is not None and self.vocab < 1:
             raise ValueError(f"vocab must be at least 1, got {self.vocab}")
         if self.width_divisor < 1:
@@ -84,7 +86,9 @@ def scaled_config(config: dict[str, Any], scale: PairScale) -> dict[str, Any]:
     for key in WIDTHS if scale.width_divisor > 1 else ():
         if key in text:
             if text[key] % scale.width_divisor:
-                raise ValueError(f"{key} {text[key]} is not a multiple of width_divisor {scale.width_divisor}")
+                raise ValueError(
+                    f"{key} {text[key]} is not a multiple of width_divisor {scale.width_divisor}"
+                )
             text[key] //= scale.width_divisor
     return out
 

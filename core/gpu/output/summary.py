@@ -56,7 +56,9 @@ def print_summary(result: SuiteResult) -> None:
         batch = result.batch
         print(f"\nbatch at depth {batch.depth:,} ({batch.pair} pair)")
         for s in batch.series:
-            planner = "" if s.planner_max_batch is None else f"; the planner, same shapes: {s.planner_max_batch:,}"
+            planner = (
+                "" if s.planner_max_batch is None else f"; the planner, same shapes: {s.planner_max_batch:,}"
+            )
             print(f"  {s.model:<15} at most {s.max_batch:,} sequences fit "
                   f"({s.per_sequence_bytes / 2**20:,.1f} MiB each{planner})")  # fmt: skip
             if s.layers is not None:

@@ -276,7 +276,9 @@ class _Models:
         if self.planned is None:
             weights = BatchedDecoder(self.kind, preset, 1, "meta", env.dtype).weight_bytes()
             per_seq = per_sequence_bytes(self.kind, preset, room, e)
-            return BatchSeries(self.kind, KINDS[self.kind], depth, weights, per_seq, max_batch(free, weights, per_seq))
+            return BatchSeries(
+                self.kind, KINDS[self.kind], depth, weights, per_seq, max_batch(free, weights, per_seq)
+            )
         spec = self.planned.spec
         released = pair_shapes.planned_released(spec.key).spec
         weights = PairDecoder(self.planned, 1, "meta", env.dtype).weight_bytes()

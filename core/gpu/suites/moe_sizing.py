@@ -69,7 +69,11 @@ def moe_shape(name: str) -> MoeShape:
     data = json.loads((SHIPPED_CONFIGS / f"{SHAPE_CONFIGS[name]}.json").read_text(encoding="utf-8"))
     spec = parse(data).spec
     moe = spec.moe
-    if moe is None or moe.latent_dim is not None or (moe.shared and moe.shared_intermediate != moe.expert_intermediate):
+    if (
+        moe is None
+        or moe.latent_dim is not None
+        or (moe.shared and moe.shared_intermediate != moe.expert_intermediate)
+    ):
         raise ValueError(f"{spec.name}: not an MoE whose shared experts have the routed experts' shape")
     return MoeShape(name, spec.name, spec.hidden, moe.expert_intermediate, moe.experts, moe.top_k, moe.shared)
 
@@ -119,7 +123,9 @@ def size_moe(
     d, expert = shape.d_model, shape.expert_bytes(elem_bytes)
     attention, _cache, _head, tables = _others(d, depth, vocab, elem_bytes)
     budget = int(WEIGHT_SHARE * free_bytes)
-    released_layer = attention + d * shape.routed * elem_bytes + (shape.routed + shape.shared) * expert  # + router
+    released_layer = (
+        attention + d * shape.routed * elem_bytes + (shape.routed + shape.shared) * expert
+    )  # + router
     layers, routed = min(MAX_LAYERS, (budget - tables) // released_layer), shape.routed
     if layers < 1:  # not one layer of the released count: one layer of as fit
         room = budget - tables - attention - shape.shared * expert
@@ -129,11 +135,17 @@ def size_moe(
             f"{free_bytes / 2**30:.1f} GiB free holds fewer than {MIN_ROUTED} experts of {expert / 2**20:.0f} MiB "
             "in one layer"
         )
-    return _sizing(shape, layers, routed, shape.top_k, depth, vocab, elem_bytes, bandwidth_bytes_per_s, budget)
+    return _sizing(
+        shape, layers, routed, shape.top_k, depth, vocab, elem_bytes, bandwidth_bytes_per_s, budget
+    )
 
 
 def cpu_sizing(
-    shape: MoeShape | str, bandwidth_bytes_per_s: float, elem_bytes: int, depth: int = CPU_DEPTH, vocab: int = 256
+    shape: MoeShape | str,
+    bandwidth_bytes_per_s: float,
+    elem_bytes: int,
+    depth: int = CPU_DEPTH,
+    vocab: int = 256,
 ) -> MoeSizing:
     """The released `shape`'s experts in a model a CPU runs in seconds (`CPU_COUNTS`)."""
     shape = moe_shape(shape) if isinstance(shape, str) else shape

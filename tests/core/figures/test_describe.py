@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from core.figures.describe import describe, describe_what
 from core.figures.figure_dict import patched
-from core.figures.k3_layer_map import k3_layer_map
+from core.figures.layer_map import k3_layer_map
 from core.figures.style import base_layout, heatmap
 from core.specs import KIMI_K3
 

@@ -155,7 +155,12 @@ def test_the_sentence_follows_the_run():
     assert (
         f"a 32,768-token prompt in {a:,.0f} ms and {c:.3g} ms" in text and "(one thread, in CPU time;" in text
     )
-    assert "from 8,192 tokens on the chunked rule is, 8.4 times at 32,768 tokens" in text
+    assert "from 8,192 tokens on, the chunked rule is faster — 8.4 times at 32,768 tokens —" in text
+    bound_a, bound_c = (one.bound_ms(f(32768)) for f in (one.attention_flops, one.chunked_flops))
+    assert (
+        f"attention took {a / bound_a:.1f} times its bound, the chunked rule {c / bound_c:.1f} times" in text
+    )
+    assert "on AMD EPYC (2 cores, Linux) on 2026-12-03" in text
     assert f"{one.bound_ms(one.attention_flops(32768)):,.0f} ms and" in text and "50 GFLOP/s" in text
     other = words.prefill_sentence(fake_run({1024: 2.0, 32768: 4.0}), "x.json")
     assert "faster at every length measured: 4.2 times at 32,768 tokens" in other and other != text

@@ -226,17 +226,18 @@ def test_hybrids_grow_a_fraction_of_an_all_attention_cache():
 # --- charts built from specs (core/figures/specs.py) ------------------------------------------
 
 
-def test_layer_map_figure_counts_every_kind():
-    from core.figures.specs import layer_map_figure
+def test_the_layer_map_counts_every_kind_and_numbers_every_layer():
+    from core.figures.layer_map import k3_layer_map, layer_map
 
-    kinds = SPECS["kimi_k3"].layer_kinds()
-    fig = layer_map_figure(kinds, attn_res_block_starts(93, 12))
-    bars = {trace.name: list(trace.x) for trace in fig.data if trace.type == "bar"}
-    assert bars["Kimi Delta Attention (69)"][:3] == [1, 2, 3]
-    assert bars["Full attention (MLA) (24)"] == list(K3_FULL_ATTN_LAYERS)
-    assert len(fig.layout.shapes) == 7  # block edges before layers 13, 25, …, 85
+    fig = k3_layer_map(SPECS["kimi_k3"])
+    bars = {trace.name: trace for trace in fig.data if trace.type == "bar"}
+    layers = {name: [int(t) for t in bar.text] for name, bar in bars.items()}
+    assert layers["Kimi Delta Attention (69)"][:3] == [1, 2, 3]
+    assert layers["Full attention (MLA) (24)"] == list(K3_FULL_ATTN_LAYERS)
+    assert sorted(sum(layers.values(), [])) == list(range(1, 94))  # every layer once
+    assert len(fig.layout.yaxis.tickvals) == len(attn_res_block_starts(93, 12))  # a row per AttnRes block
     with pytest.raises(ValueError):
-        layer_map_figure([])
+        layer_map([], {}, row_size=12, title="")
 
 
 def test_memory_per_token_figure_uses_computed_bytes():

@@ -104,7 +104,9 @@ def test_the_released_pair_is_the_default_and_sets_the_planners_figure_beside_it
     models = {kind: planned(kind, batch_bench.pair_scale(TINY)) for kind in ("attention", "state")}
     weights = {k: PairDecoder(m, 1, "meta", torch.float32).weight_bytes() for k, m in models.items()}
     per_seq = {k: per_sequence_bytes(m, 64 + TINY.n_steps + 1, 4) for k, m in models.items()}
-    free = int((weights["state"] + 6.5 * per_seq["state"]) / batch_bench.FIT_SHARE)  # room for 6 hybrid sequences
+    free = int(
+        (weights["state"] + 6.5 * per_seq["state"]) / batch_bench.FIT_SHARE
+    )  # room for 6 hybrid sequences
     monkeypatch.setattr(env, "free_bytes", lambda: free)
     try:
         result = run_batch(TINY, env, batches=(1, 4, 16), depth=64)
@@ -113,11 +115,15 @@ def test_the_released_pair_is_the_default_and_sets_the_planners_figure_beside_it
     assert result.pair == "released" == TINY.batch_pair
     attention, hybrid = result.series
     assert (attention.model, hybrid.model) == (PAIR_WORDS["attention"], PAIR_WORDS["state"])
-    assert hybrid.max_batch == 6 and attention.max_batch == max_batch(free, weights["attention"], per_seq["attention"])
+    assert hybrid.max_batch == 6 and attention.max_batch == max_batch(
+        free, weights["attention"], per_seq["attention"]
+    )
     for s in result.series:
         assert s.per_sequence_bytes == per_seq[s.kind] and s.weight_bytes == weights[s.kind]
         assert [p.fits for p in s.points] == [True, True, False] and "room for" in s.points[2].note
-        assert all(p.tokens_per_s_total == pytest.approx(p.batch * p.tokens_per_s_per_sequence) for p in s.points[:2])
+        assert all(
+            p.tokens_per_s_total == pytest.approx(p.batch * p.tokens_per_s_per_sequence) for p in s.points[:2]
+        )
     for s in result.series:
         assert s.layers == 4 and s.released_layers in (36, 32) and s.width == 128 and s.released_width == 4096
         # the planner's figure for the same shapes in the same memory: its runtime reserve (1 GiB and more) aside,

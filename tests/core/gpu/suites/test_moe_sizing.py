@@ -102,7 +102,9 @@ def test_the_sizes_are_what_the_built_models_hold_and_read(card, shape):
 
 def _tiny_sizing(**changes):
     """A sizing small enough to run on a CPU in a test (the shape's name and the gated experts kept)."""
-    sizing = moe_sizing.MoeSizing(64, 2, 64, 16, 2, 2, 32, 16384, 1.0, 0, 0, 1, 2, 0.3, shape="fine", gated=True)
+    sizing = moe_sizing.MoeSizing(
+        64, 2, 64, 16, 2, 2, 32, 16384, 1.0, 0, 0, 1, 2, 0.3, shape="fine", gated=True
+    )
     return dataclasses.replace(sizing, **changes)
 
 
@@ -145,11 +147,15 @@ def test_a_shape_on_a_cpu_runs_the_cpu_sizes(monkeypatch):
     from core.gpu.timing.bench_env import make_env
 
     asked = []
-    monkeypatch.setattr(moe_sizing, "cpu_sizing", lambda shape, bw, e: asked.append(shape) or _tiny_sizing(shape=shape))
+    monkeypatch.setattr(
+        moe_sizing, "cpu_sizing", lambda shape, bw, e: asked.append(shape) or _tiny_sizing(shape=shape)
+    )
     monkeypatch.setattr(moe_sizing, "size_moe", lambda *a, **k: pytest.fail("a CPU is not sized as a card"))
     env = make_env("cpu")
     try:
-        spec = SuiteSpec(dataclasses.replace(PRESETS["tiny"], depth_seconds=2.0), context=False, moe_shape="large")
+        spec = SuiteSpec(
+            dataclasses.replace(PRESETS["tiny"], depth_seconds=2.0), context=False, moe_shape="large"
+        )
         result = pipeline.run(spec, env)
     finally:
         env.close()
