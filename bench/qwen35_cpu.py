@@ -11,16 +11,20 @@ The model is the course's own (core/models/qwen35.py). After an untimed prompt o
 the lean step a decoder runs (core/models/qwen35_lean.py over the static cache of
 core/models/qwen35_static.py: the same maths in fewer ops, as the GPU checkpoint bench runs it), or with
 `--step eager` the readable step the pages trace (`Qwen35.next_logits`: Gated DeltaNet layers through
-core/ops/gated_delta_rule.step, a KV cache that grows). Beside the speed, the operations one step
-calls (torch.profiler's top-level aten ops, core/gpu/timing/kernels.py) and the floor they set at the
-planner's 3 µs a kernel. The roofline is this CPU's measured copy bandwidth (bench/gpu_validate/probes.copy_bandwidth: read +
-write bytes per second of a buffer far larger than the caches) ÷ the bytes one step must read
-(core/roofline.decode_bytes_per_token: every weight but the input table, the KV cache at that
-depth, the boards read and written back). A decode step is a chain of matrix × vector products, so
-it can go no faster than that: the percentage says how close the course's code comes. Beside it,
-torch's own matrix × vector read speed (`F.linear` on one token, the model's weight layout) on a
-matrix far larger than the caches — what any PyTorch decoder gets here — and the share of it a whole
-step reaches.
+core/ops/gated_delta_rule.step, a KV cache that grows).
+
+The roofline is this CPU's measured copy bandwidth (bench/gpu_validate/probes.copy_bandwidth: read + write
+bytes per second of a buffer far larger than the caches) ÷ the bytes one step must read
+(core/roofline.decode_bytes_per_token: every weight but the input table, the KV cache at that depth, the
+boards read and written back). A decode step is a chain of matrix × vector products, so it can go no
+faster than that: the percentage says how close the course's code comes. Beside it, two shares that say
+what the rest of a step costs: "of GEMV" — the step's bytes at torch's own matrix × vector read speed
+(`F.linear` on one token through a matrix far larger than the caches: what any PyTorch decoder gets
+here) over the step's time; "of own" — the step's own matrix products alone over the whole step. Each
+timed step is paired with one timing of each, a few milliseconds later, and the shares are medians over
+the pairs, so a machine shared with other work skews them less than it skews tokens/s. Last, the
+operations one step calls (torch.profiler's top-level aten ops, core/gpu/timing/kernels.py) and the floor
+they set at the planner's 3 µs a kernel.
 """
 
 from __future__ import annotations
@@ -30,15 +34,17 @@ import json
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
 
-from bench.gpu_validate.probes import best_seconds, copy_bandwidth
+from bench.gpu_validate.probes import copy_bandwidth
 from core.gpu.timing.kernels import count_step, kernel_floor_s
 from core.models.hf_qwen35 import read_config
 from core.models.hf_tokenizer import CheckpointError
 from core.models.qwen35 import load_qwen35
+from core.models.qwen35_lean import matrices, prepare
 from core.models.qwen35_static import new_static_cache, run_static
 from core.roofline import bandwidth_bound_tokens_per_s, decode_bytes_per_token
 
@@ -67,15 +73,26 @@ def cpu_bf16_units() -> list[str]:
     return [f for f in ("avx512_bf16", "amx_bf16", "avx_vnni") if f in flags]
 
 
-def linear_read_bandwidth(dtype: torch.dtype, repeats: int = 3) -> float:
-    """Weight bytes per second torch reads in one token's `F.linear` (the model's own layout, (out, in))."""
+def gemv_probe(dtype: torch.dtype) -> tuple[Callable[[], object], int]:
+    """One token's `F.linear` through a matrix far larger than the caches (the model's layout, (out, in)),
+    and the weight bytes it reads: what any PyTorch decoder's matrix × vector gets on this CPU."""
     weight = torch.randn(GEMV_SHAPE).to(dtype)
     x = torch.randn(1, GEMV_SHAPE[1]).to(dtype)
-    return (
-        weight.numel()
-        * weight.element_size()
-        / best_seconds(lambda: torch.nn.functional.linear(x, weight), torch.device("cpu"), repeats)
-    )
+    return (lambda: torch.nn.functional.linear(x, weight)), weight.numel() * weight.element_size()
+
+
+def own_products(model) -> Callable[[], object]:
+    """The step's own matrix products alone: each of the model's matrices times a vector, as one lean step
+    multiplies them (core.models.qwen35_lean.matrices), with nothing between them."""
+    mats = matrices(prepare(model))
+    xs = [torch.randn(1, w.shape[0]).to(w.dtype) for w in mats]
+    return lambda: [torch.mm(x, w) for x, w in zip(xs, mats, strict=True)]
+
+
+def seconds(fn: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
 
 
 def _decoder(model, step: str, room: int):
@@ -94,35 +111,52 @@ def measure(
     folder: Path, dtype: torch.dtype, depth: int, tokens: int, repeats: int, step: str = "lean"
 ) -> dict:
     """Load `folder` in `dtype`, read `depth` prompt tokens, then time `tokens` decode steps `repeats` times;
-    then count the operations of one more step."""
+    then count the operations of one more step.
+
+    Every timed step is followed by one timed read of the GEMV probe and one pass of the model's own matrix
+    products: on a shared machine a busy moment slows both sides of a pair alike, so the shares of GEMV are
+    medians over those pairs, each a ratio of two timings taken a few milliseconds apart."""
     loaded = load_qwen35(folder, dtype)
     model = loaded.model
     prompt = [(7 * i + 3) % loaded.tokenizer.vocab_size for i in range(max(depth, 1))]
     room = len(prompt) + 3 + tokens + 1  # the prompt, the warm-up, the timed steps, the counted one
-    runs = []
+    context = len(prompt) + 3 + tokens // 2  # the middle of the timed steps
+    element = torch.tensor([], dtype=dtype).element_size()
+    bytes_per_token = decode_bytes_per_token(loaded.spec, context, element, element, 4)
+    probe, probe_bytes = gemv_probe(dtype)
+    own = own_products(model)
+    probe(), own()  # warm
+    runs, gemv_speeds, of_gemv, of_own = [], [], [], []
     for _ in range(repeats):
         prefill, next_logits = _decoder(model, step, room)
         logits = prefill(prompt)
         for _ in range(3):  # warm-up: the first steps allocate
             logits = next_logits(int(logits.argmax()))
-        started = time.perf_counter()
+        total = 0.0
         for _ in range(tokens):
+            started = time.perf_counter()
             logits = next_logits(int(logits.argmax()))
-        runs.append(tokens / (time.perf_counter() - started))
+            step_s = time.perf_counter() - started
+            total += step_s
+            gemv_speed = probe_bytes / seconds(probe)
+            gemv_speeds.append(gemv_speed)
+            of_gemv.append(100 * bytes_per_token / (gemv_speed * step_s))  # the step's bytes at GEMV speed
+            of_own.append(100 * seconds(own) / step_s)
+        runs.append(tokens / total)
     ops, _how = count_step(lambda: next_logits(int(logits.argmax())), torch.device("cpu"))
-    element = torch.tensor([], dtype=dtype).element_size()
-    gemv = linear_read_bandwidth(dtype)
-    context = len(prompt) + 3 + tokens // 2  # the middle of the timed steps
-    bytes_per_token = decode_bytes_per_token(loaded.spec, context, element, element, 4)
     return {
         "dtype": str(dtype).removeprefix("torch."),
+        "step": step,
         "tokens_per_s": max(runs),  # best run, as the copy bandwidth is its best run
         "median_tokens_per_s": statistics.median(runs),
         "runs": runs,
         "bytes_per_token": bytes_per_token,
-        "gemv_bandwidth": gemv,  # torch's own matrix × vector on this CPU: the practical ceiling
+        "gemv_bandwidth": statistics.median(
+            gemv_speeds
+        ),  # torch's matrix × vector here: the practical ceiling
+        "percent_of_gemv": statistics.median(of_gemv),  # median over (step, probe) pairs
+        "percent_of_own_products": statistics.median(of_own),  # its matrix products alone ÷ the whole step
         "params": model.num_params(),
-        "step": step,
         "ops_per_step": ops,  # top-level aten ops of one step (core/gpu/timing/kernels.py)
         "ops_per_layer": ops / model.config.num_layers,
         "kernel_floor_s": kernel_floor_s(ops),  # the ops one after another at the planner's 3 µs each
@@ -212,16 +246,16 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(error))
     print(
         f"{'dtype':<10}{'tokens/s':>9}{'(median)':>10}{'MB read/token':>15}{'roofline tok/s':>16}"
-        f"{'of roofline':>13}{'GEMV GB/s':>11}{'of GEMV':>9}{'ops/step':>10}{'op floor ms':>13}"
+        f"{'of roofline':>13}{'GEMV GB/s':>11}{'of GEMV':>9}{'of own':>8}{'ops/step':>10}{'op floor ms':>13}"
     )
     for row in rows:
         row["roofline_tokens_per_s"] = bandwidth_bound_tokens_per_s(row["bytes_per_token"], bandwidth)
         row["percent_of_roofline"] = 100 * row["tokens_per_s"] / row["roofline_tokens_per_s"]
-        row["percent_of_gemv"] = 100 * row["tokens_per_s"] * row["bytes_per_token"] / row["gemv_bandwidth"]
         print(f"{row['dtype']:<10}{row['tokens_per_s']:>9.1f}{row['median_tokens_per_s']:>10.1f}"
               f"{row['bytes_per_token'] / 1e6:>15.2f}{row['roofline_tokens_per_s']:>16.1f}"
               f"{row['percent_of_roofline']:>12.0f}%{row['gemv_bandwidth'] / 1e9:>11.1f}"
-              f"{row['percent_of_gemv']:>8.0f}%{row.get('ops_per_step', 0):>10,}"
+              f"{row['percent_of_gemv']:>8.0f}%{row.get('percent_of_own_products', 0):>7.0f}%"
+              f"{row.get('ops_per_step', 0):>10,}"
               f"{1000 * row.get('kernel_floor_s', 0.0):>13.2f}")  # fmt: skip
     print(verdict(rows))
     if args.out:

@@ -11,11 +11,10 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from core.figures.style import COLORS, TITLE_MARGIN, base_layout, legend_below
-from core.gpu.decode.pair_shapes import PAIR_WORDS
 from core.gpu.device.nvml import TelemetrySample
 from core.gpu.output.batch_words import ran
 from core.gpu.output.report import percent
-from core.gpu.suites.batch_bench import BatchResult, BatchSeries
+from core.gpu.suites.batch_bench import KINDS, PAIR_WORDS, BatchResult, BatchSeries
 from core.gpu.suites.context_bench import ContextResult, Series
 from core.gpu.suites.moe_bench import MoeResult
 from core.i18n import N_, _
@@ -23,11 +22,9 @@ from core.units import format_si
 
 # the benchmarks' model names (data: the JSON and the CLI keep them), translated where a chart shows them
 MODEL_NAMES = (N_("full attention"), N_("fixed state"), N_("dense"), N_("experts (MoE)"))
-
-SERIES_COLORS = {"full attention": COLORS["attention"], "fixed state": COLORS["gated_delta"],
-                 PAIR_WORDS["attention"]: COLORS["attention"], PAIR_WORDS["state"]: COLORS["gated_delta"]}  # fmt: skip
-SERIES_MARKERS = {"full attention": "circle", "fixed state": "square",  # a second cue beside colour
-                  PAIR_WORDS["attention"]: "circle", PAIR_WORDS["state"]: "square"}  # fmt: skip
+_SERIES = [*KINDS.values(), *PAIR_WORDS.values()]  # the released pair's series drawn as the synthetic pair's
+SERIES_COLORS = dict(zip(_SERIES, [COLORS["attention"], COLORS["gated_delta"]] * 2, strict=True))
+SERIES_MARKERS = dict(zip(_SERIES, ["circle", "square"] * 2, strict=True))  # a second cue beside colour
 
 
 def context_speed_figure(result: ContextResult, title: str = "") -> go.Figure:

@@ -9,8 +9,9 @@ static cache is made (`prepare`), nothing per token:
 
 * **one matrix per input side**: the Gated DeltaNet layer's q/k/v, z, b and a projections are one
   matrix (one GEMV), the MLP's gate and up are one, the attention's q(+gate), k and v are one. The
-  module's own weights become row views of the joined matrix, so nothing is stored twice and the
-  eager layers keep reading the same numbers;
+  module's own weights become views of the joined matrix, so nothing is stored twice and the eager
+  layers keep reading the same numbers; on a CPU in fp32 every matrix is laid (in, out), the way
+  torch's matrix × vector reads fastest there (`layout_for`);
 * **constants folded**: each RMSNorm's `1 + w`, the fade's `exp(A_log)`, the convolution's taps laid
   out (K, C); rotary's "rotate half" times sin is a roll of the halves times [−sin, sin];
 * **fewer passes**: RMSNorm is one op (`F.rms_norm`; the L2 normalisation of q and k is the same op
@@ -41,38 +42,55 @@ BOARD = "linear_attention"
 
 
 # ------------------------------------------------------------------------------------------------
-# Joined matrices: module weights become row views of one tensor
+# Joined matrices: module weights become views of one tensor
 # ------------------------------------------------------------------------------------------------
 
+IN_OUT, OUT_IN = "in_out", "out_in"  # how a joined matrix lies in memory: (in, Σ out) or (Σ out, in) rows
 
-def join_rows(modules: list[torch.nn.Linear]) -> Tensor:
-    """One (Σ out, in) matrix whose row blocks are `modules`' weights, which become views of it.
 
-    Already joined (each weight a consecutive row block of one storage, as a previous call left them):
-    the joined matrix is rebuilt as a view, nothing is copied. Otherwise the weights are concatenated
-    once and each module's Parameter is replaced by its block (same values, same requires_grad)."""
+def layout_for(device: torch.device, dtype: torch.dtype) -> str:
+    """(in, out) rows — `x @ W` — for fp32 on a CPU, where torch's matrix × vector reads the 0.8B's
+    1024-wide matrices ~20 % faster that way (measured: bench/qwen35_cpu.py's "of own"); (out, in) rows —
+    `x @ Wᵀ`, F.linear's own — elsewhere: bf16 on a CPU without bf16 units is ~15× slower the other way."""
+    return IN_OUT if device.type == "cpu" and dtype == torch.float32 else OUT_IN
+
+
+def join(modules: list[torch.nn.Linear], layout: str) -> Tensor:
+    """One (in, Σ out) matrix W for `x @ W` whose column blocks are `modules`' weights, which become views
+    of it (same values, same requires_grad), stored as `layout` says.
+
+    Already joined in that layout (as a previous call left them): the matrix is rebuilt as a view of the
+    same storage and nothing is copied. Otherwise the weights are copied once into the joined tensor."""
     weights = [m.weight for m in modules]
-    first = weights[0]
-    rows = sum(w.shape[0] for w in weights)
-    if _consecutive(weights):
-        return first.detach().as_strided((rows, first.shape[1]), (first.shape[1], 1))
-    joined = torch.cat([w.detach() for w in weights])  # (Σ out, in)
-    start = 0
-    for module, w in zip(modules, weights, strict=True):
-        module.weight = torch.nn.Parameter(joined[start : start + w.shape[0]], requires_grad=w.requires_grad)
-        start += w.shape[0]
-    return joined
+    n_in, sizes = weights[0].shape[1], [w.shape[0] for w in weights]
+    kept = _joined(weights, layout, n_in, sum(sizes))
+    if kept is not None:
+        return kept
+    if layout == OUT_IN:
+        joined = torch.cat([w.detach() for w in weights])  # (Σ out, in)
+        blocks, step = joined.split(sizes), joined.t()
+    else:
+        step = torch.cat([w.detach().t() for w in weights], dim=1)  # (in, Σ out)
+        blocks = [block.t() for block in step.split(sizes, dim=1)]  # (out, in) views, columns of `step`
+    for module, w, block in zip(modules, weights, blocks, strict=True):
+        module.weight = torch.nn.Parameter(block, requires_grad=w.requires_grad)
+    return step
 
 
-def _consecutive(weights: list[Tensor]) -> bool:
-    """Each weight contiguous, the next one starting where it ends, all in one storage."""
+def _joined(weights: list[Tensor], layout: str, n_in: int, total: int) -> Tensor | None:
+    """The joined (in, Σ out) view when `weights` already lie as consecutive blocks of one storage in
+    `layout`; None otherwise."""
     storage = weights[0].untyped_storage().data_ptr()
-    end = weights[0].data_ptr()
+    strides = (n_in, 1) if layout == OUT_IN else (1, total)
+    at = weights[0].data_ptr()
     for w in weights:
-        if not w.is_contiguous() or w.untyped_storage().data_ptr() != storage or w.data_ptr() != end:
-            return False
-        end = w.data_ptr() + w.numel() * w.element_size()
-    return True
+        if w.untyped_storage().data_ptr() != storage or w.stride() != strides or w.data_ptr() != at:
+            return None
+        at += w.shape[0] * (n_in if layout == OUT_IN else 1) * w.element_size()
+    first = weights[0].detach()
+    if layout == OUT_IN:
+        return first.as_strided((total, n_in), (n_in, 1)).t()
+    return first.as_strided((n_in, total), (total, 1))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -83,8 +101,8 @@ def _consecutive(weights: list[Tensor]) -> bool:
 @dataclass
 class LeanMLP:
     post_norm: Tensor  # (D,) fp32: 1 + post_attention_layernorm.weight
-    gate_up_t: Tensor  # (D, 2I) view: gate rows then up rows, transposed
-    down_t: Tensor  # (I, D) view
+    gate_up_t: Tensor  # (D, 2I) for x @ W: gate's columns, then up's
+    down_t: Tensor  # (I, D)
     intermediate: int
 
 
@@ -93,7 +111,7 @@ class LeanBoard:
     """A Gated DeltaNet layer: one projection, the convolution taps, the gates' constants."""
 
     in_norm: Tensor  # (D,) fp32: 1 + input_layernorm.weight
-    in_t: Tensor  # (D, C + Vd + 2Hv) view: q, k, v (the convolution's channels), z, b, a
+    in_t: Tensor  # (D, C + Vd + 2Hv) for x @ W: q, k, v (the convolution's channels), z, b, a
     taps: Tensor  # (K, C) the depthwise convolution's weights, tap j over every channel
     gate_sign: Tensor  # (2Hv,) fp32: +1 over b, −1 over a
     gate_shift: Tensor  # (2Hv,) fp32: 0 over b, −dt_bias over a
@@ -102,7 +120,7 @@ class LeanBoard:
     qk_eps: float
     out_weight: Tensor  # (V,) fp32: the gated norm's weight
     out_eps: float  # the gated norm's ε · K: the read-out is left unscaled by K^{-1/2}
-    out_t: Tensor  # (Hv·V, D) view
+    out_t: Tensor  # (Hv·V, D)
     mlp: LeanMLP
     sizes: tuple[int, int, int, int, int, int]  # C, Vd, Hk, Hv, K (head dim of q/k), V
 
@@ -112,10 +130,10 @@ class LeanAttention:
     """A gated attention layer: one projection for q(+gate), k and v; the q/k norms."""
 
     in_norm: Tensor  # (D,) fp32
-    in_t: Tensor  # (D, 2H·Dh + 2Hkv·Dh) view
+    in_t: Tensor  # (D, 2H·Dh + 2Hkv·Dh) for x @ W: q and its gate per head, k, v
     q_norm: Tensor  # (Dh,) fp32: 1 + q_norm.weight
     k_norm: Tensor  # (Dh,) fp32
-    out_t: Tensor  # (H·Dh, D) view
+    out_t: Tensor  # (H·Dh, D)
     mlp: LeanMLP
     sizes: tuple[int, int, int]  # H, Hkv, Dh
 
@@ -126,7 +144,7 @@ class LeanWeights:
 
     layers: list[LeanBoard | LeanAttention]
     final_norm: Tensor  # (D,) fp32
-    head_t: Tensor  # (D, vocab) view of lm_head.weight
+    head_t: Tensor  # (D, vocab): lm_head.weight as x @ W reads it
     inv_freq2: Tensor  # (r,) fp32: rotary frequencies, twice (the "rotate half" layout)
     half_sign: Tensor  # (r,) fp32: −1 over the first half, +1 over the second
     eps: float
@@ -142,26 +160,24 @@ def _one_plus(norm) -> Tensor:
     return 1.0 + norm.weight.detach().float()
 
 
-def _mlp(layer) -> LeanMLP:
+def _mlp(layer, layout: str) -> LeanMLP:
     mlp = layer.mlp
-    gate_up = join_rows([mlp.gate_proj, mlp.up_proj])
     return LeanMLP(
         _one_plus(layer.post_attention_layernorm),
-        gate_up.t(),
-        mlp.down_proj.weight.detach().t(),
+        join([mlp.gate_proj, mlp.up_proj], layout),
+        join([mlp.down_proj], layout),
         mlp.gate_proj.weight.shape[0],
     )
 
 
-def _board(layer) -> LeanBoard:
+def _board(layer, layout: str) -> LeanBoard:
     gdn = layer.linear_attn
     c = gdn.c
-    joined = join_rows([gdn.in_proj_qkv, gdn.in_proj_z, gdn.in_proj_b, gdn.in_proj_a])
     hv, dk = gdn.v_heads, gdn.dk
-    f32 = {"dtype": torch.float32, "device": joined.device}
+    f32 = {"dtype": torch.float32, "device": gdn.A_log.device}
     return LeanBoard(
         in_norm=_one_plus(layer.input_layernorm),
-        in_t=joined.t(),
+        in_t=join([gdn.in_proj_qkv, gdn.in_proj_z, gdn.in_proj_b, gdn.in_proj_a], layout),
         taps=gdn.conv1d.weight.detach()[:, 0, :].t().contiguous(),  # (K, C)
         gate_sign=torch.cat([torch.ones(hv, **f32), -torch.ones(hv, **f32)]),
         gate_shift=torch.cat([torch.zeros(hv, **f32), -gdn.dt_bias.detach().float()]),
@@ -170,22 +186,21 @@ def _board(layer) -> LeanBoard:
         qk_eps=1e-6 / dk,  # l2_normalise's ε, spread over the mean's K
         out_weight=gdn.norm.weight.detach().float(),
         out_eps=gdn.norm.eps * dk,  # ε / scale², scale = K^{-1/2}
-        out_t=gdn.out_proj.weight.detach().t(),
-        mlp=_mlp(layer),
+        out_t=join([gdn.out_proj], layout),
+        mlp=_mlp(layer, layout),
         sizes=(c.conv_channels(), c.value_dim, gdn.k_heads, hv, dk, gdn.dv),
     )
 
 
-def _attention(layer) -> LeanAttention:
+def _attention(layer, layout: str) -> LeanAttention:
     attn = layer.self_attn
-    joined = join_rows([attn.q_proj, attn.k_proj, attn.v_proj])
     return LeanAttention(
         in_norm=_one_plus(layer.input_layernorm),
-        in_t=joined.t(),
+        in_t=join([attn.q_proj, attn.k_proj, attn.v_proj], layout),
         q_norm=_one_plus(attn.q_norm),
         k_norm=_one_plus(attn.k_norm),
-        out_t=attn.o_proj.weight.detach().t(),
-        mlp=_mlp(layer),
+        out_t=join([attn.o_proj], layout),
+        mlp=_mlp(layer, layout),
         sizes=(attn.heads, attn.kv_heads, attn.dh),
     )
 
@@ -198,8 +213,15 @@ def prepare(model) -> LeanWeights:
     if kept is not None and kept.fingerprint == _fingerprint(model):
         return kept
     c = model.config
-    layers = [_board(layer) if layer.kind == BOARD else _attention(layer) for layer in model.layers]
-    device = model.embed_tokens.weight.device
+    device, dtype = model.embed_tokens.weight.device, model.embed_tokens.weight.dtype
+    layout = layout_for(device, dtype)
+    layers = [
+        _board(layer, layout) if layer.kind == BOARD else _attention(layer, layout) for layer in model.layers
+    ]
+    tied = model.lm_head.weight is model.embed_tokens.weight
+    head = join([model.lm_head], layout)
+    if tied:  # the input table is the head's matrix: one Parameter, now a view of the joined tensor
+        model.embed_tokens.weight = model.lm_head.weight
     attention = [layer.self_attn for layer in model.layers if layer.kind != BOARD]
     inv_freq = (
         attention[0].inv_freq.float().to(device)  # the layers' own (every attention layer makes the same)
@@ -209,15 +231,24 @@ def prepare(model) -> LeanWeights:
     lean = LeanWeights(
         layers=layers,
         final_norm=_one_plus(model.norm),
-        head_t=model.lm_head.weight.detach().t(),
+        head_t=head,
         inv_freq2=torch.cat([inv_freq, inv_freq]),
         half_sign=torch.cat([-torch.ones_like(inv_freq), torch.ones_like(inv_freq)]),
         eps=c.rms_norm_eps,
         fingerprint=(),
     )
-    lean.fingerprint = _fingerprint(model)  # after join_rows replaced the weights by views
+    lean.fingerprint = _fingerprint(model)  # after `join` replaced the weights by views
     model.__dict__["_lean_weights"] = lean  # a plain attribute: not a submodule, not in the state dict
     return lean
+
+
+def matrices(lean: LeanWeights) -> list[Tensor]:
+    """Every matrix one lean step multiplies a vector by, (in, out) views, in the order it does: what the
+    step's matrix products alone read (bench/qwen35_cpu.py times them beside the whole step)."""
+    out = []
+    for layer in lean.layers:
+        out += [layer.in_t, layer.out_t, layer.mlp.gate_up_t, layer.mlp.down_t]
+    return [*out, lean.head_t]
 
 
 # ------------------------------------------------------------------------------------------------

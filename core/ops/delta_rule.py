@@ -26,43 +26,20 @@ import torch
 from torch import Tensor
 
 from core.ops.common import (
+    Chunked,
     RuleInputs,
     StepResult,
     causal_mask,
-    checked_step,
-    chunk_prologue,
     erase_and_write,
-    from_chunks,
-    recurrent_loop,
     scan_chunks,
     solve_unit_lower,
 )
 from core.ops.in_place import may_update_in_place, update_in_place
+from core.ops.rule import forms
 
 __all__ = ["INPUTS", "step", "recurrent", "chunk"]
 
 INPUTS = RuleInputs("the delta rule", beta=True, gate="none")
-
-
-def step(
-    S: Tensor,
-    q_t: Tensor,
-    k_t: Tensor,
-    v_t: Tensor,
-    *,
-    beta_t: Tensor | None = None,
-    g_t: Tensor | None = None,
-    scale: float | None = None,
-    keep_parts: bool = True,
-) -> StepResult:
-    """One token: erase a β-share of what `k_t` reads, write a β-share of `v_t`, then read with `q_t`.
-
-    S: (B, H, K, V); q_t, k_t: (B, H, K); v_t: (B, H, V); beta_t: (B, H) (required).
-    The delta rule has no gate (`g_t` must be None). Parts: decayed = S, erase, write. Without
-    `keep_parts` (decoding) `S` itself is updated and returned as `state` (`core.ops.in_place`) unless
-    autograd needs its old values.
-    """
-    return checked_step(INPUTS, _step, S, q_t, k_t, v_t, beta_t, g_t, scale, keep_parts)
 
 
 def _step(
@@ -80,31 +57,7 @@ def _step(
     return erase_and_write(S, q_t, k_t, v_t, beta_t, scale, keep_parts)  # nothing fades first
 
 
-def recurrent(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    *,
-    beta: Tensor,
-    g: Tensor | None = None,
-    scale: float | None = None,
-    initial_state: Tensor | None = None,
-) -> tuple[Tensor, Tensor]:
-    """Token by token: a loop over `step`. Returns `o: (B, T, H, V)` and the final board `(B, H, K, V)`."""
-    return recurrent_loop(INPUTS, _step, q, k, v, beta, g, scale, initial_state)
-
-
-def chunk(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    *,
-    beta: Tensor,
-    g: Tensor | None = None,
-    scale: float | None = None,
-    initial_state: Tensor | None = None,
-    chunk_size: int = 64,
-) -> tuple[Tensor, Tensor]:
+def _chunk(x: Chunked) -> tuple[Tensor, Tensor]:
     """Chunkwise WY / UT transform (docs/sources.md §1.4). Any T (padded inside), power-of-two `chunk_size`.
 
     For each chunk (K, V, β, Q of C tokens) and the board S entering it:
@@ -112,12 +65,14 @@ def chunk(
         W = T_ut K,  U = T_ut V                                  done for all chunks at once
         Ṽ = U − W S;  O = Q S + (Q Kᵀ ⊙ M) Ṽ;  S ← S + Kᵀ Ṽ       the only sequential part
     """
-    x = chunk_prologue(INPUTS, q, k, v, beta, g, scale, initial_state, chunk_size)
     # UT transform for every chunk at once: solve (I + L) [W | U] = diag(β) [K | V].
     L = (x.beta.unsqueeze(-1) * (x.k @ x.k.transpose(-1, -2))).tril(-1)  # (B, H, N, C, C) strictly lower
     WU = solve_unit_lower(L, x.beta.unsqueeze(-1) * torch.cat([x.k, x.v], dim=-1))  # (B, H, N, C, K + V)
     w, u = WU[..., : x.K], WU[..., x.K :]  # (B, H, N, C, K), (B, H, N, C, V)
 
-    attn = (x.q @ x.k.transpose(-1, -2)).masked_fill(~causal_mask(x.C, q.device), 0.0)  # (B, H, N, C, C)
+    attn = (x.q @ x.k.transpose(-1, -2)).masked_fill(~causal_mask(x.C, x.q.device), 0.0)  # (B, H, N, C, C)
     o, S = scan_chunks(x.q, w, u, attn, x.k, None, x.S0)  # (B, H, N, C, V), (B, H, K, V)
-    return from_chunks(o, x.T), S
+    return o, S
+
+
+step, recurrent, chunk = forms(INPUTS, _step, _chunk)

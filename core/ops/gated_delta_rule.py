@@ -25,43 +25,20 @@ import torch
 from torch import Tensor
 
 from core.ops.common import (
+    Chunked,
     RuleInputs,
     StepResult,
     causal_mask,
-    checked_step,
-    chunk_prologue,
     erase_and_write,
-    from_chunks,
-    recurrent_loop,
     scan_chunks,
     solve_unit_lower,
 )
 from core.ops.in_place import may_update_in_place, update_in_place
+from core.ops.rule import forms
 
 __all__ = ["INPUTS", "step", "recurrent", "chunk"]
 
 INPUTS = RuleInputs("Gated DeltaNet", beta=True, gate="head")
-
-
-def step(
-    S: Tensor,
-    q_t: Tensor,
-    k_t: Tensor,
-    v_t: Tensor,
-    *,
-    beta_t: Tensor | None = None,
-    g_t: Tensor | None = None,
-    scale: float | None = None,
-    keep_parts: bool = True,
-) -> StepResult:
-    """One token: fade the board by `exp(g_t)`, then the delta rule's erase and write, then read.
-
-    S: (B, H, K, V); q_t, k_t: (B, H, K); v_t: (B, H, V); beta_t, g_t: (B, H) (both required).
-    Parts: decayed = exp(g_t) S, erase, write. Without `keep_parts` (decoding) the board `S` itself is
-    updated and returned as `state` — no second board is built (`core.ops.in_place`) — unless autograd
-    needs its old values.
-    """
-    return checked_step(INPUTS, _step, S, q_t, k_t, v_t, beta_t, g_t, scale, keep_parts)
 
 
 def _step(
@@ -82,37 +59,12 @@ def _step(
     return erase_and_write(decayed, q_t, k_t, v_t, beta_t, scale, keep_parts)
 
 
-def recurrent(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    *,
-    beta: Tensor,
-    g: Tensor,
-    scale: float | None = None,
-    initial_state: Tensor | None = None,
-) -> tuple[Tensor, Tensor]:
-    """Token by token: a loop over `step`. `beta, g: (B, T, H)`. Returns `o: (B, T, H, V)`, board `(B, H, K, V)`."""
-    return recurrent_loop(INPUTS, _step, q, k, v, beta, g, scale, initial_state)
-
-
-def chunk(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    *,
-    beta: Tensor,
-    g: Tensor,
-    scale: float | None = None,
-    initial_state: Tensor | None = None,
-    chunk_size: int = 64,
-) -> tuple[Tensor, Tensor]:
+def _chunk(x: Chunked) -> tuple[Tensor, Tensor]:
     """Chunkwise WY / UT transform with one decay rate per head (docs/sources.md §1.5)."""
-    x = chunk_prologue(INPUTS, q, k, v, beta, g, scale, initial_state, chunk_size)
     gamma = x.g.cumsum(-1)  # (B, H, N, C) log-fade from the chunk start to token r
 
     # Γ_rj = exp(γ_r − γ_j) for j ≤ r; the exponent is masked *before* exp so j > r gives 0, never inf.
-    seen = causal_mask(x.C, q.device)  # (C, C)
+    seen = causal_mask(x.C, x.q.device)  # (C, C)
     gap = gamma.unsqueeze(-1) - gamma.unsqueeze(-2)  # (B, H, N, C, C) γ_r − γ_j
     pair_decay = gap.masked_fill(~seen, float("-inf")).exp()  # (B, H, N, C, C)
 
@@ -126,4 +78,7 @@ def chunk(
     gamma_end = gamma[..., -1:]  # (B, H, N, 1) total fade over the chunk
     k_out = (gamma_end - gamma).exp().unsqueeze(-1) * x.k  # (B, H, N, C, K) fade from token r to chunk end
     o, S = scan_chunks(decay_in * x.q, w, u, attn, k_out, gamma_end.exp(), x.S0)
-    return from_chunks(o, x.T), S
+    return o, S
+
+
+step, recurrent, chunk = forms(INPUTS, _step, _chunk)

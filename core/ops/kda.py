@@ -31,42 +31,19 @@ import torch
 from torch import Tensor
 
 from core.ops.common import (
+    Chunked,
     RuleInputs,
     StepResult,
-    checked_step,
-    chunk_prologue,
     erase_and_write,
-    from_chunks,
-    recurrent_loop,
     scan_chunks,
     solve_unit_lower,
 )
 from core.ops.in_place import may_update_in_place, update_in_place
+from core.ops.rule import forms
 
 __all__ = ["INPUTS", "step", "recurrent", "chunk"]
 
 INPUTS = RuleInputs("KDA", beta=True, gate="channel")
-
-
-def step(
-    S: Tensor,
-    q_t: Tensor,
-    k_t: Tensor,
-    v_t: Tensor,
-    *,
-    beta_t: Tensor | None = None,
-    g_t: Tensor | None = None,
-    scale: float | None = None,
-    keep_parts: bool = True,
-) -> StepResult:
-    """One token: fade key channel d of the board by `exp(g_t[d])`, then erase and write, then read.
-
-    S: (B, H, K, V); q_t, k_t: (B, H, K); v_t: (B, H, V); beta_t: (B, H); g_t: (B, H, K) (both required).
-    Parts: decayed = Diag(exp(g_t)) S, erase, write. Without `keep_parts` (decoding) the board `S` itself
-    is updated and returned as `state` — no second board is built (`core.ops.in_place`) — unless autograd
-    needs its old values.
-    """
-    return checked_step(INPUTS, _step, S, q_t, k_t, v_t, beta_t, g_t, scale, keep_parts)
 
 
 def _step(
@@ -84,23 +61,6 @@ def _step(
         return update_in_place(S, alpha, q_t, k_t, v_t, beta_t, scale)  # decoding: S itself, no second board
     decayed = alpha.unsqueeze(-1) * S  # (B, H, K, V) row d fades by α_{t,d}
     return erase_and_write(decayed, q_t, k_t, v_t, beta_t, scale, keep_parts)
-
-
-def recurrent(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    *,
-    beta: Tensor,
-    g: Tensor,
-    scale: float | None = None,
-    initial_state: Tensor | None = None,
-) -> tuple[Tensor, Tensor]:
-    """Token by token: a loop over `step`. `beta: (B, T, H)`, `g: (B, T, H, K)`.
-
-    Returns `o: (B, T, H, V)` and the final board `(B, H, K, V)`.
-    """
-    return recurrent_loop(INPUTS, _step, q, k, v, beta, g, scale, initial_state)
 
 
 def _decayed_scores(a: Tensor, b: Tensor, G: Tensor) -> Tensor:
@@ -137,19 +97,8 @@ def _decayed_scores(a: Tensor, b: Tensor, G: Tensor) -> Tensor:
     return M.squeeze(-3)  # (..., C, C)
 
 
-def chunk(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    *,
-    beta: Tensor,
-    g: Tensor,
-    scale: float | None = None,
-    initial_state: Tensor | None = None,
-    chunk_size: int = 64,
-) -> tuple[Tensor, Tensor]:
+def _chunk(x: Chunked) -> tuple[Tensor, Tensor]:
     """Chunkwise WY / UT transform with per-channel decay (docs/sources.md §1.6)."""
-    x = chunk_prologue(INPUTS, q, k, v, beta, g, scale, initial_state, chunk_size)
     Gam = x.g.cumsum(-2)  # (B, H, N, C, K) per-channel log-fade from the chunk start to token r
 
     L = x.beta.unsqueeze(-1) * _decayed_scores(x.k, x.k, Gam)  # (B, H, N, C, C) strictly lower
@@ -163,4 +112,7 @@ def chunk(
     Gam_end = Gam[..., -1, :]  # (B, H, N, K) total fade over the chunk, per channel
     k_out = x.k * (Gam_end.unsqueeze(-2) - Gam).exp()  # (B, H, N, C, K) fade from token r to the chunk end
     o, S = scan_chunks(x.q * decay_in, w, u, attn, k_out, Gam_end.exp(), x.S0)
-    return from_chunks(o, x.T), S
+    return o, S
+
+
+step, recurrent, chunk = forms(INPUTS, _step, _chunk)

@@ -22,39 +22,18 @@ import torch
 from torch import Tensor
 
 from core.ops.common import (
+    Chunked,
     RuleInputs,
     StepResult,
     causal_mask,
     check_qkv,
-    checked_step,
-    chunk_prologue,
-    from_chunks,
-    recurrent_loop,
     resolve_scale,
 )
+from core.ops.rule import forms
 
 __all__ = ["INPUTS", "step", "recurrent", "chunk", "parallel"]
 
 INPUTS = RuleInputs("linear attention", beta=False, gate="none")
-
-
-def step(
-    S: Tensor,
-    q_t: Tensor,
-    k_t: Tensor,
-    v_t: Tensor,
-    *,
-    beta_t: Tensor | None = None,
-    g_t: Tensor | None = None,
-    scale: float | None = None,
-    keep_parts: bool = True,
-) -> StepResult:
-    """One token: add `k_t v_tᵀ` to the board, then read it with `q_t`.
-
-    S: (B, H, K, V); q_t, k_t: (B, H, K); v_t: (B, H, V). Linear attention has no beta and no
-    gate; passing one raises ValueError. Parts: decayed = S (nothing fades), erase = 0, write = k vᵀ.
-    """
-    return checked_step(INPUTS, _step, S, q_t, k_t, v_t, beta_t, g_t, scale, keep_parts)
 
 
 def _step(
@@ -77,20 +56,6 @@ def _step(
     return StepResult(state=new_S, output=output, parts=parts, recalled=recalled)
 
 
-def recurrent(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    *,
-    beta: Tensor | None = None,
-    g: Tensor | None = None,
-    scale: float | None = None,
-    initial_state: Tensor | None = None,
-) -> tuple[Tensor, Tensor]:
-    """Token by token: a loop over `step`. Returns `o: (B, T, H, V)` and the final board `(B, H, K, V)`."""
-    return recurrent_loop(INPUTS, _step, q, k, v, beta, g, scale, initial_state)
-
-
 def parallel(q: Tensor, k: Tensor, v: Tensor, *, scale: float | None = None) -> Tensor:
     """All at once: `O = (scale · Q Kᵀ ⊙ M) V`, the quadratic form (no initial state)."""
     B, T, H, K, V = check_qkv(q, k, v)
@@ -100,17 +65,7 @@ def parallel(q: Tensor, k: Tensor, v: Tensor, *, scale: float | None = None) -> 
     return torch.einsum("bhts,bshv->bthv", scores, v.to(q.dtype))  # (B, T, H, V)
 
 
-def chunk(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    *,
-    beta: Tensor | None = None,
-    g: Tensor | None = None,
-    scale: float | None = None,
-    initial_state: Tensor | None = None,
-    chunk_size: int = 64,
-) -> tuple[Tensor, Tensor]:
+def _chunk(x: Chunked) -> tuple[Tensor, Tensor]:
     """Chunkwise: parallel inside each chunk of C tokens, the board handed over at chunk edges.
 
         S_[n] = S_[n-1] + K_[n]ᵀ V_[n]
@@ -118,11 +73,13 @@ def chunk(
 
     With no erase, the boards entering every chunk are one prefix sum, so nothing here loops.
     """
-    x = chunk_prologue(INPUTS, q, k, v, beta, g, scale, initial_state, chunk_size)
     chunk_writes = x.k.transpose(-1, -2) @ x.v  # (B, H, N, K, V) what each chunk adds to the board
     boards_after = x.S0.unsqueeze(2) + chunk_writes.cumsum(dim=2)  # (B, H, N, K, V)
     boards_before = torch.cat([x.S0.unsqueeze(2), boards_after[:, :, :-1]], dim=2)  # (B, H, N, K, V)
 
-    inside = (x.q @ x.k.transpose(-1, -2)).masked_fill(~causal_mask(x.C, q.device), 0.0)  # (B, H, N, C, C)
+    inside = (x.q @ x.k.transpose(-1, -2)).masked_fill(~causal_mask(x.C, x.q.device), 0.0)  # (B, H, N, C, C)
     o = x.q @ boards_before + inside @ x.v  # (B, H, N, C, V)
-    return from_chunks(o, x.T), boards_after[:, :, -1]
+    return o, boards_after[:, :, -1]
+
+
+step, recurrent, chunk = forms(INPUTS, _step, _chunk)

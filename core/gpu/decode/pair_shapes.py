@@ -60,10 +60,6 @@ class PairScale:
         if self.width_divisor < 1:
             raise ValueError(f"width_divisor must be at least 1, got {self.width_divisor}")
 
-    @property
-    def released(self) -> bool:
-        return self.layers is None and self.vocab is None and self.width_divisor == 1
-
 
 def released_config(key: str) -> dict[str, Any]:
     """The config as released (`key`: 'qwen3_8b' or 'qwen3_5_9b')."""

@@ -30,6 +30,8 @@ JobResult = SuiteResult
 
 CPU_BATCHES = (1, 4, 16)  # on a CPU: a few sequences, so the sweep takes seconds, not minutes
 CPU_BATCH_DEPTH = 1024  # a full-attention sequence of the `cpu` preset holds 8 MiB there, 128 MiB at 16
+CPU_PAIR_WIDTH_DIVISOR = 8  # the page's CPU batch sweep times the released pair at 1/8 of its widths
+CPU_PAIR_VOCAB = 4096
 CPU_BATCH_SECONDS = 3.0  # time cap per batch on a CPU (the preset's own cap is per context depth)
 CONTEXT_SHARE = 0.8  # of the progress bar after the copy test: the context sweep; the batch sweep the rest
 COPY_SHARE = 0.05  # of the progress bar: the copy test
@@ -52,7 +54,14 @@ def batch_plan(preset: Preset, on_cuda: bool) -> BatchPlan:
     deepest = max(preset.depths)
     if on_cuda:
         return BatchPlan(BATCHES, min(BATCH_DEPTH, deepest), preset)
-    capped = with_changes(preset, depth_seconds=min(preset.depth_seconds, CPU_BATCH_SECONDS))
+    capped = with_changes(
+        preset,
+        depth_seconds=min(preset.depth_seconds, CPU_BATCH_SECONDS),
+        # a click on a shared CPU server: the released pair's schedule (GQA vs 3 : 1) at an eighth of its
+        # widths, about 60 MB of weights each, not the 4 GB the `cpu` preset's full widths allocate
+        pair_width_divisor=max(preset.pair_width_divisor, CPU_PAIR_WIDTH_DIVISOR),
+        pair_vocab=min(preset.pair_vocab or CPU_PAIR_VOCAB, CPU_PAIR_VOCAB),
+    )
     return BatchPlan(CPU_BATCHES, min(CPU_BATCH_DEPTH, deepest), capped)
 
 

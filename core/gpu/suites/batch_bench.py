@@ -34,6 +34,7 @@ from torch import nn
 from core.gpu.decode import pair_shapes
 from core.gpu.decode.ffn import weight
 from core.gpu.decode.pair_decoder import PairDecoder
+from core.gpu.decode.pair_shapes import PAIR_WORDS
 from core.gpu.decode.traffic import Traffic
 from core.gpu.presets import Preset
 from core.gpu.timing.bench_env import BenchEnv
@@ -261,7 +262,7 @@ class _Models:
     the batch changes between runs), the synthetic pair's built anew per batch, as it always was."""
 
     def __init__(self, kind: str, pair: str, preset: Preset, env: BenchEnv) -> None:
-        self.kind, self.pair, self.preset, self.env = kind, pair, preset, env
+        self.kind, self.preset, self.env = kind, preset, env
         self.model: PairDecoder | None = None
         self.planned = pair_shapes.planned(kind, pair_scale(preset)) if pair == "released" else None
 
@@ -284,7 +285,7 @@ class _Models:
         weights = PairDecoder(self.planned, 1, "meta", env.dtype).weight_bytes()
         per_seq = pair_shapes.per_sequence_bytes(self.planned, room, e)
         return BatchSeries(
-            self.kind, pair_shapes.PAIR_WORDS[self.kind], depth, weights, per_seq, max_batch(free, weights, per_seq),
+            self.kind, PAIR_WORDS[self.kind], depth, weights, per_seq, max_batch(free, weights, per_seq),
             planner_max_batch=pair_shapes.planner_max_batch(self.planned, free, depth, e),
             layers=spec.num_layers, released_layers=released.num_layers, vocab=spec.vocab,
             released_vocab=released.vocab, width=spec.hidden, released_width=released.hidden,

@@ -137,6 +137,9 @@ def test_page_payload_is_strict_json_with_every_part():
         "host_bytes_per_s": None,  # measured on a GPU run: what CPU-computed layers get
         "llc_bytes": None,  # a CPU run's last-level cache and its copy speed (Bandwidth.for_reading)
         "llc_bytes_per_s": None,
+        "copy_bytes": None,  # the copy probe's buffer and every reading it took (its median is the speed)
+        "samples_bytes_per_s": [],
+        "llc_samples_bytes_per_s": [],
     }
     assert payload["context"] is None and payload["moe"] is None
     assert json.loads(to_json(payload))["device"]["name"] == "NVIDIA GeForce RTX 3060"

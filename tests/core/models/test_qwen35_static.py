@@ -1,9 +1,9 @@
 """Qwen3.5 over preallocated memory (core/models/qwen35_static.py) computes what `Qwen35.step` computes.
 
 A tiny random released-format Qwen3.5 (bench/hf_tiny_qwen35.py, made here, never downloaded) is
-stepped both ways through a 30-token greedy generation: the logits agree at every step (fp32,
-≤ 1e-5 relative), the buffers never move (the condition for a CUDA graph), and a prompt read in
-chunks into the static memory continues exactly like the eager one.
+stepped both ways through a 30-token greedy generation: the logits agree at every step (fp32, ≤ 5e-5 of
+the largest: the single-token step is the lean one), the buffers never move (the condition for a CUDA
+graph), and a prompt read in chunks into the static memory continues exactly like the eager one.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from core.models.static_kv import StaticKV
 pytest.importorskip("transformers")  # only to write the tiny folder
 
 STEPS = 30
-RTOL = 1e-5
+RTOL = 5e-5  # the single-token step is the lean one: its sums run in another order, and this random
+# model amplifies that (tests/core/models/test_qwen35_lean.py holds it to 1e-5 on the trained miniature)
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +51,7 @@ def test_static_steps_equal_the_eager_steps_through_a_generation(model):
     their_boards = [m for m in eager.memory if isinstance(m, BoardMemory)]
     assert boards and len(boards) == len(their_boards)
     # the single-token step is the lean one (core/models/qwen35_lean.py): the same maths with fp32 sums in
-    # another order, so the memories agree as the logits do, to 1e-5 of their largest entry
+    # another order, so the memories agree as the logits do, to RTOL of their largest entry
     for ours_m, theirs_m in zip(boards, their_boards, strict=True):
         assert relative(ours_m.board, theirs_m.board) <= RTOL
         assert relative(ours_m.conv_window, theirs_m.conv_window) <= RTOL

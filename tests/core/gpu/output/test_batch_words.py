@@ -251,3 +251,25 @@ def test_no_sentence_without_a_timed_fixed_state():
     assert batch_sentence(stopped) is None
     assert "ran at none of these batches" in batch_sentence(h200_like(attention_room=0))
     assert "not even one sequence" in batch_sentence(h200_like(attention_room=0))
+
+
+def test_the_released_pairs_sentence_names_both_models_and_the_planners_figures():
+    from core.gpu.decode.pair_shapes import PAIR_WORDS
+
+    sweep = h200_like(attention_room=48, state_room=197)
+    for s, planner in zip(sweep.series, (48, 195), strict=True):
+        s.model, s.planner_max_batch = PAIR_WORDS[s.kind], planner
+    sweep = dataclasses.replace(sweep, pair="released")
+    text = batch_sentence(sweep)
+    attention, state = sweep.series
+    s64, s16, a16 = (p.tokens_per_s_total for p in (state.points[3], state.points[2], attention.points[2]))
+    assert text.startswith(
+        f"At batch 64 the hybrid (Qwen3.5-9B's shapes) wrote {rate(s64)} tokens/s in total"
+    )
+    assert (
+        f"the hybrid wrote {rate(s16)} tokens/s in total, {times(s16 / a16)} the dense model's {rate(a16)}"
+        in text
+    )
+    assert "the dense model fits 48 sequences" in text and "the hybrid 197" in text
+    assert text.endswith("the planner, asked about the same shapes and memory, says 48 and 195.")
+    assert "fixed state" not in text and "full attention" not in text

@@ -139,3 +139,25 @@ def test_an_unknown_pair_is_refused():
             run_batch(TINY, env, batches=(1,), depth=16, pair="llama")
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("flags", [["--pair-layers", "6"], ["--pair-layers", "0"], ["--batch-pair", "llama"],
+                                   ["--pair-vocab", "-1"]])  # fmt: skip
+def test_the_cli_refuses_a_bad_pair_in_one_line(flags, capsys):
+    from core.gpu import bench
+
+    with pytest.raises(SystemExit) as exit_info:
+        bench.parse_args([*flags, "--out", "/tmp/x.json"])
+    assert exit_info.value.code == 2 and len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_the_cli_cuts_the_pair_down_through_the_preset():
+    from core.gpu import bench
+
+    args = bench.parse_args(
+        ["--batch", "1,4", "--pair-layers", "8", "--pair-vocab", "1000", "--out", "/tmp/x.json"]
+    )
+    spec = bench.suite_spec(args, PRESETS["large"])
+    assert (spec.preset.pair_layers, spec.preset.pair_vocab, spec.preset.batch_pair) == (8, 1000, "released")
+    args = bench.parse_args(["--batch", "1", "--batch-pair", "synthetic", "--out", "/tmp/x.json"])
+    assert bench.suite_spec(args, PRESETS["large"]).preset.batch_pair == "synthetic"
