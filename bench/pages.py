@@ -104,7 +104,7 @@ def _hooked_run_script_thread(self):
 
 LocalScriptRunner.request_rerun = _hooked_request_rerun
 LocalScriptRunner._run_script_thread = _hooked_run_script_thread
-# A server compiles each page once (its ScriptCache lives as it does); AppTest makes a new
+# A server compiles each page once (its ScriptCache lives as long as it does); AppTest makes a new
 # cache per run, which would charge every rerun a parse and compile of the page.
 _script_cache = app_test.ScriptCache()
 app_test.ScriptCache = local_script_runner.ScriptCache = lambda: _script_cache

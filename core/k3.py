@@ -57,7 +57,7 @@ def memory_at_contexts(spec: ModelSpec, contexts: list[int]) -> list[MemoryAtCon
 
 
 def crossover_tokens(spec: ModelSpec) -> float:
-    """Context length at which the growing cache weighs as the fixed boards."""
+    """Context length at which the growing cache weighs as much as the fixed boards."""
     return spec.state_bytes() / spec.kv_cache_bytes_per_token()
 
 

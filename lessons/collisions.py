@@ -150,12 +150,12 @@ def softmax_details(n: int, d: int) -> None:
         (
             ngettext(
                 "Why does softmax attention miss anything, when it keeps every pair? It reads by weighing every "
-                "stored key by how well it matches, and a near twin matches almost as the key itself. In "
+                "stored key by how well it matches, and a near twin matches almost as well as the key itself. In "
                 "draw 1 with {pairs} and random keys, each key's own pair gets only {low:.0%}–{high:.0%} of the "
                 "weight; the {missed} key it gets wrong, {twins}, have a close twin (overlap 1 = the same "
                 "direction), whose value pulls the readback nearer another colour.",
                 "Why does softmax attention miss anything, when it keeps every pair? It reads by weighing every "
-                "stored key by how well it matches, and a near twin matches almost as the key itself. In "
+                "stored key by how well it matches, and a near twin matches almost as well as the key itself. In "
                 "draw 1 with {pairs} and random keys, each key's own pair gets only {low:.0%}–{high:.0%} of the "
                 "weight; the {missed} keys it gets wrong, {twins}, have a close twin (overlap 1 = the same "
                 "direction), whose value pulls the readback nearer another colour.",
@@ -164,7 +164,7 @@ def softmax_details(n: int, d: int) -> None:
             if misses.missed
             else _(
                 "Why does softmax attention miss anything, when it keeps every pair? It reads by weighing every "
-                "stored key by how well it matches, and a near twin matches almost as the key itself. In "
+                "stored key by how well it matches, and a near twin matches almost as well as the key itself. In "
                 "draw 1 with {pairs} and random keys, each key's own pair gets only {low:.0%}–{high:.0%} of the "
                 "weight, yet the right value stays nearest for every key."
             )
@@ -192,7 +192,7 @@ st.header(_("1 · Write n pairs, read them back"))
 in_depth(
     _(
         "The board has **d rows** (the key size). Reading a key returns its own value **plus** a little of "
-        "every other value, as the other key overlaps it. That leak is a **collision**. Keys at right "
+        "every other value, as much as the other key overlaps it. That leak is a **collision**. Keys at right "
         "angles (*orthogonal*) never overlap, but only d of them fit; random keys overlap a little from the start."
     ),
     _(

@@ -298,7 +298,7 @@ if engineer():
 notice(
     _("Set the gate to fade at every token. What happens to topic B's first pairs?"),
     _(
-        "They fade too: a fade that never stops eats the new topic as the old one. That is why "
+        "They fade too: a fade that never stops eats the new topic as well as the old one. That is why "
         "the gate is computed from each token — a trained model fades hard where the text changes and "
         "hardly at all inside a topic."
     ),

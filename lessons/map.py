@@ -73,7 +73,7 @@ STORY = {
             "About {ratio} layers of fixed boards to one full-attention layer ({linear} + {full} of {layers}), "
             "plus a look back over depth."
         ),
-        N_("The full-attention layers' cache still grows, {share:.0%} as with one in every layer."),
+        N_("The full-attention layers' cache still grows, {share:.0%} as fast as with one in every layer."),
     ),
     "experts": (
         N_("Experts"),

@@ -167,7 +167,7 @@ if engineer():  # the budget slider the first asks about is an Engineer control
         ).format(slow=slow, slower=slower, lesson=lesson_ref("kv_cache")),
         _(
             "Off a cliff. Every byte past the budget crosses the slow link at every step, so a small spilled "
-            "fraction costs as a large resident one. Ollama users report 35 → 4.8 tokens/s on a 12 GB card "
+            "fraction costs as much as a large resident one. Ollama users report 35 → 4.8 tokens/s on a 12 GB card "
             "(a community guide on insiderllm.com; it is in the published table below)."
         ),
         key="gpu_notice_spill",

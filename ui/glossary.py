@@ -44,7 +44,7 @@ def new_words(
     are terms only the Engineer depth uses (tool names, benchmark flags): listed at that depth only, so a
     Story reader's box holds just the words their Story uses (ui/depth.py). `title` is the English source,
     translated here; `intro` (already translated) is a plain paragraph above the list, for a box that
-    explains an idea as its words (Collisions' "What is training?")."""
+    explains an idea as well as its words (Collisions' "What is training?")."""
     shown = keys + tuple(engineer_keys) if engineer() else keys
     terms = [get(key) for key in shown]  # an unknown key fails here, loudly
     if not terms:

@@ -51,7 +51,7 @@ def best_seconds(fn: Callable[[], object], device: torch.device, repeats: int = 
 def copy_bandwidth(device: torch.device, nbytes: int, repeats: int = 5, min_total: int = 1 << 30) -> float:
     """(read + write) bytes/s of copying an `nbytes` buffer on the device.
 
-    A small copy takes a few microseconds, about as launching it: so it is repeated
+    A small copy takes a few microseconds, about as long as launching it: so it is repeated
     until at least `min_total` bytes move per timed run, and on CUDA the repeats are captured as
     one graph, so the timing sees the copies and not the launches. A copy big enough on its own
     runs eagerly: captured in a graph, one 2 GiB device copy ran at 54–57 % of the H200's NVML

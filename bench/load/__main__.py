@@ -364,7 +364,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         "--interval",
         type=float,
         default=1.0,
-        help="seconds between a reader's clicks (0: click as done)",
+        help="seconds between a reader's clicks (0: click as soon as done)",
     )
     p.add_argument("--url", help="drive this server (or nginx) instead of starting one")
     p.add_argument(

@@ -76,5 +76,5 @@ def memory_curve(
 
 
 def break_even_tokens(d_k: int, d_v: int) -> int:
-    """Tokens after which a cache holds as the board: ⌈d_k·d_v / (d_k + d_v)⌉."""
+    """Tokens after which a cache holds as much as the board: ⌈d_k·d_v / (d_k + d_v)⌉."""
     return math.ceil(d_k * d_v / (d_k + d_v))

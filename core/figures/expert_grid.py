@@ -11,7 +11,7 @@ from core.i18n import _
 
 
 def _grid_columns(num_routed: int) -> int:
-    """Columns of the expert grid: about twice as tall."""
+    """Columns of the expert grid: about twice as wide as tall."""
     return max(2, int(np.ceil(np.sqrt(num_routed * 2))))
 
 

@@ -77,7 +77,7 @@ def _by_rule(key: str, table: dict[str, str], choices: tuple[str, ...], default:
 
 
 def marker_of(key: str) -> str:
-    """A mechanism's marker symbol, so series differ by shape as colour."""
+    """A mechanism's marker symbol, so series differ by shape as well as colour."""
     return _by_rule(key, MARKERS, _RULE_MARKERS, "circle")
 
 

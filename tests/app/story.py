@@ -21,7 +21,14 @@ from tests.app.driver import assert_clean, page_path
 from ui.checks import CONTAINER as CHECK_BOX
 from ui.course import LESSONS
 
-WORD_BOXES = ("New words in this lesson", "Words you will meet", "What is training?", "このレッスンの新しい用語", "これから出会う用語", "学習とは？")  # noqa: E501
+WORD_BOXES = (
+    "New words in this lesson",
+    "Words you will meet",
+    "What is training?",
+    "このレッスンの新しい用語",
+    "これから出会う用語",
+    "学習とは？",
+)  # noqa: E501
 CHART_WORDS = ("Describe this chart", "このグラフを言葉で")
 TEXT_KINDS = {"markdown", "caption", "info", "warning", "success", "error", "subheader", "header", "title"}
 STORY_LIMIT = 700  # words of running text on a Story page (issue 40)
@@ -105,7 +112,9 @@ def forbidden(texts: list[str]) -> list[str]:
 
 def main() -> None:
     langs = sys.argv[1:] or ["en", "ja"]
-    print(f"{'page':16} " + " ".join(f"{lang}-{depth:9}" for lang in langs for depth in ("story", "engineer")))
+    print(
+        f"{'page':16} " + " ".join(f"{lang}-{depth:9}" for lang in langs for depth in ("story", "engineer"))
+    )
     for item in LESSONS:
         if item.slug == "glossary" or not item.exists:
             continue

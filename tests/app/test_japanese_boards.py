@@ -1,16 +1,14 @@
-"""The primer, linear attention and DeltaNet in Japanese, driven through their widgets: every state a
-reader can reach (sliders, picks, Step clicks, answers, formulas and code opened) renders with no
-exception and no English sentence left (tests/app/japanese.py), and the charts' titles, axes and
-panel titles are Japanese."""
+"""The primer, linear attention and DeltaNet in Japanese: the charts' titles, axes and panel titles are
+Japanese. The walks through their widgets are table rows (tests/app/japanese_walks.py, run by
+tests/app/test_pages.py); `japanese_engineer` opens a page at Engineer depth for the other Japanese tests."""
 
 from __future__ import annotations
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.i18n import use_language
 from tests.app.driver import assert_clean, chart_spec, page_path, shown_title
-from tests.app.japanese import japanese, japanese_words, no_english, open_toggles
+from tests.app.japanese import japanese, japanese_words, no_english
 
 pytestmark = pytest.mark.slow
 
@@ -26,59 +24,6 @@ def japanese_engineer(slug: str, timeout: float = 300) -> AppTest:
     at.run()
     assert_clean(at, f"first run of {slug} in Japanese at Engineer depth")
     return at
-
-
-def test_primer_reads_in_japanese_through_its_widgets():
-    with use_language("ja"):  # the widgets' format functions run here too
-        at = japanese_engineer("primer")
-        no_english(at, "first run")
-        at.slider(key="pr_sweet").set_value(0.0).run()
-        at.slider(key="pr_b_dir").set_value(110).run()  # b at right angles to a
-        at.selectbox(key="pr_query").set_value("snow").run()
-        at.radio(key="pr_row").set_value("sky").run()
-        no_english(at, "arrows moved, another query")
-        at.selectbox(key="pr_pair1").set_value(at.selectbox(key="pr_pair1").options[2]).run()
-        at.radio(key="pr_read").set_value("snow").run()  # a key that was not written
-        at.slider(key="pr_n").set_value(1).run()
-        open_toggles(
-            at, "pr_q1_reveal", "pr_q2_reveal", "pr_f1", "pr_f2", "pr_f3", "pr_f4", "pr_f5", "pr_code"
-        )
-        no_english(at, "other pairs, one pair on the board, answers, formulas and code open")
-
-
-def test_linear_attention_reads_in_japanese_through_its_widgets():
-    with use_language("ja"):
-        at = japanese_engineer("linear_attention")
-        no_english(at, "first run")
-        for _step in range(3):
-            at.button(key="la_t_step").click().run()
-        no_english(at, "after three steps")
-        at.slider(key="la_d").set_value(4).run()
-        at.slider(key="la_n").set_value(16).run()  # colours past the board's columns; softmax misses keys
-        at.button(key="la_t_step").click().run()
-        no_english(at, "a small board, many pairs")
-        for _step in range(8):
-            at.button(key="la_t_step").click().run()
-        no_english(at, "a colour without a column of its own")
-        at.radio(key="la_keys").set_value("orthogonal").run()
-        at.slider(key="la_T").set_value(8).run()
-        open_toggles(at, "la_q1_reveal", "la_q2_reveal", "la_formula", "la_code")
-        no_english(at, "orthogonal keys, answers, formula and code open")
-
-
-def test_deltanet_reads_in_japanese_through_its_widgets():
-    with use_language("ja"):
-        at = japanese_engineer("deltanet")
-        no_english(at, "first run: the rewrite")
-        for _step in range(2):
-            at.button(key="dn_t_step").click().run()
-        no_english(at, "the first tokens, nothing to erase yet")
-        at.radio(key="dn_keys").set_value("random").run()
-        at.slider(key="dn_beta").set_value(0.5).run()
-        at.slider(key="dn_n").set_value(30).run()
-        no_english(at, "random keys, half strength, many pairs")
-        open_toggles(at, "dn_q1_reveal", "dn_q2_reveal", "dn_formula", "dn_code")
-        no_english(at, "answers, formula and code open")
 
 
 def test_board_charts_speak_japanese():

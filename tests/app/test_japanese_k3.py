@@ -1,7 +1,6 @@
-"""Forgetting, Kimi K3 and Experts in Japanese, driven through their widgets: every state a reader can
-reach (sliders, radios, Step clicks past the reader's text into the model's own writing, another MoE
-layer, answers, formulas and code opened) renders with no exception and no English sentence left
-(tests/app/japanese.py), and the charts' titles, axes, legends and hover text are Japanese."""
+"""Forgetting, Kimi K3 and Experts in Japanese: the charts' titles, axes, legends and hover text are
+Japanese, and the English pages keep their English. The walks through their widgets are table rows
+(tests/app/japanese_walks.py, run by tests/app/test_pages.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +8,7 @@ import pytest
 
 from core.i18n import use_language
 from tests.app.driver import chart_spec, shown_title
-from tests.app.japanese import japanese, japanese_words, no_english, open_toggles
+from tests.app.japanese import japanese, japanese_words
 
 pytestmark = pytest.mark.slow
 
@@ -19,69 +18,6 @@ def _engineer(at):
     at.query_params["depth"] = "engineer"
     at.run()
     return at
-
-
-def _step(at, key: str, times: int) -> None:
-    for _ in range(times):
-        at.button(key=key).click().run()
-
-
-def test_forgetting_reads_in_japanese_through_its_widgets():
-    with use_language("ja"):  # the radios' format functions run here too
-        at = japanese("forgetting", timeout=300)
-        no_english(at, "Story, first run")
-        _engineer(at)
-        no_english(at, "first run: the token where the boards differ most")
-        _step(at, "fg_t_step", 6)  # through the fact and topic A, onto the topic switch
-        no_english(at, "stepped onto the topic switch")
-        at.slider(key="fg_alpha_topic").set_value(0.5).run()  # KDA's topics apart from Gated DeltaNet's α
-        at.radio(key="fg_keys").set_value("orthogonal").run()
-        no_english(at, "orthogonal keys, KDA's topic rate apart")
-        at.slider(key="fg_alpha").set_value(1.0).run()
-        at.slider(key="fg_alpha_topic").set_value(1.0).run()  # no fade anywhere: the maps agree
-        no_english(at, "no fade at all")
-        at.radio(key="fg_when").set_value("every").run()
-        at.slider(key="fg_alpha").set_value(0.5).run()
-        at.slider(key="fg_na").set_value(2).run()
-        at.slider(key="fg_nb").set_value(6).run()
-        _step(at, "fg_t_step", 3)
-        no_english(at, "fading at every token, other stream lengths")
-        open_toggles(at, "fg_q1_reveal", "fg_q2_reveal", "fg_formula", "fg_code")
-        no_english(at, "answers, formula and code open")
-
-
-def test_kimi_k3_reads_in_japanese_through_its_widgets():
-    with use_language("ja"):
-        at = japanese("kimi_k3", timeout=300)
-        no_english(at, "Story, first run")
-        _engineer(at)
-        no_english(at, "first run: the whole run")
-        _step(at, "k3_step_step", 2)
-        no_english(at, "the first bytes of the reader's text")
-        at.text_input(key="k3_prompt").set_value("Hi").run()
-        _step(at, "k3_step_step", 5)  # past the two bytes typed: the model's own writing
-        no_english(at, "stepping through the model's own writing")
-        at.text_input(key="k3_prompt").set_value("x" * 60).run()  # longer than mini-K3 reads: cut
-        no_english(at, "a text that was cut")
-        open_toggles(at, "k3_n1_reveal", "k3_n2_reveal", "k3_n3_reveal", "k3_formula", "k3_code")
-        no_english(at, "answers, formula and code open")
-
-
-def test_experts_reads_in_japanese_through_its_widgets():
-    with use_language("ja"):
-        at = japanese("experts", timeout=300)
-        no_english(at, "Story, first run")
-        _engineer(at)
-        no_english(at, "first run")
-        _step(at, "ex_step_step", 3)
-        no_english(at, "three bytes on")
-        layers = at.select_slider(key="ex_layer").options
-        at.select_slider(key="ex_layer").set_value(layers[-1]).run()
-        no_english(at, "the last MoE layer")
-        at.text_input(key="ex_prompt").set_value("aaaaaaaa").run()  # one letter: most experts idle
-        no_english(at, "one repeated letter")
-        open_toggles(at, "ex_n1_reveal", "ex_n2_reveal", "ex_formula", "ex_code")
-        no_english(at, "answers, formula and code open")
 
 
 def test_k3_charts_speak_japanese():

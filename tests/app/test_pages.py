@@ -6,7 +6,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bench.load.protocol import step_status
+from core.i18n import use_language
 from tests.app import driver
+from tests.app.japanese import japanese, no_english
+from tests.app.japanese_walks import WALKS, walk
 from ui.course import LESSONS, available
 
 PAGES = [pytest.param(item.file, id=item.slug) for item in available()]
@@ -94,3 +97,16 @@ def test_pages_draw_data_tables_through_one_helper():
     sources = [*driver.ROOT.glob("lessons/*.py"), *driver.ROOT.glob("ui/**/*.py")]
     callers = [p.relative_to(driver.ROOT).as_posix() for p in sources if "st.dataframe(" in p.read_text()]
     assert callers == ["ui/charts.py"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("slug", list(WALKS))
+def test_page_reads_in_japanese_through_its_widgets(slug):
+    """The Japanese reader's walk (tests/app/japanese_walks.py): Story first, then everything at Engineer
+    depth, every state reached reading Japanese, with no exception."""
+    with use_language("ja"):  # the widgets' format functions run in the test's thread too
+        at = japanese(slug, timeout=300)
+        no_english(at, f"{slug} at Story depth")
+        at.query_params["depth"] = "engineer"
+        at.run()
+        walk(at, WALKS[slug])

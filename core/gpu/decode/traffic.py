@@ -1,7 +1,7 @@
 """The bytes one decode step really moves, and a tracer that checks the count against torch itself.
 
 A batch-1 decode step is bound by memory traffic (docs/sources.md §7.1), so the
-roofline is only as its byte count. `Traffic` is the count a model gives for one
+roofline is only as honest as its byte count. `Traffic` is the count a model gives for one
 step — weights read, cache read and written, state read and written, and the scratch copies
 plain PyTorch makes that a fused engine would not (the MoE's gathered experts, the spilled
 cache's staging copy and its score vector). `trace_persistent_bytes` runs a step under a

@@ -331,7 +331,7 @@ def moe_why_sentence(run: CommittedRun) -> str:
         saved=dense_read - moe_read,
         added=moe_other - dense_other,
     )
-    if f.speedup >= 0.9 * f.byte_ratio:  # about as its bytes promise: nothing to explain
+    if f.speedup >= 0.9 * f.byte_ratio:  # about as fast as its bytes promise: nothing to explain
         return _(
             "The MoE read {bytes:.1f}× fewer bytes per token and ran {speedup} as "
             "fast ({moe_tps:,.0f} against {dense_tps:,.0f} tokens per second): close to what its bytes promise."

@@ -27,7 +27,7 @@ def denominator_words(result: ContextResult) -> str:
     words = _(
         "The dashed roofline is the bytes each step moves ÷ {bandwidth:,.0f} GB/s, the copy speed measured on this "
         "device (a copy reads and writes every byte), not a data sheet's peak: it is the speed of moving those "
-        "bytes as a copy moves them, not a limit no step can pass."
+        "bytes as fast as a copy moves them, not a limit no step can pass."
     ).format(bandwidth=result.bandwidth_bytes_per_s / 1e9)
     share, series, depth = highest_share(result)
     if share > 100:

@@ -44,7 +44,7 @@ class MachineLock:
         try:
             path = lock_path()
             path.parent.mkdir(parents=True, exist_ok=True)
-            handle = open(path, "a+")  # noqa: SIM115 — held open for as the benchmark runs
+            handle = open(path, "a+")  # noqa: SIM115 — held open for as long as the benchmark runs
         except OSError:
             return True  # nowhere to put the file: this process's lock is all there is
         try:

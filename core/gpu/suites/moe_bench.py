@@ -85,7 +85,7 @@ class MoeResult:
     stopped: bool = False
     llc_bytes: int | None = None  # CPU runs: the last-level cache whose speed a step that fits in it gets
     llc_bytes_per_s: float | None = None
-    # the dense twin timed again right after the MoE (`retime_dense`): the same card, as the
+    # the dense twin timed again right after the MoE (`retime_dense`): the same card, as warm as the
     # MoE ran it, so a drift in clocks or power between the two is seen, not taken for the MoE's
     dense_again: MoeRow | None = None
     shape: str = ""  # the released experts' shape (core.gpu.suites.moe_sizing.SHAPES), "" for the preset's

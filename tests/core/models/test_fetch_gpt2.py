@@ -45,7 +45,7 @@ def hub_answers(monkeypatch):
 
 @pytest.fixture
 def online(monkeypatch):
-    """HF_HUB_OFFLINE unset, so `download` goes as the network."""
+    """HF_HUB_OFFLINE unset, so `download` goes as far as the network."""
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
 

@@ -1,7 +1,7 @@
 """A decoding step moves the board, and nothing board-sized besides (core/ops/in_place.py, issue 42 item 1).
 
 Counted op by op under a `TorchDispatchMode` (the same hook core/gpu/decode/traffic.py traces with): every
-tensor as the board that an op reads, writes or creates. The readable step (parts kept, or a
+tensor as large as the board that an op reads, writes or creates. The readable step (parts kept, or a
 gradient wanted) builds the faded board, an outer product and a new board — three boards allocated, eight
 passes over board-sized memory per token. The decoding step (no parts, no gradient) fades, erases and
 writes the board itself: nothing board-sized is allocated, the board is read three times and written

@@ -257,7 +257,7 @@ def test_the_story_moe_sentence_says_why_from_the_run():
 
 
 def test_changed_data_changes_the_story_sentences(tmp_path):
-    def faster_moe(raw: dict) -> None:  # an MoE as its bytes promise: nothing to explain
+    def faster_moe(raw: dict) -> None:  # an MoE as fast as its bytes promise: nothing to explain
         rows = {r["model"]: r for r in raw["moe"]["rows"]}
         rows["experts (MoE)"]["tokens_per_s"] = 3.2 * rows["dense"]["tokens_per_s"]
         rows["experts (MoE)"]["avg_watts"] = 250.0
