@@ -81,8 +81,13 @@ def make_checkpoint(
     return folder
 
 
-def fake_hub_cache(source: Path, cache_dir: Path, repo_id: str = "openai-community/gpt2") -> Path:
-    """Lay `source`'s files out as the Hugging Face cache does: blobs, a snapshot of links, refs/main."""
+def fake_hub_cache(
+    source: Path,
+    cache_dir: Path,
+    repo_id: str = "openai-community/gpt2",
+    names: tuple[str, ...] = ("config.json", "tokenizer.json", "model.safetensors"),
+) -> Path:
+    """Lay `source`'s files `names` out as the Hugging Face cache does: blobs, a snapshot of links, refs/main."""
     repo = Path(cache_dir) / ("models--" + repo_id.replace("/", "--"))
     commit = "0" * 40
     snapshot = repo / "snapshots" / commit
@@ -90,7 +95,7 @@ def fake_hub_cache(source: Path, cache_dir: Path, repo_id: str = "openai-communi
     snapshot.mkdir(parents=True, exist_ok=True)
     (repo / "refs").mkdir(exist_ok=True)
     (repo / "refs" / "main").write_text(commit)
-    for i, name in enumerate(("config.json", "tokenizer.json", "model.safetensors")):
+    for i, name in enumerate(names):
         blob = repo / "blobs" / f"{i:040d}"
         shutil.copy(source / name, blob)
         (snapshot / name).symlink_to(Path("..") / ".." / "blobs" / blob.name)

@@ -21,6 +21,7 @@ from ui.models.gpt2 import (
     choose_model,
     describe_real,
     generation_settings,
+    say_if_the_window_filled,
     show_tokens,
     show_top_next,
 )
@@ -149,13 +150,7 @@ in_depth(
 settings = generation_settings("gpt2", DEFAULT_PROMPT, live)
 with st.spinner(_("Generating (recomputing the whole text at every step)…")):
     run = precompute(settings, _live=live)
-if run.stopped_at_window:
-    st.info(
-        _(
-            "The text fills the {window}-{unit} context window after {n} new {unit}s, so "
-            "generation **stops** there (it does not slide the window)."
-        ).format(window=cfg.block_size, n=len(run.traces), unit=unit)
-    )
+say_if_the_window_filled(run, live)
 series = RunSeries(run.traces)
 
 st.subheader(_("Step through it"))

@@ -6,13 +6,13 @@ import streamlit as st
 
 from core import k3
 from core.figures.attn_res_heatmap import attn_res_figure, attn_res_step
-from core.figures.layer_map import k3_layer_map
 from core.figures.k3_memory import (
     layer_memory_figure,
     layer_memory_step,
     memory_over_time_figure,
     memory_over_time_step,
 )
+from core.figures.layer_map import k3_layer_map
 from core.i18n import _, language, ngettext
 from core.models import mini_k3
 from core.ops.attn_res import BlockResidualStream, attn_res
@@ -73,7 +73,8 @@ st.markdown(
     _(
         "Kimi K3 (July 2026) **stacks both** kinds of memory. Three layers in every four use **KDA**, the "
         "forgetting board from {lesson}. The fourth uses full attention in a compressed form, **MLA**, which "
-        "caches one short summary per token, so what slips off the boards can still be found."
+        "caches one short summary per token, so those layers can still look back at every token, including what "
+        "the boards have let fade."
     ).format(lesson=lesson_ref("forgetting"))
 )
 if engineer():

@@ -36,6 +36,7 @@ from ui.models.gpt2 import (
     RunSettings,
     choose_model,
     generation_settings,
+    say_if_the_window_filled,
     show_cache_size,
     show_tokens,
     show_top_next,
@@ -173,13 +174,7 @@ st.markdown(
 settings = generation_settings("kv", DEFAULT_PROMPT, live)
 with st.spinner(_("Generating with and without the cache…")):
     cached, plain_series, checks = precompute(settings, _live=live)
-if cached.stopped_at_window:
-    st.info(
-        _(
-            "The text fills the {window}-{unit} context window after {n} new {unit}s, so "
-            "generation **stops** there (it does not slide the window)."
-        ).format(window=cfg.block_size, n=len(cached.traces), unit=unit)
-    )
+say_if_the_window_filled(cached, live)
 series = RunSeries(cached.traces)
 
 st.subheader(_("Step through it"))

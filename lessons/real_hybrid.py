@@ -111,8 +111,8 @@ def layer_map_section(loaded) -> rh.LayerMap:
     )
     st.caption(
         _(
-            "One bar per layer: striped bars keep a fixed board, plain bars keep a cache that grows with "
-            "every token."
+            "One numbered cell per layer, from the input up: striped cells keep a fixed board, plain cells a "
+            "cache that grows with every token."
         )
     )
     if engineer():

@@ -12,6 +12,14 @@ from core.i18n import _, run_on
 from core.specs import ModelSpec, attn_res_block_starts
 
 
+TOP, BOTTOM = 40, 115  # px above the grid (title) and below it (ticks, axis title, a legend of two lines)
+
+
+def _plot_px(rows: int) -> int:
+    """The grid's own height: 30 px a row."""
+    return 30 * rows + 20
+
+
 @dataclass(frozen=True)
 class KindLook:
     """How one kind of layer is drawn: its legend name (in the reader's language), colour and hatching."""
@@ -69,7 +77,7 @@ def layer_map(
         title=title,
         x_title=x_title or _("place in its row of layers"),
         y_title="",
-        height=70 + 30 * len(starts) + 80,
+        height=TOP + _plot_px(len(starts)) + BOTTOM,
     )
     fig.update_layout(barmode="overlay", bargap=0.0)
     fig.update_xaxes(
@@ -98,7 +106,8 @@ def layer_map(
         for kind in dict.fromkeys(kinds)
     ]
     fig.update_layout(meta={"words": run_on(about_rows, *groups)})
-    legend_below(fig, y=-0.18, bottom=90, grow=0)
+    # the legend a fixed 50 px under the plot (below the axis title), however many rows the map has
+    legend_below(fig, y=-50 / _plot_px(len(starts)), bottom=BOTTOM, grow=0)
     return fig
 
 

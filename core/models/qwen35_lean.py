@@ -113,9 +113,9 @@ class LeanBoard:
     in_norm: Tensor  # (D,) fp32: 1 + input_layernorm.weight
     in_t: Tensor  # (D, C + Vd + 2Hv) for x @ W: q, k, v (the convolution's channels), z, b, a
     taps: Tensor  # (K, C) the depthwise convolution's weights, tap j over every channel
-    gate_sign: Tensor  # (2Hv,) fp32: +1 over b, −1 over a
-    gate_shift: Tensor  # (2Hv,) fp32: 0 over b, −dt_bias over a
-    fade_power: Tensor  # (Hv,) fp32: A = exp(A_log); α = σ(−(a + dt_bias))^A
+    gate_sign: Tensor  # (2, Hk, G, 1, 1) fp32: +1 over b, −1 over a
+    gate_shift: Tensor  # (2, Hk, G, 1, 1) fp32: 0 over b, −dt_bias over a
+    fade_power: Tensor  # (Hk, G, 1, 1) fp32: A = exp(A_log); α = σ(−(a + dt_bias))^A
     qk_weight: Tensor  # (K,) fp32: K^{-1/2}, so rms_norm(x; ε/K) · K^{-1/2} = x / sqrt(Σx² + ε)
     qk_eps: float
     out_weight: Tensor  # (V,) fp32: the gated norm's weight
@@ -175,13 +175,14 @@ def _board(layer, layout: str) -> LeanBoard:
     c = gdn.c
     hv, dk = gdn.v_heads, gdn.dk
     f32 = {"dtype": torch.float32, "device": gdn.A_log.device}
+    grouped = (2, gdn.k_heads, hv // gdn.k_heads, 1, 1)  # [b; a] × q/k heads × value heads in each
     return LeanBoard(
         in_norm=_one_plus(layer.input_layernorm),
         in_t=join([gdn.in_proj_qkv, gdn.in_proj_z, gdn.in_proj_b, gdn.in_proj_a], layout),
         taps=gdn.conv1d.weight.detach()[:, 0, :].t().contiguous(),  # (K, C)
-        gate_sign=torch.cat([torch.ones(hv, **f32), -torch.ones(hv, **f32)]),
-        gate_shift=torch.cat([torch.zeros(hv, **f32), -gdn.dt_bias.detach().float()]),
-        fade_power=gdn.A_log.detach().float().exp(),
+        gate_sign=torch.cat([torch.ones(hv, **f32), -torch.ones(hv, **f32)]).view(grouped),
+        gate_shift=torch.cat([torch.zeros(hv, **f32), -gdn.dt_bias.detach().float()]).view(grouped),
+        fade_power=gdn.A_log.detach().float().exp().view(grouped[1:]),
         qk_weight=torch.full((dk,), dk**-0.5, **f32),
         qk_eps=1e-6 / dk,  # l2_normalise's ε, spread over the mean's K
         out_weight=gdn.norm.weight.detach().float(),
@@ -274,42 +275,54 @@ def _norm(x: Tensor, weight: Tensor, eps: float) -> Tensor:
 
 def _mlp_step(x: Tensor, m: LeanMLP, eps: float) -> Tensor:
     """x + down(silu(gate(h)) · up(h)), h = norm(x): one GEMV for gate and up, the add inside down's."""
-    gu = torch.mm(_norm(x, m.post_norm, eps), m.gate_up_t)  # (B, 2I)
-    act = F.silu(gu[:, : m.intermediate])  # (B, I)
-    act.mul_(gu[:, m.intermediate :])
-    return torch.addmm(x, act, m.down_t)  # (B, D)
+    gate, up = torch.mm(_norm(x, m.post_norm, eps), m.gate_up_t).chunk(2, dim=-1)  # (B, I) each
+    return torch.addmm(x, F.silu(gate).mul_(up), m.down_t)  # (B, D)
 
 
-def board_step(x: Tensor, b: LeanBoard, board: Tensor, window: Tensor, eps: float) -> Tensor:
-    """One token through a Gated DeltaNet layer and its MLP. x: (B, D) → (B, D); updates `board`
-    (B, Hv, K, V) fp32 and `window` (B, K_conv − 1, C) in place."""
+@dataclass
+class BoardViews:
+    """One board layer's memory as the lean step reads it: views of the cache's own tensors, made once."""
+
+    heads: Tensor  # (B·Hv, K, V) the board, one matrix per value head (its read)
+    groups: Tensor  # (B, Hk, G, K, V) the same board, value heads under the q/k head they share (its update)
+    window: Tensor  # (B, kernel − 1, C) the convolution window, one row per past token
+
+
+def board_views(board: Tensor, window: Tensor, b: LeanBoard) -> BoardViews:
+    """The views of a board (B, Hv, K, V) and a convolution window (B, C, kernel − 1) — in a static cache the
+    transposed view of (B, kernel − 1, C) rows, so a token's taps are contiguous."""
+    _, _, Hk, Hv, K, V = b.sizes
+    B = board.shape[0]
+    return BoardViews(board.view(B * Hv, K, V), board.view(B, Hk, Hv // Hk, K, V), window.transpose(1, 2))
+
+
+def board_step(x: Tensor, b: LeanBoard, m: BoardViews, eps: float) -> Tensor:
+    """One token through a Gated DeltaNet layer and its MLP. x: (B, D) → (B, D); updates the board and the
+    window behind `m` in place. G = Hv / Hk value heads share each q/k head."""
     C, Vd, Hk, Hv, K, V = b.sizes
-    B = x.shape[0]
+    B, G = x.shape[0], Hv // Hk
     proj = torch.mm(_norm(x, b.in_norm, eps), b.in_t)  # (B, C + Vd + 2Hv)
-    mixed, z, gates = proj.split([C, Vd, 2 * Hv], dim=-1)  # (B, C), (B, Vd), (B, 2Hv)
+    mixed, z, gates = proj.split((C, Vd, 2 * Hv), dim=-1)  # (B, C), (B, Vd), (B, 2Hv)
 
-    # short causal convolution: taps = the window's K_conv − 1 rows and this token's, one weighted sum
-    taps = torch.cat([window, mixed.unsqueeze(1)], dim=1)  # (B, K_conv, C)
-    window.copy_(taps[:, 1:])  # the window moves on by one token, in place
-    conv = F.silu((taps * b.taps).sum(1))  # (B, C)
+    # short causal convolution: the window's kernel − 1 rows and this token's, one weighted sum per channel
+    taps = torch.cat([m.window, mixed.unsqueeze(1)], dim=1)  # (B, kernel, C)
+    m.window.copy_(taps[:, 1:])  # the window moves on by one token, in place
+    qk, v = F.silu((taps * b.taps).sum(1)).split((2 * Hk * K, Hv * V), dim=-1)  # (B, 2·Hk·K), (B, Hv·V)
+    qk = F.rms_norm(_f32(qk.view(B, 2, Hk, K)), (K,), b.qk_weight, b.qk_eps)  # L2-normalised q and k
+    qk = qk.transpose(1, 2).unsqueeze(2)  # (B, Hk, 1, 2, K): [q, k] of each q/k head
+    v = _f32(v.view(B, Hk, G, 1, V))
+    gates = torch.addcmul(b.gate_shift, gates.view(B, 2, Hk, G, 1, 1), b.gate_sign)  # [b, −a − dt_bias]
+    beta, alpha = torch.sigmoid(gates).unbind(1)  # (B, Hk, G, 1, 1) each: β = σ(b), σ(−a − dt_bias)
+    alpha = alpha.pow(b.fade_power)  # α = σ(−a − dt_bias)^A = exp(−A·softplus(a + dt_bias))
 
-    qk, v = conv.split([2 * Hk * K, Hv * V], dim=-1)
-    qk = F.rms_norm(_f32(qk.view(B, 2, Hk, K)), (K,), b.qk_weight, b.qk_eps)  # (B, 2, Hk, K) L2-normalised
-    v = _f32(v.view(B, Hk, Hv // Hk, V))  # (B, Hk, G, V): G value heads per q/k head
-    gates = torch.sigmoid(torch.addcmul(b.gate_shift, gates, b.gate_sign))  # (B, 2Hv) [σ(b), σ(−a − dt)]
-    beta, alpha = gates.view(B, 2, Hk, Hv // Hk).unbind(1)  # (B, Hk, G) each
-    alpha = alpha.pow(b.fade_power.view(Hk, -1))  # α = exp(−A·softplus(a + dt))
-
-    # the board: fade folded into its one read, then fade and write in place (core/ops/in_place.py)
-    G = Hv // Hk  # value heads per q/k head
-    S = board.view(B * Hv, K, V)
-    rows = qk.transpose(1, 2).unsqueeze(2) * alpha.view(B, Hk, G, 1, 1)  # (B, Hk, G, 2, K): [α q, α k]
-    read = torch.bmm(rows.reshape(B * Hv, 2, K), S).view(B, Hk, G, 2, V)  # the one read of S
-    u = torch.sub(v, read[..., 1, :]).mul_(beta.unsqueeze(-1))  # (B, Hk, G, V) β (v − αSᵀk)
-    q, k = qk.unbind(1)  # (B, Hk, K) each
-    out = torch.addcmul(read[..., 0, :], u, torch.linalg.vecdot(q, k).view(B, Hk, 1, 1))  # S_newᵀ q, unscaled
-    S.mul_(alpha.view(B * Hv, 1, 1))
-    S.addcmul_(k.unsqueeze(2).expand(B, Hk, G, K).reshape(B * Hv, K, 1), u.reshape(B * Hv, 1, V))  # += k uᵀ
+    # the board: the fade folded into its one read, then faded and written in place (core/ops/in_place.py)
+    read = torch.bmm((qk * alpha).reshape(B * Hv, 2, K), m.heads)  # (B·Hv, 2, V): [α qᵀS, α kᵀS]
+    read_q, read_k = read.view(B, Hk, G, 2, V).split(1, dim=3)  # (B, Hk, G, 1, V) each
+    u = torch.sub(v, read_k).mul_(beta)  # β (v − α kᵀS): the delta rule's correction
+    q, k = qk.split(1, dim=3)  # (B, Hk, 1, 1, K) each
+    out = torch.addcmul(read_q, u, (q * k).sum(-1, keepdim=True))  # S_newᵀ q, unscaled (B, Hk, G, 1, V)
+    m.groups.mul_(alpha)
+    m.groups.addcmul_(k.transpose(-1, -2), u)  # S += k uᵀ, broadcast: no (K, V) product is built
 
     # gated RMSNorm per value head (ε · K: the read-out skipped its K^{-1/2}), then out_proj + residual
     gated = F.rms_norm(out.reshape(B, Hv, V), (V,), b.out_weight, b.out_eps)  # (B, Hv, V) fp32
@@ -356,13 +369,14 @@ def rotary_at(lean: LeanWeights, position: int, dtype: torch.dtype) -> tuple[Ten
 
 @torch.no_grad()
 def lean_step(model, lean: LeanWeights, ids: Tensor, cache) -> Tensor:
-    """ids (B, 1) after `cache.position` tokens (a Qwen35StaticCache) → logits (B, vocab)."""
+    """ids (B, 1) after `cache.position` tokens → logits (B, vocab). `cache` is a Qwen35StaticCache: per layer
+    a StaticKV or a BoardMemory, and `cache.views` the BoardViews of its boards (None beside a StaticKV)."""
     start = cache.position
     x = F.embedding(ids[:, 0], model.embed_tokens.weight)  # (B, D)
     rotary = rotary_at(lean, start, x.dtype)
-    for layer, memory in zip(lean.layers, cache.memory, strict=True):
+    for layer, memory, views in zip(lean.layers, cache.memory, cache.views, strict=True):
         if isinstance(layer, LeanBoard):
-            x = board_step(x, layer, memory.board, memory.conv_window.transpose(1, 2), lean.eps)
+            x = board_step(x, layer, views, lean.eps)
         else:
             x = attention_step(x, layer, memory, start, rotary, lean.eps)
     cache.position = start + 1

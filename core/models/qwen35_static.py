@@ -25,13 +25,13 @@ The tests (tests/core/models/test_qwen35_static.py, test_qwen35_lean.py) check t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
 from core.models.qwen35 import ATTENTION, BOARD, Qwen35
 from core.models.qwen35_layers import BoardMemory, GatedAttention, rotate
-from core.models.qwen35_lean import LeanWeights, lean_step, prepare
+from core.models.qwen35_lean import BoardViews, LeanBoard, LeanWeights, board_views, lean_step, prepare
 from core.models.static_kv import StaticKV, attend
 
 
@@ -42,6 +42,7 @@ class Qwen35StaticCache:
     memory: list[StaticKV | BoardMemory]
     position: int = 0  # tokens read so far
     lean: LeanWeights | None = None  # the single-token step's joined weights (made with the cache)
+    views: list[BoardViews | None] = field(default_factory=list)  # per layer, the lean step's board views
 
     def kv_tensors(self) -> list[torch.Tensor]:
         """Every attention layer's key and value buffer, each (B, Hkv, room, Dh)."""
@@ -66,7 +67,12 @@ def new_static_cache(
                 board = layer.linear_attn.new_memory(batch, dtype).board
                 rows = torch.zeros(batch, c.linear_conv_kernel_dim - 1, c.conv_channels(), dtype=dtype)
             memory.append(BoardMemory(board, rows.transpose(1, 2)))  # (B, C, kernel − 1) view of the rows
-    return Qwen35StaticCache(memory, lean=prepare(model))
+    lean = prepare(model)
+    views = [
+        board_views(m.board, m.conv_window, layer) if isinstance(layer, LeanBoard) else None
+        for m, layer in zip(memory, lean.layers, strict=True)
+    ]
+    return Qwen35StaticCache(memory, lean=lean, views=views)
 
 
 def gated_attention(attn: GatedAttention, x: torch.Tensor, kv: StaticKV, start: int) -> torch.Tensor:
@@ -106,8 +112,7 @@ def run_static(
 ) -> torch.Tensor:
     """ids (B, T) on the cache's device, after `cache.position` tokens → logits (B, T, vocab)."""
     if ids.shape[1] == 1:  # one token: the lean step over the same memory
-        lean = cache.lean if cache.lean is not None else prepare(model)
-        return lean_step(model, lean, ids, cache).unsqueeze(1)  # (B, 1, vocab)
+        return lean_step(model, cache.lean, ids, cache).unsqueeze(1)  # (B, 1, vocab)
     start = cache.position
     x = model.embed_tokens(ids)  # (B, T, D)
     for layer, memory in zip(model.layers, cache.memory, strict=True):

@@ -151,6 +151,27 @@ def charts(at: AppTest) -> list:
     return [element for element in at.get("bidi_component") if is_chart(element)]
 
 
+def element_strings(node, attrs: tuple[str, ...]) -> list[str]:
+    """The non-empty strings an element shows under `attrs`, then its options (radio, selectbox…)."""
+    texts = []
+    for attr in attrs:
+        try:
+            value = getattr(node, attr, None)
+        except Exception:  # some elements compute attributes lazily from state
+            continue
+        if isinstance(value, str) and value.strip():
+            texts.append(value)
+    options = getattr(node, "options", None)
+    if isinstance(options, list | tuple):
+        texts += [str(o) for o in options]
+    return texts
+
+
+def chart_keys(at: AppTest) -> set[str]:
+    """The keys of the charts on the page (Streamlit ends a chart's element id in "-key")."""
+    return {element.proto.id.rsplit("-", 1)[-1] for element in charts(at)}
+
+
 def chart_specs(at: AppTest) -> list[dict]:
     """The plotly figure JSON of every chart on the page, in page order."""
     return [live_chart.figure_of(element.proto) for element in charts(at)]

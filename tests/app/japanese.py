@@ -23,7 +23,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from tests.app.driver import ROOT, assert_clean, layout_words, page_path
+from tests.app.driver import ROOT, assert_clean, element_strings, layout_words, page_path
 from ui import live_chart
 
 # Names kept in English on a Japanese page (Japanese ML writing keeps them so). Only names, titles,
@@ -138,17 +138,7 @@ def shown_text(node) -> list[str]:
         attrs = attrs[1:]  # its value is the reader's own text
     elif kind in {"radio", "selectbox", "multiselect", "select_slider", "button_group"}:
         attrs = attrs[1:]  # its value is a code; the options the reader sees are read below
-    for attr in attrs:
-        try:
-            value = getattr(node, attr, None)
-        except Exception:  # some elements compute attributes lazily from state
-            continue
-        if isinstance(value, str) and value.strip():
-            texts.append(value)
-    options = getattr(node, "options", None)
-    if isinstance(options, list | tuple):
-        texts += [str(o) for o in options]
-    return texts
+    return texts + element_strings(node, attrs)
 
 
 def english_in(text: str) -> list[str]:

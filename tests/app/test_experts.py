@@ -29,11 +29,6 @@ def at() -> AppTest:
     return story.rendered("experts", "engineer", "en", timeout=300)
 
 
-def _chart_keys(at: AppTest) -> set[str]:
-    """The keys of the charts on the page (Streamlit ends a chart's element id in "-key")."""
-    return {element.proto.id.rsplit("-", 1)[-1] for element in driver.charts(at)}
-
-
 def test_k3_counts_come_from_specs(at):
     assert at.title[0].value.startswith(f"{number('experts')} · Experts")
     assert _metric(at, "experts per MoE layer") == "898"
@@ -179,7 +174,7 @@ def test_story_keeps_the_two_expert_grids():
     """Story: K3's grid and mini-K3's stepped grid, each with its one-line caption; the router heatmap, the
     load, the parameter and byte charts only at Engineer depth."""
     plain = story.rendered("experts", "story", "en", timeout=300)
-    keys = _chart_keys(plain)
+    keys = driver.chart_keys(plain)
     assert {"ex_k3_grid", "ex_mini_grid"} <= keys
     assert not {"ex_router", "ex_load", "ex_params", "ex_bytes"} & keys
     captions = [c.value for c in plain.caption]

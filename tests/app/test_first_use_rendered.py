@@ -57,18 +57,7 @@ def shown_text(node) -> list[str]:
         return []
     if driver.is_chart(node):
         return chart_words(live_chart.figure_of(node.proto))
-    texts = []
-    for attr in ("value", "label", "help", "body", "placeholder"):
-        try:
-            value = getattr(node, attr, None)
-        except Exception:  # some elements compute attributes lazily from state
-            continue
-        if isinstance(value, str) and value.strip():
-            texts.append(value)
-    options = getattr(node, "options", None)
-    if isinstance(options, list | tuple):
-        texts += [str(o) for o in options]
-    return texts
+    return driver.element_strings(node, ("value", "label", "help", "body", "placeholder"))
 
 
 @pytest.fixture(scope="module")

@@ -30,11 +30,6 @@ def at() -> AppTest:
     return story.rendered("kimi_k3", "engineer", "en", timeout=300)
 
 
-def _chart_keys(at: AppTest) -> set[str]:
-    """The keys of the charts on the page (Streamlit ends a chart's element id in "-key")."""
-    return {element.proto.id.rsplit("-", 1)[-1] for element in driver.charts(at)}
-
-
 def test_page_shows_the_real_k3_from_specs(at):
     assert at.title[0].value.startswith(f"{number('kimi_k3')} · Kimi K3")
     assert _metric(at, "layers") == "93"
@@ -166,7 +161,7 @@ def test_story_keeps_the_layer_map_and_the_attn_res_heatmap():
     """Story carries the page's two ideas, one picture each (the layer map, the AttnRes heatmap), each with a
     caption; the memory charts, the step time and the experts line are built only at Engineer depth."""
     plain = story.rendered("kimi_k3", "story", "en", timeout=300)
-    keys = _chart_keys(plain)
+    keys = driver.chart_keys(plain)
     assert {"k3_map", "k3_attn_res"} <= keys
     assert not {"k3_memory", "k3_layer_memory", "k3_memory_time"} & keys
     assert not [m for m in plain.metric if m.label == "this step took"]
@@ -175,7 +170,7 @@ def test_story_keeps_the_layer_map_and_the_attn_res_heatmap():
     for _ in range(3):
         plain.button(key="k3_step_step").click().run()
         assert_clean(plain, "stepping in Story")
-    assert "k3_layer_memory" not in _chart_keys(plain)
+    assert "k3_layer_memory" not in driver.chart_keys(plain)
 
 
 def test_attn_res_heatmap_labels_count_from_1_like_the_step_counter(at):

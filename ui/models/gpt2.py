@@ -368,3 +368,14 @@ def show_cache_size(live: LiveGPT2) -> None:
             "The catalog row for {model} (`core/specs`, 16-bit) says {size}: **different** — check the loader."
         )
     st.caption(f"{text} {verdict.format(model=size.spec_name, size=format_bytes(size.spec_16bit))}")
+
+
+def say_if_the_window_filled(run, live: LiveGPT2) -> None:
+    """The note when a run stopped because the text filled the model's context window (no sliding)."""
+    if run.stopped_at_window:
+        st.info(
+            _(
+                "The text fills the {window}-{unit} context window after {n} new {unit}s, so "
+                "generation **stops** there (it does not slide the window)."
+            ).format(window=live.model.config.block_size, n=len(run.traces), unit=live.unit_word)
+        )

@@ -25,19 +25,6 @@ def source(tmp_path_factory):
 
 
 @pytest.fixture
-def no_network(monkeypatch):
-    """Any attempt to download fails the test."""
-
-    def refuse(*args, **kwargs):
-        if not kwargs.get("local_files_only"):
-            raise AssertionError("a network download was attempted")
-        return real(*args, **kwargs)
-
-    real = huggingface_hub.hf_hub_download
-    monkeypatch.setattr(huggingface_hub, "hf_hub_download", refuse)
-
-
-@pytest.fixture
 def hub_answers(monkeypatch):
     """The reachability check passes without asking anyone (for tests that fake the downloads)."""
     monkeypatch.setattr(fetch, "unreachable_reason", lambda endpoint, timeout_s=None: None)

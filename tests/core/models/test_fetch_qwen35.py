@@ -15,6 +15,7 @@ import huggingface_hub
 import pytest
 import torch
 
+from bench.hf_tiny_gpt2 import fake_hub_cache as gpt2_hub_cache
 from core.models import downloads, fetch, hf_qwen35, qwen35
 from core.models.hf_tokenizer import CheckpointError
 
@@ -32,30 +33,8 @@ def source(tmp_path_factory):
 
 
 def fake_hub_cache(source: Path, cache_dir: Path, names: list[str]) -> Path:
-    """Lay `names` of `source` out as the Hugging Face cache does (blobs, snapshot links, refs/main)."""
-    repo = Path(cache_dir) / ("models--" + REPO.replace("/", "--"))
-    commit = "0" * 40
-    snapshot = repo / "snapshots" / commit
-    (repo / "blobs").mkdir(parents=True, exist_ok=True)
-    snapshot.mkdir(parents=True, exist_ok=True)
-    (repo / "refs").mkdir(exist_ok=True)
-    (repo / "refs" / "main").write_text(commit)
-    for i, name in enumerate(names):
-        blob = repo / "blobs" / f"{i:040d}"
-        shutil.copy(source / name, blob)
-        (snapshot / name).symlink_to(Path("..") / ".." / "blobs" / blob.name)
-    return snapshot
-
-
-@pytest.fixture
-def no_network(monkeypatch):
-    def refuse(*args, **kwargs):
-        if not kwargs.get("local_files_only"):
-            raise AssertionError("a network download was attempted")
-        return real(*args, **kwargs)
-
-    real = huggingface_hub.hf_hub_download
-    monkeypatch.setattr(huggingface_hub, "hf_hub_download", refuse)
+    """The release's `names` laid out as the Hugging Face cache does (bench/hf_tiny_gpt2.py)."""
+    return gpt2_hub_cache(source, cache_dir, REPO, tuple(names))
 
 
 @pytest.fixture
