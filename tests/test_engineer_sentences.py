@@ -5,6 +5,9 @@
 - MLA "expanded when needed": serving engines never expand the latent; they absorb the up-projections
   into the query and the output (DeepSeek-V2 §2.1.2; core/plan/flops.py counts decode that way).
 - "noaux_tc" as "no auxiliary loss": DeepSeek-V3 keeps a small sequence-wise balance loss beside its bias.
+- Kimi K3's AttnRes overhead "more than the FLOPs suggest, because the mixes are small, memory-bound
+  operations": no source says why; the page now says only what Kimi reported, and that it is unmeasured here.
+- Chunks' "17.9× faster" on one thread: the page says the gap is mostly per-operation cost at these sizes.
 The fourth, the KV cache page's spill point against the planner's, is one function now: tests/core/plan/test_spill.py.
 The scan covers the pages' sources (lessons/, ui/), the figure builders and the glossary's table of terms.
 """
@@ -36,6 +39,7 @@ OLD_WORDING = {
     "the roofline as the fastest possible": r"fastest a step can possibly (?:run|be)",
     "MLA expanded when needed": r"expand(?:s|ed)? (?:it )?when needed",
     "noaux_tc as no auxiliary loss": r"noaux_tc[”\"]?:? no auxiliary loss",
+    "AttnRes' overhead explained without a source": r"more than the FLOPs suggest",
 }
 
 
@@ -63,3 +67,8 @@ def test_the_glossary_says_mla_reads_its_latent_directly():
 def test_the_experts_page_keeps_deepseek_v3s_small_balance_loss():
     experts = TEXT[ROOT / "lessons" / "experts.py"]
     assert "auxiliary-loss-free" in experts and "sequence-wise" in experts and "α = 0.0001" in experts
+
+
+def test_the_chunks_speedup_says_what_it_is_made_of():
+    chunks = TEXT[ROOT / "lessons" / "chunks.py"]
+    assert "most of that gap is the fixed cost of starting" in chunks

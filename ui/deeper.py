@@ -179,9 +179,9 @@ def go_deeper_k3() -> None:
                 "**Memory.** The mix looks back over depth, not over time, so nothing is added to the KV cache. "
                 "What stays in flight is the block summaries of the token being computed: ≤ {sources} × hidden in "
                 "bf16 = {bytes} per token during a forward pass. Kimi's launch thread reports a 'negligible (<2%) "
-                "inference latency overhead'. That is more than the FLOPs suggest, because the mixes are small, "
-                "memory-bound operations between the big ones; it was measured in Kimi's own setting (the paper "
-                "validates AttnRes on Kimi Linear 48B-A3B; arXiv 2603.15031), not on K3."
+                "inference latency overhead', measured in Kimi's own setting (the paper validates AttnRes on Kimi "
+                "Linear 48B-A3B; arXiv 2603.15031), not on K3. It does not say how much of that is arithmetic, and "
+                "this course has not measured it."
             ).format(sources=f"{c['max_sources']:.0f}", bytes=format_bytes(c["in_flight_bytes_per_token"]))
         )
 

@@ -22,10 +22,12 @@ from core.gpu.decode.checkpoint_course import Qwen3Decoder
 from core.gpu.decode.checkpoint_decoders import GPT2Decoder, open_decoder
 from core.gpu.suites import checkpoint_bench
 from core.gpu.suites.checkpoint_bench import CheckpointResult, Settings, describe, run_checkpoint
+from core.gpu.timing import kernels
 from core.gpu.timing.bandwidth import Bandwidth
 from core.gpu.timing.bench_env import make_env
 from core.models.hf_causal import INSTALL_HINT
 from core.models.hf_tokenizer import CheckpointError
+from core.plan.latency import KERNEL_FLOOR_S
 
 ROOT = Path(__file__).resolve().parents[4]
 FAMILIES = ("gpt2", "llama", "mistral", "qwen2", "qwen3")
@@ -101,6 +103,10 @@ def test_sweep_measures_every_depth_with_the_planners_bytes(folders, env, family
         assert p.bytes_per_token == result.weight_read_bytes + p.planned_cache_bytes
         assert p.predicted_tokens_per_s == pytest.approx(BANDWIDTH.device_bytes_per_s / p.bytes_per_token)
         assert p.tokens_per_s > 0 and len(p.samples_tokens_per_s) == FAST.repeats
+        # the operations of one profiled step beside the bytes (core.gpu.timing.kernels), and their floor
+        assert p.kernels_counted == kernels.CPU_OPS and p.kernels_per_step > 10
+        assert p.kernel_floor_s == pytest.approx(p.kernels_per_step * KERNEL_FLOOR_S)
+        assert p.kernel_bound == (p.kernel_floor_s > p.bytes_floor_s)
     assert result.cache_matches_plan
     assert result.cache_kind == CACHE_KIND.get(family, "StaticCache")
     again = CheckpointResult.from_dict(json.loads(json.dumps(result.to_dict())))
