@@ -2,10 +2,12 @@
 (core/models/qwen35_layers.py, the oracle), in fewer and larger ops.
 
 A batch-1 decode step is a chain of matrix × vector products; everything between them — norms, the
-short convolution, gates, views, casts — costs a few µs of dispatch each on a CPU and a kernel launch
-each on a GPU. Written for reading, a Qwen3.5 layer runs ~125 of them per token; this step runs ~45,
-with every weight read once, as the readable layers read it. What changes, all prepared once when a
-static cache is made (`prepare`), nothing per token:
+short convolution, gates, views, casts — costs a few µs of dispatch each on a CPU (more right after a
+matrix × vector has streamed its weights through the caches) and a kernel launch each on a GPU. Written
+for reading, a Qwen3.5 layer calls ~120 aten ops per token; this step calls 48 in a Gated DeltaNet layer
+and 37 in an attention layer (fp32; torch.profiler, core/gpu/timing/kernels.py), with every weight read
+once, as the readable layers read it. What changes, all prepared once when a static cache is made
+(`prepare`), nothing per token:
 
 * **one matrix per input side**: the Gated DeltaNet layer's q/k/v, z, b and a projections are one
   matrix (one GEMV), the MLP's gate and up are one, the attention's q(+gate), k and v are one. The
@@ -22,10 +24,16 @@ static cache is made (`prepare`), nothing per token:
   come from one sigmoid over [b, −a − dt_bias];
 * **no per-token allocation of the caches**: the convolution window is stored (B, K − 1, C) so a
   token's taps are contiguous rows (the eager layers see its (B, C, K − 1) transposed view), KV rows
-  are written in place (core/models/static_kv.py).
+  are written in place (core/models/static_kv.py), and the views of each board the step needs are made
+  with the cache (`board_views`).
 
-`lean_step(model, ids, cache)` is what `run_static` runs for one token; tests/core/models/test_qwen35_lean.py
-checks its logits equal the eager step's (fp32 to 1e-5 over a generation; bf16 looser) and counts its ops.
+What stays: the board is read once and faded and written in two more passes (three reads and two writes
+of 1 MiB per layer at 0.8B widths, where a fused kernel makes one of each), and each op still pays its
+dispatch. torch.compile of the board layer took ~50 s here and gained nothing measurable, so it is not used.
+
+`lean_step(model, lean, ids, cache)` is what `run_static` runs for one token;
+tests/core/models/test_qwen35_lean.py checks its logits equal the eager step's (fp32 to 1e-5 of the largest
+over a generation; bf16 as close to fp32 as the eager bf16 step) and counts its ops.
 """
 
 from __future__ import annotations
@@ -36,10 +44,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from core.models.qwen35 import BOARD
 from core.models.static_kv import StaticKV, attend
-
-BOARD = "linear_attention"
-
 
 # ------------------------------------------------------------------------------------------------
 # Joined matrices: module weights become views of one tensor
@@ -49,9 +55,10 @@ IN_OUT, OUT_IN = "in_out", "out_in"  # how a joined matrix lies in memory: (in, 
 
 
 def layout_for(device: torch.device, dtype: torch.dtype) -> str:
-    """(in, out) rows — `x @ W` — for fp32 on a CPU, where torch's matrix × vector reads the 0.8B's
-    1024-wide matrices ~20 % faster that way (measured: bench/qwen35_cpu.py's "of own"); (out, in) rows —
-    `x @ Wᵀ`, F.linear's own — elsewhere: bf16 on a CPU without bf16 units is ~15× slower the other way."""
+    """(in, out) rows — `x @ W` — for fp32 on a CPU, where torch reads the 0.8B's 1024-wide matrices faster
+    that way (measured on this project's 2-core CPU: four layers' matrices, 344 MB, in 19 ms against 24 ms
+    on one thread, 15 against 18 on two); (out, in) rows — `x @ Wᵀ`, F.linear's own — elsewhere: bf16 on
+    a CPU without bf16 instructions took 15× longer (in, out)."""
     return IN_OUT if device.type == "cpu" and dtype == torch.float32 else OUT_IN
 
 

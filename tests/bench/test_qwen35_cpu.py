@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 
 from bench import qwen35_cpu
+from core.plan.latency import KERNEL_FLOOR_S
 from core.roofline import bandwidth_bound_tokens_per_s
 
 pytest.importorskip("transformers")
@@ -48,14 +50,13 @@ def test_verdict_names_the_faster_dtype_from_the_figures():
 
 def test_torch_dtype_names_run_as_the_short_ones(monkeypatch, tmp_path, capsys):
     """Issue 42: `--dtypes bfloat16` ended in a KeyError; torch's names now mean what the short ones do."""
-    import torch
-
     seen = []
 
-    def fake_measure(folder, dtype, depth, tokens, repeats):
+    def fake_measure(folder, dtype, depth, tokens, repeats, step):
         seen.append(dtype)
         return {"dtype": str(dtype).removeprefix("torch."), "tokens_per_s": 10.0, "median_tokens_per_s": 10.0,
-                "runs": [10.0], "bytes_per_token": 1e6, "gemv_bandwidth": 1e9, "params": 1}  # fmt: skip
+                "runs": [10.0], "bytes_per_token": 1e6, "gemv_bandwidth": 1e9, "percent_of_gemv": 1.0,
+                "percent_of_own_products": 1.0, "params": 1, "ops_per_step": 9, "kernel_floor_s": 2.7e-5}  # fmt: skip
 
     monkeypatch.setattr(qwen35_cpu, "measure", fake_measure)
     monkeypatch.setattr(qwen35_cpu, "copy_bandwidth", lambda device, nbytes: 1e9)
@@ -64,6 +65,22 @@ def test_torch_dtype_names_run_as_the_short_ones(monkeypatch, tmp_path, capsys):
     assert qwen35_cpu.main(["--tiny", "--dtypes", "float32,bf16"]) == 0
     assert seen == [torch.bfloat16, torch.float32, torch.bfloat16]
     assert "bfloat16" in capsys.readouterr().out
+
+
+def test_both_steps_are_timed_beside_their_own_matrix_products_and_counted(tmp_path, monkeypatch):
+    """Issue 42: the lean step (the decoder's) and the eager one (the pages') over the same folder: speeds,
+    the shares of GEMV from (step, probe) pairs, and the operations one step calls — the lean one fewer."""
+    from bench.hf_tiny_qwen35 import make_checkpoint
+
+    monkeypatch.setattr(qwen35_cpu, "GEMV_SHAPE", (256, 128))  # a small probe: the test checks the plumbing
+    folder = make_checkpoint(tmp_path / "tiny")
+    rows = {step: qwen35_cpu.measure(folder, torch.float32, 4, 3, 2, step) for step in qwen35_cpu.STEPS}
+    for step, row in rows.items():
+        assert row["step"] == step and len(row["runs"]) == 2 and row["tokens_per_s"] == max(row["runs"])
+        assert row["percent_of_gemv"] > 0 and 0 < row["percent_of_own_products"]
+        assert row["kernel_floor_s"] == pytest.approx(row["ops_per_step"] * KERNEL_FLOOR_S)
+        assert row["ops_per_layer"] == pytest.approx(row["ops_per_step"] / 4)
+    assert 0 < rows["lean"]["ops_per_step"] < rows["eager"]["ops_per_step"] / 2
 
 
 @pytest.mark.parametrize(
@@ -76,7 +93,10 @@ def test_torch_dtype_names_run_as_the_short_ones(monkeypatch, tmp_path, capsys):
         (["--tiny", "--depth", "-1"], "must be at least 0"),
         (["--tiny", "--tokens", "zero"], "expected a whole number"),
         (["--tiny", "--repeats", "0"], "must be at least 1"),
-        (["--size", "hidden_size=8", "somewhere"], "--size goes with --tiny"),
+        (["--size", "hidden_size=8", "somewhere"], "--size and --widths go with --tiny"),
+        (["--widths", "0.8b", "somewhere"], "--size and --widths go with --tiny"),
+        (["--tiny", "--widths", "9b"], "invalid choice: '9b'"),
+        (["--tiny", "--step", "fast"], "invalid choice: 'fast'"),
         (["/no/such/folder"], "not a folder"),
         ([], "give a folder or --tiny"),
     ],

@@ -11,7 +11,7 @@ each cache grows per token; for any other pair, each run's speed at its shallowe
 from __future__ import annotations
 
 from core.gpu.suites.checkpoint_bench import CheckpointPoint, CheckpointResult
-from core.i18n import _
+from core.i18n import _, run_on
 from core.plan import latency
 from core.units import format_bytes
 
@@ -51,7 +51,7 @@ def _dense_against_hybrid(dense: CheckpointResult, hybrid: CheckpointResult) -> 
         dense=format_bytes(dense.cache_bytes_per_token), hybrid=format_bytes(hybrid.cache_bytes_per_token)
     )
     if not common:
-        return growth + " " + _("The two runs share no depth, so their speeds are not compared at one.")
+        return run_on(growth, _("The two runs share no depth, so their speeds are not compared at one."))
     d = common[-1]
     a, b = _at(dense, d), _at(hybrid, d)
     words = (
@@ -67,24 +67,18 @@ def _dense_against_hybrid(dense: CheckpointResult, hybrid: CheckpointResult) -> 
             "{times} the dense speed (slower)."
         )
     )
-    return (
-        words.format(
-            depth=f"{d:,}",
-            dense=dense.name,
-            dense_cache=format_bytes(a.cache_bytes),
-            dense_rate=_rate(a.tokens_per_s),
-            hybrid=hybrid.name,
-            hybrid_held=format_bytes(b.cache_bytes + b.state_bytes),
-            boards=format_bytes(b.state_bytes),
-            hybrid_rate=_rate(b.tokens_per_s),
-            times=_("{ratio:.2f}×").format(ratio=b.tokens_per_s / a.tokens_per_s),  # Japanese: 倍
-        )
-        + " "
-        + _shares(a, b)
-        + " "
-        + _floors(dense.name, a, hybrid.name, b)
-        + growth
+    said = words.format(
+        depth=f"{d:,}",
+        dense=dense.name,
+        dense_cache=format_bytes(a.cache_bytes),
+        dense_rate=_rate(a.tokens_per_s),
+        hybrid=hybrid.name,
+        hybrid_held=format_bytes(b.cache_bytes + b.state_bytes),
+        boards=format_bytes(b.state_bytes),
+        hybrid_rate=_rate(b.tokens_per_s),
+        times=_("{ratio:.2f}×").format(ratio=b.tokens_per_s / a.tokens_per_s),  # Japanese: 倍
     )
+    return run_on(said, _shares(a, b), *_floors(dense.name, a, hybrid.name, b), growth)
 
 
 def _ms(seconds: float) -> str:
@@ -104,11 +98,11 @@ def _shares(a: CheckpointPoint, b: CheckpointPoint) -> str:
     )
 
 
-def _floors(dense: str, a: CheckpointPoint, hybrid: str, b: CheckpointPoint) -> str:
+def _floors(dense: str, a: CheckpointPoint, hybrid: str, b: CheckpointPoint) -> tuple[str, ...]:
     """Which floor is higher for each run — its operations one after another, or its bytes — and so what
-    decides the comparison; nothing when a run's operations were not counted."""
+    decides the comparison (two sentences); none when a run's operations were not counted."""
     if a.kernel_floor_s is None or b.kernel_floor_s is None:
-        return ""
+        return ()
     us = latency.KERNEL_FLOOR_S * 1e6
     counts = _(
         "Operations per step: {dense} {dense_kernels:,.0f}, {hybrid} {hybrid_kernels:,.0f}; at {us:g} µs each "
@@ -137,4 +131,4 @@ def _floors(dense: str, a: CheckpointPoint, hybrid: str, b: CheckpointPoint) -> 
         verdict = _(
             "Both bytes' floors are above the kernel floors: the bytes each architecture reads set the pace."
         )
-    return counts + " " + verdict + " "
+    return counts, verdict

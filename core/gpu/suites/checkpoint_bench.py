@@ -325,6 +325,7 @@ def run_checkpoint(
         settings.n_steps, settings.repeats,
         llc_bytes=bandwidth.llc_bytes, llc_bytes_per_s=bandwidth.llc_bytes_per_s, state_bytes=info.state_bytes(elem),
     )  # fmt: skip
+    del params  # a decoder may lay its weights out anew (core/models/qwen35_lean.py): keep no old ones
     tokens = torch.randint(0, decoder.vocab, (256,), generator=torch.Generator().manual_seed(1))
     tokens = tokens.to(env.device)
     try:
@@ -394,7 +395,7 @@ def _measure(
             decoder, depth, tokens, settings.n_steps, settings.warmup, settings.repeats, env.sync,
             should_stop, deadline,
         )  # fmt: skip
-    counted, how = _count_kernels(decoder, depth, timed, env, tokens)
+    counted, how = kernels.per_step(decoder, depth, timed, token_at(tokens, 0), env.device, env.sync)
     # the boards and windows read and written back: the planner's count, one roofline for one model
     moved = int(step_bytes(info.weight_read_bytes(elem), planned_cache, planned_state))
     point = CheckpointPoint(
@@ -403,27 +404,6 @@ def _measure(
         measured_state, planned_state, timed.method, counted, how,
     )  # fmt: skip
     return point, note
-
-
-def _count_kernels(
-    decoder: Decoder, depth: int, timed: Timing, env: BenchEnv, tokens: torch.Tensor
-) -> tuple[float | None, str]:
-    """Operations per step: the graph's nodes ÷ its steps when the steps were replayed as one and its node
-    list could be read, else one untimed step from depth d under torch.profiler (core.gpu.timing.kernels);
-    (None, "") where the profiler cannot run here."""
-    if timed.kernels_per_step is not None:
-        return timed.kernels_per_step, kernels.GRAPH_NODES
-    decoder.pos = depth
-    try:
-        count, how = kernels.count_step(lambda: decoder.step(token_at(tokens, 0)), env.device)
-    except Exception as error:  # a profiler that cannot start (no CUPTI) leaves the count out, not the run
-        if is_out_of_memory(error):
-            raise
-        return None, ""
-    finally:
-        env.sync()
-        decoder.pos = depth
-    return float(count), how
 
 
 def _graphed(

@@ -22,6 +22,8 @@ from typing import Any
 
 import torch
 
+from core.gpu.timing.errors import is_out_of_memory
+from core.gpu.timing.steps import Timing
 from core.plan import latency
 
 GRAPH_NODES = "CUDA graph nodes"
@@ -67,6 +69,32 @@ def count_step(step: Callable[[], object], device: torch.device) -> tuple[int, s
             torch.cuda.synchronize(device)
     events = prof.events()
     return (device_ops(events), CUDA_KERNELS) if on_cuda else (top_level_ops(events), CPU_OPS)
+
+
+def per_step(
+    model: Any,
+    depth: int,
+    timed: Timing,
+    token: torch.Tensor,
+    device: torch.device,
+    sync: Callable[[], None],
+) -> tuple[float | None, str]:
+    """Operations per step of a decoder (the timing protocol's `pos`, `step`) just timed at `depth`: the
+    graph's nodes ÷ its steps when the steps were replayed as one and its node list could be read, else one
+    untimed step from depth d under torch.profiler; (None, "") where the profiler cannot run here."""
+    if timed.kernels_per_step is not None:
+        return timed.kernels_per_step, GRAPH_NODES
+    model.pos = depth
+    try:
+        count, how = count_step(lambda: model.step(token), device)
+    except Exception as error:  # a profiler that cannot start (no CUPTI) leaves the count out, not the run
+        if is_out_of_memory(error):
+            raise
+        return None, ""
+    finally:
+        sync()
+        model.pos = depth
+    return float(count), how
 
 
 @functools.cache

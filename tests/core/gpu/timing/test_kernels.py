@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from core.gpu.timing import graphs, kernels
+from core.gpu.timing.steps import Timing
 from core.plan.latency import KERNEL_FLOOR_S
 
 
@@ -104,3 +105,34 @@ def test_on_cuda_a_captured_graph_has_one_node_per_kernel():
         assert kernels.graph_nodes(graph) == 2
     count, how = kernels.count_step(lambda: (x * 2).add_(1), torch.device("cuda"))
     assert (count, how) == (2, kernels.CUDA_KERNELS)
+
+
+class CountingDecoder:
+    """The timing protocol's `pos` and `step`: a step is two ops and moves one position on."""
+
+    def __init__(self):
+        self.pos, self.x = 5, torch.randn(4)
+
+    def step(self, token):
+        self.pos += 1
+        return (self.x * 2).add_(1)
+
+
+def test_per_step_takes_a_graphs_count_or_profiles_one_step_from_the_depth(monkeypatch):
+    cpu, synced = torch.device("cpu"), []
+    decoder = CountingDecoder()
+    graphed = Timing([10.0], "CUDA graph", kernels_per_step=42.0)
+    assert kernels.per_step(decoder, 3, graphed, torch.zeros(1), cpu, lambda: None) == (
+        42.0,
+        kernels.GRAPH_NODES,
+    )
+    assert decoder.pos == 5  # nothing stepped
+    count, how = kernels.per_step(decoder, 3, Timing([10.0]), torch.zeros(1), cpu, lambda: synced.append(1))
+    assert (count, how) == (2.0, kernels.CPU_OPS) and decoder.pos == 3 and synced
+
+    def no_profiler(step, device):
+        raise RuntimeError("CUPTI could not be loaded")
+
+    monkeypatch.setattr(kernels, "count_step", no_profiler)
+    assert kernels.per_step(decoder, 3, Timing([10.0]), torch.zeros(1), cpu, lambda: None) == (None, "")
+    assert decoder.pos == 3
