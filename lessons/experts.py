@@ -9,8 +9,13 @@ from core.figures.expert_routing import expert_load_figure, router_heatmap_figur
 from core.figures.moe_weights import bytes_per_token_figure, params_figure
 from core.gpu.output.committed_run import moe_power_words
 from core.i18n import N_, _, ngettext
-from core.k3 import MXFP4_BYTES_PER_PARAM, bytes_per_token_rows, example_picks, release_weight_bytes_per_token
 from core.models.moe import MoE, route
+from core.plan.expert_bytes import (
+    MXFP4_BYTES_PER_PARAM,
+    bytes_per_token_rows,
+    example_picks,
+    release_weight_bytes_per_token,
+)
 from core.specs import SPECS
 from core.tokenizer import prepare_prompt, token_label
 from core.units import format_bytes, format_count, format_params

@@ -9,8 +9,8 @@ from core.figures import board as fb
 from core.figures import board_charts as fbc
 from core.i18n import N_, _, language, ngettext, pgettext
 from core.ops import kda
+from core.ops.kda import gate_bounds
 from core.specs import SPECS
-from core.walkthrough import gate_bounds
 from ui.board_controls import key_choice
 from ui.charts import ReadyChart, ready_chart, show_figure
 from ui.deeper import go_deeper_forgetting

@@ -6,9 +6,10 @@ import streamlit as st
 
 from core.figures.generation import ms_per_token_figure, ms_per_token_step, work_figure, work_step
 from core.figures.recompute_grid import grid_counts, recompute_grid_figure, recompute_grid_step
-from core.generation import GenerationRun, RunSeries, Session, positions_computed_formula, run_generation
+from core.generation import GenerationRun, Session, run_generation
 from core.i18n import N_, _
 from core.models.gpt2 import GPT2
+from core.models.gpt2_cache import RunSeries, positions_computed_formula
 from core.specs import SPECS
 from core.units import counted, format_count
 from ui.charts import charts_side_by_side, show_figure

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import k3
 from core.figures.attn_res_heatmap import attn_res_figure, attn_res_step
 from core.figures.k3_memory import (
     layer_memory_figure,
@@ -14,8 +13,9 @@ from core.figures.k3_memory import (
 )
 from core.figures.layer_map import k3_layer_map
 from core.i18n import _, language, ngettext
-from core.models import mini_k3
+from core.models import mini_k3, mini_k3_trace
 from core.ops.attn_res import BlockResidualStream, attn_res
+from core.plan import attention_twin
 from core.specs import SPECS, attn_res_block_starts
 from core.tokenizer import decode, prepare_prompt, token_label
 from core.units import format_bytes, format_count, format_params
@@ -40,7 +40,7 @@ def k3_map_figure():
     return built_once("k3_map", None, lambda: ready_chart(k3_layer_map(K3)))
 
 
-def step_figures(ids: tuple[int, ...], shown: int, run: k3.RunSummary, memory: bool = True) -> dict:
+def step_figures(ids: tuple[int, ...], shown: int, run: mini_k3_trace.RunSummary, memory: bool = True) -> dict:
     """The pictures after byte `shown`: built once per text at its last byte, patched per byte. Without
     `memory` (Story depth) only the AttnRes heatmap: the memory charts are Engineer-only."""
     last = len(run.tokens_in)
@@ -107,8 +107,8 @@ if engineer():
 
 # -- 2. Memory per conversation -------------------------------------------------------------
 st.subheader(_("What one long conversation costs"))
-rows = k3.memory_at_contexts(K3, list(CONTEXTS))
-twin = k3.full_attention_twin(K3)
+rows = attention_twin.memory_at_contexts(K3, list(CONTEXTS))
+twin = attention_twin.full_attention_twin(K3)
 c = st.columns(3)
 c[0].metric(_("cache per token, K3"), format_bytes(K3.kv_cache_bytes_per_token()))
 c[1].metric(
@@ -173,7 +173,7 @@ if engineer():  # the block form, which Story says in one sentence
     )
 
 
-def byte_metrics(run: k3.RunSummary, shown: int, cfg) -> None:
+def byte_metrics(run: mini_k3_trace.RunSummary, shown: int, cfg) -> None:
     """Memory held after byte `shown`: the boards stay, the caches grow (and, for engineers, the step's time)."""
     boards, cache, growth = run.memory_at(shown)
     c = st.columns(3 if engineer() else 2)
@@ -193,9 +193,9 @@ def byte_metrics(run: k3.RunSummary, shown: int, cfg) -> None:
         c[2].metric(_("this step took"), f"{run.wall_ms[shown - 1]:.0f} ms")
 
 
-def strongest_pull_words(run: k3.RunSummary, shown: int) -> None:
+def strongest_pull_words(run: mini_k3_trace.RunSummary, shown: int) -> None:
     """The one-line takeaway under the AttnRes heatmap: its most lopsided row, read from the data."""
-    pull = k3.strongest_pull(run, shown)
+    pull = mini_k3_trace.strongest_pull(run, shown)
     if pull is None:
         return
     pull_words = (
@@ -220,7 +220,7 @@ def strongest_pull_words(run: k3.RunSummary, shown: int) -> None:
     )
 
 
-def experts_woken(run: k3.RunSummary, shown: int, cfg) -> None:
+def experts_woken(run: mini_k3_trace.RunSummary, shown: int, cfg) -> None:
     """Which experts this byte woke in each MoE layer (Engineer: the next lesson's subject)."""
     picks = [
         ngettext(
@@ -244,7 +244,7 @@ def experts_woken(run: k3.RunSummary, shown: int, cfg) -> None:
 
 
 @st.fragment
-def stepper(run: k3.RunSummary, ids: tuple[int, ...], cfg) -> None:
+def stepper(run: mini_k3_trace.RunSummary, ids: tuple[int, ...], cfg) -> None:
     """Step controls and everything that moves with them: a Step click reruns only this part. Story shows
     the AttnRes heatmap (the idea); the memory charts are built only at Engineer depth."""
     total = len(run.tokens_in)
@@ -368,7 +368,7 @@ if engineer():  # a second question on memory; Story asks about the AttnRes heat
             kda=K3.num_linear_layers,
             state=format_bytes(K3.state_bytes()),
             per_token=format_bytes(K3.kv_cache_bytes_per_token()),
-            crossover=k3.crossover_tokens(K3),
+            crossover=attention_twin.crossover_tokens(K3),
             slower=twin.kv_cache_bytes_per_token() / K3.kv_cache_bytes_per_token(),
         ),
         key="k3_n2",

@@ -12,16 +12,10 @@ from core.figures.cache_pictures import (
 )
 from core.figures.generation import cache_bytes_figure, ms_per_token_figure, work_figure
 from core.figures.recompute_grid import grid_counts, recompute_grid_figure, recompute_grid_step
-from core.generation import (
-    GenerationRun,
-    RunComparison,
-    RunSeries,
-    compare_runs_per_step,
-    positions_computed_formula,
-    run_generation,
-)
+from core.generation import GenerationRun, run_generation
 from core.i18n import N_, _
 from core.models.gpt2 import CausalSelfAttention, KVCache
+from core.models.gpt2_cache import RunComparison, RunSeries, compare_runs_per_step, positions_computed_formula
 from core.specs.published import published_row, result_speeds
 from core.units import format_bytes, format_small
 from ui.card_calculator import card_calculator

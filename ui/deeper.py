@@ -1,5 +1,6 @@
 """The "Go deeper" sections for engineers (Chunks, Forgetting, Kimi K3, Experts and the planner): shown
-inline at Engineer depth only (ui/depth.py), so a beginner's Story never meets them. Numbers come from `core/walkthrough.py`; each statement names its source,
+inline at Engineer depth only (ui/depth.py), so a beginner's Story never meets them. Numbers come from core (`core/ops/chunk_example.py`, `core/ops/kda.py`,
+`core/plan/attn_res.py`, `core/plan/expert_bytes.py`); each statement names its source,
 and the planner's "serving a hybrid" section links every statement (tests/app/test_serving_section.py).
 
 Also the link that every "a token reads every weight — at batch 1" sentence carries: `planner_batch_link`
@@ -13,10 +14,13 @@ import numpy as np
 import streamlit as st
 
 from core.i18n import N_, _
+from core.ops.chunk_example import chunk_costs, chunk_example
+from core.ops.kda import gate_bounds
+from core.plan.attn_res import attn_res_costs
+from core.plan.expert_bytes import expert_reads
 from core.prefill import words as prefill_words
 from core.specs import KIMI_K3
 from core.units import format_bytes, format_count, format_small
-from core.walkthrough import attn_res_costs, chunk_costs, chunk_example, expert_reads, gate_bounds
 from ui.charts import data_table
 from ui.course import lesson
 from ui.depth import engineer_section

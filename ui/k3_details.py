@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import k3
 from core.figures.k3_memory import memory_at_context_figure
 from core.i18n import _
+from core.plan import attention_twin
 from core.specs import SPECS
 from core.units import format_bytes
 from ui.charts import ready_chart, show_figure
@@ -21,7 +21,7 @@ CONTEXTS = (131_072, 1_048_576)  # 128K and 1M tokens
 
 def k3_memory_figure():
     """The real K3's memory at 128K and 1M tokens: built once per process, and only at Engineer depth."""
-    rows = k3.memory_at_contexts(K3, list(CONTEXTS))
+    rows = attention_twin.memory_at_contexts(K3, list(CONTEXTS))
     return built_once("k3_memory", None, lambda: ready_chart(memory_at_context_figure(K3, rows)))
 
 

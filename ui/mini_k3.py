@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import k3
 from core.i18n import _
+from core.models import mini_k3_trace
 from core.models.mini_k3 import MiniK3
 
 
@@ -31,11 +31,11 @@ def mini_k3_or_none() -> MiniK3 | None:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _live_run(ids: tuple[int, ...], new_tokens: int, lang: str) -> k3.RunSummary:
-    return k3.live_run(_load(), list(ids), new_tokens)
+def _live_run(ids: tuple[int, ...], new_tokens: int, lang: str) -> mini_k3_trace.RunSummary:
+    return mini_k3_trace.live_run(_load(), list(ids), new_tokens)
 
 
-def live_run(ids: tuple[int, ...], new_tokens: int, lang: str) -> k3.RunSummary:
+def live_run(ids: tuple[int, ...], new_tokens: int, lang: str) -> mini_k3_trace.RunSummary:
     """mini-K3 reads the text byte by byte, then writes `new_tokens` more (Kimi K3's stepper). The
     summary's row and column labels are in the reader's language, so `lang` keys the cache."""
     with st.spinner(_("mini-K3 is reading your text, one byte at a time …")):
@@ -43,6 +43,6 @@ def live_run(ids: tuple[int, ...], new_tokens: int, lang: str) -> k3.RunSummary:
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def routing(ids: tuple[int, ...]) -> list[k3.TextRouting]:
+def routing(ids: tuple[int, ...]) -> list[mini_k3_trace.TextRouting]:
     """Every MoE layer's routing of the whole text (Experts' router pictures)."""
-    return k3.route_text(_load(), list(ids))
+    return mini_k3_trace.route_text(_load(), list(ids))

@@ -144,12 +144,12 @@ def _k3_run(text: str) -> tuple[int, ...]:
     """The bytes mini-K3 reads then writes for this text (ui/mini_k3.live_run's run)."""
     import torch
 
-    from core import k3
+    from core.models import mini_k3_trace
 
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        run = k3.live_run(_k3_model(), list(_k3_prompt(text)), K3_NEW)
+        run = mini_k3_trace.live_run(_k3_model(), list(_k3_prompt(text)), K3_NEW)
     finally:
         torch.set_num_threads(before)
     return tuple(run.tokens_in)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from core import k3
 from core.checks.questions import Choice, Number, Question
 from core.i18n import _, number
 from core.models import qwen35_mini
+from core.plan import attention_twin, expert_bytes
 from core.specs import SPECS
 from core.units import format_bytes, format_context, format_params
 
@@ -14,7 +14,7 @@ LONG = 1_048_576  # the Kimi K3 lesson's longest conversation: 1M tokens
 
 def kimi_k3() -> tuple[Question, ...]:
     spec = SPECS["kimi_k3"]
-    at_long = k3.memory_at_contexts(spec, [LONG])[0]
+    at_long = attention_twin.memory_at_contexts(spec, [LONG])[0]
     times = round(at_long.twin_cache / at_long.hybrid_total, 1)
     return (
         Number(
@@ -72,8 +72,8 @@ def kimi_k3() -> tuple[Question, ...]:
 def experts() -> tuple[Question, ...]:
     spec = SPECS["kimi_k3"]
     per_layer, awake = spec.expert_counts()
-    dense = k3.bytes_per_token_rows(spec)[0][1]  # a dense model of K3's size, bf16: every weight read
-    released = k3.release_weight_bytes_per_token(spec)
+    dense = expert_bytes.bytes_per_token_rows(spec)[0][1]  # a dense model of K3's size, bf16: every weight read
+    released = expert_bytes.release_weight_bytes_per_token(spec)
     return (
         Number(
             "awake",

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from core.checks.questions import Choice, Number, Question
-from core.generation import positions_computed_formula
 from core.i18n import _
+from core.models.gpt2_cache import positions_computed_formula
 
 STEPS = 100  # steps the reader counts, from a one-token prompt
 

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from core.figures.figure_dict import patched
 from core.figures.style import SEQUENTIAL, base_layout, heatmap
 from core.i18n import _
-from core.k3 import RunSummary
+from core.models.mini_k3_trace import RunSummary
 from core.tokenizer import token_label
 
 

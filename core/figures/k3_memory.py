@@ -15,7 +15,8 @@ from core.figures.style import (
     marker_of,
 )
 from core.i18n import _, ngettext
-from core.k3 import MEMORY_KINDS, MemoryAtContext, RunSummary
+from core.models.mini_k3_trace import RunSummary
+from core.plan.attention_twin import MEMORY_KINDS, MemoryAtContext
 from core.specs import ModelSpec
 from core.units import format_bytes, format_context
 

@@ -11,7 +11,6 @@ from core.figures.style import COLORS, bar_pattern, base_layout, label_of, legen
 from core.i18n import _, run_on
 from core.specs import ModelSpec, attn_res_block_starts
 
-
 TOP, BOTTOM = 40, 115  # px above the grid (title) and below it (ticks, axis title, a legend of two lines)
 
 

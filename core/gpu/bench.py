@@ -3,7 +3,7 @@
 `python -m core.gpu.bench --preset tiny --out results.json` measures the copy bandwidth,
 context vs speed (core.gpu.suites.context_bench; again under a VRAM budget if one is given) and
 dense vs experts (core.gpu.suites.moe_bench), one benchmark per machine (core.gpu.serving.runner),
-all through one pipeline (core.gpu.suites.pipeline) into one typed result (core.gpu.output.result). Method:
+all through one pipeline (core.gpu.pipeline) into one typed result (core.gpu.output.result). Method:
 llama-bench (ggml-org/llama.cpp tools/llama-bench; docs/sources.md §6.1, §6.5),
 timed in core.gpu.timing, eager and (on CUDA) as replayed CUDA graphs.
 
@@ -30,15 +30,15 @@ from typing import Any
 
 import torch
 
+from core.gpu import pipeline
 from core.gpu.bench_args import NEWER_WAYS, PROG, parse_args
 from core.gpu.decode.models import preset_summary
 from core.gpu.output import cli_io
 from core.gpu.output.result import SuiteResult
 from core.gpu.output.summary import print_checkpoint, print_summary
+from core.gpu.pipeline import CheckpointSpec, SuiteSpec
 from core.gpu.presets import PRESETS, Preset, preset_for_vram
 from core.gpu.serving.runner import Busy, run_exclusive
-from core.gpu.suites import pipeline
-from core.gpu.suites.pipeline import CheckpointSpec, SuiteSpec
 from core.gpu.timing.bench_env import BenchEnv, make_env
 from core.models.hf_tokenizer import CheckpointError
 

@@ -27,6 +27,9 @@ Two forms, equal (tested):
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -116,3 +119,14 @@ def _chunk(x: Chunked) -> tuple[Tensor, Tensor]:
 
 
 step, recurrent, chunk = forms(INPUTS, _step, _chunk)
+
+
+def gate_bounds(lower_bound: float = -5.0, chunk: int = 64) -> dict[str, float]:
+    """K3's gate g = lb·sigmoid(·) ∈ (lb, 0): the strongest fade per step, and why factoring overflows."""
+    f32_max_log = math.log(float(np.finfo(np.float32).max))
+    return {
+        "min_keep_per_step": math.exp(lower_bound),
+        "chunk_log_fade": lower_bound * chunk,
+        "steps_to_overflow_f32": math.ceil(f32_max_log / -lower_bound),
+        "f32_max_log": f32_max_log,
+    }

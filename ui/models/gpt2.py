@@ -15,10 +15,11 @@ from dataclasses import dataclass
 import streamlit as st
 
 from core.figures.figure_dict import as_dict
-from core.generation import CacheSize, Sampling, cache_size
+from core.generation import Sampling
 from core.i18n import N_, _, language
 from core.models import fetch
 from core.models.gpt2 import GPT2
+from core.models.gpt2_cache import CacheSize, cache_size
 from core.models.hf_gpt2 import LoadedGPT2, catalog_spec, load_gpt2
 from core.models.hf_tokenizer import BPETokenizer, ByteTokenizer, CheckpointError
 from core.units import format_bytes

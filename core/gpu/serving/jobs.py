@@ -1,7 +1,7 @@
 """The benchmarks the page submits: one call = one benchmark with its own device and bandwidth.
 
 Each builds the `SuiteSpec` of its one part (the context sweep brings its batch sweep along), runs it
-through the one pipeline (core.gpu.suites.pipeline) on its own device, and returns the `SuiteResult`
+through the one pipeline (core.gpu.pipeline) on its own device, and returns the `SuiteResult`
 — the copy bandwidth, the device snapshot and what it measured; it takes the `progress`/`should_stop`
 callbacks that core.gpu.serving.runner.BenchRunner hands in.
 """
@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import replace as with_changes
 
+from core.gpu import pipeline
 from core.gpu.output.result import SuiteResult
+from core.gpu.pipeline import Bar, CheckpointSpec, SuiteSpec
 from core.gpu.presets import PRESETS, Preset
-from core.gpu.suites import pipeline
 from core.gpu.suites.batch_bench import BATCH_DEPTH, BATCHES
-from core.gpu.suites.pipeline import Bar, CheckpointSpec, SuiteSpec
 from core.gpu.timing import bench_env
 from core.gpu.timing.steps import OomHook, Progress, ShouldStop, never, no_progress
 from core.i18n import N_

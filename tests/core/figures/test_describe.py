@@ -202,9 +202,29 @@ def test_a_bar_stacked_on_another_says_its_number_is_the_stacks_top():
     """Kimi K3's memory chart: the MLA cache sits on the KDA boards, and the number printed above it
     (3.8 GiB at 128K) is boards + cache; the words must not give it to the cache alone."""
     from core.figures.k3_memory import memory_at_context_figure
-    from core.k3 import memory_at_contexts
+    from core.plan.attention_twin import memory_at_contexts
     from core.specs import KIMI_K3
 
     words = describe(memory_at_context_figure(KIMI_K3, memory_at_contexts(KIMI_K3, [131072, 1048576])))
     assert "K3: growing MLA cache (24 layers) (stacked on the bars below it; the stack's top):" in words
     assert "K3: fixed state, 69 KDA layers:" in words  # the bottom part is its own number
+
+
+def test_the_chart_words_are_japanese_and_the_english_stays_as_it_was():
+    """The sentence frame is translated; the chart's own titles are quoted as the chart shows them."""
+    import re
+
+    from core.i18n import use_language
+
+    fig = go.Figure(go.Scatter(x=list(range(1, 13)), y=[48 * i for i in range(1, 13)], name="cache rows"))
+    base_layout(fig, title="Cache size", x_title="bytes read", y_title="cache (KiB)")
+    english = describe(fig)
+    assert english.startswith("Line chart: Cache size (across: bytes read; up: cache (KiB)).")
+    with use_language("ja"):
+        words = describe(fig)
+    assert words.startswith("折れ線グラフ：Cache size（横軸：bytes read、縦軸：cache (KiB)）。")
+    assert "12 点、48 KiB（1）から 576 KiB（12）まで" in words and "48 ずつ一定に増加" in words
+    assert words.endswith("。") and not re.search(r"\b(rises|points|from|across)\b", words)
+    heat = go.Figure(go.Heatmap(z=[[1.0, None], [None, None]], zmin=-1, zmax=1))
+    with use_language("ja"):
+        assert "2 行 × 2 列のマス目" in describe(heat) and describe(heat).startswith("ヒートマップ")

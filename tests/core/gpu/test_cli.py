@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from core.gpu import bench
+from core.gpu import bench, pipeline
 from core.gpu.output import cli_io
+from core.gpu.pipeline import SuiteSpec
 from core.gpu.presets import PRESETS
-from core.gpu.suites import pipeline
-from core.gpu.suites.pipeline import SuiteSpec
 from core.gpu.timing import bench_env
 from tests.core.gpu.fake_nvml import FakeNvml
 

@@ -11,17 +11,9 @@ import numpy as np
 import pytest
 import torch
 
-from core.generation import (
-    Sampling,
-    Session,
-    compare_runs,
-    compare_runs_per_step,
-    generate,
-    max_new_tokens,
-    positions_computed_formula,
-    run_generation,
-)
+from core.generation import Sampling, Session, generate, max_new_tokens, run_generation
 from core.models.gpt2 import CHECKPOINT, GPT2, GPT2Config
+from core.models.gpt2_cache import compare_runs, compare_runs_per_step, positions_computed_formula
 from core.tokenizer import encode, prepare_prompt
 from core.train.corpus import load_corpus, split_train_heldout
 from core.train.loop import evaluate

@@ -139,8 +139,8 @@ def test_tokens_are_bpe_tokens_shown_as_tokens(folder):
 
 def test_live_cache_of_gpt2_small_shape_matches_the_catalog_row():
     """36 KiB per token in 16-bit (core/specs' GPT-2 row), 72 KiB in the fp32 the pages run."""
-    from core.generation import cache_size
     from core.models.gpt2 import GPT2, GPT2Config
+    from core.models.gpt2_cache import cache_size
     from core.models.hf_gpt2 import catalog_spec
 
     config = GPT2Config(vocab_size=50257, block_size=1024, n_layer=12, n_head=12, d_model=768)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from core.k3 import route_text
 from core.models.mini_k3 import CHECKPOINT, MiniK3, MiniK3Config
+from core.models.mini_k3_trace import route_text
 from core.models.moe import MoE, expert_params
 from core.specs import K3_FULL_ATTN_LAYERS, SPECS, full_attention_layers
 from tests.conftest import tracked_asset

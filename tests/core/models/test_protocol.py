@@ -109,7 +109,7 @@ def _assert_unchanged(before: dict[str, torch.Tensor], model: torch.nn.Module) -
 
 
 def test_mini_k3_forward_in_eval_mode_leaves_every_parameter_and_buffer_unchanged():
-    from core.k3 import live_run, route_text
+    from core.models.mini_k3_trace import live_run, route_text
 
     torch.manual_seed(0)
     model = MiniK3(MiniK3Config()).eval()  # as the app serves it (MiniK3.load returns it in eval)

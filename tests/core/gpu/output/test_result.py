@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from core.gpu import pipeline
 from core.gpu.output.result import SuiteResult, moe_row_from_dict
+from core.gpu.pipeline import SuiteSpec
 from core.gpu.presets import PRESETS
-from core.gpu.suites import pipeline
 from core.gpu.suites.moe_bench import MoeRow
-from core.gpu.suites.pipeline import SuiteSpec
 from core.gpu.timing import bench_env
 from tests.core.gpu.fake_nvml import FakeNvml
 

@@ -111,8 +111,8 @@ def _tiny_sizing(**changes):
 def test_the_suite_runs_its_moe_test_at_the_card_s_sizes(monkeypatch):
     """`--moe-sized-by-card` (check 5's benchmark): the sizes come from the card's free memory and the
     copy speed the suite measured, the MoE test runs them, and the JSON says what they were."""
-    from core.gpu.suites import pipeline
-    from core.gpu.suites.pipeline import SuiteSpec
+    from core.gpu import pipeline
+    from core.gpu.pipeline import SuiteSpec
     from core.gpu.timing.bench_env import make_env
 
     seen = {}
@@ -142,8 +142,8 @@ def test_the_suite_runs_its_moe_test_at_the_card_s_sizes(monkeypatch):
 
 
 def test_a_shape_on_a_cpu_runs_the_cpu_sizes(monkeypatch):
-    from core.gpu.suites import pipeline
-    from core.gpu.suites.pipeline import SuiteSpec
+    from core.gpu import pipeline
+    from core.gpu.pipeline import SuiteSpec
     from core.gpu.timing.bench_env import make_env
 
     asked = []

@@ -1,4 +1,6 @@
-"""The numbers behind the "Go deeper" sections (core/walkthrough.py) agree with core/ops and core/specs."""
+"""The numbers behind the Engineer depth's worked examples agree with core/ops and core/specs: the chunked
+rule's example and costs (core/ops/chunk_example.py), KDA's gate bound (core/ops/kda.py), AttnRes costs
+(core/plan/attn_res.py), expert reads per step (core/plan/expert_bytes.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +9,11 @@ import math
 import numpy as np
 import pytest
 
+from core.ops.chunk_example import chunk_costs, chunk_example
+from core.ops.kda import gate_bounds
+from core.plan.attn_res import attn_res_costs
+from core.plan.expert_bytes import expert_reads
 from core.specs import KIMI_K3, LLAMA3_8B
-from core.walkthrough import attn_res_costs, chunk_costs, chunk_example, expert_reads, gate_bounds
 
 
 def test_chunk_example_is_the_ut_transform_and_matches_the_recurrence():

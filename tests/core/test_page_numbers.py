@@ -1,5 +1,6 @@
-"""core/k3.py: the numbers behind Kimi K3 and Experts (moved out of the figure modules), and
-core/generation.py's RunSeries (moved out of core/figures/generation.py)."""
+"""The numbers the Kimi K3, Experts and GPT-2 pages draw, computed outside the figure modules:
+core/plan/attention_twin.py and expert_bytes.py (from the spec), core/models/mini_k3_trace.py (from a
+live mini-K3 run), core/models/gpt2_cache.py's RunSeries (from a GPT-2 run's traces)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from core import k3
-from core.generation import RunSeries, run_generation
+from core.generation import run_generation
+from core.models import mini_k3_trace
 from core.models.gpt2 import GPT2, GPT2Config
+from core.models.gpt2_cache import RunSeries
 from core.models.mini_k3 import MiniK3, MiniK3Config
+from core.plan import attention_twin, expert_bytes
 from core.roofline import active_weight_bytes, weight_bytes
 from core.specs import SPECS
 
@@ -25,8 +28,8 @@ def mini() -> MiniK3:
 
 
 def test_memory_at_contexts_splits_cache_and_boards():
-    rows = k3.memory_at_contexts(K3, [1024, 4096])
-    twin = k3.full_attention_twin(K3)
+    rows = attention_twin.memory_at_contexts(K3, [1024, 4096])
+    twin = attention_twin.full_attention_twin(K3)
     assert twin.num_full_attention_layers == K3.num_layers and twin.num_linear_layers == 0
     for row in rows:
         assert row.hybrid_cache == row.context * K3.kv_cache_bytes_per_token()
@@ -34,29 +37,29 @@ def test_memory_at_contexts_splits_cache_and_boards():
         assert row.twin_cache == twin.cache_bytes(row.context)
         assert row.hybrid_total == row.hybrid_cache + row.hybrid_state
     assert rows[1].hybrid_cache == 4 * rows[0].hybrid_cache and rows[1].hybrid_state == rows[0].hybrid_state
-    crossover = k3.crossover_tokens(K3)
+    crossover = attention_twin.crossover_tokens(K3)
     assert crossover * K3.kv_cache_bytes_per_token() == pytest.approx(K3.state_bytes())
 
 
 def test_bytes_per_token_rows_are_dense_then_experts():
-    (dense_name, dense), (moe_name, moe) = k3.bytes_per_token_rows(K3)
+    (dense_name, dense), (moe_name, moe) = expert_bytes.bytes_per_token_rows(K3)
     assert dense == weight_bytes(K3, 2.0) and moe == active_weight_bytes(K3, 2.0)
     assert dense > 10 * moe and "dense" in dense_name and K3.name in moe_name
 
 
 def test_source_labels_name_the_embedding_and_each_block():
-    assert k3.source_labels(9, 3) == [
+    assert mini_k3_trace.source_labels(9, 3) == [
         "embedding",
         "block 1: layers 1–3",
         "block 2: layers 4–6",
         "block 3: layers 7–9",
     ]
-    assert k3.source_labels(4, 3)[-1] == "block 2: layers 4–4"
+    assert mini_k3_trace.source_labels(4, 3)[-1] == "block 2: layers 4–4"
 
 
 def test_live_run_summary_matches_the_traces(mini):
     prompt = list(b"abc")
-    run = k3.live_run(mini, prompt, new_tokens=2)
+    run = mini_k3_trace.live_run(mini, prompt, new_tokens=2)
     traces = mini.run(prompt, new_tokens=2, keep_parts=False)
     steps, layers = len(traces), mini.cfg.num_layers
     assert run.kinds == mini.kinds and run.prompt_length == 3
@@ -94,7 +97,7 @@ def test_run_series_reads_the_per_step_numbers():
 
 
 def test_text_routing_names_the_busiest_and_the_idle_experts():
-    routing = k3.TextRouting(
+    routing = mini_k3_trace.TextRouting(
         layer=1,
         expert_ids=np.array([[2, 0], [2, 1]]),
         weights=np.zeros((2, 5)),
@@ -105,7 +108,7 @@ def test_text_routing_names_the_busiest_and_the_idle_experts():
 
 def test_busiest_names_every_tied_expert():
     """Two experts with the same top load are both the busiest (the page once named only the first)."""
-    routing = k3.TextRouting(
+    routing = mini_k3_trace.TextRouting(
         layer=1,
         expert_ids=np.array([[4, 8], [4, 8], [1, 0]]),
         weights=np.zeros((3, 10)),
@@ -116,19 +119,19 @@ def test_busiest_names_every_tied_expert():
 
 def test_example_picks_light_top_k_distinct_routed_experts():
     moe = K3.moe
-    picks = k3.example_picks(moe.experts, moe.top_k)
+    picks = expert_bytes.example_picks(moe.experts, moe.top_k)
     assert len(set(picks)) == len(picks) == moe.top_k and picks == sorted(picks)
     assert 0 <= picks[0] and picks[-1] < moe.experts
-    assert picks == k3.example_picks(moe.experts, moe.top_k)  # fixed seed: the same every process
+    assert picks == expert_bytes.example_picks(moe.experts, moe.top_k)  # fixed seed: the same every process
     with pytest.raises(ValueError):
-        k3.example_picks(4, 5)
+        expert_bytes.example_picks(4, 5)
 
 
-def _summary(rows: list[list[float]]) -> k3.RunSummary:
+def _summary(rows: list[list[float]]) -> mini_k3_trace.RunSummary:
     """A one-step RunSummary whose only content is these AttnRes rows (NaN = no such source yet)."""
     z = np.array([rows], dtype=np.float32)
     n_rows, n_sources = z.shape[1:]
-    return k3.RunSummary(
+    return mini_k3_trace.RunSummary(
         kinds=["kda"], tokens_in=[65], tokens_out=[66], prompt_length=1,
         memory_bytes=np.zeros((1, 1), dtype=np.int64), attn_res=z,
         mix_labels=[f"mix {i}" for i in range(n_rows)], source_labels=[f"src {j}" for j in range(n_sources)],
@@ -146,18 +149,18 @@ def test_strongest_pull_is_the_row_furthest_above_an_even_split():
             [0.5, 0.5, nan],
         ]
     )
-    pull = k3.strongest_pull(run, 1)
+    pull = mini_k3_trace.strongest_pull(run, 1)
     assert (pull.mix, pull.source, pull.sources) == ("mix 2", "src 1", 3)
     assert pull.weight == pytest.approx(0.6) and pull.even == pytest.approx(1 / 3) and pull.far_from_even
-    even = k3.strongest_pull(_summary([[0.5, 0.5], [0.55, 0.45]]), 1)
+    even = mini_k3_trace.strongest_pull(_summary([[0.5, 0.5], [0.55, 0.45]]), 1)
     assert even.mix == "mix 1" and not even.far_from_even
-    assert k3.strongest_pull(_summary([[1.0, nan]]), 1) is None
+    assert mini_k3_trace.strongest_pull(_summary([[1.0, nan]]), 1) is None
 
 
 def test_strongest_pull_on_a_real_run_is_a_cell_of_the_heatmap(mini):
-    run = k3.live_run(mini, list(b"abcdefgh"), new_tokens=1)
+    run = mini_k3_trace.live_run(mini, list(b"abcdefgh"), new_tokens=1)
     for step in range(1, len(run.tokens_in) + 1):
-        pull = k3.strongest_pull(run, step)
+        pull = mini_k3_trace.strongest_pull(run, step)
         row, col = run.mix_labels.index(pull.mix), run.source_labels.index(pull.source)
         z = run.attn_res[step - 1]
         assert z[row, col] == pytest.approx(pull.weight)

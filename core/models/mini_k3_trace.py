@@ -1,15 +1,13 @@
-"""The numbers of Kimi K3 and Experts: the real K3 from its config, mini-K3 live.
+"""What mini-K3 did on a run, reduced to small arrays the Kimi K3 and Experts pages draw.
 
-Real numbers come from `core.specs.SPECS["kimi_k3"]` (config of the release) and
-`core.roofline`; live numbers from mini-K3 (`core.models.mini_k3`): its per-step traces
-reduced to small arrays (`summarise_run`) and its router's choices on a whole text
-(`route_text`). The figure modules draw these (`core/figures/layer_map.py`, `k3_memory.py`,
-`attn_res_heatmap.py`, `expert_grid.py`, `expert_routing.py`, `moe_weights.py`); they compute nothing.
+`live_run` decodes with mini-K3 (`core.models.mini_k3`) and `summarise_run` reduces its per-step
+traces (memory by layer kind, Attention Residuals' mix weights, the router's picks) to a `RunSummary`,
+cheap to cache and copy; `strongest_pull` reads one step's strongest AttnRes source; `route_text` gives
+the router's choices over a whole text. The figure modules draw these and compute nothing.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,97 +15,7 @@ import torch
 
 from core.i18n import _
 from core.models.mini_k3 import ForwardInfo, MiniK3
-from core.roofline import active_weight_bytes, weight_bytes
-from core.specs import ModelSpec
 from core.trace import Trace
-from core.units import format_params
-
-# ---------------------------------------------------------------------------------------------
-# The real K3 (Kimi K3 and Experts)
-# ---------------------------------------------------------------------------------------------
-
-
-def full_attention_twin(spec: ModelSpec) -> ModelSpec:
-    """The same model with every layer full attention (its own MLA): what K3 would cache without KDA."""
-    return dataclasses.replace(
-        spec, key=f"{spec.key}_all_attention", name=f"{spec.name}, all layers MLA", kinds=(), linear=None
-    )
-
-
-@dataclass(frozen=True)
-class MemoryAtContext:
-    context: int
-    hybrid_cache: float  # bytes of growing MLA cache
-    hybrid_state: float  # bytes of fixed KDA boards (+ conv buffers)
-    twin_cache: float  # bytes an all-attention model of the same width keeps
-
-    @property
-    def hybrid_total(self) -> float:
-        return self.hybrid_cache + self.hybrid_state
-
-
-def memory_at_contexts(spec: ModelSpec, contexts: list[int]) -> list[MemoryAtContext]:
-    """Per-sequence memory of the hybrid and its all-attention twin (bf16 cache, fp32 boards)."""
-    twin = full_attention_twin(spec)
-    rows = []
-    for context in contexts:
-        cache = context * spec.kv_cache_bytes_per_token()
-        rows.append(MemoryAtContext(context, cache, spec.state_bytes(), twin.cache_bytes(context)))
-    return rows
-
-
-def crossover_tokens(spec: ModelSpec) -> float:
-    """Context length at which the growing cache weighs as much as the fixed boards."""
-    return spec.state_bytes() / spec.kv_cache_bytes_per_token()
-
-
-# MXFP4 (OCP Microscaling): 4-bit values, one shared 8-bit scale per group of 32 → 4.25 bits each.
-# K3's released routed experts are stored this way (compressed-tensors "mxfp4-pack-quantized",
-# group 32); attention, shared experts, the dense layer and the head stay in bf16.
-MXFP4_BYTES_PER_PARAM = (4 + 8 / 32) / 8
-
-
-def routed_expert_params(spec: ModelSpec, active: bool = True) -> int:
-    """Parameters in routed experts: the top-k a token wakes (active) or all of them, over every MoE layer."""
-    if spec.moe is None:
-        return 0
-    moe_layers = spec.num_layers - spec.first_k_dense
-    per_layer = spec.moe.top_k if active else spec.moe.experts
-    return moe_layers * per_layer * spec.moe.expert_params(spec.hidden)
-
-
-def release_weight_bytes_per_token(spec: ModelSpec) -> float:
-    """Weight bytes one token reads in the released formats: routed experts MXFP4, everything else bf16."""
-    routed = routed_expert_params(spec, active=True)
-    rest = spec.active_params(count_embedding_table=False) - routed
-    return rest * 2.0 + routed * MXFP4_BYTES_PER_PARAM
-
-
-def example_picks(num_routed: int, top_k: int, seed: int = 0) -> list[int]:
-    """`top_k` distinct routed experts for K3's expert grid to light, as one token would (sorted).
-
-    K3's own router is not run here (its weights are the released 1.4 TB), so which experts light
-    up is an example drawn with a fixed seed; how many is the config's top_k. mini-K3's page shows
-    real picks of a real router."""
-    if not 1 <= top_k <= num_routed:
-        raise ValueError(f"top_k must be in 1..{num_routed}, got {top_k}")
-    rng = np.random.default_rng(seed)
-    return sorted(int(e) for e in rng.choice(num_routed, size=top_k, replace=False))
-
-
-def bytes_per_token_rows(spec: ModelSpec, bytes_per_param: float = 2.0) -> list[tuple[str, float]]:
-    """Weight bytes one token reads: a dense model of K3's total size vs K3's experts (bf16)."""
-    return [
-        (f"dense, {format_params(spec.total_params())} all read", weight_bytes(spec, bytes_per_param)),
-        (f"{spec.name}: shared + {spec.moe.top_k} routed", active_weight_bytes(spec, bytes_per_param)),
-    ]
-
-
-# ---------------------------------------------------------------------------------------------
-# mini-K3 stepping (Kimi K3)
-# ---------------------------------------------------------------------------------------------
-
-MEMORY_KINDS = ("kda", "mla")  # fixed boards, growing caches
 
 
 @dataclass
@@ -231,11 +139,6 @@ def live_run(model: MiniK3, prompt: list[int], new_tokens: int) -> RunSummary:
     """mini-K3 reads `prompt` byte by byte, then writes `new_tokens` more greedily, summarised."""
     traces = model.run(prompt, new_tokens=new_tokens, keep_parts=False)
     return summarise_run(traces, model.kinds, model.cfg.attn_res_block_size, prompt)
-
-
-# ---------------------------------------------------------------------------------------------
-# The router on a whole text (Experts)
-# ---------------------------------------------------------------------------------------------
 
 
 @dataclass
