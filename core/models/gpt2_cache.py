@@ -9,15 +9,18 @@ recomputing runs of `core.generation` agree; `RunSeries` a run's per-step number
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from core.models.gpt2 import GPT2
 from core.trace import Trace
 
-if TYPE_CHECKING:  # annotations only: core.generation runs the model, this module reads its runs
-    from core.generation import GenerationRun
+
+class Run(Protocol):
+    """What a comparison reads of a run (`core.generation.GenerationRun`): its per-step traces."""
+
+    traces: list[Trace]
 
 
 def positions_computed_formula(prompt_length: int, steps: int, use_cache: bool) -> int:
@@ -48,7 +51,7 @@ class RunComparison:
         return self.same_tokens == self.steps
 
 
-def compare_runs(a: GenerationRun, b: GenerationRun, steps: int | None = None) -> RunComparison:
+def compare_runs(a: Run, b: Run, steps: int | None = None) -> RunComparison:
     """Compare the first `steps` steps of two runs of the same prompt (all common steps by default)."""
     n = min(len(a.traces), len(b.traces)) if steps is None else min(steps, len(a.traces), len(b.traces))
     pairs = list(zip(a.traces[:n], b.traces[:n], strict=True))
@@ -57,7 +60,7 @@ def compare_runs(a: GenerationRun, b: GenerationRun, steps: int | None = None) -
     return RunComparison(n, same, diff)
 
 
-def compare_runs_per_step(a: GenerationRun, b: GenerationRun) -> list[RunComparison]:
+def compare_runs_per_step(a: Run, b: Run) -> list[RunComparison]:
     """compare_runs for every prefix at once: entry t covers the first t steps (entry 0: none)."""
     out = [RunComparison(0, 0, 0.0)]
     same, diff = 0, 0.0
