@@ -121,7 +121,7 @@ RECORDS: tuple[dict[str, object], ...] = (
         ),
         "gpt2",
         r"(?i)\bresidual\b",
-        reading="ざんさ",
+        reading="ざんさすとりーむ",
     ),
     _t(
         "embedding",

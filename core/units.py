@@ -30,7 +30,10 @@ def format_si(v: float) -> str:
 
 
 def format_params(n: float) -> str:
-    """Parameter counts the way papers say them: 124M, 8.0B, 671B, 2.8T."""
+    """Parameter counts the way papers say them: 124M, 8.0B, 671B, 2.8T (in Japanese by 10⁴ steps to three
+    figures: '1.24億', '80億', '6,710億', '2.8兆')."""
+    if is_japanese():
+        return _japanese_figures(n, ((1e12, "兆"), (1e8, "億"), (1e4, "万")))
     for size, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
         if abs(n) >= size:
             value = n / size
@@ -47,6 +50,23 @@ def format_count(n: float) -> str:
         if abs(n) >= size:
             value = n / size
             return f"{value:.1f} {word}" if value < 10 else f"{value:,.0f} {word}"
+    return f"{n:,.0f}"
+
+
+def format_billions(n: float) -> str:
+    """A parameter count to three figures for a table: '8.03 B' (in Japanese by 10⁸, '80.3億'; from 10¹² on,
+    '2.78兆')."""
+    if not is_japanese():
+        return f"{n / 1e9:,.2f} B"
+    return _japanese_figures(n, ((1e12, "兆"), (1e8, "億")))
+
+
+def _japanese_figures(n: float, steps: tuple[tuple[float, str], ...]) -> str:
+    """`n` in the largest of `steps` it reaches, to three figures (never rounding away whole units)."""
+    for size, word in steps:
+        if abs(n) >= size:
+            value = n / size
+            return f"{value:,.3g}{word}" if abs(value) < 1000 else f"{value:,.0f}{word}"
     return f"{n:,.0f}"
 
 

@@ -9,8 +9,8 @@ from html import escape
 
 import plotly.graph_objects as go
 
-from core.figures.style import COLORS, base_layout
-from core.i18n import N_, _
+from core.figures.style import COLORS, base_layout, marker_line
+from core.i18n import N_, _, list_of
 from core.plan.export import bound_words
 from core.plan.headline import ALL_REDUCE_COUNTED, window_words
 from core.plan.plan import Plan
@@ -78,13 +78,15 @@ def context_figure(plans: list[Plan]) -> go.Figure:
         raise ValueError("need at least one plan")
     xs = [p.inputs.context for p in plans]
     fits = [p for p in plans if p.decode_tokens_per_s is not None]
-    left_out = f", {_(ALL_REDUCE_COUNTED)}" if plans[0].inputs.gpus > 1 else ""
     fig = go.Figure()
     fig.add_scatter(
         x=[p.inputs.context for p in fits],
         y=[p.decode_tokens_per_s for p in fits],
         mode="lines+markers",
-        name=_("batch {batch}, ceiling").format(batch=plans[0].inputs.batch) + left_out,
+        name=list_of(
+            [_("batch {batch}, ceiling").format(batch=plans[0].inputs.batch)]
+            + ([_(ALL_REDUCE_COUNTED)] if plans[0].inputs.gpus > 1 else [])
+        ),
         line=dict(color=COLORS["attention"], width=3),
         customdata=[[format_bytes(p.read_per_step), bound_words(p.decode_bound)] for p in fits],
         hovertemplate=_("%{x:,} tokens<br>%{y:,.1f} tokens/s<br>moved per step: %{customdata[0]}")
@@ -116,15 +118,13 @@ def context_figure(plans: list[Plan]) -> go.Figure:
     fig.update_yaxes(rangemode="tozero")
     trained = plans[0].trained_context
     if trained and min(xs) <= trained <= max(xs):
-        # a trace, not a shape: it gets a legend entry and hover, and sits right on a log axis
         top = max((p.decode_tokens_per_s for p in fits), default=1.0)
-        fig.add_scatter(
-            x=[trained, trained],
-            y=[0, top],
-            mode="lines",
-            name=_("trained for {trained:,} tokens").format(trained=trained),
-            line=dict(color=COLORS["warning"], dash="dash", width=2),
-            hovertemplate=_("the model was trained for {trained:,} tokens").format(trained=trained)
-            + "<extra></extra>",
+        marker_line(
+            fig,
+            trained,
+            top,
+            _("trained for {trained:,} tokens").format(trained=trained),
+            "dash",
+            _("the model was trained for {trained:,} tokens").format(trained=trained) + "<extra></extra>",
         )
     return fig

@@ -14,7 +14,7 @@ import json
 import zlib
 from dataclasses import fields, replace
 
-from core.i18n import _, ngettext
+from core.i18n import _, ngettext, pgettext
 from core.plan.headline import (
     ALL_REDUCE_COUNTED,
     ALL_REDUCE_SHORT,
@@ -25,7 +25,7 @@ from core.plan.headline import (
 from core.plan.inputs import PlanInputs
 from core.plan.latency import KERNEL_FLOOR_S
 from core.plan.plan import Plan
-from core.units import format_bytes, format_context
+from core.units import format_billions, format_bytes, format_context
 
 MAX_LINK_CONFIG = 6000  # characters of compressed config a link may carry
 
@@ -59,12 +59,14 @@ def rows(p: Plan) -> list[tuple[str, str, float | int | str | None]]:
     if speed is None:
         decode = _("does not fit")
     else:
-        decode = f"{speed:,.1f} ({bound_words(p.decode_bound)}" + (f"; {counted})" if left_out else ")")
+        decode = f"{speed:,.1f} ({bound_words(p.decode_bound)}" + (
+            pgettext("clause separator", "; ") + counted + ")" if left_out else ")"
+        )
     out = [
         (_("model"), p.model_name, p.model_name),
         (_("card"), f"{p.inputs.gpus} × {p.card_name}", p.card_name),
-        (_("parameters (total)"), f"{p.total_params / 1e9:,.2f} B", p.total_params),
-        (_("parameters (active per token)"), f"{p.active_params / 1e9:,.2f} B", p.active_params),
+        (_("parameters (total)"), format_billions(p.total_params), p.total_params),
+        (_("parameters (active per token)"), format_billions(p.active_params), p.active_params),
         (_("trained context window"), trained_words(p.trained_context), p.trained_context),
         (_("usable memory"), b(p.usable), p.usable),
         (_("weights"), b(p.weights), p.weights),

@@ -243,6 +243,13 @@ def no_english(at: AppTest, when: str) -> None:
     assert left == [], f"{when}: English left on screen: {left[:12]}"
 
 
+def reads_japanese(at: AppTest, when: str) -> None:
+    """`no_english`, and the term table's typography and number rules hold on the page (`typography_left`)."""
+    no_english(at, when)
+    wrong = typography_left(at)
+    assert wrong == [], f"{when}: typography: {wrong[:12]}"
+
+
 def open_toggles(at: AppTest, *toggles: str) -> None:
     """Switch each toggle (by key) on, one rerun each: answers, formulas and code shown."""
     for key in toggles:

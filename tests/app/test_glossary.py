@@ -181,3 +181,52 @@ def test_the_words_the_issue_found_missing_are_in_the_glossary():
 def test_the_english_glossary_is_a_to_z():
     names = [t.name.lower().lstrip("-") for t in alphabetical()]
     assert names == sorted(names)
+
+
+def test_glossary_records_stay_english_and_the_names_japanese():
+    """The order tests match English names and sentences; the Japanese is what a reader sees, with its English
+    once in parentheses (none where the Japanese name already has Latin letters)."""
+    from core.i18n import use_language
+    from core.specs import SPECS
+
+    term = get("hybrid")
+    k3 = SPECS["kimi_k3"]
+    with use_language("ja"):
+        assert term.name == "hybrid" and "full attention in its" in term.sentence
+        assert term.shown_name() == "ハイブリッド（hybrid）"
+        assert f"{k3.num_layers}層のうち" in term.shown_sentence()
+        assert get("gqa").shown_name() == "GQA（grouped-query attention）"
+    assert get("hybrid").shown_name() == "hybrid"
+
+
+def test_the_japanese_glossary_is_sorted_by_reading():
+    """あいうえお順: the names Japanese writes in Latin letters first (A to Z), then every other name by
+    its stored reading in the order of the kana table (voiced marks and ー read as dictionaries read
+    them); each such name has a reading in hiragana that starts as the name does, when the name starts
+    with kana. (The page lists them in that order: tests/app/japanese_walks.py, the glossary's walk.)"""
+    from core.glossary import gojuon
+    from core.i18n import use_language
+
+    def hiragana(text: str) -> str:
+        return "".join(chr(ord(c) - 0x60) if "ァ" <= c <= "ヶ" else c for c in text)
+
+    with use_language("ja"):
+        order = alphabetical()
+        shown = [t.shown_name() for t in order]
+        latin = [t for t, name in zip(order, shown, strict=True) if name.lstrip("-")[0].isascii()]
+        kana = [t for t, name in zip(order, shown, strict=True) if not name.lstrip("-")[0].isascii()]
+        assert order == latin + kana, "Latin-lettered names come first"
+        assert [t.name.lower().lstrip("-") for t in latin] == sorted(
+            t.name.lower().lstrip("-") for t in latin
+        )
+        assert all(t.reading for t in kana), [t.key for t in kana if not t.reading]
+        for t in kana:
+            assert all("ぁ" <= c <= "ゖ" or c == "ー" for c in t.reading), (t.key, t.reading)
+            first = hiragana(t.shown_name()[0])
+            if "ぁ" <= first <= "ゖ":  # a kana name: its reading starts with the same sound
+                assert gojuon(t.reading)[0] == gojuon(first)[0], (t.key, t.reading)
+        readings = [gojuon(t.reading) for t in kana]
+        assert readings == sorted(readings)
+    assert gojuon("とーくん") == "とおくん" and gojuon("かーねる") < gojuon(
+        "がくしゅうりつ"
+    )  # かあ… before かく…

@@ -8,9 +8,9 @@ from streamlit.testing.v1 import AppTest
 from bench.load.protocol import step_status
 from core.i18n import use_language
 from tests.app import driver
-from tests.app.japanese import japanese, no_english
-from tests.app.japanese_walks import WALKS, walk
-from ui.course import LESSONS, available
+from tests.app.japanese import japanese, reads_japanese
+from tests.app.japanese_walks import WALKS, Depth, walk
+from ui.course import LESSONS, available, lesson
 
 PAGES = [pytest.param(item.file, id=item.slug) for item in available()]
 # What a curious reader finds on each page at Story depth, in the order test_page_survives_a_curious_reader pokes:
@@ -99,14 +99,35 @@ def test_pages_draw_data_tables_through_one_helper():
     assert callers == ["ui/charts.py"]
 
 
+def test_every_page_has_a_japanese_walk():
+    assert {w.page for w in WALKS.values()} == {item.slug for item in available()}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("slug", list(WALKS))
-def test_page_reads_in_japanese_through_its_widgets(slug):
-    """The Japanese reader's walk (tests/app/japanese_walks.py): Story first, then everything at Engineer
-    depth, every state reached reading Japanese, with no exception."""
-    with use_language("ja"):  # the widgets' format functions run in the test's thread too
-        at = japanese(slug, timeout=300)
-        no_english(at, f"{slug} at Story depth")
-        at.query_params["depth"] = "engineer"
-        at.run()
-        walk(at, WALKS[slug])
+@pytest.mark.parametrize("name", list(WALKS))
+def test_page_reads_in_japanese_through_its_widgets(name, monkeypatch, tmp_path):
+    """The Japanese reader's walk (tests/app/japanese_walks.py): the page as `?lang=ja` opens it, its title the
+    outline's, then Story's moves, then everything at Engineer depth; every state reached reads Japanese
+    (no English sentence or table word, the term table's typography), with no exception."""
+    row = WALKS[name]
+    clean_up = row.setup(monkeypatch, tmp_path) if row.setup else None
+    try:
+        with use_language("ja"):  # the widgets' format functions run in the test's thread too
+            at = AppTest.from_file(driver.page_path(row.page), default_timeout=300)
+            at.query_params["lang"] = "ja"
+            at.query_params["depth"] = row.opens
+            at.run()
+            assert at.title and at.title[0].value == lesson(row.page).label
+            reads_japanese(at, f"{name}, first run at {row.opens} depth")
+            walk(at, row.story)
+            if row.opens == "story":
+                walk(at, [Depth("engineer")])
+            walk(at, row.moves)
+    finally:
+        if clean_up:
+            clean_up()
+
+
+def test_the_router_and_its_sidebar_read_in_japanese():
+    at = japanese("app.py")
+    reads_japanese(at, "the router's first page and its sidebar")

@@ -85,3 +85,43 @@ def test_format_count_in_japanese_steps_of_ten_thousand():
     with use_language("ja"):
         shown = [format_count(n) for n in (96, 3.28e9, 2.62e12, 4.5e13, 1.44397e17, 2e16, 3.2e20)]
     assert shown == ["96", "33億", "2.6兆", "45兆", "14京4,397兆", "2京", "32,000京"]
+
+
+def test_counts_read_in_japanese_counters():
+    """Nouns become Japanese counters (3 トークン, 12 層) and big counts 億 and 兆; English stays as it was."""
+    from core.i18n import use_language
+
+    with use_language("ja"):
+        assert counted(3, "token") == "3 トークン"
+        assert counted(12, "layer") == "12 層"
+        assert format_count(124e6) == "1.2億" and format_count(2.62e12) == "2.6兆"
+    assert counted(3, "token") == "3 tokens" and format_count(2.62e12) == "2.6 trillion"
+
+
+def test_format_billions_keeps_three_figures_in_each_language():
+    """The planner's parameter rows: 'B' in English, 億/兆 in Japanese, three figures either way."""
+    from core.i18n import use_language
+    from core.units import format_billions
+
+    assert format_billions(8.03e9) == "8.03 B"
+    assert format_billions(671e9) == "671.00 B"
+    with use_language("ja"):
+        assert format_billions(8.03e9) == "80.3億"
+        assert format_billions(0.752e9) == "7.52億"
+        assert format_billions(671e9) == "6,710億"
+        assert format_billions(2.7795e12) == "2.78兆"
+        assert format_billions(5e7) == "50,000,000"
+
+
+def test_format_params_reads_by_ten_thousands_in_japanese():
+    """Issue 41 item 3: 124M is 1.24億 to a Japanese reader, 2.8T is 2.8兆; English keeps the papers' M/B/T."""
+    from core.i18n import use_language
+
+    assert format_params(124e6) == "124M" and format_params(2.8e12) == "2.8T"
+    with use_language("ja"):
+        assert format_params(124e6) == "1.24億"
+        assert format_params(8.0e9) == "80億"
+        assert format_params(671e9) == "6,710億"
+        assert format_params(2.8e12) == "2.8兆"
+        assert format_params(1.5e6) == "150万"
+        assert format_params(999) == "999"

@@ -457,3 +457,22 @@ def test_cli_takes_the_fixed_state_format(capsys):
     assert "BF16 (vLLM's default for Gated DeltaNet)" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["--config", "qwen3_next_80b_a3b", "--state", "fp64"])
+
+
+def test_the_cli_and_the_english_plan_stay_english_whatever_the_language(capsys):
+    """The CLI prints English even from a Japanese caller; a plan made in Japanese words its assumptions
+    and cautions in Japanese, the same plan in English in English."""
+    from core.i18n import use_language
+    from tests.app.japanese import japanese_words
+
+    with use_language("ja"):
+        assert main(["--config", "llama3_1_8b", "--gpus", "3"]) == 0
+    out = capsys.readouterr().out
+    assert not japanese_words(out)
+    assert out.startswith("Llama-3.1-8B on 3 × H100 SXM 80GB:")
+    gpt2 = parse((CONFIGS / "gpt2.json").read_text())
+    with use_language("ja"):
+        japanese_plan = plan(gpt2, PlanInputs(context=2**20))
+    english_plan = plan(gpt2, PlanInputs(context=2**20))
+    assert all(japanese_words(text) for text in japanese_plan.assumptions + japanese_plan.cautions)
+    assert not any(japanese_words(text) for text in english_plan.assumptions + english_plan.cautions)

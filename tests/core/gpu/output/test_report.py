@@ -48,3 +48,24 @@ def test_the_headline_table_names_host_bytes_only_when_something_spilled(env):
     rows = report.context_headline_rows(result)
     assert [r["streamed from host"] for r in rows] == ["—", "3.0 MiB"]
     assert len(rows) == len(report.context_rows(result)) == 2
+
+
+def test_the_way_a_step_ran_reads_in_japanese():
+    """A GPU run's note on how the fixed-state step ran (the ways it tried, one failing) in Japanese:
+    the way's words translated, the error it raised quoted as it is."""
+    from core.gpu.output.report import state_way_note
+    from core.gpu.suites.context_bench import ContextResult, Series
+    from core.i18n import use_language
+    from tests.app.japanese import english_in, japanese_words
+
+    error = "RuntimeError: no kernel image is available for execution on the device"
+    for trials in ({"torch": 297.5, "triton": 401.0}, {"torch": 297.5, "triton": error}):
+        way = max(trials, key=lambda w: trials[w] if isinstance(trials[w], float) else 0.0)
+        series = Series("fixed state", 1, 1, 1, way=way, way_trials=trials)
+        result = ContextResult("tiny", "NVIDIA H200", "bfloat16", None, 1e12, 1e10, [series])
+        with use_language("en"):
+            english = state_way_note(result)
+        with use_language("ja"):
+            shown = state_way_note(result)
+        assert "PyTorch ops (a dozen kernels a layer): 297.5" in english and "297.5" in shown
+        assert japanese_words(shown) and english_in(shown) == [], shown
