@@ -55,7 +55,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from bench.load.server import CHROMIUM_FLAGS, chromium_path, course_server, cpu_seconds
+from bench.load.server import CHROMIUM_FLAGS, chromium_path, course_server, cpu_seconds, lesson_list
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -507,10 +507,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--json", type=Path, help="also write the figures here")
     p.add_argument("--compare", type=Path, help="a --json file of an earlier run: print before → after")
     args = p.parse_args(argv)
-    args.lesson = [s.strip() for s in args.lesson.split(",") if s.strip()]
-    unknown = [s for s in args.lesson if s not in slugs]
-    if unknown:
-        p.error(f"unknown lesson {', '.join(unknown)}; known: {', '.join(slugs)}")
+    args.lesson = lesson_list(p, args.lesson, slugs)
     if args.steps < 0 or args.loads < 1 or args.budget <= 0:
         p.error("steps >= 0, loads >= 1 and budget > 0")
     if chromium_path() is None:

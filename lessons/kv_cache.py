@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.figures.cache_pictures import (
+    HeadCache,
     attention_figure,
     attention_step,
     cache_heatmaps_figure,
@@ -98,17 +99,16 @@ def step_figures(
     final = cached.traces[-1].layers[layer]
     all_ids = cached.prompt_ids + cached.new_ids
     p, max_rows = len(cached.prompt_ids), final.keys.shape[1]
+    head_cache = HeadCache(final.keys, final.values, head, all_ids, label)
 
     def heatmaps(base: dict, step: int):
         # cache rows after the step: one per byte read
         rows = cached.traces[(step or n) - 1].position + 1 if n else 0
-        return cache_heatmaps_step(base, final.keys, final.values, head, rows, all_ids, label)
+        return cache_heatmaps_step(base, head_cache, rows)
 
     parts = {
         "heatmaps": Stepped(
-            base=lambda: cache_heatmaps_figure(
-                final.keys, final.values, head, max_rows, all_ids, label, unit
-            ),
+            base=lambda: cache_heatmaps_figure(head_cache, max_rows, unit),
             patch=heatmaps,
         ),
         "grid": Stepped(

@@ -45,7 +45,7 @@ from pathlib import Path
 from bench.load.chromium import chromium_path, chromium_reader
 from bench.load.lessons import LESSONS, LessonDrive
 from bench.load.reader import Reader, ReaderLog
-from bench.load.server import Meter, course_server
+from bench.load.server import Meter, course_server, lesson_list
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -379,10 +379,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--json", type=Path, help="also write the figures here")
     args = p.parse_args(argv)
-    args.lesson = [s.strip() for s in args.lesson.split(",") if s.strip()]
-    unknown = [s for s in args.lesson if s not in LESSONS]
-    if unknown:
-        p.error(f"unknown lesson {', '.join(unknown)}; known: {', '.join(LESSONS)}")
+    args.lesson = lesson_list(p, args.lesson, LESSONS)
     try:
         args.readers = [int(n) for n in args.readers.split(",")]
     except ValueError:

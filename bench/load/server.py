@@ -7,6 +7,7 @@ may be shared, and the figure that decides how many readers a process holds is i
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import shutil
@@ -15,7 +16,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,6 +39,15 @@ CHROMIUM_FLAGS = [
 def chromium_path() -> str | None:
     """Debian's chromium (Playwright cannot download its own browsers here), or None."""
     return next((p for p in map(shutil.which, ("chromium", "chromium-browser")) if p), None)
+
+
+def lesson_list(parser: argparse.ArgumentParser, text: str, known: Collection[str]) -> list[str]:
+    """`--lesson`'s comma-separated slugs as a list; an unknown one ends the run through `parser.error`."""
+    lessons = [s.strip() for s in text.split(",") if s.strip()]
+    unknown = [s for s in lessons if s not in known]
+    if unknown:
+        parser.error(f"unknown lesson {', '.join(unknown)}; known: {', '.join(known)}")
+    return lessons
 
 
 def free_port() -> int:

@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.figures.figure_dict import patched
-from core.figures.style import SEQUENTIAL, base_layout, heatmap
+from core.figures.style import base_layout, weight_heatmap
 from core.i18n import _
 from core.models.mini_k3_trace import RunSummary
 from core.tokenizer import token_label
@@ -27,21 +27,10 @@ def attn_res_step(base: dict, run: RunSummary, step: int) -> dict:
 def attn_res_figure(run: RunSummary, step: int) -> go.Figure:
     """Heatmap of the AttnRes weights for the token of `step`: sub-layer mixes × depth sources."""
     z = run.attn_res[step - 1]  # (mixes, sources)
-    fig = go.Figure(
-        heatmap(
-            z,
-            zmin=0.0,
-            zmax=1.0,
-            x_labels=run.source_labels,
-            y_labels=run.mix_labels,
-            colorscale=SEQUENTIAL,
-            colorbar_title=_("weight"),
-            hover=_("{mix}<br>source: {source}<br>weight {weight}").format(
-                mix="%{y}", source="%{x}", weight="%{z:.2f}"
-            )
-            + "<extra></extra>",
-        )
+    hover = _("{mix}<br>source: {source}<br>weight {weight}").format(
+        mix="%{y}", source="%{x}", weight="%{z:.2f}"
     )
+    fig = go.Figure(weight_heatmap(z, 1.0, run.source_labels, run.mix_labels, hover))
     base_layout(
         fig,
         title=_attn_res_title(run, step),

@@ -8,6 +8,8 @@ functions, core/figures/figure_dict.py).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -18,17 +20,23 @@ from core.i18n import _, pgettext
 from core.tokenizer import token_label
 
 
-def _cache_rows(
-    keys: np.ndarray,
-    values: np.ndarray,
-    head: int,
-    rows: int,
-    token_ids: list[int],
-    label: Label = token_label,
-) -> tuple[tuple[np.ndarray, np.ndarray], dict, list[dict]]:
-    """The step-dependent part of the cache heatmaps: K and V of `head`, the first `rows` rows
+@dataclass(frozen=True)
+class HeadCache:
+    """One head's cached keys and values over a whole run, and the tokens they belong to: what the cache
+    heatmaps draw, `rows` of them at a step. keys/values: a layer's final cache (H, T, Dh)."""
+
+    keys: np.ndarray
+    values: np.ndarray
+    head: int
+    token_ids: list[int]
+    label: Label = token_label
+
+
+def _cache_rows(cache: HeadCache, rows: int) -> tuple[tuple[np.ndarray, np.ndarray], dict, list[dict]]:
+    """The step-dependent part of the cache heatmaps: K and V of the head, the first `rows` rows
     (each (max(rows, 1), Dh) float32), the y ticks labelling the rows held so far, and an outline
     around the newest row in both panels (what a step adds)."""
+    keys, label, token_ids = cache.keys, cache.label, cache.token_ids
     max_rows = keys.shape[1]
     every = max(1, max_rows // 16)  # tick spacing fixed by the axis, not by the rows shown
     ticks = dict(
@@ -37,7 +45,7 @@ def _cache_rows(
         ticktext=[f"{i}: {label(token_ids[i])}" for i in range(0, rows, every)],
     )
     zs = []
-    for data in (keys[head], values[head]):
+    for data in (keys[cache.head], cache.values[cache.head]):
         # only the rows held so far travel (the y axis keeps its full, fixed range): early steps send
         # a few rows, not the whole run's; one blank row stands in for an empty cache
         z = np.full((max(rows, 1), data.shape[1]), np.nan, dtype=np.float32)
@@ -62,17 +70,9 @@ def _cache_rows(
     return (zs[0], zs[1]), ticks, newest
 
 
-def cache_heatmaps_step(
-    base: dict,
-    keys: np.ndarray,
-    values: np.ndarray,
-    head: int,
-    rows: int,
-    token_ids: list[int],
-    label: Label = token_label,
-) -> dict:
-    """`cache_heatmaps_figure` for another number of rows, from that figure's dict (same layer and head)."""
-    (zk, zv), ticks, newest = _cache_rows(keys, values, head, rows, token_ids, label)
+def cache_heatmaps_step(base: dict, cache: HeadCache, rows: int) -> dict:
+    """`cache_heatmaps_figure` for another number of rows, from that figure's dict (same `cache`)."""
+    (zk, zv), ticks, newest = _cache_rows(cache, rows)
     return patched(base, {0: {"z": zk}, 1: {"z": zv}}, {"yaxis": ticks, "yaxis2": ticks, "shapes": newest})
 
 
@@ -82,25 +82,18 @@ def channel_ticks(width: int) -> list[int]:
     return [0, width // 2] if width > 1 else [0]
 
 
-def cache_heatmaps_figure(
-    keys: np.ndarray,
-    values: np.ndarray,
-    head: int,
-    rows: int,
-    token_ids: list[int],
-    label: Label = token_label,
-    unit: str = "byte",
-) -> go.Figure:
+def cache_heatmaps_figure(cache: HeadCache, rows: int, unit: str = "byte") -> go.Figure:
     """One head's cached keys and values side by side: rows = positions held (one per byte
     read), columns = channels of the head.
 
-    keys/values are a layer's final cache (H, T, Dh); the first `rows` rows of `head` are
-    shown. The y axis spans all T rows and the colour range the whole layer, so both stay
-    fixed while stepping: the cache visibly grows and an old row never changes colour.
+    The first `rows` rows of the head are shown. The y axis spans all T rows and the colour range
+    the whole layer, so both stay fixed while stepping: the cache visibly grows and an old row never
+    changes colour.
     """
-    zmax = float(max(np.abs(keys).max(), np.abs(values).max(), 1e-6))
+    keys = cache.keys
+    zmax = float(max(np.abs(keys).max(), np.abs(cache.values).max(), 1e-6))
     max_rows = keys.shape[1]
-    zs, ticks, newest = _cache_rows(keys, values, head, rows, token_ids, label)
+    zs, ticks, newest = _cache_rows(cache, rows)
     hover = _("position %{y}<br>channel %{x}<br>%{z:.3f}") + "<extra></extra>"
     traces = []
     for z, axis in ((zs[0], ""), (zs[1], "2")):

@@ -37,30 +37,33 @@ def timeline_figure(T: int, chunk_size: int, title: str = "") -> go.Figure:
     fig = go.Figure()
     step_row, chunk_row = _("step by step"), _("chunks of {size}").format(size=chunk_size)
     rows = {step_row: 1.0, chunk_row: 0.0}
+
+    def token_row(row: str, name: str, marker: dict, hover: str, **extra) -> go.Scatter:
+        """One row of T square markers, a token each."""
+        square = dict(symbol="square", size=14, **marker)
+        y = [rows[row]] * T
+        return go.Scatter(
+            x=tokens, y=y, mode="markers", name=name, marker=square, hovertemplate=hover, **extra
+        )
+
     fig.add_trace(
-        go.Scatter(
-            x=tokens,
-            y=[rows[step_row]] * T,
-            mode="markers",
-            name=_("token (one at a time)"),
-            marker=dict(symbol="square", size=14, color=color_of("delta")),
-            hovertemplate=_("token %{x}: waits for the board the token before left<extra></extra>"),
+        token_row(
+            step_row,
+            _("token (one at a time)"),
+            dict(color=color_of("delta")),
+            _("token %{x}: waits for the board the token before left<extra></extra>"),
         )
     )
+    chunk_marker = dict(
+        color=[CHUNK_SHADES[c % 2] for c in chunk_of], line=dict(color=color_of("gated_delta"), width=1)
+    )
     fig.add_trace(
-        go.Scatter(
-            x=tokens,
-            y=[rows[chunk_row]] * T,
-            mode="markers",
-            name=_("token (whole chunk at once)"),
-            marker=dict(
-                symbol="square",
-                size=14,
-                color=[CHUNK_SHADES[c % 2] for c in chunk_of],
-                line=dict(color=color_of("gated_delta"), width=1),
-            ),
+        token_row(
+            chunk_row,
+            _("token (whole chunk at once)"),
+            chunk_marker,
+            _("token %{x} is in chunk %{customdata}<extra></extra>"),
             customdata=chunk_of,
-            hovertemplate=_("token %{x} is in chunk %{customdata}<extra></extra>"),
         )
     )
 

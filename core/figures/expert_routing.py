@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from core.figures.style import COLORS, SEQUENTIAL, base_layout, heatmap, legend_below
+from core.figures.style import COLORS, base_layout, legend_below, weight_heatmap
 from core.i18n import _
 from core.tokenizer import byte_labels
 
@@ -14,21 +14,11 @@ def router_heatmap_figure(weights: np.ndarray, tokens: list[int], layer: int, zm
     """Tokens × experts: the weight each routed expert got for each byte (0 = not picked)."""
     # bytes counted from 1, as the Step counter counts them
     labels = [f"{i}:{label}" for i, label in enumerate(byte_labels(tokens), start=1)]
-    fig = go.Figure(
-        heatmap(
-            weights,
-            zmin=0.0,
-            zmax=zmax,
-            x_labels=[str(e) for e in range(weights.shape[1])],
-            y_labels=labels,
-            colorscale=SEQUENTIAL,
-            colorbar_title=_("weight"),
-            hover=_("byte {byte}<br>expert {expert}<br>weight {weight}").format(
-                byte="%{y}", expert="%{x}", weight="%{z:.2f}"
-            )
-            + "<extra></extra>",
-        )
+    experts = [str(e) for e in range(weights.shape[1])]
+    hover = _("byte {byte}<br>expert {expert}<br>weight {weight}").format(
+        byte="%{y}", expert="%{x}", weight="%{z:.2f}"
     )
+    fig = go.Figure(weight_heatmap(weights, zmax, experts, labels, hover))
     base_layout(
         fig,
         title=_("Layer {layer}: which routed experts each byte woke").format(layer=layer),

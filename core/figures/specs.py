@@ -21,6 +21,7 @@ from core.figures.style import (
     label_of,
     legend_below,
     log_ticks,
+    marker_line,
     marker_of,
 )
 from core.i18n import N_, _
@@ -235,17 +236,16 @@ def speed_vs_context_figure(
         spill = spill_context(spec, card, weight_bytes_per_param, **roofline_kwargs)
     if spill is not None and contexts[0] <= spill <= contexts[-1]:
         top = max(p.tokens_per_s for p in ideal)
-        # a trace, not a shape: shapes and annotations take log10 units on log axes, traces take data
-        fig.add_scatter(
-            x=[spill, spill],
-            y=[0, top],
-            mode="lines+text",
-            name=_("cache spills at {spill:,} tokens").format(spill=spill),
-            line=dict(color=COLORS["warning"], dash="dot", width=2),
+        marker_line(
+            fig,
+            spill,
+            top,
+            _("cache spills at {spill:,} tokens").format(spill=spill),
+            "dot",
+            _("spill point: {spill:,} tokens<extra></extra>").format(spill=spill),
             text=["", _(" spills at {spill:,}").format(spill=spill)],
             textposition="middle right",
             textfont=dict(color=COLORS["warning"]),
-            hovertemplate=_("spill point: {spill:,} tokens<extra></extra>").format(spill=spill),
         )
     base_layout(
         fig, title=title, x_title=_("context (tokens)"), y_title=_("predicted tokens per second"), height=400
@@ -299,32 +299,30 @@ def story_figure(width: Width, context: int) -> go.Figure:
         subplot_titles=(_("memory kept per sequence"), _("work for the next token")),
     )
     memory = [max(r[2], 1.0) for r in rows]  # 'no cache' keeps 0 B: draw it at the axis floor
-    fig.add_bar(
-        y=labels,
-        x=memory,
-        orientation="h",
-        marker_color=colors,
-        row=1,
-        col=1,
-        showlegend=False,
-        text=[format_bytes(r[2]) for r in rows],
-        textposition="auto",
-        hovertemplate="%{y}<br>%{text}<extra></extra>",
+    panels = (  # per panel: bar lengths, their labels, hover, extra bar settings
+        (memory, [format_bytes(r[2]) for r in rows], "%{y}<br>%{text}<extra></extra>", {}),
+        (
+            [r[3] for r in rows],
+            # counts in words: "34B" would read as bytes beside the memory panel's "0 B"
+            [format_count(r[3]) for r in rows],
+            _("%{y}<br>%{text} multiply-adds<extra></extra>"),
+            dict(cliponaxis=False),
+        ),
     )
-    fig.add_bar(
-        y=labels,
-        x=[r[3] for r in rows],
-        orientation="h",
-        marker_color=colors,
-        row=2,
-        col=1,
-        showlegend=False,
-        # counts in words: "34B" would read as bytes beside the memory panel's "0 B"
-        text=[format_count(r[3]) for r in rows],
-        textposition="auto",
-        cliponaxis=False,
-        hovertemplate=_("%{y}<br>%{text} multiply-adds<extra></extra>"),
-    )
+    for row, (x, text, hover, extra) in enumerate(panels, start=1):
+        fig.add_bar(
+            y=labels,
+            x=x,
+            text=text,
+            textposition="auto",
+            hovertemplate=hover,
+            orientation="h",
+            marker_color=colors,
+            showlegend=False,
+            row=row,
+            col=1,
+            **extra,
+        )
     base_layout(
         fig,
         # the page says which width

@@ -216,6 +216,38 @@ def heatmap(
     )
 
 
+def marker_line(fig: go.Figure, x: float, top: float, name: str, dash: str, hover: str, **text) -> None:
+    """A vertical line at `x` from 0 to `top`, in the warning colour, with its name and hover.
+
+    A trace, not a shape: it gets a legend entry and hover, and sits right on a log axis (shapes and
+    annotations take log10 units there, traces take data). `text` adds labels (mode "lines+text").
+    """
+    fig.add_scatter(
+        x=[x, x],
+        y=[0, top],
+        mode="lines+text" if text else "lines",
+        name=name,
+        line=dict(color=COLORS["warning"], dash=dash, width=2),
+        hovertemplate=hover,
+        **text,
+    )
+
+
+def weight_heatmap(z: np.ndarray, zmax: float, x_labels, y_labels, hover: str) -> go.Heatmap:
+    """A heatmap of weights from 0 to `zmax` (mixing or routing weights): sequential colours, a "weight"
+    colour bar, and `hover` (the words for a cell, with plotly's %{…} fields) as the whole hover."""
+    return heatmap(
+        z,
+        zmin=0.0,
+        zmax=zmax,
+        x_labels=x_labels,
+        y_labels=y_labels,
+        colorscale=SEQUENTIAL,
+        colorbar_title=_("weight"),
+        hover=hover + "<extra></extra>",
+    )
+
+
 def legend_below(fig: go.Figure, y: float = -0.14, bottom: int = 90, grow: int = 0) -> go.Figure:
     """Legend under the x axis: above the plot, a legend of long entries wraps over the chart's title
     on a phone. `y` clears the axis title (lower for two-line tick labels), `bottom` makes room for it,

@@ -7,11 +7,40 @@ hf_causal.py); every problem is a `CheckpointError` with one line, never a trace
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, ClassVar
 
 from core.i18n import _
-from core.models.hf_tokenizer import CheckpointError
+from core.models.hf_tokenizer import BPETokenizer, CheckpointError
+from core.specs.model import ModelSpec
+
+
+@dataclass
+class LoadedCheckpoint:
+    """A released checkpoint in the course's module, with what a page or a benchmark needs beside it.
+
+    A family's subclass names its module's type and how its config.json becomes a ModelSpec (`read_spec`).
+    """
+
+    model: Any  # the course's module, in eval mode
+    tokenizer: BPETokenizer
+    folder: Path
+    hf_config: dict = field(repr=False)  # config.json as written
+    name: str
+    read_spec: ClassVar[Callable[[dict, str], ModelSpec]]
+
+    @property
+    def config(self) -> Any:
+        """The module's own config."""
+        return self.model.config
+
+    @property
+    def spec(self) -> ModelSpec:
+        return self.read_spec(self.hf_config, self.name)
 
 
 def one_line(error: BaseException) -> str:
@@ -63,24 +92,32 @@ def weight_files(folder: Path | str) -> list[Path]:
     )
 
 
+@contextlib.contextmanager
+def _open_shard(path: Path) -> Iterator:
+    """One safetensors file, open (its header read, no tensor yet); a missing shard or a damaged file,
+    found on opening or while reading, raises CheckpointError in one line."""
+    from safetensors import SafetensorError, safe_open
+
+    if not path.is_file():
+        raise CheckpointError(_("shard {name} listed in the index is missing").format(name=path.name))
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            yield f
+    except (SafetensorError, OSError, RuntimeError, ValueError) as error:
+        raise CheckpointError(
+            _("{name} is damaged or truncated ({error}); download it again").format(
+                name=path.name, error=one_line(error)
+            )
+        ) from None
+
+
 def check_weight_files(folder: Path | str) -> list[Path]:
     """Open every safetensors header (no tensor is read): a missing shard or a truncated file is
     found here, before any loading, in one line."""
-    from safetensors import SafetensorError, safe_open
-
     files = weight_files(folder)
     for path in files:
-        if not path.is_file():
-            raise CheckpointError(_("shard {name} listed in the index is missing").format(name=path.name))
-        try:
-            with safe_open(str(path), framework="pt") as f:
-                f.keys()
-        except (SafetensorError, OSError, RuntimeError, ValueError) as error:
-            raise CheckpointError(
-                _("{name} is damaged or truncated ({error}); download it again").format(
-                    name=path.name, error=one_line(error)
-                )
-            ) from None
+        with _open_shard(path) as f:
+            f.keys()
     return files
 
 
@@ -88,25 +125,14 @@ def read_tensors(folder: Path | str, rename, dtype=None) -> dict:
     """Every tensor of the folder's safetensors file(s) that `rename(name)` keeps (it returns the new
     name, or None to skip the tensor), cast to `dtype` when given; CheckpointError (one line) when a
     shard is missing or a file is damaged. Skipped tensors are never read from disk."""
-    from safetensors import SafetensorError, safe_open
-
     tensors = {}
     for path in weight_files(folder):
-        if not path.is_file():
-            raise CheckpointError(_("shard {name} listed in the index is missing").format(name=path.name))
-        try:
-            with safe_open(str(path), framework="pt") as f:
-                for name in f.keys():
-                    new = rename(name)
-                    if new is not None:
-                        tensor = f.get_tensor(name)
-                        tensors[new] = tensor if dtype is None else tensor.to(dtype)
-        except (SafetensorError, OSError, RuntimeError, ValueError) as error:
-            raise CheckpointError(
-                _("{name} is damaged or truncated ({error}); download it again").format(
-                    name=path.name, error=one_line(error)
-                )
-            ) from None
+        with _open_shard(path) as f:
+            for name in f.keys():
+                new = rename(name)
+                if new is not None:
+                    tensor = f.get_tensor(name)
+                    tensors[new] = tensor if dtype is None else tensor.to(dtype)
     return tensors
 
 

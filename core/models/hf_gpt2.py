@@ -22,7 +22,7 @@ problem with the folder raises `CheckpointError` with a one-line message. Other 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -188,22 +188,11 @@ def to_our_names(tensors: dict[str, torch.Tensor], config: GPT2Config) -> dict[s
 
 
 @dataclass
-class LoadedGPT2:
-    """A released GPT-2 in the course's module, with what a page or a benchmark needs beside it."""
+class LoadedGPT2(hf_folder.LoadedCheckpoint):
+    """A released GPT-2 in our GPT2 module, with its tokenizer, folder and config.json."""
 
     model: GPT2
-    tokenizer: BPETokenizer
-    folder: Path
-    hf_config: dict = field(repr=False)
-    name: str = "GPT-2 checkpoint"
-
-    @property
-    def config(self) -> GPT2Config:
-        return self.model.config
-
-    @property
-    def spec(self) -> ModelSpec:
-        return spec_from_config(self.hf_config, self.name)
+    read_spec = staticmethod(spec_from_config)
 
 
 def load_gpt2(folder: Path | str, dtype: torch.dtype = torch.float32, name: str | None = None) -> LoadedGPT2:

@@ -38,7 +38,7 @@ from core.models.layers import RMSNorm
 from core.models.mini_k3_config import KDA, MLA, MiniK3Config, schedule
 from core.models.mini_k3_mixers import KDAInputs, KDALayer, LatentCache, MLALayer
 from core.models.moe import DenseMLP, MoE, Routing
-from core.models.protocol import ModelBase, load_weights, read_checkpoint, write_checkpoint
+from core.models.protocol import ModelBase, greedy_run, load_weights, read_checkpoint, write_checkpoint
 from core.ops.attn_res import AttnResResult, BlockResidualStream
 from core.trace import LayerTrace, Trace, as_array
 
@@ -219,13 +219,7 @@ class MiniK3(ModelBase, nn.Module):
     @torch.no_grad()
     def run(self, prompt: list[int], new_tokens: int = 0, keep_parts: bool = True) -> list[Trace]:
         """Step through `prompt`, then continue greedily for `new_tokens`; one Trace per byte fed."""
-        if not prompt:
-            raise ValueError("prompt must hold at least one byte")
-        cache = self.new_cache()
-        traces = [self.step(t, cache, keep_parts) for t in prompt]
-        for _ in range(new_tokens):
-            traces.append(self.step(traces[-1].token, cache, keep_parts))
-        return traces
+        return greedy_run(self, prompt, new_tokens, keep_parts, "byte")
 
     # -- sizes and the checkpoint (the model protocol, core/models/protocol.py) ---------------
 

@@ -69,6 +69,18 @@ class ModelBase:
         return next(self.parameters()).element_size()
 
 
+def greedy_run(model: Any, prompt: list[int], new_tokens: int, keep_parts: bool, unit: str) -> list[Trace]:
+    """Step `model` (its `step(token, cache, keep_parts)`) through `prompt`, then feed its greedy guess back
+    `new_tokens` times, on one fresh cache; one Trace per `unit` (token, byte) fed; an empty prompt: ValueError."""
+    if not prompt:
+        raise ValueError(f"prompt must hold at least one {unit}")
+    cache = model.new_cache()
+    traces = [model.step(t, cache, keep_parts) for t in prompt]
+    for _ in range(new_tokens):
+        traces.append(model.step(traces[-1].token, cache, keep_parts))
+    return traces
+
+
 class CheckpointMismatch(ValueError):
     """A checkpoint whose tensors do not fit the model built from its config; the message is one line."""
 

@@ -23,7 +23,7 @@ import torch.nn as nn
 
 from core.models import hf_folder
 from core.models.hf_tokenizer import CheckpointError
-from core.models.qwen35_layers import SwiGLU, rotate
+from core.models.qwen35_layers import RMSNormBase, SwiGLU, rotate
 from core.models.static_kv import StaticKV, attend
 
 
@@ -79,17 +79,11 @@ def qwen3_config(hf: dict) -> Qwen3Config:
     return config
 
 
-class RMSNorm(nn.Module):
+class RMSNorm(RMSNormBase):
     """x / rms(x) in fp32, cast back, times a plain weight (Qwen3RMSNorm)."""
 
-    def __init__(self, dim: int, eps: float) -> None:
-        super().__init__()
-        self.eps = eps
-        self.weight = nn.Parameter(torch.ones(dim))
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x32 = x.float()
-        return self.weight * (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)).to(x.dtype)
+        return self.weight * self.normalized(x).to(x.dtype)
 
 
 class Attention(nn.Module):

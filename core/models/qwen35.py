@@ -30,6 +30,7 @@ from pathlib import Path
 import torch
 import torch.nn as nn
 
+from core.models.hf_folder import LoadedCheckpoint
 from core.models.hf_qwen35 import (
     ReleasedFolder,
     available_memory,
@@ -37,8 +38,7 @@ from core.models.hf_qwen35 import (
     read_folder,
     spec_from_config,
 )
-from core.models.hf_tokenizer import BPETokenizer
-from core.models.protocol import ModelBase
+from core.models.protocol import ModelBase, greedy_run
 from core.models.qwen35_layers import (
     BoardMemory,
     BoardStep,
@@ -47,7 +47,6 @@ from core.models.qwen35_layers import (
     Qwen35Config,
     ZeroCenteredRMSNorm,
 )
-from core.specs.model import ModelSpec
 from core.trace import LayerTrace, Trace, as_array
 
 BOARD, ATTENTION = "linear_attention", "full_attention"  # the two `layer_types` values
@@ -189,13 +188,7 @@ class Qwen35(ModelBase, nn.Module):
     @torch.no_grad()
     def run(self, prompt: list[int], new_tokens: int = 0, keep_parts: bool = False) -> list[Trace]:
         """Step through `prompt` token by token, then continue greedily; one Trace per token fed."""
-        if not prompt:
-            raise ValueError("prompt must hold at least one token")
-        cache = self.new_cache()
-        traces = [self.step(t, cache, keep_parts) for t in prompt]
-        for _ in range(new_tokens):
-            traces.append(self.step(traces[-1].token, cache, keep_parts))
-        return traces
+        return greedy_run(self, prompt, new_tokens, keep_parts, "token")
 
     # -- the protocol's checkpoint calls: a released folder in, the same layout out ----------------
 
@@ -244,22 +237,11 @@ class Qwen35(ModelBase, nn.Module):
 
 
 @dataclass
-class LoadedQwen35:
-    """A released Qwen3.5 in the course's module, with what a page or a benchmark needs beside it."""
+class LoadedQwen35(LoadedCheckpoint):
+    """A released Qwen3.5 in our Qwen35 module, with its tokenizer, folder and config.json."""
 
     model: Qwen35
-    tokenizer: BPETokenizer
-    folder: Path
-    hf_config: dict = field(repr=False)  # config.json as written
-    name: str = "Qwen3.5 checkpoint"
-
-    @property
-    def config(self) -> Qwen35Config:
-        return self.model.config
-
-    @property
-    def spec(self) -> ModelSpec:
-        return spec_from_config(self.hf_config, self.name)
+    read_spec = staticmethod(spec_from_config)
 
 
 def load_qwen35(

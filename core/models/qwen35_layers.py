@@ -79,31 +79,36 @@ class Qwen35Config:
         return 2 * self.num_key_value_heads * self.head_dim * element_bytes
 
 
-class ZeroCenteredRMSNorm(nn.Module):
-    """x / rms(x) · (1 + weight), in fp32, cast back to x's dtype (Qwen3_5RMSNorm)."""
+class RMSNormBase(nn.Module):
+    """What every RMSNorm of the Qwen families shares: `eps`, a weight of `dim` numbers that starts at
+    `start`, and x / rms(x); how the weight is applied, and in which dtype, is each norm's own."""
 
-    def __init__(self, dim: int, eps: float) -> None:
+    def __init__(self, dim: int, eps: float, start: float = 1.0) -> None:
         super().__init__()
         self.eps = eps
-        self.weight = nn.Parameter(torch.zeros(dim))
+        self.weight = nn.Parameter(torch.full((dim,), start))
+
+    def normalized(self, x: torch.Tensor) -> torch.Tensor:
+        """x / rms(x) over the last axis, in fp32."""
+        x32 = x.float()
+        return x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)
+
+
+class ZeroCenteredRMSNorm(RMSNormBase):
+    """x / rms(x) · (1 + weight), in fp32, cast back to x's dtype (Qwen3_5RMSNorm); the weight starts at 0."""
+
+    def __init__(self, dim: int, eps: float) -> None:
+        super().__init__(dim, eps, start=0.0)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x32 = x.float()
-        normed = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)
-        return (normed * (1.0 + self.weight.float())).type_as(x)
+        return (self.normalized(x) * (1.0 + self.weight.float())).type_as(x)
 
 
-class GatedRMSNorm(nn.Module):
+class GatedRMSNorm(RMSNormBase):
     """RMSNorm over the last axis with a plain weight, then × SiLU(gate) (Qwen3_5RMSNormGated)."""
 
-    def __init__(self, dim: int, eps: float) -> None:
-        super().__init__()
-        self.eps = eps
-        self.weight = nn.Parameter(torch.ones(dim))
-
     def forward(self, x: torch.Tensor, gate: torch.Tensor) -> torch.Tensor:
-        x32 = x.float()
-        normed = (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)).to(x.dtype)
+        normed = self.normalized(x).to(x.dtype)
         return (self.weight * normed * F.silu(gate.float())).to(x.dtype)
 
 

@@ -340,6 +340,17 @@ def solve_unit_lower(L: Tensor, rhs: Tensor) -> Tensor:
     return torch.linalg.solve_triangular(L + eye, rhs, upper=False, unitriangular=True)
 
 
+def ut_transform(L: Tensor, beta: Tensor, k_in: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+    """`W` and `U` of every chunk at once: solve `(I + L) [W | U] = diag(β) [K_in | V]` (docs/sources.md §1.4).
+
+    L: (B, H, N, C, C) strictly lower; beta: (B, H, N, C); k_in: (B, H, N, C, K) the keys, faded to the
+    chunk start where the rule fades; v: (B, H, N, C, V). Returns `w: (…, C, K)`, `u: (…, C, V)`.
+    """
+    WU = solve_unit_lower(L, beta.unsqueeze(-1) * torch.cat([k_in, v], dim=-1))  # (B, H, N, C, K + V)
+    K = k_in.shape[-1]
+    return WU[..., :K], WU[..., K:]
+
+
 def forward_substitution(L: Tensor, rhs: Tensor) -> Tensor:
     """The same solve as `solve_unit_lower`, written out row by row (the readable reference).
 
@@ -397,13 +408,7 @@ def scan_chunks(
 
 
 def erase_and_write(
-    decayed: Tensor,
-    q_t: Tensor,
-    k_t: Tensor,
-    v_t: Tensor,
-    beta_t: Tensor,
-    scale: float,
-    keep_parts: bool,
+    decayed: Tensor, q_t: Tensor, k_t: Tensor, v_t: Tensor, beta_t: Tensor, scale: float, keep_parts: bool
 ) -> StepResult:
     """The delta rule's update after any decay, shared by DeltaNet, Gated DeltaNet and KDA.
 

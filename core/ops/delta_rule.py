@@ -22,19 +22,10 @@ Two forms, equal (tested):
 
 from __future__ import annotations
 
-import torch
 from torch import Tensor
 
-from core.ops.common import (
-    Chunked,
-    RuleInputs,
-    StepResult,
-    causal_mask,
-    erase_and_write,
-    scan_chunks,
-    solve_unit_lower,
-)
-from core.ops.in_place import may_update_in_place, update_in_place
+from core.ops.common import Chunked, RuleInputs, StepResult, causal_mask, scan_chunks, ut_transform
+from core.ops.in_place import delta_step
 from core.ops.rule import forms
 
 __all__ = ["INPUTS", "step", "recurrent", "chunk"]
@@ -42,19 +33,9 @@ __all__ = ["INPUTS", "step", "recurrent", "chunk"]
 INPUTS = RuleInputs("the delta rule", beta=True, gate="none")
 
 
-def _step(
-    S: Tensor,
-    q_t: Tensor,
-    k_t: Tensor,
-    v_t: Tensor,
-    beta_t: Tensor,
-    g_t: None,
-    scale: float,
-    keep_parts: bool,
-) -> StepResult:
-    if not keep_parts and may_update_in_place(S, q_t, k_t, v_t, beta_t):
-        return update_in_place(S, None, q_t, k_t, v_t, beta_t, scale)  # decoding: S itself, no second board
-    return erase_and_write(S, q_t, k_t, v_t, beta_t, scale, keep_parts)  # nothing fades first
+def _step(S, q_t, k_t, v_t, beta_t, g_t, scale, keep_parts) -> StepResult:  # types: common.StepFn
+    """Erase and write; nothing fades first (no gate: `g_t` is None)."""
+    return delta_step(S, None, q_t, k_t, v_t, beta_t, scale, keep_parts)
 
 
 def _chunk(x: Chunked) -> tuple[Tensor, Tensor]:
@@ -67,8 +48,7 @@ def _chunk(x: Chunked) -> tuple[Tensor, Tensor]:
     """
     # UT transform for every chunk at once: solve (I + L) [W | U] = diag(β) [K | V].
     L = (x.beta.unsqueeze(-1) * (x.k @ x.k.transpose(-1, -2))).tril(-1)  # (B, H, N, C, C) strictly lower
-    WU = solve_unit_lower(L, x.beta.unsqueeze(-1) * torch.cat([x.k, x.v], dim=-1))  # (B, H, N, C, K + V)
-    w, u = WU[..., : x.K], WU[..., x.K :]  # (B, H, N, C, K), (B, H, N, C, V)
+    w, u = ut_transform(L, x.beta, x.k, x.v)  # (B, H, N, C, K), (B, H, N, C, V)
 
     attn = (x.q @ x.k.transpose(-1, -2)).masked_fill(~causal_mask(x.C, x.q.device), 0.0)  # (B, H, N, C, C)
     o, S = scan_chunks(x.q, w, u, attn, x.k, None, x.S0)  # (B, H, N, C, V), (B, H, K, V)

@@ -21,19 +21,10 @@ Two forms, equal (tested):
 
 from __future__ import annotations
 
-import torch
 from torch import Tensor
 
-from core.ops.common import (
-    Chunked,
-    RuleInputs,
-    StepResult,
-    causal_mask,
-    erase_and_write,
-    scan_chunks,
-    solve_unit_lower,
-)
-from core.ops.in_place import may_update_in_place, update_in_place
+from core.ops.common import Chunked, RuleInputs, StepResult, causal_mask, scan_chunks, ut_transform
+from core.ops.in_place import delta_step
 from core.ops.rule import forms
 
 __all__ = ["INPUTS", "step", "recurrent", "chunk"]
@@ -41,22 +32,10 @@ __all__ = ["INPUTS", "step", "recurrent", "chunk"]
 INPUTS = RuleInputs("Gated DeltaNet", beta=True, gate="head")
 
 
-def _step(
-    S: Tensor,
-    q_t: Tensor,
-    k_t: Tensor,
-    v_t: Tensor,
-    beta_t: Tensor,
-    g_t: Tensor,
-    scale: float,
-    keep_parts: bool,
-) -> StepResult:
-    alpha = g_t.exp()  # (B, H) this token's fade per head
-    if not keep_parts and may_update_in_place(S, q_t, k_t, v_t, beta_t, g_t):
-        fade = alpha.unsqueeze(-1).expand_as(k_t)  # (B, H, K) the head's rate on every key row
-        return update_in_place(S, fade, q_t, k_t, v_t, beta_t, scale)  # decoding: S itself, no second board
-    decayed = alpha[..., None, None] * S  # (B, H, K, V) every entry fades by α_t
-    return erase_and_write(decayed, q_t, k_t, v_t, beta_t, scale, keep_parts)
+def _step(S, q_t, k_t, v_t, beta_t, g_t, scale, keep_parts) -> StepResult:  # types: common.StepFn
+    """Fade every entry by the head's `α_t = exp(g_t)`, then erase and write."""
+    fade = g_t.exp().unsqueeze(-1).expand_as(k_t)  # (B, H, K) the head's rate on every key row
+    return delta_step(S, fade, q_t, k_t, v_t, beta_t, scale, keep_parts)
 
 
 def _chunk(x: Chunked) -> tuple[Tensor, Tensor]:
@@ -70,9 +49,7 @@ def _chunk(x: Chunked) -> tuple[Tensor, Tensor]:
 
     L = (x.beta.unsqueeze(-1) * (x.k @ x.k.transpose(-1, -2)) * pair_decay).tril(-1)  # (B, H, N, C, C)
     decay_in = gamma.exp().unsqueeze(-1)  # (B, H, N, C, 1) fade from the chunk start to token r
-    rhs = x.beta.unsqueeze(-1) * torch.cat([decay_in * x.k, x.v], dim=-1)  # (B, H, N, C, K + V)
-    WU = solve_unit_lower(L, rhs)
-    w, u = WU[..., : x.K], WU[..., x.K :]  # (B, H, N, C, K), (B, H, N, C, V)
+    w, u = ut_transform(L, x.beta, decay_in * x.k, x.v)  # (B, H, N, C, K), (B, H, N, C, V)
 
     attn = (x.q @ x.k.transpose(-1, -2)) * pair_decay  # (B, H, N, C, C), zero above the diagonal
     gamma_end = gamma[..., -1:]  # (B, H, N, 1) total fade over the chunk

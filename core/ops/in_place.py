@@ -24,7 +24,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from core.ops.common import StepResult
+from core.ops.common import StepResult, erase_and_write
 
 BOARD_READS, BOARD_WRITES = 3, 2  # passes over the board one in-place step makes (the docstring's count)
 
@@ -34,7 +34,7 @@ def may_update_in_place(*tensors: Tensor | None) -> bool:
     return not torch.is_grad_enabled() or not any(t is not None and t.requires_grad for t in tensors)
 
 
-def update_in_place(
+def delta_step(
     S: Tensor,
     fade: Tensor | None,
     q_t: Tensor,
@@ -42,13 +42,19 @@ def update_in_place(
     v_t: Tensor,
     beta_t: Tensor,
     scale: float,
+    keep_parts: bool,
 ) -> StepResult:
-    """One token's fade, erase and write applied to `S` itself; returns `S` as the state.
+    """One token's fade, erase and write, for DeltaNet, Gated DeltaNet and KDA alike.
 
-    S: (B, H, K, V), overwritten; fade: (B, H, K) the rate α of each key row (Gated DeltaNet: one rate
-    per head, expanded over K; KDA: one per channel) or None (DeltaNet: nothing fades);
-    q_t, k_t: (B, H, K); v_t: (B, H, V); beta_t: (B, H).
+    S: (B, H, K, V); fade: (B, H, K) the rate α of each key row (Gated DeltaNet: one rate per head,
+    expanded over K; KDA: one per channel) or None (DeltaNet: nothing fades); q_t, k_t: (B, H, K);
+    v_t: (B, H, V); beta_t: (B, H). With `keep_parts`, or when autograd needs the old board, it builds
+    the faded board and the readable parts (`common.erase_and_write`); otherwise (decoding) it updates
+    `S` itself as this module's docstring says, and returns `S` as the state.
     """
+    if keep_parts or not may_update_in_place(S, q_t, k_t, v_t, beta_t, fade):
+        decayed = S if fade is None else fade.unsqueeze(-1) * S  # (B, H, K, V) row d fades by α_d
+        return erase_and_write(decayed, q_t, k_t, v_t, beta_t, scale, keep_parts)
     q_s = scale * q_t  # (B, H, K)
     rows = torch.stack([k_t, q_s], dim=-2)  # (B, H, 2, K)
     if fade is not None:

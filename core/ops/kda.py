@@ -33,15 +33,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from core.ops.common import (
-    Chunked,
-    RuleInputs,
-    StepResult,
-    erase_and_write,
-    scan_chunks,
-    solve_unit_lower,
-)
-from core.ops.in_place import may_update_in_place, update_in_place
+from core.ops.common import Chunked, RuleInputs, StepResult, scan_chunks, ut_transform
+from core.ops.in_place import delta_step
 from core.ops.rule import forms
 
 __all__ = ["INPUTS", "step", "recurrent", "chunk"]
@@ -49,21 +42,9 @@ __all__ = ["INPUTS", "step", "recurrent", "chunk"]
 INPUTS = RuleInputs("KDA", beta=True, gate="channel")
 
 
-def _step(
-    S: Tensor,
-    q_t: Tensor,
-    k_t: Tensor,
-    v_t: Tensor,
-    beta_t: Tensor,
-    g_t: Tensor,
-    scale: float,
-    keep_parts: bool,
-) -> StepResult:
-    alpha = g_t.exp()  # (B, H, K) this token's fade per key channel
-    if not keep_parts and may_update_in_place(S, q_t, k_t, v_t, beta_t, g_t):
-        return update_in_place(S, alpha, q_t, k_t, v_t, beta_t, scale)  # decoding: S itself, no second board
-    decayed = alpha.unsqueeze(-1) * S  # (B, H, K, V) row d fades by α_{t,d}
-    return erase_and_write(decayed, q_t, k_t, v_t, beta_t, scale, keep_parts)
+def _step(S, q_t, k_t, v_t, beta_t, g_t, scale, keep_parts) -> StepResult:  # types: common.StepFn
+    """Fade row d of the board by `α_{t,d} = exp(g_{t,d})`, then erase and write."""
+    return delta_step(S, g_t.exp(), q_t, k_t, v_t, beta_t, scale, keep_parts)  # fade: (B, H, K)
 
 
 def _decayed_scores(a: Tensor, b: Tensor, G: Tensor) -> Tensor:
@@ -106,9 +87,7 @@ def _chunk(x: Chunked) -> tuple[Tensor, Tensor]:
 
     L = x.beta.unsqueeze(-1) * _decayed_scores(x.k, x.k, Gam)  # (B, H, N, C, C) strictly lower
     decay_in = Gam.exp()  # (B, H, N, C, K) fade from the chunk start to token r, per channel
-    rhs = x.beta.unsqueeze(-1) * torch.cat([x.k * decay_in, x.v], dim=-1)  # (B, H, N, C, K + V)
-    WU = solve_unit_lower(L, rhs)
-    w, u = WU[..., : x.K], WU[..., x.K :]  # (B, H, N, C, K), (B, H, N, C, V)
+    w, u = ut_transform(L, x.beta, x.k * decay_in, x.v)  # (B, H, N, C, K), (B, H, N, C, V)
 
     same_token = torch.diag_embed((x.q * x.k).sum(-1))  # (B, H, N, C, C) r = j: no decay between them
     attn = _decayed_scores(x.q, x.k, Gam) + same_token  # (B, H, N, C, C)

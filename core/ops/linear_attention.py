@@ -36,19 +36,9 @@ __all__ = ["INPUTS", "step", "recurrent", "chunk", "parallel"]
 INPUTS = RuleInputs("linear attention", beta=False, gate="none")
 
 
-def _step(
-    S: Tensor,
-    q_t: Tensor,
-    k_t: Tensor,
-    v_t: Tensor,
-    beta_t: None,
-    g_t: None,
-    scale: float,
-    keep_parts: bool,
-) -> StepResult:
-    recalled = (k_t.unsqueeze(-2) @ S).squeeze(
-        -2
-    )  # (B, H, V) what the board returns for k_t before the write
+def _step(S, q_t, k_t, v_t, beta_t, g_t, scale, keep_parts) -> StepResult:  # types: common.StepFn
+    """Add `k vᵀ`; nothing fades or is erased (no beta, no gate: both None)."""
+    recalled = (k_t.unsqueeze(-2) @ S).squeeze(-2)  # (B, H, V) what the board held under k_t
     write = k_t.unsqueeze(-1) * v_t.unsqueeze(-2)  # (B, H, K, V) outer product k vᵀ
     new_S = S + write  # (B, H, K, V)
     output = ((scale * q_t).unsqueeze(-2) @ new_S).squeeze(-2)  # (B, H, V)

@@ -23,6 +23,7 @@ Sources:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
 
 from core.i18n import N_
 
@@ -179,25 +180,26 @@ STATE_BYTES = STATE_FORMATS["fp32"].bytes_per_element
 CONV_BYTES = 2.0
 
 
+Format = TypeVar("Format")
+
+
+def _lookup(table: dict[str, Format], key: str, what: str) -> Format:
+    """`table[key]`; an unknown key is a ValueError that names the known ones."""
+    if key not in table:
+        raise ValueError(f"unknown {what} {key!r}; known: {', '.join(table)}")
+    return table[key]
+
+
 def weight_format(key: str) -> WeightFormat:
-    try:
-        return WEIGHT_FORMATS[key]
-    except KeyError:
-        raise ValueError(f"unknown weight format {key!r}; known: {', '.join(WEIGHT_FORMATS)}") from None
+    return _lookup(WEIGHT_FORMATS, key, "weight format")
 
 
 def cache_format(key: str) -> CacheFormat:
-    try:
-        return CACHE_FORMATS[key]
-    except KeyError:
-        raise ValueError(f"unknown cache format {key!r}; known: {', '.join(CACHE_FORMATS)}") from None
+    return _lookup(CACHE_FORMATS, key, "cache format")
 
 
 def state_format(key: str) -> CacheFormat:
-    try:
-        return STATE_FORMATS[key]
-    except KeyError:
-        raise ValueError(f"unknown state format {key!r}; known: {', '.join(STATE_FORMATS)}") from None
+    return _lookup(STATE_FORMATS, key, "state format")
 
 
 def state_format_for(key: str, config_dtype: str | None) -> CacheFormat:

@@ -50,6 +50,12 @@ _TG_DEPTH = (
     "all on the card")
 )
 
+
+def _llama_pr(gpu: str, model: str, depths: str, result: str) -> Published:
+    """A row of the llama.cpp fork's pull-request text: decode speed after filling the context to depth d."""
+    return Published("context", gpu, model, _TG_DEPTH, depths, result, _LLAMA_PR, COMMUNITY, _LLAMA_PR_WHAT)
+
+
 PUBLISHED: tuple[Published, ...] = (
     Published(
         "context",
@@ -62,50 +68,14 @@ PUBLISHED: tuple[Published, ...] = (
         PRIMARY,
         _LLAMA_BENCH_WHAT,
     ),
-    Published(
-        "context",
-        "RTX 3090",
-        N_("Llama 8B (full attention, GQA)"),
-        _TG_DEPTH,
-        N_("depth 0 / 16K / 32K / 64K"),
-        N_("154.62 / 101.74 / 75.22 / 49.21 tokens/s (−68 % at 64K)"),
-        _LLAMA_PR,
-        COMMUNITY,
-        _LLAMA_PR_WHAT,
-    ),
-    Published(
-        "context",
-        "RTX 3090",
-        N_("Qwen3.5/3.6-27B (linear + full hybrid)"),
-        _TG_DEPTH,
-        N_("depth 0 / 16K / 32K / 64K"),
-        N_("46.59 / 42.53 / 38.97 / 33.23 tokens/s (−29 % at 64K)"),
-        _LLAMA_PR,
-        COMMUNITY,
-        _LLAMA_PR_WHAT,
-    ),
-    Published(
-        "context",
-        "RTX 3090",
-        "DeepSeek-V2 16B (MLA, MoE)",
-        _TG_DEPTH,
-        N_("depth 0 / 16K / 32K / 64K"),
-        N_("266.31 / 179.63 / 139.98 / 98.54 tokens/s"),
-        _LLAMA_PR,
-        COMMUNITY,
-        _LLAMA_PR_WHAT,
-    ),
-    Published(
-        "context",
-        "RTX 5070 Laptop 8GB",
-        "Llama 8B",
-        _TG_DEPTH,
-        N_("depth 0 / 16K / 32K"),
-        N_("76.98 / 51.42 / 38.80 tokens/s"),
-        _LLAMA_PR,
-        COMMUNITY,
-        _LLAMA_PR_WHAT,
-    ),
+    _llama_pr("RTX 3090", N_("Llama 8B (full attention, GQA)"), N_("depth 0 / 16K / 32K / 64K"),
+              N_("154.62 / 101.74 / 75.22 / 49.21 tokens/s (−68 % at 64K)")),
+    _llama_pr("RTX 3090", N_("Qwen3.5/3.6-27B (linear + full hybrid)"), N_("depth 0 / 16K / 32K / 64K"),
+              N_("46.59 / 42.53 / 38.97 / 33.23 tokens/s (−29 % at 64K)")),
+    _llama_pr("RTX 3090", "DeepSeek-V2 16B (MLA, MoE)", N_("depth 0 / 16K / 32K / 64K"),
+              N_("266.31 / 179.63 / 139.98 / 98.54 tokens/s")),
+    _llama_pr("RTX 5070 Laptop 8GB", "Llama 8B", N_("depth 0 / 16K / 32K"),
+              N_("76.98 / 51.42 / 38.80 tokens/s")),
     Published(
         "context",
         "RTX 4090",

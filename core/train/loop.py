@@ -47,6 +47,21 @@ class ByteRecipeStart:
     heldout_ids: torch.Tensor
     record: dict
 
+    def training_record(self, losses: list[float], minutes: float, loss_digits: int | None = None) -> dict:
+        """What the checkpoint records of its training: the settings, the mean loss of the last 20 steps
+        (rounded to `loss_digits` when given), the minutes taken, and the corpus facts."""
+        final = sum(losses[-20:]) / len(losses[-20:])
+        return {
+            "train_steps": self.cfg.steps,
+            "batch_size": self.cfg.batch_size,
+            "seq_len": self.cfg.seq_len,
+            "lr": self.cfg.lr,
+            "seed": self.cfg.seed,
+            "final_train_loss": final if loss_digits is None else round(final, loss_digits),
+            "train_minutes": round(minutes, 1),
+            **self.record,
+        }
+
 
 def byte_recipe_start(
     description: str, defaults: TrainConfig, checkpoint, argv: list[str] | None

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import sys
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app.driver import assert_clean, page_path
@@ -57,6 +58,15 @@ def rendered(slug: str, depth: str = "story", lang: str = "en", timeout: float =
     at.run()
     assert_clean(at, f"{slug} at {depth} depth in {lang}")
     return at
+
+
+def page_fixture(slug: str, depth: str = "engineer", lang: str = "en", timeout: float = 180):
+    """A test file's module-scoped fixture `at`: the page rendered once (`rendered`), shared by its tests."""
+
+    def at() -> AppTest:
+        return rendered(slug, depth, lang, timeout)
+
+    return pytest.fixture(scope="module", name="at")(at)
 
 
 def running_text(node) -> list[str]:

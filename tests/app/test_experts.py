@@ -7,7 +7,6 @@ import re
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from core.specs import SPECS
 from core.tokenizer import encode
@@ -23,17 +22,13 @@ PAGE = page_path("experts")
 pytestmark = needs_mini_k3
 
 
-@pytest.fixture(scope="module")
-def at() -> AppTest:
-    """The page at Engineer depth: everything it shows (Story's part is tested on its own below)."""
-    return story.rendered("experts", "engineer", "en", timeout=300)
+at = story.page_fixture("experts", timeout=300)  # Engineer depth: everything (Story's part: tested below)
 
 
 def test_k3_counts_come_from_specs(at):
     assert at.title[0].value.startswith(f"{number('experts')} · Experts")
-    assert _metric(at, "experts per MoE layer") == "898"
-    assert _metric(at, "routed / shared") == "896 / 2"
-    assert _metric(at, "awake per token") == "18"
+    counts = {"experts per MoE layer": "898", "routed / shared": "896 / 2", "awake per token": "18"}
+    assert {label: _metric(at, label) for label in counts} == counts
     bars = _array(_spec(at, "ex_bytes")["data"][0]["x"])
     assert bars[0] > 10 * bars[1]  # dense of the same size reads far more per token
     # the bf16 figure is labelled a what-if, and the released format (MXFP4 routed experts) reads less

@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from core.generation import positions_computed_formula
+from core.models.gpt2_cache import positions_computed_formula
 from core.tokenizer import encode
 from tests.app import driver, story
 from tests.app.driver import chart_spec as chart
@@ -86,14 +86,6 @@ def test_long_prompt_is_cut_with_a_note(page):
 
 
 # -- the released-weights switch, with a tiny random GPT-2 in Hugging Face format (no network) ------
-
-
-@pytest.fixture(scope="module")
-def hf_folder(tmp_path_factory):
-    pytest.importorskip("transformers")
-    from bench.hf_tiny_gpt2 import make_checkpoint
-
-    return make_checkpoint(tmp_path_factory.mktemp("hf") / "tiny")
 
 
 def test_real_checkpoint_runs_on_bpe_tokens(hf_folder, tmp_path, monkeypatch):

@@ -7,7 +7,6 @@ import re
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from core.models.mini_k3 import MiniK3Config
 from core.specs import SPECS
@@ -24,18 +23,13 @@ needs_mini_k3 = pytest.mark.usefixtures("mini_k3_checkpoint")  # shipped: fails 
 pytestmark = needs_mini_k3
 
 
-@pytest.fixture(scope="module")
-def at() -> AppTest:
-    """The page at Engineer depth: everything it shows (Story's part is tested on its own below)."""
-    return story.rendered("kimi_k3", "engineer", "en", timeout=300)
+at = story.page_fixture("kimi_k3", timeout=300)  # Engineer depth: everything (Story's part: tested below)
 
 
 def test_page_shows_the_real_k3_from_specs(at):
     assert at.title[0].value.startswith(f"{number('kimi_k3')} · Kimi K3")
-    assert _metric(at, "layers") == "93"
-    assert _metric(at, "KDA layers") == "69"
-    assert _metric(at, "MLA layers") == "24"
-    assert _metric(at, "AttnRes blocks") == "8"
+    counts = {"layers": "93", "KDA layers": "69", "MLA layers": "24", "AttnRes blocks": "8"}
+    assert {label: _metric(at, label) for label in counts} == counts
     names = [trace["name"] for trace in _spec(at, "k3_map")["data"]]
     assert any("(69)" in n for n in names) and any("(24)" in n for n in names)
     memory = _spec(at, "k3_memory")["data"]
@@ -86,8 +80,8 @@ def test_stepped_figures_patched_from_the_last_step_match_a_full_build():
 
     from core.figures import attn_res_heatmap, k3_memory
     from core.figures.figure_dict import encoded
-    from core.k3 import live_run
     from core.models.mini_k3 import MiniK3
+    from core.models.mini_k3_trace import live_run
 
     run = live_run(MiniK3.load(), list(b"Board and cache."), new_tokens=3)
     n = len(run.tokens_in)

@@ -154,14 +154,13 @@ def test_stepped_figures_patched_from_the_last_step_match_a_full_build():
     def spec(fig):  # a step is the patched dict; the reader gets it encoded (ui.charts.show_figure)
         return json.loads(pio.to_json(encoded(fig) if isinstance(fig, dict) else fig, validate=False))
 
-    heat = fc.cache_heatmaps_figure(final.keys, final.values, 1, size, ids).to_dict()
+    head = fc.HeadCache(final.keys, final.values, 1, ids)
+    heat = fc.cache_heatmaps_figure(head, size).to_dict()
     grid = fg.recompute_grid_figure(run.traces, n, p, "grid").to_dict()
     attention = fc.attention_figure(final.attention, ids, size).to_dict()
     for t in range(n + 1):
         rows = run.traces[t - 1].position + 1 if t else 0
-        assert spec(fc.cache_heatmaps_step(heat, final.keys, final.values, 1, rows, ids)) == spec(
-            fc.cache_heatmaps_figure(final.keys, final.values, 1, rows, ids)
-        )
+        assert spec(fc.cache_heatmaps_step(heat, head, rows)) == spec(fc.cache_heatmaps_figure(head, rows))
         assert spec(fg.recompute_grid_step(grid, run.traces, t, "grid")) == spec(
             fg.recompute_grid_figure(run.traces, t, p, "grid")
         )
@@ -173,14 +172,6 @@ def test_stepped_figures_patched_from_the_last_step_match_a_full_build():
 
 
 # -- the released-weights switch, with a tiny random GPT-2 in Hugging Face format (no network) ------
-
-
-@pytest.fixture(scope="module")
-def hf_folder(tmp_path_factory):
-    pytest.importorskip("transformers")
-    from bench.hf_tiny_gpt2 import make_checkpoint
-
-    return make_checkpoint(tmp_path_factory.mktemp("hf") / "tiny")
 
 
 def test_real_checkpoint_cache_on_bpe_tokens(hf_folder, tmp_path, monkeypatch):

@@ -18,14 +18,7 @@ import time
 from core.models.mini_k3 import CHECKPOINT, MiniK3, MiniK3Config
 from core.models.moe import MoE, update_balance_bias
 from core.specs import SPECS
-from core.train.loop import (
-    TrainConfig,
-    byte_recipe_start,
-    evaluate,
-    print_progress,
-    random_windows,
-    train,
-)
+from core.train.loop import TrainConfig, byte_recipe_start, evaluate, print_progress, random_windows, train
 from core.units import format_params
 
 TRAIN = TrainConfig(steps=450, batch_size=8, seq_len=128, lr=3e-3, warmup=30, seed=0)
@@ -64,14 +57,7 @@ def main(argv: list[str] | None = None) -> None:
         moe.reset_load()
 
     meta = {
-        "train_steps": start.cfg.steps,
-        "batch_size": start.cfg.batch_size,
-        "seq_len": start.cfg.seq_len,
-        "lr": start.cfg.lr,
-        "seed": start.cfg.seed,
-        "final_train_loss": sum(losses[-20:]) / len(losses[-20:]),
-        "train_minutes": round(minutes, 1),
-        **start.record,
+        **start.training_record(losses, minutes),
         "total_params": model.num_params(),
         "active_params": model.active_params(),
         "layer_kinds": model.kinds,

@@ -21,14 +21,7 @@ import torch.nn as nn
 from core.models.qwen35 import Qwen35
 from core.models.qwen35_mini import CHECKPOINT, build, load_miniature
 from core.tokenizer import decode
-from core.train.loop import (
-    TrainConfig,
-    byte_recipe_start,
-    evaluate,
-    print_progress,
-    random_windows,
-    train,
-)
+from core.train.loop import TrainConfig, byte_recipe_start, evaluate, print_progress, random_windows, train
 
 TRAIN = TrainConfig(steps=600, batch_size=16, seq_len=128, lr=3e-3, warmup=30, seed=0)
 SAMPLE_PROMPT = "The cat"
@@ -82,14 +75,7 @@ def main(argv: list[str] | None = None) -> None:
         log_every=25,
     )
     meta = {
-        "train_steps": start.cfg.steps,
-        "batch_size": start.cfg.batch_size,
-        "seq_len": start.cfg.seq_len,
-        "lr": start.cfg.lr,
-        "seed": start.cfg.seed,
-        "final_train_loss": round(sum(losses[-20:]) / len(losses[-20:]), 4),
-        "train_minutes": round((time.perf_counter() - started) / 60, 1),
-        **start.record,
+        **start.training_record(losses, (time.perf_counter() - started) / 60, loss_digits=4),
         "total_params": model.num_params(),
     }
     model.save(start.args.out, {"course_training": meta})

@@ -13,24 +13,14 @@ from bench.gpu_validate import (
     decode_runs,
     preflight,
     runner,
-    sizes,
     step1_decode,
     step6_newer_kernels,
     step7_end_to_end,
 )
 from core.gpu.decode import ffn
-from core.gpu.output.cli_io import StopOnSignal
 from core.gpu.presets import PRESETS
 from core.gpu.timing import graphs
-from core.gpu.timing.bench_env import BenchEnv, make_env
-
-
-@pytest.fixture()
-def validator(tmp_path):
-    env = make_env("cpu")
-    with StopOnSignal() as stop:
-        yield runner.Validator(env, sizes.DRY, tmp_path, 60.0, stop)
-    env.close()
+from core.gpu.timing.bench_env import BenchEnv
 
 
 def test_a_check_that_dies_keeps_its_figures_so_far_and_the_file_is_written(validator, tmp_path, monkeypatch):

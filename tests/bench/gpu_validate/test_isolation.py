@@ -9,20 +9,10 @@ import time
 
 import pytest
 
-from bench.gpu_validate import child_run, preflight, runner, sizes, step6_newer_kernels, step7_end_to_end
+from bench.gpu_validate import child_run, preflight, runner, step6_newer_kernels, step7_end_to_end
 from bench.gpu_validate.verdicts import expect, range_text
-from core.gpu.output.cli_io import StopOnSignal
-from core.gpu.timing.bench_env import make_env
 
 EVERY_WAY = ["moe:grouped", "moe:triton", "state:triton"]
-
-
-@pytest.fixture()
-def validator(tmp_path):
-    env = make_env("cpu")
-    with StopOnSignal() as stop:
-        yield runner.Validator(env, sizes.DRY, tmp_path, 60.0, stop)
-    env.close()
 
 
 def test_every_newer_way_is_denied_before_check_6_has_said_anything(validator):

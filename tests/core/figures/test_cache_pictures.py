@@ -25,11 +25,11 @@ def test_cache_heatmaps_outline_the_newest_row_and_keep_ticks_apart(runs):
     final = run.traces[-1].layers[0]
     ids = run.prompt_ids + run.new_ids
     width = final.keys.shape[2]
-    fig = fc.cache_heatmaps_figure(final.keys, final.values, 0, 15, ids)
+    fig = fc.cache_heatmaps_figure(fc.HeadCache(final.keys, final.values, 0, ids), 15)
     outlines = [s for s in fig.layout.shapes if s.visible is not False]
     assert len(outlines) == 2 and {s.y0 for s in outlines} == {13.5}  # row 14, the newest of 15
     for axis in (fig.layout.xaxis, fig.layout.xaxis2):
         assert max(axis.tickvals) <= width * 0.75 and axis.tickangle == 0  # none at the panel's edge
     assert len(fig.layout.yaxis.title.text) <= 26  # "cached row (one per token)" fits a phone's ~300 px plot
-    empty = fc.cache_heatmaps_figure(final.keys, final.values, 0, 0, ids)
+    empty = fc.cache_heatmaps_figure(fc.HeadCache(final.keys, final.values, 0, ids), 0)
     assert all(s.visible is False for s in empty.layout.shapes)

@@ -17,6 +17,7 @@ from core.models.gpt2_cache import compare_runs, compare_runs_per_step, position
 from core.tokenizer import encode, prepare_prompt
 from core.train.corpus import load_corpus, split_train_heldout
 from core.train.loop import evaluate
+from tests.core.models.recipe_runs import assert_same_weights_twice
 
 SMALL = GPT2Config(block_size=64, n_layer=2, n_head=2, d_model=32)
 CARD = CHECKPOINT.parent / "MODEL_CARD.md"
@@ -179,19 +180,11 @@ def test_training_recipe_is_deterministic(tmp_path):
     """Same command, same weights: two short runs of the recipe give bit-identical checkpoints."""
     from core.train.recipes.gpt2 import main
 
-    states = []
-    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
-    try:
-        for name in ("a", "b"):
-            out = tmp_path / name / "model.pt"
-            main(["--steps", "3", "--out", str(out)])
-            states.append(torch.load(out, weights_only=True)["state_dict"])
-            assert (out.parent / "MODEL_CARD.md").exists()
-    finally:  # the recipe pins global torch settings; leave the test process as it was
-        torch.set_num_threads(threads)
-        torch.use_deterministic_algorithms(deterministic)
-    assert states[0].keys() == states[1].keys()
-    assert all(torch.equal(states[0][k], states[1][k]) for k in states[0])
+    def read(out: Path) -> dict:
+        assert (out.parent / "MODEL_CARD.md").exists()
+        return torch.load(out, weights_only=True)["state_dict"]
+
+    assert_same_weights_twice(main, [tmp_path / name / "model.pt" for name in ("a", "b")], read)
 
 
 def test_timing_repeats_change_nothing_but_the_clock():

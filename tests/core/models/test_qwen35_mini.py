@@ -6,6 +6,8 @@ its card is exactly what the recipe writes, and the recipe is deterministic (slo
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -13,6 +15,7 @@ import torch
 from core.models.qwen35 import Qwen35
 from core.models.qwen35_mini import CHECKPOINT, TEXT_CONFIG, is_miniature, load_miniature
 from tests.conftest import tracked_asset
+from tests.core.models.recipe_runs import assert_same_weights_twice
 
 
 @pytest.fixture(scope="module")
@@ -64,16 +67,8 @@ def test_training_recipe_is_deterministic(tmp_path):
 
     from core.train.recipes.qwen35_mini import main
 
-    states = []
-    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
-    try:
-        for name in ("a", "b"):
-            out = tmp_path / name
-            main(["--steps", "3", "--out", str(out)])
-            states.append(load_file(str(out / "model.safetensors")))
-            assert (out / "MODEL_CARD.md").exists() and is_miniature(out)
-    finally:  # the recipe pins global torch settings; leave the test process as it was
-        torch.set_num_threads(threads)
-        torch.use_deterministic_algorithms(deterministic)
-    assert states[0].keys() == states[1].keys()
-    assert all(torch.equal(states[0][k], states[1][k]) for k in states[0])
+    def read(out: Path) -> dict:
+        assert (out / "MODEL_CARD.md").exists() and is_miniature(out)
+        return load_file(str(out / "model.safetensors"))
+
+    assert_same_weights_twice(main, [tmp_path / name for name in ("a", "b")], read)
