@@ -44,7 +44,7 @@ from core.gpu.timing.kernels import count_step, kernel_floor_s
 from core.models.hf_qwen35 import read_config
 from core.models.hf_tokenizer import CheckpointError
 from core.models.qwen35 import load_qwen35
-from core.models.qwen35_lean import matrices, prepare
+from core.models.qwen35_lean_weights import matrices, prepare
 from core.models.qwen35_static import new_static_cache, run_static
 from core.roofline import bandwidth_bound_tokens_per_s, decode_bytes_per_token
 

@@ -31,7 +31,8 @@ import torch
 
 from core.models.qwen35 import ATTENTION, BOARD, Qwen35
 from core.models.qwen35_layers import BoardMemory, GatedAttention, rotate
-from core.models.qwen35_lean import BoardViews, LeanBoard, LeanWeights, board_views, lean_step, prepare
+from core.models.qwen35_lean import BoardViews, MLPViews, layer_views, lean_step
+from core.models.qwen35_lean_weights import LeanWeights, prepare
 from core.models.static_kv import StaticKV, attend
 
 
@@ -42,7 +43,7 @@ class Qwen35StaticCache:
     memory: list[StaticKV | BoardMemory]
     position: int = 0  # tokens read so far
     lean: LeanWeights | None = None  # the single-token step's joined weights (made with the cache)
-    views: list[BoardViews | None] = field(default_factory=list)  # per layer, the lean step's board views
+    views: list[BoardViews | MLPViews] = field(default_factory=list)  # per layer, the lean step's scratch
 
     def kv_tensors(self) -> list[torch.Tensor]:
         """Every attention layer's key and value buffer, each (B, Hkv, room, Dh)."""
@@ -68,10 +69,7 @@ def new_static_cache(
                 rows = torch.zeros(batch, c.linear_conv_kernel_dim - 1, c.conv_channels(), dtype=dtype)
             memory.append(BoardMemory(board, rows.transpose(1, 2)))  # (B, C, kernel − 1) view of the rows
     lean = prepare(model)
-    views = [
-        board_views(m.board, m.conv_window, layer) if isinstance(layer, LeanBoard) else None
-        for m, layer in zip(memory, lean.layers, strict=True)
-    ]
+    views = [layer_views(layer, m) for m, layer in zip(memory, lean.layers, strict=True)]
     return Qwen35StaticCache(memory, lean=lean, views=views)
 
 

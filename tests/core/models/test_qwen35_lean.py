@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from core.gpu.timing.kernels import count_step
-from core.models import qwen35_lean
+from core.models import qwen35_lean, qwen35_lean_weights
 from core.models.qwen35_mini import load_miniature
 from core.models.qwen35_static import new_static_cache, run_static
 
@@ -94,7 +94,7 @@ def _stored_bytes(model) -> int:
 def test_joined_weights_are_the_modules_own_storage_prepared_once(dtype):
     model = load_miniature(dtype=dtype).model
     before = _stored_bytes(model)
-    lean = qwen35_lean.prepare(model)
+    lean = qwen35_lean_weights.prepare(model)
     assert _stored_bytes(model) == before  # joined, not copied beside the originals
     layer = model.layers[0].linear_attn
     joined = lean.layers[0].in_t  # (D, C + Vd + 2Hv)
@@ -103,21 +103,21 @@ def test_joined_weights_are_the_modules_own_storage_prepared_once(dtype):
     assert joined.shape == (model.config.hidden_size, sum(
         p.weight.shape[0] for p in (layer.in_proj_qkv, layer.in_proj_z, layer.in_proj_b, layer.in_proj_a)
     ))  # fmt: skip
-    layout = qwen35_lean.layout_for(torch.device("cpu"), dtype)
+    layout = qwen35_lean_weights.layout_for(torch.device("cpu"), dtype)
     assert layout == ("in_out" if dtype == torch.float32 else "out_in")
     assert (joined if layout == "in_out" else joined.t()).is_contiguous()
     assert model.lm_head.weight is model.embed_tokens.weight  # the tie survives the join
-    assert qwen35_lean.prepare(model) is lean  # nothing changed: the same tensors
-    assert len(qwen35_lean.matrices(lean)) == 4 * len(model.layers) + 1
+    assert qwen35_lean_weights.prepare(model) is lean  # nothing changed: the same tensors
+    assert len(qwen35_lean_weights.matrices(lean)) == 4 * len(model.layers) + 1
 
 
 def test_a_changed_or_moved_model_is_prepared_again_and_still_matches():
     model = load_miniature().model
-    lean = qwen35_lean.prepare(model)
+    lean = qwen35_lean_weights.prepare(model)
     with torch.no_grad():
         model.layers[1].mlp.down_proj.weight.mul_(1.5)  # written in place: its version moves
         model.norm.weight.add_(0.1)  # a folded constant (1 + w)
-    again = qwen35_lean.prepare(model)
+    again = qwen35_lean_weights.prepare(model)
     assert again is not lean
     assert (
         again.layers[1].mlp.down_t.untyped_storage().data_ptr()
@@ -126,7 +126,7 @@ def test_a_changed_or_moved_model_is_prepared_again_and_still_matches():
     for ours, theirs in generate(model, 4):
         assert relative(ours, theirs) <= RTOL
     model.to(torch.bfloat16)  # .to() gives every parameter new storage of its own
-    retyped = qwen35_lean.prepare(model)
+    retyped = qwen35_lean_weights.prepare(model)
     assert retyped.layers[0].in_t.dtype == torch.bfloat16 and retyped.layers[0].in_t.t().is_contiguous()
     for ours, theirs in generate(model, 4):
         assert relative(ours, theirs) <= 3e-2
@@ -135,8 +135,96 @@ def test_a_changed_or_moved_model_is_prepared_again_and_still_matches():
 def test_a_prepared_model_saves_and_loads_as_before(tmp_path):
     model = load_miniature().model
     state = {name: t.clone() for name, t in model.state_dict().items()}
-    qwen35_lean.prepare(model)
+    qwen35_lean_weights.prepare(model)
     model.save(tmp_path / "saved", meta={"course_training": {}})
     again = load_miniature(tmp_path / "saved").model
     for name, tensor in again.state_dict().items():
         assert torch.equal(tensor, state[name]), name
+
+
+# ------------------------------------------------------------------------------------------------
+# The pieces of the fused step against their readable forms
+# ------------------------------------------------------------------------------------------------
+
+
+def _fill_board_inputs(views, generator):
+    """Random board, L2-normalised [q, k], v, α ∈ (0, 1), β ∈ (0, 1) written into `views`' buffers."""
+    torch.manual_seed(generator)
+    views.groups.copy_(torch.randn(views.groups.shape))
+    views.qk.copy_(torch.nn.functional.normalize(torch.randn(views.qk.shape), dim=-1))
+    views.v.copy_(torch.randn(views.v.shape))
+    views.alpha.copy_(torch.rand(views.alpha.shape) * 0.9 + 0.05)
+    views.beta.copy_(torch.rand(views.beta.shape))
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["value heads share q/k heads", "one q/k head each"])
+def test_the_in_place_board_update_equals_the_readable_gated_delta_step(shared):
+    """delta_update (fade first, one batched read of [q, k], then the rank-one write, all in place) gives the
+    board and read-out of core/ops/gated_delta_rule.step, the written-out rule, on the same inputs."""
+    from dataclasses import replace
+
+    from core.ops import gated_delta_rule
+
+    model = load_miniature().model
+    lean = qwen35_lean_weights.prepare(model)
+    layer = next(x for x in lean.layers if isinstance(x, qwen35_lean_weights.LeanBoard))
+    C, Vd, Hk, Hv, K, V = layer.sizes
+    if not shared:  # as many q/k heads as value heads: the convolution's channels grow to match
+        C, Hk = 2 * Hv * K + Vd, Hv
+        layer = replace(layer, sizes=(C, Vd, Hk, Hv, K, V))
+    B, G = 2, Hv // Hk
+    assert (G > 1) == shared
+    board = torch.zeros(B, Hv, K, V)
+    views = qwen35_lean.board_views(board, torch.zeros(B, C, 3), layer)
+    _fill_board_inputs(views, 0)
+    old = board.clone()
+    q = views.q.expand(B, Hk, G, 1, K).reshape(B, Hv, K)  # each value head's q/k head
+    k = views.k.expand(B, Hk, G, 1, K).reshape(B, Hv, K)
+    expected = gated_delta_rule.step(
+        old, q, k, views.v.reshape(B, Hv, V), beta_t=views.beta.reshape(B, Hv),
+        g_t=views.alpha.reshape(B, Hv).log(), scale=1.0, keep_parts=False,
+    )  # fmt: skip
+    out = qwen35_lean.delta_update(views)
+    assert out.data_ptr() == views.out.data_ptr() and board.data_ptr() == views.heads.data_ptr()
+    torch.testing.assert_close(board, expected.state, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(out.reshape(B, Hv, V), expected.output, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("unit", [False, True], ids=["weighted", "L2"])
+def test_the_cpu_norm_equals_torchs_rms_norm(dtype, unit):
+    """rms's four CPU ops equal F.rms_norm in fp32, and both forms write a preallocated output; a zero row
+    stays finite."""
+    torch.manual_seed(0)
+    d = 96
+    weight = torch.full((d,), d**-0.5) if unit else torch.randn(d)
+    norm = qwen35_lean_weights.make_norm(weight, 1e-6, unit=unit)
+    x = torch.randn(3, 5, d).to(dtype)
+    x[1, 2] = 0.0
+    expected = torch.nn.functional.rms_norm(x.float(), (d,), weight, 1e-6)
+    ours = qwen35_lean.rms(x, norm)
+    assert ours.dtype == torch.float32 and torch.isfinite(ours).all()
+    torch.testing.assert_close(ours, expected, rtol=1e-5, atol=1e-6)
+    for fused in (False, True):  # the CPU's four ops; F.rms_norm, as on CUDA
+        into = torch.empty(3, 5, d)
+        assert qwen35_lean.rms(x, norm, out=into, fused=fused) is into
+        torch.testing.assert_close(into, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_a_batch_of_two_steps_as_each_sequence_alone():
+    """The step's scratch buffers and their views hold a batch: two sequences stepped together give each
+    one's logits stepped alone (fp32, to 1e-5 of the largest)."""
+    model = load_miniature().model
+    prompts, steps = [[5, 9, 2], [7, 1, 4]], 6
+    together = new_static_cache(model, room=16, batch=2)
+    alone = [new_static_cache(model, room=16) for _ in prompts]
+    run_static(model, torch.tensor(prompts), together)
+    for prompt, cache in zip(prompts, alone, strict=True):
+        run_static(model, torch.tensor([prompt]), cache)
+    tokens = [3, 8]
+    for _ in range(steps):
+        both = run_static(model, torch.tensor([[t] for t in tokens]), together)[:, 0]  # (2, vocab)
+        for i, (token, cache) in enumerate(zip(tokens, alone, strict=True)):
+            one = run_static(model, torch.tensor([[token]]), cache)[0, 0]
+            assert relative(both[i], one) <= RTOL
+        tokens = [int(t) for t in both.argmax(-1)]

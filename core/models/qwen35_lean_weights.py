@@ -1,0 +1,237 @@
+"""The weights the lean Qwen3.5 step reads (core/models/qwen35_lean.py), prepared once per model.
+
+`prepare` joins each layer's projections into one matrix per input side (the module's own weights become
+views of it, so nothing is stored twice and the eager layers read the same numbers), lays it out the way
+matrix × vector reads fastest on the device (`layout_for`), and folds constants: each RMSNorm's `1 + w`
+and √D (`make_norm`), the fade's `exp(A_log)`, the convolution's taps. `matrices` lists the matrices a
+step multiplies, for the benchmark's matrix-products-alone floor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from core.models.qwen35 import BOARD
+
+IN_OUT, OUT_IN = "in_out", "out_in"  # how a joined matrix lies in memory: (in, Σ out) or (Σ out, in) rows
+
+
+def layout_for(device: torch.device, dtype: torch.dtype) -> str:
+    """(in, out) rows — `x @ W` — for fp32 on a CPU, where torch reads the 0.8B's 1024-wide matrices faster
+    that way (measured on this project's 2-core CPU: four layers' matrices, 344 MB, in 19 ms against 24 ms
+    on one thread, 15 against 18 on two); (out, in) rows — `x @ Wᵀ`, F.linear's own — elsewhere: bf16 on
+    a CPU without bf16 instructions took 15× longer (in, out)."""
+    return IN_OUT if device.type == "cpu" and dtype == torch.float32 else OUT_IN
+
+
+def join(modules: list[torch.nn.Linear], layout: str) -> Tensor:
+    """One (in, Σ out) matrix W for `x @ W` whose column blocks are `modules`' weights, which become views
+    of it (same values, same requires_grad), stored as `layout` says.
+
+    Already joined in that layout (as a previous call left them): the matrix is rebuilt as a view of the
+    same storage and nothing is copied. Otherwise the weights are copied once into the joined tensor."""
+    weights = [m.weight for m in modules]
+    n_in, sizes = weights[0].shape[1], [w.shape[0] for w in weights]
+    kept = _joined(weights, layout, n_in, sum(sizes))
+    if kept is not None:
+        return kept
+    if layout == OUT_IN:
+        joined = torch.cat([w.detach() for w in weights])  # (Σ out, in)
+        blocks, step = joined.split(sizes), joined.t()
+    else:
+        step = torch.cat([w.detach().t() for w in weights], dim=1)  # (in, Σ out)
+        blocks = [block.t() for block in step.split(sizes, dim=1)]  # (out, in) views, columns of `step`
+    for module, w, block in zip(modules, weights, blocks, strict=True):
+        module.weight = torch.nn.Parameter(block, requires_grad=w.requires_grad)
+    return step
+
+
+def _joined(weights: list[Tensor], layout: str, n_in: int, total: int) -> Tensor | None:
+    """The joined (in, Σ out) view when `weights` already lie as consecutive blocks of one storage in
+    `layout`; None otherwise."""
+    storage = weights[0].untyped_storage().data_ptr()
+    strides = (n_in, 1) if layout == OUT_IN else (1, total)
+    at = weights[0].data_ptr()
+    for w in weights:
+        if w.untyped_storage().data_ptr() != storage or w.stride() != strides or w.data_ptr() != at:
+            return None
+        at += w.shape[0] * (n_in if layout == OUT_IN else 1) * w.element_size()
+    first = weights[0].detach()
+    if layout == OUT_IN:
+        return first.as_strided((total, n_in), (n_in, 1)).t()
+    return first.as_strided((n_in, total), (total, 1))
+
+
+@dataclass
+class Norm:
+    """An RMSNorm over the last axis, x / sqrt(mean(x²) + ε) · w, prepared for its device's cheapest form.
+
+    On a CPU `F.rms_norm` is a composite of ~10 aten ops (pow, mean, add, rsqrt, casts, muls); written as
+    x · (w·√D) / hypot(‖x‖, √(ε·D)) it is four (`rms`): one reduction, one hypot, one product, one division.
+    Elsewhere (CUDA) `F.rms_norm` is one fused kernel and is used as it is."""
+
+    weight: Tensor  # (D,) fp32 w, for F.rms_norm
+    eps: float
+    scaled: Tensor | None  # (D,) fp32 w·√D; None when w·√D is all ones (the L2 normalisation of q and k)
+    floor: Tensor  # () fp32 √(ε·D): hypot(‖x‖, floor) = sqrt(Σx² + ε·D) = √D · sqrt(mean(x²) + ε)
+
+
+def make_norm(weight: Tensor, eps: float, unit: bool = False) -> Norm:
+    """A Norm of `weight` (D,) and `eps`; `unit`: w·√D is one everywhere, so the step skips that product."""
+    d = weight.shape[-1]
+    w = weight.detach().float()
+    floor = torch.tensor(eps * d, dtype=torch.float32, device=w.device).sqrt()
+    return Norm(w, eps, None if unit else w * d**0.5, floor)
+
+
+@dataclass
+class LeanMLP:
+    post_norm: Norm  # 1 + post_attention_layernorm.weight
+    gate_up_t: Tensor  # (D, 2I) for x @ W: gate's columns, then up's
+    down_t: Tensor  # (I, D)
+    intermediate: int
+
+
+@dataclass
+class LeanBoard:
+    """A Gated DeltaNet layer: one projection, the convolution taps, the gates' constants."""
+
+    in_norm: Norm  # 1 + input_layernorm.weight
+    in_t: Tensor  # (D, C + Vd + 2Hv) for x @ W: q, k, v (the convolution's channels), z, b, a
+    taps: Tensor  # (K, C) the depthwise convolution's weights, tap j over every channel
+    gate_sign: Tensor  # (2, Hk, G, 1, 1) fp32: +1 over b, −1 over a
+    gate_shift: Tensor  # (2, Hk, G, 1, 1) fp32: 0 over b, −dt_bias over a
+    fade_power: Tensor  # (Hk, G, 1, 1) fp32: A = exp(A_log); α = σ(−(a + dt_bias))^A
+    qk_norm: Norm  # the L2 normalisation x / sqrt(Σx² + ε) = rms_norm(x; ε/K) · K^{-1/2}
+    out_norm: Norm  # the gated norm's weight, ε · K: the read-out is left unscaled by K^{-1/2}
+    out_t: Tensor  # (Hv·V, D)
+    mlp: LeanMLP
+    sizes: tuple[int, int, int, int, int, int]  # C, Vd, Hk, Hv, K (head dim of q/k), V
+
+
+@dataclass
+class LeanAttention:
+    """A gated attention layer: one projection for q(+gate), k and v; the q/k norms."""
+
+    in_norm: Norm
+    in_t: Tensor  # (D, 2H·Dh + 2Hkv·Dh) for x @ W: q and its gate per head, k, v
+    q_norm: Norm  # 1 + q_norm.weight
+    k_norm: Norm
+    out_t: Tensor  # (H·Dh, D)
+    mlp: LeanMLP
+    sizes: tuple[int, int, int]  # H, Hkv, Dh
+
+
+@dataclass
+class LeanWeights:
+    """Every layer's prepared tensors, the ends, and the fingerprint of the weights they came from."""
+
+    layers: list[LeanBoard | LeanAttention]
+    final_norm: Norm
+    head_t: Tensor  # (D, vocab): lm_head.weight as x @ W reads it
+    inv_freq2: Tensor  # (r,) fp32: rotary frequencies, twice (the "rotate half" layout)
+    half_sign: Tensor  # (r,) fp32: −1 over the first half, +1 over the second
+    fingerprint: tuple
+
+
+def _fingerprint(model) -> tuple:
+    """Where every parameter lives and how often it was written: moved, retyped or trained → different."""
+    return tuple((p.device, p.dtype, p.data_ptr(), p._version) for p in model.parameters())
+
+
+def _one_plus(norm, eps: float) -> Norm:
+    """A Qwen3.5 RMSNorm (x / rms(x) · (1 + w)) with its `1 + w` folded."""
+    return make_norm(1.0 + norm.weight.detach().float(), eps)
+
+
+def _mlp(layer, layout: str, eps: float) -> LeanMLP:
+    mlp = layer.mlp
+    return LeanMLP(
+        _one_plus(layer.post_attention_layernorm, eps),
+        join([mlp.gate_proj, mlp.up_proj], layout),
+        join([mlp.down_proj], layout),
+        mlp.gate_proj.weight.shape[0],
+    )
+
+
+def _board(layer, layout: str, eps: float) -> LeanBoard:
+    gdn = layer.linear_attn
+    c = gdn.c
+    hv, dk = gdn.v_heads, gdn.dk
+    f32 = {"dtype": torch.float32, "device": gdn.A_log.device}
+    grouped = (2, gdn.k_heads, hv // gdn.k_heads, 1, 1)  # [b; a] × q/k heads × value heads in each
+    return LeanBoard(
+        in_norm=_one_plus(layer.input_layernorm, eps),
+        in_t=join([gdn.in_proj_qkv, gdn.in_proj_z, gdn.in_proj_b, gdn.in_proj_a], layout),
+        taps=gdn.conv1d.weight.detach()[:, 0, :].t().contiguous(),  # (K, C)
+        gate_sign=torch.cat([torch.ones(hv, **f32), -torch.ones(hv, **f32)]).view(grouped),
+        gate_shift=torch.cat([torch.zeros(hv, **f32), -gdn.dt_bias.detach().float()]).view(grouped),
+        fade_power=gdn.A_log.detach().float().exp().view(grouped[1:]),
+        qk_norm=make_norm(torch.full((dk,), dk**-0.5, **f32), 1e-6 / dk, unit=True),  # l2_normalise's ε / K
+        out_norm=make_norm(gdn.norm.weight, gdn.norm.eps * dk),  # ε / scale², scale = K^{-1/2}
+        out_t=join([gdn.out_proj], layout),
+        mlp=_mlp(layer, layout, eps),
+        sizes=(c.conv_channels(), c.value_dim, gdn.k_heads, hv, dk, gdn.dv),
+    )
+
+
+def _attention(layer, layout: str, eps: float) -> LeanAttention:
+    attn = layer.self_attn
+    return LeanAttention(
+        in_norm=_one_plus(layer.input_layernorm, eps),
+        in_t=join([attn.q_proj, attn.k_proj, attn.v_proj], layout),
+        q_norm=_one_plus(attn.q_norm, eps),
+        k_norm=_one_plus(attn.k_norm, eps),
+        out_t=join([attn.o_proj], layout),
+        mlp=_mlp(layer, layout, eps),
+        sizes=(attn.heads, attn.kv_heads, attn.dh),
+    )
+
+
+@torch.no_grad()
+def prepare(model) -> LeanWeights:
+    """The lean step's tensors for `model` (a core.models.qwen35.Qwen35), made once and kept on it;
+    made again only when its parameters moved, changed type or were written since (`_fingerprint`)."""
+    kept = model.__dict__.get("_lean_weights")
+    if kept is not None and kept.fingerprint == _fingerprint(model):
+        return kept
+    c = model.config
+    device, dtype = model.embed_tokens.weight.device, model.embed_tokens.weight.dtype
+    layout, eps = layout_for(device, dtype), c.rms_norm_eps
+    layers = [
+        _board(layer, layout, eps) if layer.kind == BOARD else _attention(layer, layout, eps)
+        for layer in model.layers
+    ]
+    tied = model.lm_head.weight is model.embed_tokens.weight
+    head = join([model.lm_head], layout)
+    if tied:  # the input table is the head's matrix: one Parameter, now a view of the joined tensor
+        model.embed_tokens.weight = model.lm_head.weight
+    attention = [layer.self_attn for layer in model.layers if layer.kind != BOARD]
+    inv_freq = (
+        attention[0].inv_freq.float().to(device)  # the layers' own (every attention layer makes the same)
+        if attention
+        else torch.zeros(c.rotary_dim // 2, device=device)
+    )
+    lean = LeanWeights(
+        layers=layers,
+        final_norm=_one_plus(model.norm, eps),
+        head_t=head,
+        inv_freq2=torch.cat([inv_freq, inv_freq]),
+        half_sign=torch.cat([-torch.ones_like(inv_freq), torch.ones_like(inv_freq)]),
+        fingerprint=(),
+    )
+    lean.fingerprint = _fingerprint(model)  # after `join` replaced the weights by views
+    model.__dict__["_lean_weights"] = lean  # a plain attribute: not a submodule, not in the state dict
+    return lean
+
+
+def matrices(lean: LeanWeights) -> list[Tensor]:
+    """Every matrix one lean step multiplies a vector by, (in, out) views, in the order it does: what the
+    step's matrix products alone read (bench/qwen35_cpu.py times them beside the whole step)."""
+    out = []
+    for layer in lean.layers:
+        out += [layer.in_t, layer.out_t, layer.mlp.gate_up_t, layer.mlp.down_t]
+    return [*out, lean.head_t]
