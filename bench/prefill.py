@@ -15,10 +15,17 @@ stops repeating after --cell-seconds. Prints numbers only; the CPU may be shared
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
-from core.gpu.output.cli_io import Parser, ResultFile, check_out_path, fail, positive_float, positive_int
+from core.gpu.output.cli_io import (
+    Parser,
+    ResultFile,
+    check_out_path,
+    fail,
+    increasing_list,
+    positive_float,
+    positive_int,
+)
 from core.prefill.measure import measure
 from core.prefill.record import PrefillRun
 
@@ -29,13 +36,7 @@ QUICK_LENGTHS = (1024, 2048, 4096)
 
 def lengths(text: str) -> tuple[int, ...]:
     """'1024,8192' → (1024, 8192): increasing whole numbers ≥ 1 (argparse type)."""
-    try:
-        found = tuple(int(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of token counts") from None
-    if not found or found[0] < 1 or list(found) != sorted(set(found)):
-        raise argparse.ArgumentTypeError(f"{text!r}: prompt lengths must be increasing whole numbers ≥ 1")
-    return found
+    return increasing_list(text, "token counts", 1, named="prompt lengths")
 
 
 def table(run: PrefillRun) -> str:

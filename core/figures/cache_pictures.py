@@ -136,6 +136,7 @@ def cache_heatmaps_figure(cache: HeadCache, rows: int, unit: str = "byte") -> go
                 y=1.0,
                 xref="paper",
                 yref="paper",
+                xanchor="center",  # plotly's "auto" anchors x < ⅓ left and x > ⅔ right: on a phone they met
                 yanchor="bottom",
                 showarrow=False,
                 font_size=12,

@@ -41,13 +41,7 @@ def _way_list(text: str) -> tuple[str, ...]:
 
 def _batch_list(text: str) -> tuple[int, ...]:
     """'1,4,16,64' → (1, 4, 16, 64): increasing whole numbers ≥ 1 (argparse type)."""
-    try:
-        batches = tuple(int(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of batches") from None
-    if not batches or batches[0] < 1 or list(batches) != sorted(set(batches)):
-        raise argparse.ArgumentTypeError(f"{text!r}: batches must be increasing whole numbers ≥ 1")
-    return batches
+    return cli_io.increasing_list(text, "batches", 1)
 
 
 def _pair_layers(text: str) -> int:

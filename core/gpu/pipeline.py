@@ -216,7 +216,7 @@ class _Run:
             self.sub(0.0, f"batch {', '.join(map(str, spec.batches))} at depth {spec.batch_depth:,}")
         batch = batch_bench.run_batch(
             spec.batch_preset or spec.preset, self.env, spec.batches, spec.batch_depth, self.should_stop,
-            **({} if bar.batch_heading else {"progress": self.sub}),
+            bandwidth=self.result.bandwidth, **({} if bar.batch_heading else {"progress": self.sub}),
         )  # fmt: skip
         self.finished("batch", batch)
         if bar.end is not None:

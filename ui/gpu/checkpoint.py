@@ -20,7 +20,7 @@ from core.figures.checkpoint_compare import RunSeries, memory_by_depth, speed_by
 from core.figures.style import COLORS, base_layout, legend_below, log_ticks
 from core.gpu.output.checkpoint_compare import compare_words
 from core.gpu.output.export import to_json
-from core.gpu.output.report import cache_ceiling_words, percent, rate, rate_with_spread
+from core.gpu.output.report import cache_ceiling_words, floor_rows, percent, rate, rate_with_spread
 from core.gpu.serving import jobs
 from core.gpu.serving.runner import RUNNER, Busy
 from core.gpu.suites.checkpoint_bench import (
@@ -37,8 +37,9 @@ from core.models.hf_tokenizer import CheckpointError
 from core.roofline import step_bytes
 from core.units import format_bytes
 from ui.charts import show_figure
+from ui.gpu.floors import floors_table
 from ui.gpu.results import headline_and_more
-from ui.gpu.runner import RUN_PARAM, busy_with, progress_of
+from ui.gpu.runner import RUN_PARAM, busy_with, progress_of, run_button
 from ui.gpu.words import device_line, reader_line
 from ui.text import plain
 
@@ -155,13 +156,8 @@ def _picker(owner: str, on_gpu: bool, runs_off: str | None) -> None:
             depths=_(", ").join(f"{d:,}" for d in depths),
         )
     )
-    busy = busy_with(owner)[1]
-    pressed = st.button(
-        _("Run: my checkpoint"),
-        key="gpu_run_checkpoint",
-        type="primary",
-        icon=":material/speed:",
-        disabled=bool(busy or runs_off),
+    pressed = run_button(
+        _("Run: my checkpoint"), "gpu_run_checkpoint", ":material/speed:", busy_with(owner)[1], runs_off
     )
     if not pressed:
         return
@@ -338,6 +334,8 @@ def _result(result: CheckpointResult) -> None:
     rows = checkpoint_rows(result)
     headline = [_(column) for column in HEADLINE]
     headline_and_more([{k: v for k, v in row.items() if k in headline} for row in rows], rows)
+    named = ((plain(result.name), f"{p.depth:,}", p) for p in result.points)
+    floors_table(floor_rows(named, _("depth d")), result.points)
     st.download_button(
         _("Download JSON"),
         to_json(result.to_dict()),

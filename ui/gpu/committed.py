@@ -4,8 +4,9 @@ and dense vs experts as measured on a real card, with the sentences computed fro
 Story shows two pictures, each with a plain caption and the sentences that read it (attention slows with
 depth while the fixed state stays flat; dense against MoE, speed and power, and why the MoE is not as fast
 as its bytes promise). Engineer adds the full charts (eager lines, rooflines, % of roofline, energy per
-token), and the sentences with every figure in place of Story's plainer ones (ui.depth.in_depth), after
-each picture; the MoE's "why" is read at both depths.
+token; operations per step beside bytes for a run that counted them), and the sentences with every figure
+in place of Story's plainer ones (ui.depth.in_depth), after each picture; the MoE's "why" is read at both
+depths.
 """
 
 from __future__ import annotations
@@ -29,10 +30,12 @@ from core.gpu.output.committed_run import (
     moe_power_story,
     moe_why_sentence,
 )
+from core.gpu.output.report import context_floor_rows, moe_floor_rows
 from core.gpu.output.roofline_words import denominator_words
 from core.i18n import _
 from ui.charts import show_figure
 from ui.depth import engineer, in_depth
+from ui.gpu.floors import floors_table
 from ui.gpu.words import reader_line
 
 
@@ -83,6 +86,7 @@ def _depth(run) -> None:
             key="gpu_committed_context_fig",
         )
         st.caption(denominator_words(run.context))  # what the roofline divides by: a point may pass it
+        floors_table(context_floor_rows(run.context), [p for s in run.context.series for p in s.points])
     in_depth(depth_story_sentence(run), depth_sentence(run))  # Engineer: the same numbers, every figure
 
 
@@ -110,4 +114,5 @@ def _moe(run) -> None:
         show_figure(
             moe_energy_figure(run.moe), key="gpu_committed_energy_fig"
         )  # apart: three panels are too narrow on a phone
+        floors_table(moe_floor_rows(run.moe), run.moe.rows)  # runs that counted operations per step
     in_depth(moe_power_story(run), moe_power_sentence(run))  # Engineer: with the speed, bytes and why

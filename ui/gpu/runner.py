@@ -227,13 +227,7 @@ def _run_buttons(
     """Submit a run when a button is pressed (then redraw); says whether this reader has one running, or waiting."""
     b1, b2, _spare = st.columns([1, 1, 2])
     busy = mine_running or waiting
-    run_ctx = b1.button(
-        _("Run: context vs speed"),
-        key="gpu_run_context",
-        type="primary",
-        icon=":material/speed:",
-        disabled=busy,
-    )
+    run_ctx = run_button(_("Run: context vs speed"), "gpu_run_context", ":material/speed:", busy, where=b1)
     run_moe = b2.button(_("Run: dense vs experts"), key="gpu_run_moe", icon=":material/bolt:", disabled=busy)
     if not (run_ctx or run_moe):
         return mine_running, waiting
@@ -256,6 +250,12 @@ def _run_buttons(
     st.session_state["gpu_submitted"] = "context" if run_ctx else "moe"
     st.query_params[RUN_PARAM] = owner  # a reload of this URL takes the run back
     st.rerun()  # redraw with the buttons off and the progress (or the place in line) showing
+
+
+def run_button(text: str, key: str, icon: str, busy: bool, runs_off: str | None = None, where=st) -> bool:
+    """A benchmark's primary Run button (in `where`, a column or the page): off while this reader's run goes
+    or waits, and while runs are off on this machine; True when pressed."""
+    return where.button(text, key=key, type="primary", icon=icon, disabled=bool(busy or runs_off))
 
 
 def progress_of(owner: str):

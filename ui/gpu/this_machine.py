@@ -25,7 +25,7 @@ from core.i18n import _
 from ui.charts import show_figure
 from ui.depth import engineer
 from ui.gpu.results import stored_caption
-from ui.gpu.runner import RUN_PARAM, busy_with, progress_of
+from ui.gpu.runner import RUN_PARAM, busy_with, progress_of, run_button
 from ui.gpu.words import reader_line
 
 LABEL = "this machine"  # the runner's label for the one-click run
@@ -50,13 +50,7 @@ def this_machine_panel(
     if not engineer():  # Engineer reads these in the benchmark panel below
         _status(runs_off)
     label, busy = busy_with(owner)
-    pressed = st.button(
-        _("Measure this machine"),
-        key="gpu_measure_this",
-        type="primary",
-        icon=":material/memory:",
-        disabled=bool(busy or runs_off),
-    )
+    pressed = run_button(_("Measure this machine"), "gpu_measure_this", ":material/memory:", busy, runs_off)
     if pressed:
         _submit(owner, gpu_preset)
     if busy and label == LABEL:

@@ -37,6 +37,7 @@ from torch import nn
 from core.gpu.decode import state_triton, triton_support
 from core.gpu.decode.ffn import MOE_FFN_WAYS, DenseFFN, MoEFFN, weight
 from core.gpu.decode.kv_cache import KVCache
+from core.gpu.decode.sized import SizedModule
 from core.gpu.decode.traffic import Traffic
 from core.gpu.presets import Preset
 from core.i18n import N_
@@ -90,7 +91,7 @@ class _Block(nn.Module):
             raise ValueError(f"unknown feed-forward kind {ffn!r}")
 
 
-class DecodeModel(nn.Module):
+class DecodeModel(SizedModule):
     """Embedding, blocks, head; subclasses supply the token mixer and its memory."""
 
     kind = "base"
@@ -109,14 +110,7 @@ class DecodeModel(nn.Module):
     def _extra_params(self) -> None:
         """Hook for mixer-specific weights."""
 
-    # -- sizes -------------------------------------------------------------------
-    @property
-    def elem_bytes(self) -> int:
-        return torch.finfo(self.dtype).bits // 8
-
-    def total_params(self) -> int:
-        return sum(p.numel() for p in self.parameters())
-
+    # -- sizes (elem_bytes, total_params and weight_bytes: SizedModule) ----------
     def active_params(self) -> int:
         """Parameters read per token: one embedding row, every mixer weight, the active experts, the head."""
         ffn_total = sum(p.numel() for b in self.blocks for p in b.ffn.parameters())

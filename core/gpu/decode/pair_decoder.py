@@ -28,6 +28,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from core.gpu.decode.ffn import FILL_BLOCK, random_, weight
+from core.gpu.decode.sized import SizedModule
 from core.gpu.decode.traffic import Traffic
 from core.plan.config import PlannedModel
 from core.specs import LinearAttention, SoftmaxAttention
@@ -107,7 +108,7 @@ class _Layer(nn.Module):
         self.w_down = weight((spec.mlp.intermediate, d), device, dtype)
 
 
-class PairDecoder(nn.Module):
+class PairDecoder(SizedModule):
     """A released model's shapes (embedding → layers → head) decoding `batch` sequences at once."""
 
     graphable = True
@@ -136,17 +137,7 @@ class PairDecoder(nn.Module):
         self.max_len = 0
         self.pos = 0
 
-    # -- sizes -----------------------------------------------------------------------------------
-    @property
-    def elem_bytes(self) -> int:
-        return torch.finfo(self.dtype).bits // 8
-
-    def total_params(self) -> int:
-        return sum(p.numel() for p in self.parameters())
-
-    def weight_bytes(self) -> int:
-        return self.total_params() * self.elem_bytes
-
+    # -- sizes (elem_bytes, total_params and weight_bytes: SizedModule) --------------------------
     def sequence_bytes(self, positions: int) -> int:
         """What one sequence holds with room for `positions` tokens (the planner's `sequence_bytes`)."""
         a, lin, e = self.spec.attention, self.spec.linear, self.elem_bytes

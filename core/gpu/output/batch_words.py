@@ -52,23 +52,21 @@ class BatchSummary:
     def sentence(self) -> str:
         if self.pair == "released":
             return self._released_sentence()
-        numbers = self._numbers()
-        if self.compared_batch == self.state_batch and self.ratio is not None:
-            head = _(
+        head = self._head(
+            _(
                 "At batch {batch} the fixed state wrote {total} tokens/s in total, {times} full attention's "
                 "{attention}."
-            ).format(**numbers)
-        elif self.compared_batch is not None and self.ratio is not None:
-            head = _(
+            ),
+            _(
                 "At batch {batch} the fixed state wrote {total} tokens/s in total; full attention did not run "
                 "there. At batch {compared}, the largest both ran, the fixed state wrote {compared_total} tokens/s "
                 "in total, {times} full attention's {attention}."
-            ).format(**numbers)
-        else:
-            head = _(
+            ),
+            _(
                 "At batch {batch} the fixed state wrote {total} tokens/s in total; full attention ran at none of "
                 "these batches."
-            ).format(**numbers)
+            ),
+        )
         n = self.attention_max_batch
         room = self._room()
         if n == 0:
@@ -85,6 +83,17 @@ class BatchSummary:
                 n,
             )
         return f"{head} {fits.format(**room)}"
+
+    def _head(self, same: str, largest_both: str, none: str) -> str:
+        """The first sentence, in the words given (translated) for where the two were compared: at the largest
+        batch the fixed state ran (`same`), at the largest both ran (`largest_both`), or at none (`none`)."""
+        if self.compared_batch == self.state_batch and self.ratio is not None:
+            words = same
+        elif self.compared_batch is not None and self.ratio is not None:
+            words = largest_both
+        else:
+            words = none
+        return words.format(**self._numbers())
 
     def _numbers(self) -> dict[str, object]:
         return dict(
@@ -110,23 +119,21 @@ class BatchSummary:
 
     def _released_sentence(self) -> str:
         """The released pair's sentence: the hybrid against the dense model, and the planner beside each."""
-        numbers = self._numbers()
-        if self.compared_batch == self.state_batch and self.ratio is not None:
-            head = _(
+        head = self._head(
+            _(
                 "At batch {batch} the hybrid (Qwen3.5-9B's shapes) wrote {total} tokens/s in total, {times} the "
                 "dense model's (Qwen3-8B's shapes) {attention}."
-            ).format(**numbers)
-        elif self.compared_batch is not None and self.ratio is not None:
-            head = _(
+            ),
+            _(
                 "At batch {batch} the hybrid (Qwen3.5-9B's shapes) wrote {total} tokens/s in total; the dense model "
                 "(Qwen3-8B's shapes) did not run there. At batch {compared}, the largest both ran, the hybrid wrote "
                 "{compared_total} tokens/s in total, {times} the dense model's {attention}."
-            ).format(**numbers)
-        else:
-            head = _(
+            ),
+            _(
                 "At batch {batch} the hybrid (Qwen3.5-9B's shapes) wrote {total} tokens/s in total; the dense model "
                 "(Qwen3-8B's shapes) ran at none of these batches."
-            ).format(**numbers)
+            ),
+        )
         fits = ngettext(
             "Beside the weights, in the memory free on {device}, the dense model fits {n} sequence at depth {depth} "
             "({cache} each) and the hybrid {state_fits} ({state} each); the planner, asked about the same shapes "

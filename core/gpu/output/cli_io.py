@@ -2,7 +2,8 @@
 after every part, and a clean stop on Ctrl-C or SIGTERM.
 
 - `Parser`: argparse whose errors are one line and exit status 2 (never a usage dump or a
-  traceback); `positive_float`, `positive_int` and `check_out_path` are the checks (the last
+  traceback); `positive_float`, `positive_int`, `increasing_list` (depths, batches, prompt lengths) and
+  `check_out_path` are the checks (the last
   really creates a scratch file, so an unwritable path fails before the run, not after it).
 - `ResultFile`: writes the JSON atomically (temp file + rename), so a run killed half-way
   leaves the last complete version on disk, never a truncated one.
@@ -61,15 +62,23 @@ def positive_int(text: str) -> int:
     return value
 
 
+def increasing_list(text: str, items: str, least: int, named: str | None = None) -> tuple[int, ...]:
+    """'1,4,16' → (1, 4, 16): increasing whole numbers ≥ `least`, else a one-line argument error naming
+    the `items` listed (and, in the second, `named` them, default the same words)."""
+    try:
+        found = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of {items}") from None
+    if not found or found[0] < least or list(found) != sorted(set(found)):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: {named or items} must be increasing whole numbers ≥ {least}"
+        )
+    return found
+
+
 def depth_list(text: str) -> tuple[int, ...]:
     """'0,1024,4096' → (0, 1024, 4096): increasing, each ≥ 0 (argparse type)."""
-    try:
-        depths = tuple(int(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of depths") from None
-    if not depths or any(d < 0 for d in depths) or list(depths) != sorted(set(depths)):
-        raise argparse.ArgumentTypeError(f"{text!r}: depths must be increasing whole numbers ≥ 0")
-    return depths
+    return increasing_list(text, "depths", 0)
 
 
 def check_out_path(path: Path, is_dir: bool = False) -> str | None:

@@ -15,9 +15,11 @@ import torch
 
 from core.gpu.decode import triton_support
 from core.gpu.device.nvml import DeviceSnapshot
-from core.gpu.suites.context_bench import ContextResult
-from core.gpu.suites.moe_bench import MoeResult
+from core.gpu.suites.batch_bench import BatchResult
+from core.gpu.suites.context_bench import ContextResult, DepthPoint
+from core.gpu.suites.moe_bench import MoeResult, MoeRow
 from core.gpu.timing.bandwidth import Bandwidth
+from core.gpu.timing.kernels import KernelFloors
 
 CSV_FIELDS = (
     "benchmark",
@@ -38,12 +40,21 @@ CSV_FIELDS = (
     "joules_per_token",
     "net_joules_per_token",
     "energy_method",
+    "batch",
+    "kernels_per_step",
+    "kernels_counted",
+    "bytes_floor_ms",
+    "kernel_floor_ms",
     "note",
 )
 
 
-def to_csv(context: ContextResult | None = None, moe: MoeResult | None = None) -> str:
-    """One row per measured point, both benchmarks in one table."""
+def to_csv(
+    context: ContextResult | None = None, moe: MoeResult | None = None, batch: BatchResult | None = None
+) -> str:
+    """One row per measured point, both benchmarks (and the batch sweep: tokens/s per sequence, the floors
+    per step of the whole batch) in one table, each with its operations per step and both floors where
+    they were counted."""
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=CSV_FIELDS, extrasaction="ignore")
     writer.writeheader()
@@ -51,47 +62,26 @@ def to_csv(context: ContextResult | None = None, moe: MoeResult | None = None) -
         for s in context.series:
             for p in s.points:
                 writer.writerow(
-                    {
-                        "benchmark": "context",
-                        "model": s.model,
-                        "depth": p.depth,
-                        "tokens_per_s": f"{p.tokens_per_s:.4f}",
-                        "std_tokens_per_s": f"{p.std_tokens_per_s:.4f}",
+                    _row("context", s.model, p.depth, p)
+                    | _speeds(p)
+                    | {
                         "ms_per_token": f"{p.ms_per_token:.4f}",
-                        "predicted_tokens_per_s": f"{p.predicted_tokens_per_s:.4f}",
-                        "percent_of_roofline": f"{p.percent_of_roofline:.2f}",
                         "memory_bytes": p.memory_bytes,
                         "spilled_bytes": p.spilled_bytes,
-                        "timing": p.timing,
-                        "eager_tokens_per_s": _num(p.eager_tokens_per_s),
-                        "graphed_tokens_per_s": _num(p.graphed_tokens_per_s),
                         "bytes_per_token": p.bytes_per_token,
                         "note": "capped by the time limit" if p.capped else "",
                     }
                 )
             if s.oom_depth is not None:
                 writer.writerow(
-                    {
-                        "benchmark": "context",
-                        "model": s.model,
-                        "depth": s.oom_depth,
-                        "note": f"out of memory: {s.oom_message}",
-                    }
+                    _row("context", s.model, s.oom_depth) | {"note": f"out of memory: {s.oom_message}"}
                 )
     if moe is not None:
         for r in moe.rows:
             writer.writerow(
-                {
-                    "benchmark": "dense vs MoE",
-                    "model": r.model,
-                    "depth": moe.depth,
-                    "tokens_per_s": f"{r.tokens_per_s:.4f}",
-                    "std_tokens_per_s": f"{r.std_tokens_per_s:.4f}",
-                    "predicted_tokens_per_s": f"{r.predicted_tokens_per_s:.4f}",
-                    "percent_of_roofline": f"{100 * r.tokens_per_s / r.predicted_tokens_per_s:.2f}",
-                    "timing": r.timing,
-                    "eager_tokens_per_s": _num(r.eager_tokens_per_s),
-                    "graphed_tokens_per_s": _num(r.graphed_tokens_per_s),
+                _row("dense vs MoE", r.model, moe.depth, r)
+                | _speeds(r)
+                | {
                     "bytes_per_token": "" if r.bytes_per_token is None else r.bytes_per_token,
                     "avg_watts": "" if r.avg_watts is None else f"{r.avg_watts:.2f}",
                     "joules_per_token": "" if r.joules_per_token is None else f"{r.joules_per_token:.6f}",
@@ -102,7 +92,51 @@ def to_csv(context: ContextResult | None = None, moe: MoeResult | None = None) -
                     "note": r.oom_message or "",
                 }
             )
+    if batch is not None:
+        for s in batch.series:
+            for p in s.points:
+                writer.writerow(
+                    _row("batch", s.model, batch.depth, p)
+                    | {
+                        "batch": p.batch,
+                        "tokens_per_s": _num(p.tokens_per_s_per_sequence),
+                        "predicted_tokens_per_s": _num(p.predicted_tokens_per_s_per_sequence),
+                        "timing": p.timing or "",
+                        "memory_bytes": "" if p.memory_bytes is None else p.memory_bytes,
+                        "note": p.note or "",
+                    }
+                )
     return buf.getvalue()
+
+
+def _row(benchmark: str, model: str, depth: int, point: KernelFloors | None = None) -> dict[str, object]:
+    """The columns every row starts with, and a measured point's operations per step, how they were counted
+    and both floors (blank where they were not counted)."""
+    row: dict[str, object] = {"benchmark": benchmark, "model": model, "depth": depth}
+    if point is None:
+        return row
+    counted = point.kernels_per_step
+    return (
+        row
+        | {
+            "kernels_per_step": "" if counted is None else f"{counted:g}",
+            "kernels_counted": point.kernels_counted,
+        }
+        | {key: _num(ms) for key, ms in point.floors_ms().items()}
+    )
+
+
+def _speeds(point: DepthPoint | MoeRow) -> dict[str, str]:
+    """A timed point's speed columns: tokens/s ± std, its roofline and share of it, how it ran, both ways."""
+    return {
+        "tokens_per_s": f"{point.tokens_per_s:.4f}",
+        "std_tokens_per_s": f"{point.std_tokens_per_s:.4f}",
+        "predicted_tokens_per_s": f"{point.predicted_tokens_per_s:.4f}",
+        "percent_of_roofline": f"{point.percent_of_roofline:.2f}",
+        "timing": point.timing,
+        "eager_tokens_per_s": _num(point.eager_tokens_per_s),
+        "graphed_tokens_per_s": _num(point.graphed_tokens_per_s),
+    }
 
 
 def _num(value: float | None) -> str:
@@ -114,15 +148,18 @@ def page_payload(
     bandwidth: Bandwidth | None,
     context: ContextResult | None,
     moe: MoeResult | None,
+    batch: BatchResult | None = None,
 ) -> dict[str, Any]:
-    """What the page's JSON download holds: the device, the software, the copy bandwidth and both results."""
-    return {
+    """What the page's JSON download holds: the device, the software, the copy bandwidth and both results
+    (and the batch sweep of the same run, where there is one)."""
+    payload = {
         "device": snapshot.to_dict(),
         "versions": versions(),
         "bandwidth": None if bandwidth is None else vars(bandwidth),
         "context": None if context is None else context.to_dict(),
         "moe": None if moe is None else moe.to_dict(),
     }
+    return payload if batch is None else payload | {"batch": batch.to_dict()}
 
 
 def versions() -> dict[str, str | None]:

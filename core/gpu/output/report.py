@@ -8,15 +8,19 @@ number carries its unit and the same number of decimals; no Streamlit here. Only
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from core.gpu.decode.ffn import MOE_WAY_WORDS
 from core.gpu.decode.models import STATE_WAY_WORDS
 from core.gpu.device.nvml import DeviceSnapshot
+from core.gpu.suites.batch_bench import BatchResult
 from core.gpu.suites.context_bench import ContextResult
 from core.gpu.suites.moe_bench import MoeResult
 from core.gpu.timing.bandwidth import Bandwidth
-from core.i18n import N_, _, pgettext, with_percent
+from core.gpu.timing.kernels import KernelFloors
+from core.i18n import N_, _, list_of, pgettext, run_on, with_percent
+from core.plan import latency
 from core.units import format_bytes, signed_percent
 
 UNKNOWN = N_("unknown")
@@ -258,22 +262,36 @@ def _trials_text(trials: dict[str, float | str], words: dict[str, str]) -> str:
     )
 
 
+def _way_note(
+    way: str, trials: dict[str, float | str] | None, words: dict[str, str], untried: str, tried: str
+) -> str:
+    """A part's way in the reader's words: `untried` when it was the only way run, else `tried` with what
+    each way it tried reached (both given translated, with `{way}`, and `{trials}` in `tried`)."""
+    named = _(words.get(way, way))
+    if not trials:
+        return untried.format(way=named)
+    return tried.format(way=named, trials=_trials_text(trials, words))
+
+
 def moe_way_note(result: MoeResult) -> str | None:
     """How the MoE read its chosen experts, and what the other ways it tried reached."""
     row = next((r for r in result.rows if r.way), None)
     if row is None:
         return None
-    words = _(MOE_WAY_WORDS.get(row.way, row.way))
-    if not row.way_trials:
-        return _(
+    return _way_note(
+        row.way,
+        row.way_trials,
+        MOE_WAY_WORDS,
+        _(
             "The MoE read its chosen experts through a {way}. Where a card can also read them in place "
             "(an NVIDIA GPU with Triton, or bf16 on Hopper), a short trial keeps the fastest way."
-        ).format(way=words)
-    return _(
-        "The MoE read its chosen experts with {way}, the fastest of the ways this card ran in a short "
-        "trial: {trials}. Copying the chosen experts out before multiplying moves them twice more; engines "
-        "read them where they lie."
-    ).format(way=words, trials=_trials_text(row.way_trials, MOE_WAY_WORDS))
+        ),
+        _(
+            "The MoE read its chosen experts with {way}, the fastest of the ways this card ran in a short "
+            "trial: {trials}. Copying the chosen experts out before multiplying moves them twice more; engines "
+            "read them where they lie."
+        ),
+    )
 
 
 def state_way_note(result: ContextResult) -> str | None:
@@ -281,14 +299,94 @@ def state_way_note(result: ContextResult) -> str | None:
     series = next((s for s in result.series if s.way), None)
     if series is None:
         return None
-    words = _(STATE_WAY_WORDS.get(series.way, series.way))
-    if not series.way_trials:
-        return _("The fixed-state step ran as {way}.").format(way=words)
-    return _(
-        "The fixed-state step ran as {way}, the faster of the ways this card ran in a short trial at the "
-        "first depth: {trials}. As PyTorch ops the step reads and writes the whole state several times and "
-        "launches a kernel per op; fused, it reads it once."
-    ).format(way=words, trials=_trials_text(series.way_trials, STATE_WAY_WORDS))
+    return _way_note(
+        series.way,
+        series.way_trials,
+        STATE_WAY_WORDS,
+        _("The fixed-state step ran as {way}."),
+        _(
+            "The fixed-state step ran as {way}, the faster of the ways this card ran in a short trial at the "
+            "first depth: {trials}. As PyTorch ops the step reads and writes the whole state several times and "
+            "launches a kernel per op; fused, it reads it once."
+        ),
+    )
+
+
+# how a point's operations were counted (core.gpu.timing.kernels, kept in English in the JSON), shown translated
+KERNEL_COUNTS = (N_("CUDA graph nodes"), N_("CUDA kernels (torch.profiler)"), N_("aten ops (torch.profiler)"))
+
+
+def milliseconds(seconds: float | None) -> str:
+    """'0.36 ms', or '—' where there is no figure."""
+    return "—" if seconds is None else _("{ms:.2f} ms").format(ms=1000 * seconds)
+
+
+def floor_rows(points: Iterable[tuple[str, str, KernelFloors]], where: str) -> list[dict[str, str]]:
+    """Operations per step beside bytes: one row per counted point — (model, `where` (depth or batch), the
+    point) — with its operations, its bytes' floor, its kernel floor and which of the two is higher.
+    Points whose operations were not counted (runs written before they were) give no row."""
+    rows = []
+    for model, at, p in points:
+        if p.kernels_per_step is None:
+            continue
+        higher = "—" if p.bytes_floor_s is None else _("kernels") if p.kernel_bound else _("bytes")
+        rows.append(
+            {
+                _("model"): _(model),
+                where: at,
+                _("operations per step"): f"{p.kernels_per_step:,.0f}",
+                _("bytes' floor"): milliseconds(p.bytes_floor_s),
+                _("kernel floor"): milliseconds(p.kernel_floor_s),
+                _("higher floor"): higher,
+            }
+        )
+    return rows
+
+
+def context_floor_rows(result: ContextResult) -> list[dict[str, str]]:
+    """`floor_rows` of every depth of every series."""
+    return floor_rows(((s.model, f"{p.depth:,}", p) for s in result.series for p in s.points), _("depth d"))
+
+
+def moe_floor_rows(result: MoeResult) -> list[dict[str, str]]:
+    """`floor_rows` of the dense model and the MoE (at the run's one depth)."""
+    return floor_rows(((r.model, f"{result.depth:,}", r) for r in result.rows), _("depth d"))
+
+
+def batch_floor_rows(result: BatchResult) -> list[dict[str, str]]:
+    """`floor_rows` of every batch timed (a step serves the whole batch: the floors are per step)."""
+    points = ((s.model, f"{p.batch:,}", p) for s in result.series for p in s.points if p.fits)
+    return floor_rows(points, _("batch"))
+
+
+def floors_words(points: Iterable[KernelFloors]) -> str | None:
+    """What the floor table shows, computed from its points: how the operations were counted, what each
+    floor is, and at how many points the kernel floor is the higher; None when none was counted."""
+    counted = [p for p in points if p.kernels_per_step is not None]
+    if not counted:
+        return None
+    ways = list_of(_(how) for how in dict.fromkeys(p.kernels_counted for p in counted if p.kernels_counted))
+    said = _(
+        "Operations per step: {how}, counted once for each point after its timed steps. The kernel floor is "
+        "those operations one after another at {us:g} µs each (the planner's stated floor per kernel); the "
+        "bytes' floor is a step's bytes ÷ the copy speed."
+    ).format(how=ways or _(UNKNOWN), us=latency.KERNEL_FLOOR_S * 1e6)
+    judged = [p for p in counted if p.bytes_floor_s is not None]
+    if not judged:
+        return said
+    bound = sum(p.kernel_bound for p in judged)
+    if bound == len(judged):
+        verdict = _(
+            "At every point the kernel floor is the higher: the operation count, not the bytes, sets the pace."
+        )
+    elif bound == 0:
+        verdict = _("At every point the bytes' floor is the higher: the bytes set the pace.")
+    else:
+        verdict = _(
+            "The kernel floor is the higher at {n} of {total} points: there the operation count, not the bytes, "
+            "sets the pace."
+        ).format(n=bound, total=len(judged))
+    return run_on(said, verdict)
 
 
 def yours_rows(context: ContextResult | None, moe: MoeResult | None) -> list[dict[str, str]]:

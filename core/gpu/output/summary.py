@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from core.gpu.output.result import SuiteResult
 from core.gpu.suites.checkpoint_bench import CheckpointResult
+from core.gpu.timing.kernels import KernelFloors
 
 
 def print_summary(result: SuiteResult) -> None:
@@ -33,6 +34,7 @@ def print_summary(result: SuiteResult) -> None:
                     + ("  spilled" if p.spilled_bytes else "")
                     + ("" if p.gpu_layers is None else f"  GPU layers: {p.gpu_layers}")
                     + ("  capped" if p.capped else "")
+                    + floors_text(p)
                 )
             if s.oom_depth is not None:
                 print(f"  {s.model:<15} d={s.oom_depth:>7}  {s.oom_message or 'out of memory'}")
@@ -44,7 +46,7 @@ def print_summary(result: SuiteResult) -> None:
         for r in moe.rows:
             print(
                 f"  {r.model:<15} {r.tokens_per_s:9.1f} ± {r.std_tokens_per_s:6.1f} t/s ({r.timing})"
-                f"  watts {r.avg_watts}  J/token (net) {r.net_joules_per_token}"
+                f"  watts {r.avg_watts}  J/token (net) {r.net_joules_per_token}" + floors_text(r)
             )
             if r.way_trials:
                 print(f"  {'':<15} experts read by {r.way} ({trials_line(r.way_trials)})")
@@ -67,10 +69,23 @@ def print_summary(result: SuiteResult) -> None:
             for p in s.points:
                 if p.fits:
                     print(f"  {'':<15} B={p.batch:>3}  {p.tokens_per_s_per_sequence:9.1f} t/s a sequence, "
-                          f"{p.tokens_per_s_total:10.1f} t/s in all ({p.timing})")  # fmt: skip
+                          f"{p.tokens_per_s_total:10.1f} t/s in all ({p.timing})" + floors_text(p))  # fmt: skip
                 else:
                     print(f"  {'':<15} B={p.batch:>3}  {p.note}")
     print(f"\n{result.seconds or 0.0:.1f} s" + ("  (stopped early)" if result.stopped else ""))
+
+
+def floors_text(point: KernelFloors) -> str:
+    """'  121 ops/step (aten ops (torch.profiler)): kernel floor 0.363 ms, bytes' floor 0.051 ms', or ''
+    for a point whose operations were not counted."""
+    if point.kernels_per_step is None:
+        return ""
+    nbytes = point.bytes_floor_s
+    return (
+        f"  {point.kernels_per_step:,.0f} ops/step ({point.kernels_counted}): kernel floor "
+        f"{1000 * (point.kernel_floor_s or 0.0):.3f} ms"
+        + ("" if nbytes is None else f", bytes' floor {1000 * nbytes:.3f} ms")
+    )
 
 
 def trials_line(trials: dict[str, float | str]) -> str:
@@ -93,6 +108,7 @@ def print_checkpoint(r: CheckpointResult) -> None:
             f"  cache {p.cache_bytes / 1024**2:8.2f} MiB  bytes/token {p.bytes_per_token:,}"
             f"  roofline {p.predicted_tokens_per_s:10.1f}  ({p.percent_of_roofline:5.1f} %)"
             + ("  capped" if p.capped else "")
+            + floors_text(p)
         )
     if r.oom_depth is not None:
         print(f"  d={r.oom_depth:>7}  {r.oom_message or 'out of memory'}")

@@ -19,7 +19,8 @@ Two pairs can be swept (a preset's `batch_pair`, or `run_batch(pair=…)`):
   preset 4 GiB against 32 MiB per sequence, 128×.
 
 `run_batch` times each at one depth for each batch that fits (core.gpu.timing.decode_timer.time_at_depth:
-eager, and replayed as a CUDA graph on a GPU).
+eager, and replayed as a CUDA graph on a GPU), then counts the operations of one step of that batch
+(core.gpu.timing.kernels) and, given the copy bandwidth, sets its kernel floor beside its bytes' floor.
 """
 
 from __future__ import annotations
@@ -35,12 +36,16 @@ from core.gpu.decode import pair_shapes
 from core.gpu.decode.ffn import weight
 from core.gpu.decode.pair_decoder import PairDecoder
 from core.gpu.decode.pair_shapes import PAIR_WORDS
+from core.gpu.decode.sized import SizedModule
 from core.gpu.decode.traffic import Traffic
 from core.gpu.presets import Preset
+from core.gpu.timing.bandwidth import Bandwidth
 from core.gpu.timing.bench_env import BenchEnv
-from core.gpu.timing.decode_timer import steps_room, time_at_depth
+from core.gpu.timing.decode_timer import kernels_at_depth, steps_room, time_at_depth
 from core.gpu.timing.errors import oom_message
+from core.gpu.timing.kernels import KernelFloors
 from core.gpu.timing.steps import Progress, ShouldStop, Stopped, never, no_progress
+from core.roofline import bandwidth_bound_tokens_per_s
 
 BATCHES = (1, 4, 16, 64)
 BATCH_DEPTH = 16384
@@ -66,7 +71,7 @@ def max_batch(free_bytes: int, weight_bytes: int, sequence_bytes: int) -> int:
     return max(0, int(FIT_SHARE * free_bytes - weight_bytes) // max(1, sequence_bytes))
 
 
-class BatchedDecoder(nn.Module):
+class BatchedDecoder(SizedModule):
     """Embedding → n_layers × [attention or gated-delta state + dense feed-forward] → head, for
     `batch` sequences at once; each sequence's cache or state is its own, the weights are shared."""
 
@@ -89,13 +94,6 @@ class BatchedDecoder(nn.Module):
             )
         self.memory: list[torch.Tensor] = []  # per layer: (B, H, L, 2, Dh) cache or (B, H, Dh, Dh) state
         self.pos = 0
-
-    @property
-    def elem_bytes(self) -> int:
-        return torch.finfo(self.dtype).bits // 8
-
-    def weight_bytes(self) -> int:
-        return sum(p.numel() for p in self.parameters()) * self.elem_bytes
 
     def traffic(self, pos: int) -> Traffic:
         """One step for all sequences: every weight once (one embedding row per sequence), and each
@@ -171,7 +169,7 @@ class BatchedDecoder(nn.Module):
 
 
 @dataclass
-class BatchPoint:
+class BatchPoint(KernelFloors):
     batch: int
     fits: bool
     tokens_per_s_per_sequence: float | None = None
@@ -180,6 +178,15 @@ class BatchPoint:
     bytes_per_step: int | None = None
     memory_bytes: int | None = None  # every sequence's cache or state
     note: str | None = None
+    predicted_tokens_per_s_per_sequence: float | None = None  # the roofline: bytes ÷ bandwidth
+    kernels_per_step: float | None = None  # operations per step (core.gpu.timing.kernels); None: not counted
+    kernels_counted: str = ""  # how: a CUDA graph's nodes, the profiler's CUDA kernels or its aten ops
+
+    @property
+    def bytes_floor_s(self) -> float | None:
+        """The roofline's time for one step of the whole batch: its bytes ÷ the bandwidth."""
+        roofline = self.predicted_tokens_per_s_per_sequence
+        return 1.0 / roofline if roofline else None
 
 
 @dataclass
@@ -213,7 +220,12 @@ class BatchResult:
     pair: str = "synthetic"  # which pair (PAIRS); runs written before the released pair were synthetic
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Its JSON, each point with both floors (derived: dropped when read back)."""
+        out = asdict(self)
+        for s_out, s in zip(out["series"], self.series, strict=True):
+            for p_out, p in zip(s_out["points"], s.points, strict=True):
+                p_out |= p.floors_ms()
+        return out
 
 
 def pair_scale(preset: Preset) -> pair_shapes.PairScale:
@@ -229,10 +241,11 @@ def run_batch(
     should_stop: ShouldStop = never,
     progress: Progress = no_progress,
     pair: str | None = None,
+    bandwidth: Bandwidth | None = None,
 ) -> BatchResult:
     """Each model of `pair` (default: the preset's) at `depth` for every batch in `batches` that fits;
     the largest that fits is reported for each whether or not it was among them. `progress(fraction,
-    message)` before each batch."""
+    message)` before each batch. With `bandwidth`, each point's roofline (its step's bytes ÷ the copy speed)."""
     pair = pair or preset.batch_pair
     if pair not in PAIRS:
         raise ValueError(f"unknown batch pair {pair!r}; choose one of {', '.join(PAIRS)}")
@@ -249,7 +262,8 @@ def run_batch(
                         raise Stopped
                     done = len(result.series) - 1 + batches.index(b) / len(batches)
                     progress(done / len(KINDS), f"{series.model}: batch {b} at depth {depth:,}")
-                    series.points.append(_time_batch(models, preset, env, b, depth, series, should_stop))
+                    point = _time_batch(models, preset, env, b, depth, series, should_stop, bandwidth)
+                    series.points.append(point)
             finally:
                 models.close()
     except Stopped:
@@ -313,8 +327,10 @@ def _time_batch(
     depth: int,
     series: BatchSeries,
     should_stop: ShouldStop,
+    bandwidth: Bandwidth | None = None,
 ) -> BatchPoint:
-    """One batch at `depth`: tokens/s per sequence and in total, or why it was not run."""
+    """One batch at `depth`: tokens/s per sequence and in total, its operations per step and (with a
+    bandwidth) its roofline — or why it was not run."""
     if batch > series.max_batch:
         return BatchPoint(
             batch, False, note=f"does not fit: room for {series.max_batch} sequences at this depth"
@@ -326,8 +342,14 @@ def _time_batch(
         model = models.for_batch(batch)
         measured = time_at_depth(model, series.kind, preset, env, tokens, depth, should_stop)
         best = measured.best
-        return BatchPoint(batch, True, best.mean, best.mean * batch, best.method, model.traffic(depth).total,
-                          batch * series.per_sequence_bytes)  # fmt: skip
+        counted, how = kernels_at_depth(model, depth, best, tokens, env)  # untimed, once a batch
+        moved = model.traffic(depth).total
+        roofline = (
+            None if bandwidth is None else bandwidth_bound_tokens_per_s(moved, bandwidth.for_reading(moved))
+        )
+        return BatchPoint(batch, True, best.mean, best.mean * batch, best.method, moved,
+                          batch * series.per_sequence_bytes, predicted_tokens_per_s_per_sequence=roofline,
+                          kernels_per_step=counted, kernels_counted=how)  # fmt: skip
     except Stopped:
         raise
     except Exception as error:  # out of memory is a finding at this batch; anything else is raised

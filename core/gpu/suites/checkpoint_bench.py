@@ -36,12 +36,11 @@ import torch
 
 from core.gpu.decode import checkpoint_course
 from core.gpu.decode.checkpoint_decoders import Decoder, open_decoder, rows_bytes, state_tensors, unique_bytes
-from core.gpu.timing import graphs, kernels
+from core.gpu.timing import graphs
 from core.gpu.timing.bandwidth import Bandwidth
 from core.gpu.timing.bench_env import BenchEnv
-from core.gpu.timing.decode_timer import SpeedPoint, time_decode
+from core.gpu.timing.decode_timer import SpeedPoint, kernels_at_depth, time_decode
 from core.gpu.timing.errors import error_line, is_out_of_memory, oom_message
-from core.gpu.timing.kernels import kernel_floor_s
 from core.gpu.timing.steps import (
     Progress,
     ShouldStop,
@@ -206,26 +205,8 @@ class CheckpointPoint(SpeedPoint):
     state_bytes: int = 0  # fixed state (boards, convolution windows) counted on the real tensors at depth d
     planned_state_bytes: int = 0  # core.plan's for the config
     method: str = "eager"  # how the steps ran: "eager", or "CUDA graph"
-    kernels_per_step: float | None = (
-        None  # operations one step ran (core.gpu.timing.kernels); None: uncounted
-    )
+    kernels_per_step: float | None = None  # operations per step (core.gpu.timing.kernels); None: not counted
     kernels_counted: str = ""  # how: a CUDA graph's nodes, the profiler's CUDA kernels or its aten ops
-
-    @property
-    def bytes_floor_s(self) -> float:
-        """The roofline's time for one step: its bytes ÷ the bandwidth."""
-        return 1.0 / self.predicted_tokens_per_s
-
-    @property
-    def kernel_floor_s(self) -> float | None:
-        """Its operations one after another at the planner's floor per kernel (core.plan.latency)."""
-        return None if self.kernels_per_step is None else kernel_floor_s(self.kernels_per_step)
-
-    @property
-    def kernel_bound(self) -> bool:
-        """The kernel floor is above the bytes' floor: the operation count, not the bytes, limits it."""
-        floor = self.kernel_floor_s
-        return floor is not None and floor > self.bytes_floor_s
 
 
 @dataclass
@@ -275,8 +256,7 @@ class CheckpointResult:
         for p_out, p in zip(out["points"], self.points, strict=True):
             p_out["ms_per_token"] = p.ms_per_token
             p_out["percent_of_roofline"] = p.percent_of_roofline
-            p_out["bytes_floor_ms"] = 1000 * p.bytes_floor_s
-            p_out["kernel_floor_ms"] = None if p.kernel_floor_s is None else 1000 * p.kernel_floor_s
+            p_out |= p.floors_ms()
         return out
 
     @classmethod
@@ -395,7 +375,7 @@ def _measure(
             decoder, depth, tokens, settings.n_steps, settings.warmup, settings.repeats, env.sync,
             should_stop, deadline,
         )  # fmt: skip
-    counted, how = kernels.per_step(decoder, depth, timed, token_at(tokens, 0), env.device, env.sync)
+    counted, how = kernels_at_depth(decoder, depth, timed, tokens, env)
     # the boards and windows read and written back: the planner's count, one roofline for one model
     moved = int(step_bytes(info.weight_read_bytes(elem), planned_cache, planned_state))
     point = CheckpointPoint(

@@ -8,7 +8,9 @@ A VRAM budget keeps the cache rows past it in pinned host memory, streamed every
 spill (core.gpu.decode.kv_cache, split by core.gpu.decode.spill). Its buffers are allocated once, at the
 size of the deepest depth, after checking free host RAM, and released when the series ends.
 Running out of memory at some depth ends that series with the depth recorded; each depth has
-a time cap; `on_update` sees the result after every point (the CLI writes it to disk).
+a time cap; `on_update` sees the result after every point (the CLI writes it to disk). Each point also
+keeps the operations one step ran (a CUDA graph's nodes ÷ its steps, or one profiled step after the timed
+ones: core.gpu.timing.kernels), so its kernel floor stands beside its bytes' floor.
 """
 
 from __future__ import annotations
@@ -29,7 +31,14 @@ from core.gpu.presets import Preset
 from core.gpu.timing import ways
 from core.gpu.timing.bandwidth import Bandwidth
 from core.gpu.timing.bench_env import BenchEnv
-from core.gpu.timing.decode_timer import DepthTiming, SpeedPoint, random_tokens, steps_room, time_at_depth
+from core.gpu.timing.decode_timer import (
+    DepthTiming,
+    SpeedPoint,
+    kernels_at_depth,
+    random_tokens,
+    steps_room,
+    time_at_depth,
+)
 from core.gpu.timing.errors import oom_message
 from core.gpu.timing.steps import OomHook, Progress, ShouldStop, Stopped, never, no_progress, stoppable
 from core.roofline import CARDS, DEFAULT_CARD, bandwidth_bound_tokens_per_s, spill_time_per_token
@@ -56,6 +65,8 @@ class DepthPoint(SpeedPoint):
     capped: bool = False  # the depth's time cap cut its repetitions short
     traffic: dict[str, int] = field(default_factory=dict)
     gpu_layers: int | None = None  # CPU-layers mode: layers that ran on the GPU at this depth
+    kernels_per_step: float | None = None  # operations per step (core.gpu.timing.kernels); None: not counted
+    kernels_counted: str = ""  # how: a CUDA graph's nodes, the profiler's CUDA kernels or its aten ops
 
 
 @dataclass
@@ -106,6 +117,7 @@ class ContextResult:
             for p_out, p in zip(s_out["points"], s.points, strict=True):
                 p_out["ms_per_token"] = p.ms_per_token
                 p_out["percent_of_roofline"] = p.percent_of_roofline
+                p_out |= p.floors_ms()
         return out
 
 
@@ -312,6 +324,7 @@ def _run_series(
                 model, model.kind, preset, env, tokens, depth, should_stop,
                 None if allocated else oom_hook, plan.resident, allocate=not allocated,
             )  # fmt: skip
+            counted = kernels_at_depth(model, depth, measured.best, tokens, env)  # untimed, once a depth
         except Exception as error:  # out of memory ends the series; anything else is raised
             series.oom_depth, series.oom_message = depth, oom_message(error)
             model.release()
@@ -320,7 +333,9 @@ def _run_series(
             break
         if series.held_bytes is None and env.held_bytes():
             series.held_bytes = env.held_bytes()
-        series.points.append(_point(model, depth, measured, budget_bytes, bandwidth, plan.resident, per_pos))
+        series.points.append(
+            _point(model, depth, measured, budget_bytes, bandwidth, plan.resident, per_pos, counted)
+        )
         if isinstance(model, CpuLayersDecoder):
             point = series.points[-1]
             point.gpu_layers = model.n_gpu
@@ -340,6 +355,7 @@ def _point(
     bandwidth: Bandwidth,
     resident: int | None,
     per_pos: int,
+    counted: tuple[float | None, str],
 ) -> DepthPoint:
     traffic = model.traffic(depth)
     spilled = 0 if resident is None or not per_pos else max(0, depth - resident) * per_pos
@@ -361,6 +377,8 @@ def _point(
         graph_note=measured.graph_note,
         capped=measured.capped,
         traffic=traffic.to_dict(),
+        kernels_per_step=counted[0],
+        kernels_counted=counted[1],
     )
 
 

@@ -3,7 +3,8 @@
 Both at the same short context, fully resident, timed by `time_decode`. On an NVIDIA GPU
 the board's energy counter (sampled power as fallback, as Zeus and vLLM do;
 docs/sources.md §6.4) gives average watts and joules per token with the idle
-baseline subtracted; elsewhere those stay None.
+baseline subtracted; elsewhere those stay None. Each row keeps the operations one step ran
+(core.gpu.timing.kernels, counted once after its timed steps), so its kernel floor stands beside its bytes'.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from core.gpu.presets import Preset
 from core.gpu.timing import graphs, ways
 from core.gpu.timing.bandwidth import Bandwidth
 from core.gpu.timing.bench_env import BenchEnv
-from core.gpu.timing.decode_timer import random_tokens, time_at_depth
+from core.gpu.timing.decode_timer import SpeedPoint, kernels_at_depth, random_tokens, time_at_depth
 from core.gpu.timing.errors import oom_message
 from core.gpu.timing.steps import (
     OomHook,
@@ -37,7 +38,7 @@ from core.roofline import bandwidth_bound_tokens_per_s
 
 
 @dataclass
-class MoeRow:
+class MoeRow(SpeedPoint):
     model: str  # "dense" / "experts (MoE)"
     total_params: int
     active_params: int
@@ -58,10 +59,13 @@ class MoeRow:
     oom_message: str | None = None
     way: str | None = None  # how the chosen experts were read (core.gpu.decode.ffn.MOE_WAYS)
     way_trials: dict[str, float | str] | None = None  # tokens/s of each way tried, or why it failed
+    kernels_per_step: float | None = None  # operations per step (core.gpu.timing.kernels); None: not counted
+    kernels_counted: str = ""  # how: a CUDA graph's nodes, the profiler's CUDA kernels or its aten ops
 
     def to_dict(self) -> dict[str, Any]:
-        """Its JSON: the way its experts were read under the names the first runs wrote (JSON_NAMES)."""
-        return {JSON_NAMES.get(k, k): v for k, v in asdict(self).items()}
+        """Its JSON: the way its experts were read under the names the first runs wrote (JSON_NAMES), and
+        both floors (derived: dropped when read back)."""
+        return {JSON_NAMES.get(k, k): v for k, v in asdict(self).items()} | self.floors_ms()
 
     @staticmethod
     def way_fields(data: dict[str, Any]) -> dict[str, Any]:
@@ -205,6 +209,8 @@ def run_moe(
                     row.tokens_per_s, row.std_tokens_per_s, row.timing = best.mean, best.std, best.method
                     row.eager_tokens_per_s = measured.eager.mean
                     row.graphed_tokens_per_s = None if measured.graphed is None else measured.graphed.mean
+                    counted = kernels_at_depth(model, depth, best, tokens, env)  # untimed, once a model
+                    row.kernels_per_step, row.kernels_counted = counted
                     if meter is not None:
                         progress(0.1 + step * (i + 0.5), f"{label}: energy")
                         _energy_window(

@@ -17,18 +17,26 @@ import torch
 
 from core.gpu.decode.models import DecodeModel
 from core.gpu.presets import Preset
-from core.gpu.timing import graphs
+from core.gpu.timing import graphs, kernels
 from core.gpu.timing.bench_env import BenchEnv
 from core.gpu.timing.errors import error_line, is_out_of_memory
+from core.gpu.timing.kernels import KernelFloors
 from core.gpu.timing.steps import OomHook, ShouldStop, Stopped, Timing, never, token_at
 
 
-class SpeedPoint:
+class SpeedPoint(KernelFloors):
     """What a measured point with `tokens_per_s` and `predicted_tokens_per_s` (its roofline) says
-    per token: milliseconds, and how close it came to the roofline."""
+    per token: milliseconds, how close it came to the roofline, and — with `kernels_per_step` — its
+    kernel floor beside its bytes' floor (core.gpu.timing.kernels.KernelFloors)."""
 
     tokens_per_s: float
     predicted_tokens_per_s: float
+
+    @property
+    def bytes_floor_s(self) -> float | None:
+        """The roofline's time for one step: its bytes ÷ the bandwidth."""
+        roofline = self.predicted_tokens_per_s
+        return 1.0 / roofline if roofline and roofline == roofline else None
 
     @property
     def ms_per_token(self) -> float:
@@ -158,6 +166,15 @@ def time_at_depth(
     finally:
         env.free_memory()
     return result
+
+
+def kernels_at_depth(
+    model: DecodeModel, depth: int, timed: Timing, tokens: torch.Tensor, env: BenchEnv
+) -> tuple[float | None, str]:
+    """Operations per step of `model` just timed at depth d, with how they were counted
+    (core.gpu.timing.kernels.per_step): a graph's nodes when `timed` was graphed, else one profiled step —
+    once per measured point, after its timed steps, never inside them."""
+    return kernels.per_step(model, depth, timed, token_at(tokens, 0), env.device, env.sync)
 
 
 def steps_room(preset: Preset, depth: int) -> int:

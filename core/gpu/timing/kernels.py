@@ -37,6 +37,36 @@ def kernel_floor_s(kernels: float) -> float:
     return kernels * latency.KERNEL_FLOOR_S
 
 
+class KernelFloors:
+    """The two floors of a measured point that holds `kernels_per_step` (None: not counted) and says its
+    `bytes_floor_s` (its bytes ÷ the bandwidth; None: no roofline): the same properties and JSON keys for
+    every suite's points (context, MoE, batch, checkpoint)."""
+
+    kernels_per_step: float | None
+    kernels_counted: str  # how: GRAPH_NODES, CUDA_KERNELS or CPU_OPS ("" where not counted)
+    bytes_floor_s: float | None
+
+    @property
+    def kernel_floor_s(self) -> float | None:
+        """Its operations one after another at the planner's floor per kernel (core.plan.latency)."""
+        return None if self.kernels_per_step is None else kernel_floor_s(self.kernels_per_step)
+
+    @property
+    def kernel_bound(self) -> bool:
+        """The kernel floor is above the bytes' floor: the operation count, not the bytes, limits it."""
+        kernel, nbytes = self.kernel_floor_s, self.bytes_floor_s
+        return kernel is not None and nbytes is not None and kernel > nbytes
+
+    def floors_ms(self) -> dict[str, float | None]:
+        """Both floors in milliseconds, as a point's JSON carries them beside its fields (derived keys:
+        dropped when the JSON is read back)."""
+        kernel, nbytes = self.kernel_floor_s, self.bytes_floor_s
+        return {
+            "bytes_floor_ms": None if nbytes is None else 1000 * nbytes,
+            "kernel_floor_ms": None if kernel is None else 1000 * kernel,
+        }
+
+
 def top_level_ops(events: Iterable[Any]) -> int:
     """`aten::` events with no `aten::` event above them: the operations a step itself called."""
     count = 0

@@ -31,5 +31,9 @@ def test_cache_heatmaps_outline_the_newest_row_and_keep_ticks_apart(runs):
     for axis in (fig.layout.xaxis, fig.layout.xaxis2):
         assert max(axis.tickvals) <= width * 0.75 and axis.tickangle == 0  # none at the panel's edge
     assert len(fig.layout.yaxis.title.text) <= 26  # "cached row (one per token)" fits a phone's ~300 px plot
+    # each panel's title centred over its panel (plotly's "auto" anchor pushed them together on a phone)
+    titles = fig.layout.annotations
+    assert [a.xanchor for a in titles] == ["center", "center"]
+    assert [a.x for a in titles] == [sum(fig.layout.xaxis.domain) / 2, sum(fig.layout.xaxis2.domain) / 2]
     empty = fc.cache_heatmaps_figure(fc.HeadCache(final.keys, final.values, 0, ids), 0)
     assert all(s.visible is False for s in empty.layout.shapes)
