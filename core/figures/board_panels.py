@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from core.figures.style import DIVERGING, base_layout, wrap_text
+from core.figures.style import DIVERGING, base_layout, shown_width, wrap_text
 from core.i18n import N_, _
 
 KEY_AXIS = N_("key dimension (board row)")  # shown through _(): defined at import time
@@ -120,7 +120,7 @@ def panels_figure(
                 "xanchor": "center",
                 "yanchor": "bottom",
                 "showarrow": False,
-                "font": {"size": 13},
+                "font": {"size": 13 if n < 4 else 11},  # four panels on a phone: ~50 px each
             }
         )
         data.append({**trace, "xaxis": f"x{suffix}", "yaxis": f"y{suffix}"})
@@ -133,11 +133,15 @@ def panels_figure(
 def _wrap_title(text: str, width: int) -> str:
     """A panel title in lines of about `width` characters, breaking after a colon first
     ('DeltaNet (β = 1.00):<br>67% recalled'), so a score is never split from its words."""
-    if len(text) <= width:
+    colon = "：" if "：" in text else ": "  # Japanese sets a full-width colon with no space after it
+    head, found, tail = text.partition(colon)
+    if found and shown_width(text) > min(width, 12):
+        return wrap_text(head + colon.strip(), width) + "<br>" + wrap_text(tail, width)
+    if shown_width(text) <= width:
         return text
-    head, colon, tail = text.partition(": ")
-    if colon:
-        return wrap_text(head + ":", width) + "<br>" + wrap_text(tail, width)
+    name, bracket, rest = text.partition("（")  # Japanese: the bracketed part on its own line
+    if bracket and name:
+        return wrap_text(name, width) + "<br>" + bracket + rest
     return wrap_text(text, width)
 
 

@@ -7,6 +7,7 @@ so these choices — above all the fixed colour ranges — survive untouched.
 from __future__ import annotations
 
 import math
+import unicodedata
 
 import numpy as np
 import plotly.graph_objects as go
@@ -173,12 +174,17 @@ def log_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
     return inside, [format_si(v) for v in inside]
 
 
+def shown_width(text: str) -> int:
+    """How wide a label is, in Latin characters: a kana or kanji takes about two ('読み出し' ≈ 8)."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
 def wrap_text(text: str, width: int = 11) -> str:
     """Break a label into lines of about `width` characters (at spaces, else after hyphens) with
     <br>, so labels stay short where plotly cannot wrap: 'Qwen3-Next-80B-A3B' → 'Qwen3-Next-<br>80B-A3B'."""
     pieces: list[str] = []
     for word in text.split(" "):
-        if len(word) <= width or "-" not in word:
+        if shown_width(word) <= width or "-" not in word:
             pieces.append(word)
             continue
         parts = word.split("-")
@@ -186,7 +192,7 @@ def wrap_text(text: str, width: int = 11) -> str:
     lines: list[str] = []
     for piece in pieces:
         glue = "" if lines and lines[-1].endswith("-") else " "
-        if lines and len(lines[-1]) + len(glue) + len(piece) <= width:
+        if lines and shown_width(lines[-1] + glue + piece) <= width:
             lines[-1] += glue + piece
         else:
             lines.append(piece)

@@ -469,7 +469,7 @@ def real_hybrid_charts_are_japanese(at):
     assert _japanese_only(title) and "黒板" in title
     assert _japanese_only(_axis(board_spec, "xaxis")) and _japanese_only(_axis(board_spec, "yaxis"))
     titles = [a["text"] for a in chart_spec(at, "rh_fade")["layout"]["annotations"]]
-    assert "減衰 α（1 = すべて残す）" in titles and "書き込みの強さ β" in titles
+    assert "保持率 α（1 = すべて残す）" in titles and "書き込みの強さ β" in titles
     memory = chart_spec(at, "rh_memory")
     assert all(_japanese_only(trace["name"]) for trace in memory["data"])
     assert _japanese_only(_axis(memory, "yaxis"))
