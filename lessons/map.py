@@ -7,7 +7,7 @@ import streamlit as st
 from core.figures.specs import memory_per_token_figure
 from core.i18n import N_, _, language
 from core.specs import SPECS, ModelSpec, gpt2s_in, hybrid_layer_kinds
-from core.units import format_bytes, format_context, format_params
+from core.units import format_billions, format_bytes, format_context, format_params
 from ui.charts import data_table, show_figure
 from ui.course import COURSE, Lesson, lesson
 from ui.depth import engineer, engineer_section
@@ -186,11 +186,11 @@ def headline(gpt2: ModelSpec, k3: ModelSpec) -> None:
                 "Counted from the released configs: {gpt2} {gpt2_count:,} parameters; "
                 "{k3}'s text model {k3_total}, of which "
                 "{k3_active} work on any one token — counting the whole token table; without "
-                "it {k3_active_no_table:.1f}B, the "
+                "it {k3_active_no_table}, the "
                 "{k3_published_active} NVIDIA publishes (NeMo AutoModel docs). The course uses the count, "
                 "{k3_active}, from here on. Counts and published names differ the same way for "
-                "{linear}: {linear_total:.1f}B counted, "
-                "{linear_no_table:.1f}B without its token table and output "
+                "{linear}: {linear_total} counted, "
+                "{linear_no_table} without its token table and output "
                 "head — published as {linear_published}."
             ).format(
                 gpt2=gpt2.name,
@@ -198,11 +198,11 @@ def headline(gpt2: ModelSpec, k3: ModelSpec) -> None:
                 k3=k3.name,
                 k3_total=format_params(k3.total_params()),
                 k3_active=format_params(k3.active_params()),
-                k3_active_no_table=k3.active_params(count_embedding_table=False) / 1e9,
+                k3_active_no_table=format_billions(k3.active_params(count_embedding_table=False)),
                 k3_published_active=format_params(k3.published_active),
                 linear=linear.name,
-                linear_total=linear.total_params() / 1e9,
-                linear_no_table=(linear.total_params() - linear.embedding_params()) / 1e9,
+                linear_total=format_billions(linear.total_params()),
+                linear_no_table=format_billions(linear.total_params() - linear.embedding_params()),
                 linear_published=format_params(linear.published_params),
             )
         )

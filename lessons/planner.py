@@ -163,7 +163,7 @@ if engineer_section(_("Every figure at your settings")):
     most = _("no limit") if result.max_batch is None else f"{result.max_batch:,}"
     fit_cols[1].metric(_("Most sequences at {context}").format(context=format_context(inputs.context)), most)
     speed = result.decode_tokens_per_s
-    fit_cols[2].metric(_("Decode ceiling"), _("does not fit") if speed is None else f"{speed:,.0f} tok/s")
+    fit_cols[2].metric(_("Decode ceiling"), _("does not fit") if speed is None else f"{speed:,.0f} " + _("tokens/s"))
     fit_cols[2].caption(_("A ceiling {note}.").format(note=speed_note(result)))
 
     if quoted is not result:  # the first picture showed the longest that fits: here, the asked

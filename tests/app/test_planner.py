@@ -47,7 +47,7 @@ def test_default_page_shows_core_numbers():
     assert driver.metric_value(at, "Fixed state") == format_bytes(expected.state)
     # the first view makes the page's point: it fits, with a speed, and at 128K the cache outweighs the weights
     assert expected.fits and expected.kv > expected.weights and not at.warning
-    assert driver.metric_value(at, "Decode ceiling") == f"{expected.decode_tokens_per_s:,.0f} tok/s"
+    assert driver.metric_value(at, "Decode ceiling") == f"{expected.decode_tokens_per_s:,.0f} tokens/s"
     assert at.query_params["config"] == ["llama3_1_8b"] or at.query_params["config"] == "llama3_1_8b"
 
 
