@@ -11,7 +11,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from core.i18n import _, is_japanese, ngettext, stated_date
+from core.i18n import _, list_of, ngettext, run_on, stated_date
 from core.prefill.record import PrefillRun, Row
 
 RUNS = Path(__file__).resolve().parents[2] / "docs" / "bench-runs"
@@ -53,7 +53,7 @@ def shown_machine(machine: str) -> str:
     if not details:
         return cpu
     shown = [_CORES.sub(lambda m: _("{cores} cores").format(cores=m[1]), d) for d in details]
-    return _("{cpu} ({details})").format(cpu=cpu, details=("、" if is_japanese() else ", ").join(shown))
+    return _("{cpu} ({details})").format(cpu=cpu, details=list_of(shown))
 
 
 def _clock_words(run: PrefillRun) -> str:
@@ -108,4 +108,4 @@ def prefill_sentence(run: PrefillRun, source: str) -> str:
         "the chunked rule {c_times} times. Time to first token is this prefill, layer by layer, plus one "
         "decoding step."
     ).format(**numbers)
-    return ("" if is_japanese() else " ").join((opening, where, bound))
+    return run_on(opening, where, bound)
