@@ -10,7 +10,7 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.figures.style import COLORS, TITLE_MARGIN, base_layout, legend_below
+from core.figures.style import COLORS, TITLE_MARGIN, base_layout, legend_below, two_lines
 from core.gpu.device.nvml import TelemetrySample
 from core.gpu.output.batch_words import ran
 from core.gpu.output.report import percent
@@ -319,7 +319,10 @@ def moe_energy_figure(result: MoeResult) -> go.Figure:
     names = [_(r.model) for r in result.rows]
     colors = [COLORS["dense"] if r.model == "dense" else COLORS["moe"] for r in result.rows]
     fig = make_subplots(
-        rows=1, cols=2, horizontal_spacing=0.22, subplot_titles=(_("power"), _("energy net of idle"))
+        rows=1,
+        cols=2,
+        horizontal_spacing=0.3,  # room for the second panel's axis title on a phone
+        subplot_titles=(two_lines(_("power")), two_lines(_("energy net of idle"))),
     )
     panels = (
         ([r.avg_watts for r in result.rows], "W"),

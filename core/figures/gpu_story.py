@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from core.figures.gpu import SERIES_COLORS, SERIES_MARKERS, depth_line, number_or_none
-from core.figures.style import COLORS, base_layout, legend_below
+from core.figures.style import COLORS, base_layout, legend_below, two_lines
 from core.gpu.suites.context_bench import ContextResult
 from core.gpu.suites.moe_bench import MoeResult
 from core.i18n import _
@@ -64,7 +64,7 @@ def moe_story_figure(result: MoeResult) -> go.Figure:
         rows=1,
         cols=len(panels),
         horizontal_spacing=0.18,
-        subplot_titles=[_two_lines(t) for t, *_rest in panels],
+        subplot_titles=[two_lines(t) for t, *_rest in panels],
     )
     for col, (_title, values, unit) in enumerate(panels, 1):
         fig.add_trace(
@@ -86,12 +86,3 @@ def moe_story_figure(result: MoeResult) -> go.Figure:
     base_layout(fig, "", "", "", height=360)
     fig.update_layout(bargap=0.35, margin=dict(t=70))  # room for the panels' two-line titles
     return fig
-
-
-def _two_lines(title: str) -> str:
-    """'speed (tokens per second)' → 'speed<br>(tokens per second)'; the same before a Japanese '（'."""
-    for opening in (" (", "（"):
-        if opening in title:
-            head, tail = title.split(opening, 1)
-            return f"{head}<br>{opening.strip()}{tail}"
-    return title

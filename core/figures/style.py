@@ -265,3 +265,12 @@ def legend_below(fig: go.Figure, y: float = -0.14, bottom: int = 90, grow: int =
     if grow:
         fig.update_layout(height=(fig.layout.height or 340) + grow)
     return fig
+
+
+def two_lines(title: str) -> str:
+    """'speed (tokens per second)' → 'speed<br>(tokens per second)'; the same before a Japanese '（'."""
+    for opening in (" (", "（"):
+        if opening in title:
+            head, tail = title.split(opening, 1)
+            return f"{head}<br>{opening.strip()}{tail}"
+    return title
