@@ -1,8 +1,8 @@
 """Japanese line breaking as Chromium draws it (issue 41): kinsoku (no small kana, 「ー」, closing bracket or
 「、。」 at the start of a line: ui/a11y.JAPANESE_CSS sets `line-break: strict` for lang=ja), no katakana word
 broken inside a heading, label, button or table header (「レッス／ン」), and no label or header cut with an
-ellipsis (「実行：密なモデルとエキ…」). Read on the Japanese loads of test_japanese_in_chromium.py (Story) and
-test_depths_in_chromium.py (Engineer), at 1,400 px and at a phone's 390 px."""
+ellipsis (「実行：密なモデルとエキ…」). Read on every page, in the Japanese load that test_japanese_in_chromium.py
+(Story) or test_depths_in_chromium.py (Engineer) makes anyway, at 1,400 px and, narrowed, at a phone's 390 px."""
 
 from __future__ import annotations
 
@@ -56,11 +56,11 @@ def broken_lines(page) -> dict[str, list[str]]:
 def check_line_breaking(page, findings, where: str) -> None:
     """Record in `findings` each way the page's Japanese lines break wrongly as drawn now."""
     found = broken_lines(page)
-    with findings.check(f"kinsoku at {where}"):
+    with findings.check("line breaking (kinsoku)"):
         assert not found["starts"], f"{where}: lines starting where kinsoku forbids: {found['starts'][:10]}"
-    with findings.check(f"katakana words at {where}"):
+    with findings.check("line breaking (katakana words)"):
         assert not found["splits"], (
             f"{where}: a katakana word broken in a heading or label: {found['splits'][:10]}"
         )
-    with findings.check(f"ellipses at {where}"):
+    with findings.check("line breaking (cut labels)"):
         assert not found["cut"], f"{where}: labels cut with an ellipsis: {found['cut'][:10]}"

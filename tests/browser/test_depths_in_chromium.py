@@ -12,7 +12,14 @@ import pytest
 from core.i18n import use_language
 from tests.browser.axe import assert_accessible
 from tests.browser.checks import Findings, assert_no_exception
-from tests.browser.conftest import SCREENSHOTS, click_when_ready, link, save_whole_page, wait_for_app
+from tests.browser.conftest import (
+    SCREENSHOTS,
+    click_when_ready,
+    link,
+    save_whole_page,
+    settle_layout,
+    wait_for_app,
+)
 from tests.browser.japanese_lines import check_line_breaking
 from ui.course import available, lesson
 
@@ -58,7 +65,7 @@ def test_engineer_depth_renders_from_its_link(page, server_url, item, lang):
         if lang != "en":
             # axe and the phone screenshot once a page: Engineer's layout is the same in both languages
             page.set_viewport_size({"width": PHONE_WIDTH, "height": 1000})
-            page.wait_for_timeout(600)
+            settle_layout(page)
             check_line_breaking(page, findings, f"{item.slug} at {PHONE_WIDTH} px (engineer)")
             return
         with findings.check("axe"):

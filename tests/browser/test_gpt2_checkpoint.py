@@ -11,9 +11,10 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.conftest import (
+    GPT2_CHECKPOINT,
     SCREENSHOTS,
-    checkpoint_server,
     click_when_ready,
+    new_context,
     save_whole_page,
     wait_for_app,
 )
@@ -21,7 +22,7 @@ from ui.course import lesson
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-FOLDER_NAME = "tiny-random-gpt2"
+FOLDER_NAME = GPT2_CHECKPOINT
 SHOTS = SCREENSHOTS / "gpt2_checkpoint"
 PHONE = {"width": 390, "height": 844}
 
@@ -38,12 +39,9 @@ EXPECTED = {
 }
 
 
-@pytest.fixture(scope="module")
-def checkpoint_url(tmp_path_factory):
-    with checkpoint_server(
-        tmp_path_factory.mktemp("gpt2-checkpoint"), FOLDER_NAME, "streamlit-gpt2-checkpoint.log"
-    ) as url:
-        yield url
+@pytest.fixture()
+def checkpoint_url(gpt2_checkpoint_url):
+    return gpt2_checkpoint_url  # the session's one server with the tiny GPT-2 (conftest.py)
 
 
 def _open_on_checkpoint(page, url: str, slug: str) -> None:
@@ -84,7 +82,7 @@ def test_checkpoint_runs_in_the_lesson(page, checkpoint_url, slug):
 
 @pytest.mark.parametrize("slug", ["kv_cache"])  # the KV cache page holds the GPT-2 page's parts and more
 def test_checkpoint_on_a_phone(browser, checkpoint_url, slug):
-    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=1)
+    context = new_context(browser, viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=1)
     page = context.new_page()
     try:
         _open_on_checkpoint(page, checkpoint_url, slug)

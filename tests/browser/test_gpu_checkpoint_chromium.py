@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.conftest import (
+    GPT2_CHECKPOINT,
     SCREENSHOTS,
-    checkpoint_server,
     click_when_ready,
     save_whole_page,
     wait_for_app,
@@ -17,15 +17,12 @@ from ui.course import lesson
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-FOLDER_NAME = "tiny-random-gpt2"
+FOLDER_NAME = GPT2_CHECKPOINT
 
 
-@pytest.fixture(scope="module")
-def checkpoint_url(tmp_path_factory):
-    with checkpoint_server(
-        tmp_path_factory.mktemp("gpu-checkpoint"), FOLDER_NAME, "streamlit-gpu-checkpoint.log"
-    ) as url:
-        yield url
+@pytest.fixture()
+def checkpoint_url(gpt2_checkpoint_url):
+    return gpt2_checkpoint_url  # the session's one server with the tiny GPT-2 (conftest.py)
 
 
 def test_the_tiny_checkpoint_runs_to_a_chart(page, checkpoint_url):

@@ -8,12 +8,13 @@ again once focus has moved on.
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import numpy as np
 import pytest
 
-from tests.browser.conftest import ROOT, step_position, wait_for_app
+from tests.browser.conftest import ROOT, rerun_of, settle_frames, step_position, wait_for_app
 from ui.a11y import FOCUS_CSS
 from ui.course import lesson
 
@@ -82,12 +83,12 @@ def _tab_through(page, max_stops: int = 120) -> list[dict]:
     seen_ids: set[str] = set()
     for _ in range(max_stops):
         page.keyboard.press("Tab")
-        page.wait_for_timeout(120)
+        settle_frames(page)
         now = page.evaluate(FOCUSED)
         if stops and "focused_pixels" in stops[-1]:  # the previous stop, now without focus
             before = stops[-1].pop("focused_pixels")
             box = _box_of(page, stops[-1]["id"])  # where it is now (the pane may have scrolled)
-            page.wait_for_timeout(60)
+            settle_frames(page)
             after = _shot(page, box) if before is not None and box else None
             same_place = after is not None and after.shape == before.shape
             stops[-1]["ring"] = bool(same_place and (np.abs(after - before).sum(axis=2) > 60).sum() >= 8)
@@ -98,7 +99,7 @@ def _tab_through(page, max_stops: int = 120) -> list[dict]:
         seen_ids.add(now["id"])
         if now["id"]:
             now.update(_box_of(page, now["id"]) or {})
-            page.wait_for_timeout(60)
+            settle_frames(page)
             now["focused_pixels"] = _shot(page, now)
         stops.append(now)
     return stops
@@ -156,23 +157,26 @@ def test_a_lesson_can_be_stepped_revealed_and_described_with_the_keyboard_only(p
     start = position()
     tab_to(r"\bStep$")
     for _ in range(3):
-        page.keyboard.press("Enter")
-        wait_for_app(page)
+        with rerun_of(page):
+            page.keyboard.press("Enter")
         if page.evaluate(FOCUSED) is None or not page.evaluate(FOCUSED)["text"].endswith("Step"):
             tab_to(r"\bStep$")  # a rerun may drop focus; find Step again
     assert position() == start + 3, "Enter on Step did not advance three tokens"
     tab_to(r"\bBack$")
-    page.keyboard.press("Space")
-    wait_for_app(page)
+    with rerun_of(page):
+        page.keyboard.press("Space")
     assert position() == start + 2, "Space on Back did not go back one token"
 
     tab_to(r"Describe this chart")
     page.keyboard.press("Enter")
-    page.wait_for_timeout(400)
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     words = main.locator("[data-testid='stExpanderDetails']").filter(has_text="grid of").first
+    with contextlib.suppress(PlaywrightTimeout):
+        words.wait_for(state="visible", timeout=10_000)
     assert words.is_visible(), "Enter on 'Describe this chart' did not open the chart's words"
 
     tab_to(r"Show the answer")
-    page.keyboard.press("Space")
-    wait_for_app(page)
+    with rerun_of(page):
+        page.keyboard.press("Space")
     assert main.locator("[data-testid='stCheckbox'] input[role='switch']:checked").count() >= 1

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from bench.load.chromium import IDLE, SHOWS_STEP
+from bench.load.chromium import SHOWS_STEP
 from bench.load.protocol import STEP_STATUS
-from tests.browser.conftest import DRAW_EVERY_CHART, EVERY_CHART_DRAWN, link
+from tests.browser.conftest import DRAW_EVERY_CHART, EVERY_CHART_DRAWN, link, wait_until_idle
 from ui.course import lesson
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -23,10 +23,9 @@ PICTURE = "(key) => document.querySelector(`.st-key-${key} .course-chart .cartes
 
 
 def _settle(page) -> None:
-    """The script finished, twice a beat apart (without drawing the charts that wait)."""
-    for _ in range(2):
-        page.wait_for_selector(IDLE, timeout=120_000)
-        page.wait_for_timeout(400)
+    """The script finished and the page heard nothing more for a moment (without drawing the charts that
+    wait, as wait_for_app would)."""
+    wait_until_idle(page, timeout_ms=120_000)
 
 
 def _press_step(page, t: int) -> None:

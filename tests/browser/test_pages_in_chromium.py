@@ -23,6 +23,7 @@ from tests.browser.conftest import (
     link,
     open_lesson,
     save_whole_page,
+    settle_layout,
     step_position,
 )
 from ui.course import available
@@ -84,7 +85,8 @@ def _play_advances_on_its_own_and_pauses(page, slug, findings) -> None:
         return int(found.group(1))
 
     click_when_ready(page, buttons.filter(has_text="Reset").first)
-    click_when_ready(page, buttons.filter(has_text="Play").first)
+    # not click_when_ready: while it plays the page reruns every tick, so it is never idle for long
+    buttons.filter(has_text="Play").first.click(timeout=20_000)
     page.wait_for_function(
         "() => /token [3-9] of/.test(document.querySelector('[data-testid=stMain]').innerText)",
         timeout=60_000,
@@ -132,7 +134,7 @@ def _open_every_expander(page, main) -> None:
                 opened += 1
             except PlaywrightTimeout:
                 continue
-        page.wait_for_timeout(300)
+        settle_layout(page)  # the opened ones laid out, and what they hold
         if not opened:
             return
 
@@ -170,7 +172,7 @@ def _screenshots_under_simulated_colour_vision_deficiency(page, slug, findings) 
         page.evaluate(CVD_FILTER, values)
         for i in range(min(CVD_CHARTS[slug], charts.count())):
             charts.nth(i).scroll_into_view_if_needed()
-            page.wait_for_timeout(300)
+            settle_layout(page)  # a chart that came near is drawn at its width
             charts.nth(i).screenshot(path=str(out / f"{slug}-chart{i + 1}-{vision}.png"))
     page.evaluate(CVD_FILTER, "")
 

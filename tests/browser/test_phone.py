@@ -14,7 +14,10 @@ from tests.browser.conftest import (
     PHONE,
     SCREENSHOTS,
     open_lesson,
+    rerun_of,
     save_whole_page,
+    settle_frames,
+    settle_layout,
     wait_for_app,
 )
 from tests.browser.phone_layout import (
@@ -49,8 +52,8 @@ def test_phone_reader_gets_the_lesson_first(phone, server_url, item):
                 assert box and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], (
                     "Step is off screen"
                 )
-            step.first.tap()
-            wait_for_app(page)
+            with rerun_of(page):
+                step.first.tap()
             with findings.check("no exception after a Step"):
                 assert_no_exception(page, f"{item.slug} after Step")
         wide = too_wide(page)
@@ -73,7 +76,7 @@ def test_phone_reader_gets_the_lesson_first(phone, server_url, item):
             assert not overlapping, f"{item.slug}: chart labels run into each other on a phone: {overlapping}"
         if item.slug in PAGE_CHECKS:
             page.set_viewport_size(PHONE)  # back to the phone's screen after the whole-page screenshot
-            page.wait_for_timeout(500)
+            settle_layout(page)
             PAGE_CHECKS[item.slug](page, findings)
 
 
@@ -92,7 +95,7 @@ def _map_table_hints_its_columns_and_its_toolbar_leaves_the_slider_alone(page, f
     table = page.locator("[data-testid='stDataFrame']").first
     table.scroll_into_view_if_needed()
     table.tap()  # a touch shows the table's toolbar
-    page.wait_for_timeout(500)
+    settle_frames(page)  # drawn, and done fading in
     hint = page.get_by_text("Scroll sideways for all", exact=False).first
     with findings.check("map: the table's hint"):
         assert hint.is_visible(), "no visible 'Scroll sideways for all' hint over the map's table"

@@ -12,7 +12,14 @@ import pytest
 
 from core.checks import CHECKED, STORAGE_KEY, Choice, questions
 from tests.browser.axe import assert_accessible
-from tests.browser.conftest import SCREENSHOTS, click_when_ready, open_lesson, wait_for_app
+from tests.browser.conftest import (
+    SCREENSHOTS,
+    click_when_ready,
+    new_context,
+    open_lesson,
+    rerun_of,
+    wait_for_app,
+)
 from ui.checks import CONTAINER, answer_key
 from ui.course import lesson
 
@@ -43,8 +50,8 @@ def _answer(page, right: bool) -> None:
             value = question.answer if right else question.answer + 1
             field = widget.locator("input")
             field.fill(f"{value:g}")
-            field.press("Enter")
-            wait_for_app(page)
+            with rerun_of(page):
+                field.press("Enter")
 
 
 def _shoot_check(page, name: str) -> None:
@@ -86,7 +93,7 @@ def test_progress_survives_a_reload_and_the_map_clears_it(page, browser, server_
     panel.scroll_into_view_if_needed()
     panel.screenshot(path=str(FOLDER / "map_done.png"))
 
-    other = browser.new_context(viewport={"width": 1400, "height": 1000})  # another reader, same server
+    other = new_context(browser, viewport={"width": 1400, "height": 1000})  # another reader, same server
     try:
         elsewhere = other.new_page()
         elsewhere.goto(server_url)

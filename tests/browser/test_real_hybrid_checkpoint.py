@@ -15,7 +15,9 @@ from tests.browser.conftest import (
     SCREENSHOTS,
     click_when_ready,
     link,
+    new_context,
     save_whole_page,
+    settle_layout,
     step_position,
     streamlit_server,
     wait_for_app,
@@ -69,12 +71,12 @@ def _open_and_step(page, url: str) -> None:
 def test_the_lesson_runs_the_checkpoint(page, qwen_url):
     _open_and_step(page, qwen_url)
     assert_accessible(page, "real_hybrid-checkpoint-stepped")
-    page.wait_for_timeout(1500)  # plotly redraws the stepped charts a moment after Streamlit settles
+    settle_layout(page)  # plotly redraws the stepped charts a moment after Streamlit settles
     save_whole_page(page, SHOTS / "desktop.png")
 
 
 def test_the_lesson_on_a_phone(browser, qwen_url):
-    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=1)
+    context = new_context(browser, viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=1)
     page = context.new_page()
     try:
         _open_and_step(page, qwen_url)
