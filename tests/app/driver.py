@@ -251,3 +251,18 @@ def leave_no_gpu_run_behind() -> None:
             job.wait(60)
         runner.RUNNER.forget(owner)
     assert not runner.benchmark_running()
+
+
+def planner_selects() -> tuple[tuple[str, tuple], ...]:
+    """The planner's select boxes and every option of each (card, weights, cache, layout, state), by key:
+    the English sweep and the Japanese walk both go through all of them."""
+    from core.plan import CACHE_FORMATS, CARDS, STATE_FORMATS, WEIGHT_FORMATS
+    from core.plan.memory import LAYOUTS
+
+    return (
+        ("plan_card", tuple(CARDS)),
+        ("plan_weights", tuple(WEIGHT_FORMATS)),
+        ("plan_cache", tuple(CACHE_FORMATS)),
+        ("plan_layout", tuple(LAYOUTS)),
+        ("plan_state", tuple(STATE_FORMATS)),
+    )

@@ -344,21 +344,13 @@ def errors_are_japanese(at):
 def _planner_every_choice() -> tuple:
     """Every shipped model, then every card, format and layout on Kimi K3 (MLA, experts, a fixed state);
     then what-ifs: past the trained window, GPUs that cannot split the heads, a Mac over its share."""
-    from core.plan import CACHE_FORMATS, CARDS, STATE_FORMATS, WEIGHT_FORMATS
-    from core.plan.memory import LAYOUTS
     from ui.planner import shipped
 
     moves: list = []
     for name in shipped():
         moves += [Set("selectbox", "plan_shipped", name), Check(f"config {name}")]
     moves.append(Set("selectbox", "plan_shipped", "kimi_k3"))
-    for key, options in (
-        ("plan_card", CARDS),
-        ("plan_weights", WEIGHT_FORMATS),
-        ("plan_cache", CACHE_FORMATS),
-        ("plan_layout", LAYOUTS),
-        ("plan_state", STATE_FORMATS),
-    ):
+    for key, options in driver.planner_selects():
         for option in options:
             moves += [Set("selectbox", key, option), Check(f"{key} = {option}")]
     moves += [

@@ -12,11 +12,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Widget
 
-from core.plan import CACHE_FORMATS, CARDS, STATE_FORMATS, WEIGHT_FORMATS, PlanInputs, parse, plan
+from core.plan import PlanInputs, parse, plan
 from core.plan.config import SHIPPED_CONFIGS
 from core.plan.export import pack_config, to_query
 from core.plan.headline import headline, quoted_plan, reads_words
-from core.plan.memory import LAYOUTS
 from core.units import format_bytes
 from tests.app import driver
 from ui.planner import memory_caption, shipped
@@ -111,13 +110,7 @@ def test_every_shipped_config_card_format_and_layout_runs():
     for name in shipped():
         at.selectbox(key="plan_shipped").set_value(name).run()
         driver.assert_clean(at, f"config {name}")
-    for key, options in (
-        ("plan_card", CARDS),
-        ("plan_weights", WEIGHT_FORMATS),
-        ("plan_cache", CACHE_FORMATS),
-        ("plan_layout", LAYOUTS),
-        ("plan_state", STATE_FORMATS),
-    ):
+    for key, options in driver.planner_selects():
         for option in options:
             at.selectbox(key=key).set_value(option).run()
             driver.assert_clean(at, f"{key} = {option}")
