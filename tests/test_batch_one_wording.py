@@ -77,8 +77,9 @@ def test_every_claim_says_batch_1_nearby(path):
         assert BATCH_ONE.search(around), f"{_rel(path)}: '{claim}' without 'batch 1' nearby:\n…{around}…"
 
 
-def _lessons_showing(path: Path) -> list[Path]:
-    """The lesson pages whose claim this file makes: the file itself, or the lessons that import it."""
+def _lessons_showing(path: Path, seen: frozenset[Path] = frozenset()) -> list[Path]:
+    """The lesson pages whose claim this file makes: the file itself, or the lessons that import it, directly
+    or through the ui/ modules that do (ui/gpu/batch.py is shown by Your GPU through ui/gpu/results.py)."""
     if path.parent.name == "lessons":
         return [path]
     module = _rel(path).removesuffix(".py").replace("/", ".")
@@ -86,9 +87,17 @@ def _lessons_showing(path: Path) -> list[Path]:
     imports = re.compile(
         rf"from {re.escape(module)} import|import {re.escape(module)}\b|from {re.escape(parent)} import [^\n]*\b{name}\b"
     )
-    return [
-        lesson for lesson in ROOT.glob("lessons/*.py") if imports.search(lesson.read_text(encoding="utf-8"))
+    importers = [
+        f
+        for f in [*ROOT.glob("lessons/*.py"), *ROOT.glob("ui/**/*.py")]
+        if f not in seen and f != path and imports.search(f.read_text(encoding="utf-8"))
     ]
+    found: list[Path] = []
+    for importer in importers:
+        for lesson in _lessons_showing(importer, seen | {path}):
+            if lesson not in found:
+                found.append(lesson)
+    return found
 
 
 @pytest.mark.parametrize("path", [p for p in WITH_CLAIMS if p.name != "glossary_terms.py"], ids=_rel)

@@ -40,7 +40,7 @@ from core.gpu.decode.kv_cache import KVCache
 from core.gpu.decode.sized import SizedModule
 from core.gpu.decode.traffic import Traffic
 from core.gpu.presets import Preset
-from core.i18n import N_
+from core.i18n import N_, use_language
 from core.units import format_bytes, format_params
 
 # The parts of a step that can run more than one way, as a skip list names them (core.gpu.timing.ways).
@@ -352,5 +352,7 @@ def preset_summary(preset: Preset, dtype: torch.dtype) -> str:
     For 8–12 GB cards; …' — for the page and the CLI."""
     model = build("attention", preset, "meta", dtype)
     per_token = model.memory_bytes(1)
-    size = f"A {format_params(model.total_params())}-parameter model, KV cache {format_bytes(per_token)} per token."
+    with use_language("en"):  # a line the run and the CLI keep in English (cached: never in a reader's language);
+        params = format_params(model.total_params())  # the page translates it whole (ui/gpu/words.py)
+    size = f"A {params}-parameter model, KV cache {format_bytes(per_token)} per token."
     return f"{size} {preset.description}"

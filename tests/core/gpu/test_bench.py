@@ -308,3 +308,15 @@ def test_each_preset_is_described_from_the_model_it_builds():
     )
     assert small.memory_bytes(1) == SPECS["llama3_8b"].kv_cache_bytes_per_token(2)  # its description says so
     assert "KV cache 8.0 KiB per token" in preset_summary(PRESETS["cpu"], torch.float32)  # fp32 on the CPU
+
+
+def test_a_preset_summary_stays_english_when_a_japanese_reader_asks_first():
+    """The summary is cached and kept in English (the page translates it whole): a Japanese reader's
+    first call must not leave '9.36億' in it for the CLI."""
+    from core.gpu.decode.models import preset_summary
+    from core.i18n import use_language
+
+    preset_summary.cache_clear()
+    with use_language("ja"):
+        first = preset_summary(PRESETS["small"], torch.bfloat16)
+    assert first.startswith("A 936M-parameter model") and preset_summary(PRESETS["small"], torch.bfloat16) == first
