@@ -318,12 +318,9 @@ def moe_energy_figure(result: MoeResult) -> go.Figure:
     narrow panels that a phone can read (beside the speed panel they were three)."""
     names = [_(r.model) for r in result.rows]
     colors = [COLORS["dense"] if r.model == "dense" else COLORS["moe"] for r in result.rows]
-    fig = make_subplots(
-        rows=1,
-        cols=2,
-        horizontal_spacing=0.3,  # room for the second panel's axis title on a phone
-        subplot_titles=(two_lines(_("power")), two_lines(_("energy net of idle"))),
-    )
+    titles = (two_lines(_("power")), two_lines(_("energy net of idle")))
+    # wide spacing: room for the second panel's axis title on a phone
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.3, subplot_titles=titles)
     panels = (
         ([r.avg_watts for r in result.rows], "W"),
         ([r.net_joules_per_token for r in result.rows], _("J/token")),
