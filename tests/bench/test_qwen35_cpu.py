@@ -41,6 +41,10 @@ def test_verdict_names_the_faster_dtype_from_the_figures():
     text = qwen35_cpu.verdict(rows)
     assert text.startswith("bfloat16 is 1.50× faster than float32")
     assert "45% of its roofline" in text and "12.0 GB/s" in text and "90%" in text
+    assert "F.linear" in text and "packed" not in text
+    rows[1]["percent_of_gemv"] = 121.0  # products faster than torch's F.linear: said, not called a shortfall
+    text = qwen35_cpu.verdict(rows)
+    assert "121% of torch's F.linear" in text and "oneDNN's packed" in text
     rows[1]["percent_of_gemv"] = 40.0
     assert "outside its matrix products" in qwen35_cpu.verdict(rows)
     rows[0]["tokens_per_s"] = 30.0

@@ -4,8 +4,9 @@ The shipped miniature (trained, so well conditioned; grouped q/k heads, grouped 
 released-format folder (key and value heads of different widths) are stepped both ways through greedy
 generations: fp32 logits equal the eager step's to 1e-5 of their largest entry at every token on the
 miniature; bf16 stays as close to the fp32 step as the eager bf16 step does. Besides: fewer than half the
-eager step's operations, the weights joined without a byte stored twice, prepared once, made again when the
-model moves, laid out per device and dtype, and still saved as the released names.
+eager step's operations, the weights joined without a byte stored twice (a oneDNN-packed copy beside them only
+on a CPU in bf16, whose products equal the dense ones), prepared once, made again when the model moves, laid
+out per device and dtype, and still saved as the released names.
 """
 
 from __future__ import annotations
@@ -97,18 +98,47 @@ def test_joined_weights_are_the_modules_own_storage_prepared_once(dtype):
     lean = qwen35_lean_weights.prepare(model)
     assert _stored_bytes(model) == before  # joined, not copied beside the originals
     layer = model.layers[0].linear_attn
-    joined = lean.layers[0].in_t  # (D, C + Vd + 2Hv)
+    joined = lean.layers[0].in_t.dense  # (D, C + Vd + 2Hv)
     for proj in (layer.in_proj_qkv, layer.in_proj_z, layer.in_proj_b, layer.in_proj_a):
         assert proj.weight.untyped_storage().data_ptr() == joined.untyped_storage().data_ptr()
     assert joined.shape == (model.config.hidden_size, sum(
         p.weight.shape[0] for p in (layer.in_proj_qkv, layer.in_proj_z, layer.in_proj_b, layer.in_proj_a)
     ))  # fmt: skip
-    layout = qwen35_lean_weights.layout_for(torch.device("cpu"), dtype)
-    assert layout == ("in_out" if dtype == torch.float32 else "out_in")
+    n_in, n_out = joined.shape
+    layout = qwen35_lean_weights.layout_for(torch.device("cpu"), dtype, n_in, n_out)
+    assert layout == ("in_out" if dtype == torch.float32 and n_out > n_in else "out_in")
     assert (joined if layout == "in_out" else joined.t()).is_contiguous()
+    down = lean.layers[0].mlp.down_t.dense  # (I, D): fewer outputs than inputs, so (out, in) rows in every dtype
+    assert down.shape[0] > down.shape[1] and down.t().is_contiguous()
     assert model.lm_head.weight is model.embed_tokens.weight  # the tie survives the join
     assert qwen35_lean_weights.prepare(model) is lean  # nothing changed: the same tensors
     assert len(qwen35_lean_weights.matrices(lean)) == 4 * len(model.layers) + 1
+    packed = qwen35_lean_weights.packs(torch.device("cpu"), dtype)
+    assert all((w.packed is not None) == packed for w in qwen35_lean_weights.matrices(lean))
+    assert not packed or dtype == torch.bfloat16  # fp32 keeps the dense matrices alone
+
+
+@pytest.mark.skipif(
+    not qwen35_lean_weights.packs(torch.device("cpu"), torch.bfloat16), reason="this CPU's oneDNN has no bf16"
+)
+@pytest.mark.parametrize("rows", [1, 3])
+def test_a_packed_bf16_product_equals_the_dense_one(rows):
+    """oneDNN's packed matrix × vector (and its fused residual add) against torch.mm / addmm on the same bf16
+    weights: the same sums in fp32, rounded once to bf16, so at most one bf16 step (2⁻⁸ of the value) apart."""
+    torch.manual_seed(rows)
+    dense = torch.randn(96, 200).bfloat16()  # (in, out)
+    w = qwen35_lean_weights.matrix(dense)
+    assert w.packed is not None and w.dense is dense
+    h, x = torch.randn(rows, 96).bfloat16(), torch.randn(rows, 200).bfloat16()
+    for ours, theirs in (
+        (qwen35_lean_weights.times(h, w), torch.mm(h, dense)),
+        (qwen35_lean_weights.plus_times(x, h, w), torch.addmm(x, h, dense)),
+    ):
+        assert ours.dtype == torch.bfloat16 and ours.shape == (rows, 200)
+        torch.testing.assert_close(ours.float(), theirs.float(), rtol=2**-7, atol=2**-7)
+    out = torch.empty(rows, 200, dtype=torch.bfloat16)
+    assert qwen35_lean_weights.times(h, w, out=out) is out
+    torch.testing.assert_close(out.float(), torch.mm(h, dense).float(), rtol=2**-7, atol=2**-7)
 
 
 def test_a_changed_or_moved_model_is_prepared_again_and_still_matches():
@@ -120,14 +150,16 @@ def test_a_changed_or_moved_model_is_prepared_again_and_still_matches():
     again = qwen35_lean_weights.prepare(model)
     assert again is not lean
     assert (
-        again.layers[1].mlp.down_t.untyped_storage().data_ptr()
-        == lean.layers[1].mlp.down_t.untyped_storage().data_ptr()
+        again.layers[1].mlp.down_t.dense.untyped_storage().data_ptr()
+        == lean.layers[1].mlp.down_t.dense.untyped_storage().data_ptr()
     )
     for ours, theirs in generate(model, 4):
         assert relative(ours, theirs) <= RTOL
     model.to(torch.bfloat16)  # .to() gives every parameter new storage of its own
     retyped = qwen35_lean_weights.prepare(model)
-    assert retyped.layers[0].in_t.dtype == torch.bfloat16 and retyped.layers[0].in_t.t().is_contiguous()
+    joined = retyped.layers[0].in_t
+    assert joined.dense.dtype == torch.bfloat16 and joined.dense.t().is_contiguous()
+    assert (joined.packed is not None) == qwen35_lean_weights.packs(torch.device("cpu"), torch.bfloat16)
     for ours, theirs in generate(model, 4):
         assert relative(ours, theirs) <= 3e-2
 
