@@ -62,7 +62,7 @@ from core.models.qwen35_lean_weights import (
     Norm,
     plus_times,
     times,
-)  # fmt: skip
+)
 from core.models.static_kv import StaticKV, attend
 
 # ------------------------------------------------------------------------------------------------

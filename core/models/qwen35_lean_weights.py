@@ -82,9 +82,10 @@ def layout_for(device: torch.device, dtype: torch.dtype, n_in: int, n_out: int) 
     return IN_OUT if device.type == "cpu" and dtype == torch.float32 and wide else OUT_IN
 
 
-def join(modules: list[torch.nn.Linear]) -> Tensor:
+def join(modules: list[torch.nn.Linear]) -> Matrix:
     """One (in, Σ out) matrix W for `x @ W` whose column blocks are `modules`' weights, which become views
-    of it (same values, same requires_grad), stored as `layout_for` says for their device, dtype and shape.
+    of it (same values, same requires_grad), stored as `layout_for` says for their device, dtype and shape,
+    and packed beside when `packs` says so (`matrix`).
 
     Already joined in that layout (as a previous call left them): the matrix is rebuilt as a view of the
     same storage and nothing is copied. Otherwise the weights are copied once into the joined tensor."""
@@ -93,7 +94,7 @@ def join(modules: list[torch.nn.Linear]) -> Tensor:
     layout = layout_for(weights[0].device, weights[0].dtype, n_in, sum(sizes))
     kept = _joined(weights, layout, n_in, sum(sizes))
     if kept is not None:
-        return kept
+        return matrix(kept)
     if layout == OUT_IN:
         joined = torch.cat([w.detach() for w in weights])  # (Σ out, in)
         blocks, step = joined.split(sizes), joined.t()
@@ -102,7 +103,7 @@ def join(modules: list[torch.nn.Linear]) -> Tensor:
         blocks = [block.t() for block in step.split(sizes, dim=1)]  # (out, in) views, columns of `step`
     for module, w, block in zip(modules, weights, blocks, strict=True):
         module.weight = torch.nn.Parameter(block, requires_grad=w.requires_grad)
-    return step
+    return matrix(step)
 
 
 def _joined(weights: list[Tensor], layout: str, n_in: int, total: int) -> Tensor | None:
@@ -207,8 +208,8 @@ def _mlp(layer, eps: float) -> LeanMLP:
     mlp = layer.mlp
     return LeanMLP(
         _one_plus(layer.post_attention_layernorm, eps),
-        matrix(join([mlp.gate_proj, mlp.up_proj])),
-        matrix(join([mlp.down_proj])),
+        join([mlp.gate_proj, mlp.up_proj]),
+        join([mlp.down_proj]),
         mlp.gate_proj.weight.shape[0],
     )
 
@@ -221,14 +222,14 @@ def _board(layer, eps: float) -> LeanBoard:
     grouped = (2, gdn.k_heads, hv // gdn.k_heads, 1, 1)  # [b; a] × q/k heads × value heads in each
     return LeanBoard(
         in_norm=_one_plus(layer.input_layernorm, eps),
-        in_t=matrix(join([gdn.in_proj_qkv, gdn.in_proj_z, gdn.in_proj_b, gdn.in_proj_a])),
+        in_t=join([gdn.in_proj_qkv, gdn.in_proj_z, gdn.in_proj_b, gdn.in_proj_a]),
         taps=gdn.conv1d.weight.detach()[:, 0, :].t().contiguous(),  # (K, C)
         gate_sign=torch.cat([torch.ones(hv, **f32), -torch.ones(hv, **f32)]).view(grouped),
         gate_shift=torch.cat([torch.zeros(hv, **f32), -gdn.dt_bias.detach().float()]).view(grouped),
         fade_power=gdn.A_log.detach().float().exp().view(grouped[1:]),
         qk_norm=make_norm(torch.full((dk,), dk**-0.5, **f32), 1e-6 / dk, unit=True),  # l2_normalise's ε / K
         out_norm=make_norm(gdn.norm.weight, gdn.norm.eps * dk),  # ε / scale², scale = K^{-1/2}
-        out_t=matrix(join([gdn.out_proj])),
+        out_t=join([gdn.out_proj]),
         mlp=_mlp(layer, eps),
         sizes=(c.conv_channels(), c.value_dim, gdn.k_heads, hv, dk, gdn.dv),
     )
@@ -238,10 +239,10 @@ def _attention(layer, eps: float) -> LeanAttention:
     attn = layer.self_attn
     return LeanAttention(
         in_norm=_one_plus(layer.input_layernorm, eps),
-        in_t=matrix(join([attn.q_proj, attn.k_proj, attn.v_proj])),
+        in_t=join([attn.q_proj, attn.k_proj, attn.v_proj]),
         q_norm=_one_plus(attn.q_norm, eps),
         k_norm=_one_plus(attn.k_norm, eps),
-        out_t=matrix(join([attn.o_proj])),
+        out_t=join([attn.o_proj]),
         mlp=_mlp(layer, eps),
         sizes=(attn.heads, attn.kv_heads, attn.dh),
     )
@@ -262,7 +263,7 @@ def prepare(model) -> LeanWeights:
         for layer in model.layers
     ]
     tied = model.lm_head.weight is model.embed_tokens.weight
-    head = matrix(join([model.lm_head]))
+    head = join([model.lm_head])
     if tied:  # the input table is the head's matrix: one Parameter, now a view of the joined tensor
         model.embed_tokens.weight = model.lm_head.weight
     attention = [layer.self_attn for layer in model.layers if layer.kind != BOARD]

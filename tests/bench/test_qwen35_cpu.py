@@ -42,7 +42,7 @@ def test_verdict_names_the_faster_dtype_from_the_figures():
     assert text.startswith("bfloat16 is 1.50× faster than float32")
     assert "45% of its roofline" in text and "12.0 GB/s" in text and "90%" in text
     assert "F.linear" in text and "packed" not in text
-    rows[1]["percent_of_gemv"] = 121.0  # products faster than torch's F.linear: said, not called a shortfall
+    rows[1] |= {"percent_of_gemv": 121.0, "packed_products": True}  # faster than F.linear: said as such
     text = qwen35_cpu.verdict(rows)
     assert "121% of torch's F.linear" in text and "oneDNN's packed" in text
     rows[1]["percent_of_gemv"] = 40.0
@@ -84,6 +84,7 @@ def test_both_steps_are_timed_beside_their_own_matrix_products_and_counted(tmp_p
         assert row["percent_of_gemv"] > 0 and 0 < row["percent_of_own_products"]
         assert row["kernel_floor_s"] == pytest.approx(row["ops_per_step"] * KERNEL_FLOOR_S)
         assert row["ops_per_layer"] == pytest.approx(row["ops_per_step"] / 4)
+        assert row["packed_products"] is False  # fp32 multiplies its dense matrices
     assert 0 < rows["lean"]["ops_per_step"] < rows["eager"]["ops_per_step"] / 2
 
 
